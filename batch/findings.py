@@ -1,0 +1,106 @@
+"""Findings as data: calculators and validators emit codes and values; this module renders them.
+
+A raw finding frame has the columns `row` (position in the sheet frame, -1 for the whole sheet),
+`code`, optionally `column` (the input header the finding points at; defaults to the code's
+`column` in findings.yaml), `variant` (which message template), and any template fields.
+`render` turns them into the rows of the `Findings` sheet, message by message as whole columns.
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+import pandas as pd
+
+# Ratios in messages are integers of hundredths of a percent: 0.7499 -> 7499 -> "74.99%".
+BASIS_POINTS = 10_000
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+FINDINGS_COLUMNS = ["Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"]
+
+
+def emit(code: str, rows: pd.Index, variant: str | None = None, **fields) -> pd.DataFrame:
+    """One finding per row label in `rows`; each field is a scalar or a Series indexed like the sheet."""
+    data = {"row": np.asarray(rows), "code": code}
+    if variant is not None:
+        data["variant"] = variant
+    for name, value in fields.items():
+        data[name] = value.reindex(rows).to_numpy() if isinstance(value, pd.Series) else value
+    return pd.DataFrame(data, index=range(len(rows)))
+
+
+def _fmt_money(cents: pd.Series) -> pd.Series:
+    def one(c):
+        if c is None or pd.isna(c):
+            return ""
+        c = int(c)
+        sign = "-" if c < 0 else ""
+        return f"{sign}${abs(c) // 100:,}.{abs(c) % 100:02d}"
+
+    return cents.map(one)
+
+
+def _fmt_bp(bp: pd.Series) -> pd.Series:
+    """Hundredths of a percent (integer) -> '74.99%'."""
+    return bp.map(lambda v: "" if pd.isna(v) else f"{int(v) // 100}.{int(v) % 100:02d}%")
+
+
+def _fmt_plain(values: pd.Series) -> pd.Series:
+    def one(v):
+        if v is None or (not isinstance(v, str) and pd.isna(v)):
+            return ""
+        if isinstance(v, pd.Timestamp):
+            return v.strftime("%Y-%m-%d")
+        if isinstance(v, float) and v.is_integer():
+            return str(int(v))
+        return str(v)
+
+    return values.map(one)
+
+
+FORMATTERS = {"money": _fmt_money, "bp": _fmt_bp}
+
+
+def _fill(template: str, frame: pd.DataFrame, formats: dict[str, str]) -> pd.Series:
+    out = pd.Series("", index=frame.index, dtype=object)
+    for literal, name, _spec, _conv in string.Formatter().parse(template):
+        out = out + literal
+        if name is not None:
+            col = frame[name] if name in frame else pd.Series("", index=frame.index)
+            out = out + FORMATTERS.get(formats.get(name, ""), _fmt_plain)(col)
+    return out
+
+
+def render(raw: pd.DataFrame, sheet: str, table: dict[str, dict]) -> pd.DataFrame:
+    """Message, citation, severity and column of every finding of one sheet.
+
+    Returns `raw`'s `row` and the columns Column, Code, Severity, Message, Citation.
+    """
+    if raw.empty:
+        return pd.DataFrame(columns=["row", "Column", "Code", "Severity", "Message", "Citation"])
+    raw = raw.assign(sheet=sheet)
+    if "variant" not in raw:
+        raw = raw.assign(variant=None)
+    if "column" not in raw:
+        raw = raw.assign(column=None)
+    parts = []
+    for (code, variant), group in raw.groupby(["code", raw["variant"].fillna("default")], sort=False):
+        entry = table[code]
+        messages = entry["message"]
+        template = messages if isinstance(messages, str) else messages[variant]
+        formats = entry.get("formats", {})
+        column = group["column"].where(group["column"].notna(), entry.get("column"))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "row": group["row"],
+                    "Column": column.fillna(""),
+                    "Code": code,
+                    "Severity": entry["severity"],
+                    "Message": _fill(template, group, formats),
+                    "Citation": _fill(entry["citation"], group, formats),
+                },
+                index=group.index,
+            )
+        )
+    # keep the order found (raw order), which the per-row Findings column relies on
+    return pd.concat(parts).sort_index()

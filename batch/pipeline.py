@@ -1,0 +1,163 @@
+"""One workbook: read -> validate -> calculate -> annotate -> write.
+
+Nothing here knows a program: every intake sheet goes through its calculator module
+(`batch.calculators.programs()`), its schema and its rules folder.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from batch import __version__, rules as rules_mod
+from batch.calculators import SummaryTable, programs
+from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
+from batch.reading import IntakeSheet, OtherSheet, read_workbook, sheet_key
+from validators.schema import VALIDATION_CODES, validate
+
+STATUSES = ("OK", "Flagged", "Ineligible", "Invalid")
+
+
+@dataclass
+class SheetResult:
+    sheet: IntakeSheet
+    module: object
+    typed: pd.DataFrame  # typed inputs, every row
+    computed: pd.DataFrame  # computed columns, every row (NA where Invalid)
+    status: pd.Series
+    row_findings: pd.Series  # "CODE; CODE" per row
+    findings: pd.DataFrame  # rendered findings with `pos` (frame row, -1 for the sheet)
+    summary: list[SummaryTable]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        c = self.status.value_counts()
+        return {"rows": len(self.status), **{s: int(c.get(s, 0)) for s in STATUSES}}
+
+
+@dataclass
+class Result:
+    path: Path
+    sha256: str
+    started: dt.datetime
+    sheets: list[SheetResult | OtherSheet] = field(default_factory=list)
+    findings: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FINDINGS_COLUMNS))
+
+    @property
+    def intake(self) -> list[SheetResult]:
+        return [s for s in self.sheets if isinstance(s, SheetResult)]
+
+    def rules_versions(self) -> dict[str, str]:
+        return {r.module.SPEC.name: rules_mod.load(r.module.RULES).label for r in self.intake}
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _specs() -> dict[str, object]:
+    return {sheet_key(m.SPEC.name): m for m in programs()}
+
+
+def process_sheet(sheet: IntakeSheet, module) -> SheetResult:
+    spec = sheet.spec
+    rules = rules_mod.load(module.RULES)
+    typed, vfind = validate(spec, sheet.raw)
+    n = len(typed)
+    errors = vfind[vfind["code"].isin(VALIDATION_CODES)]
+    invalid = np.zeros(n, dtype=bool)
+    if (errors["row"] < 0).any():
+        invalid[:] = True
+    invalid[errors.loc[errors["row"] >= 0, "row"].astype(int).to_numpy()] = True
+    valid = typed[~invalid]
+    calc = module.calculate(valid, rules)
+    computed = calc.computed.reindex(typed.index)
+    ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
+
+    raw = pd.concat([vfind, *[f for f in calc.findings if len(f)]], ignore_index=True)
+    rendered = render(raw, sheet.name, rules.findings)
+    pos = rendered["row"].astype(int).to_numpy() if len(rendered) else np.array([], dtype=int)
+    at_row = pos >= 0
+    at = np.where(at_row, pos, n)  # position n looks up the sheet-level blank
+    excel_rows = np.append(sheet.excel_rows, 0)[at]
+    ids = np.append(typed[spec.record_id.header].fillna("").astype(str).to_numpy(), "")[at]
+    findings = pd.DataFrame(
+        {
+            "Sheet": sheet.name,
+            "Row": pd.array(np.where(at_row, excel_rows, 0), dtype="Int64"),
+            "Record ID": ids,
+            "Column": rendered["Column"].to_numpy(),
+            "Code": rendered["Code"].to_numpy(),
+            "Severity": rendered["Severity"].to_numpy(),
+            "Message": rendered["Message"].to_numpy(),
+            "Citation": rendered["Citation"].to_numpy(),
+            "pos": pos,
+        }
+    )
+    findings.loc[~at_row, "Row"] = pd.NA
+
+    serious = findings[at_row & findings["Severity"].isin(["error", "warning"]).to_numpy()]
+    flagged = np.zeros(n, dtype=bool)
+    flagged[serious["pos"].to_numpy()] = True
+    status = np.select([invalid, ineligible, flagged], ["Invalid", "Ineligible", "Flagged"], "OK")
+    per_row = findings[at_row].drop_duplicates(["pos", "Code"]).groupby("pos", sort=False)["Code"].agg("; ".join)
+    row_findings = per_row.reindex(range(n), fill_value="")
+    status = pd.Series(status, index=typed.index)
+    summary_frame = pd.concat([typed, computed], axis=1)
+    codes = findings.loc[at_row, ["pos", "Code"]].rename(columns={"pos": "row"})
+    summary = module.summarize(summary_frame, status, codes)
+    return SheetResult(sheet, module, typed, computed, status, row_findings, findings, summary)
+
+
+def process(path: Path) -> Result:
+    """Read, validate and calculate one workbook (no output written)."""
+    path = Path(path)
+    result = Result(path, sha256_of(path), dt.datetime.now(dt.timezone.utc))
+    by_key = _specs()
+    book = read_workbook(path, {k: m.SPEC for k, m in by_key.items()})
+    extra = []
+    for sheet in book.sheets:
+        if isinstance(sheet, IntakeSheet):
+            result.sheets.append(process_sheet(sheet, by_key[sheet_key(sheet.name)]))
+        else:
+            result.sheets.append(sheet)
+            table = rules_mod.common_findings()
+            extra.append(
+                pd.DataFrame(
+                    {
+                        "Sheet": [sheet.name],
+                        "Row": pd.array([pd.NA], dtype="Int64"),
+                        "Record ID": [""],
+                        "Column": [""],
+                        "Code": ["UNKNOWN_SHEET"],
+                        "Severity": [table["UNKNOWN_SHEET"]["severity"]],
+                        "Message": [table["UNKNOWN_SHEET"]["message"].format(sheet=sheet.name)],
+                        "Citation": [table["UNKNOWN_SHEET"]["citation"]],
+                    }
+                )
+            )
+    parts = [r.findings[FINDINGS_COLUMNS] for r in result.intake] + extra
+    if parts:
+        allf = pd.concat(parts, ignore_index=True)
+        order = {name: i for i, name in enumerate(s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets)}
+        allf = allf.assign(
+            _sev=allf["Severity"].map(SEVERITY_ORDER), _sheet=allf["Sheet"].map(order), _row=allf["Row"].fillna(0)
+        ).sort_values(["_sev", "_sheet", "_row"], kind="stable")
+        result.findings = allf[FINDINGS_COLUMNS].reset_index(drop=True)
+    return result
+
+
+def output_name(path: Path) -> str:
+    """NAME.xlsx -> NAME.annotated.xlsx (a returned workbook dropped back in keeps its name)."""
+    stem = path.stem
+    if stem.endswith(".annotated"):
+        stem = stem[: -len(".annotated")]
+    return f"{stem}.annotated.xlsx"

@@ -1,0 +1,151 @@
+"""Read an intake workbook: route sheets by name, find the header row, match headers loosely.
+
+The reader keeps every cell exactly as the workbook holds it (python-calamine values: str,
+float, bool, date, datetime, "" for empty) so that the returned workbook can write back the
+original values; typing happens in `validators`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import python_calamine
+
+from validators.coerce import blank_mask
+from validators.columns import SheetSpec, normalize_header
+
+HEADER_SEARCH_ROWS = 20  # the header is row 1 or the first row within the first 20 naming the columns
+FINDINGS_HEADERS = ["Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"]
+SUMMARY_TITLE = "Summary of"
+RUN_TITLE = "Run"
+RESERVED = {"findings", "summary", "run"}  # sheet names the run writes
+
+
+class UnreadableWorkbook(Exception):
+    """The file cannot be read as a workbook; the message is one sentence for the user."""
+
+
+def sheet_key(name: str) -> str:
+    return re.sub(r"[\s_\-]+", "", name.casefold())
+
+
+@dataclass
+class IntakeSheet:
+    """One intake sheet as read: original cells of the kept columns, one row per non-blank row."""
+
+    name: str
+    spec: SheetSpec
+    preamble: list[list]  # grid rows above the header row, as they came
+    header_row: int  # 0-based grid row of the header
+    headers: list[str]  # original header text of each kept column
+    fields: list[str | None]  # the spec header each kept column matched, or None (extra column)
+    cells: pd.DataFrame  # object cells, columns 0..k-1 (kept columns), index 0..n-1
+    excel_rows: np.ndarray  # Excel row number (1-based) of each cells row
+    grid_height: int  # number of grid rows below the header (blank rows included)
+
+    @property
+    def raw(self) -> pd.DataFrame:
+        """The cells of matched columns under their spec headers (first match wins)."""
+        picked = {}
+        for i, f in enumerate(self.fields):
+            if f is not None and f not in picked:
+                picked[f] = self.cells[i]
+        return pd.DataFrame(picked, index=self.cells.index)
+
+
+@dataclass
+class OtherSheet:
+    """A sheet carried through untouched (UNKNOWN_SHEET)."""
+
+    name: str
+    grid: list[list]
+
+
+@dataclass
+class Workbook:
+    path: Path
+    sheets: list[IntakeSheet | OtherSheet] = field(default_factory=list)
+
+
+def _find_header(grid: list[list], spec: SheetSpec) -> int:
+    keys = {c.key for c in spec.columns}
+    required = {c.key for c in spec.columns if c.required}
+    best, best_hits = 0, 0
+    for r, row in enumerate(grid[:HEADER_SEARCH_ROWS]):
+        found = {normalize_header(v) for v in row if isinstance(v, str)}
+        if required <= found:
+            return r
+        hits = len(found & keys)
+        if hits > best_hits:
+            best, best_hits = r, hits
+    return best
+
+
+def _is_ours(name: str, grid: list[list]) -> bool:
+    """A Findings, Summary or Run sheet written by a previous run (ignored on reading)."""
+    first = grid[0] if grid else []
+    key = sheet_key(name)
+    if key == "findings":
+        return [str(v) for v in first[: len(FINDINGS_HEADERS)]] == FINDINGS_HEADERS
+    if key == "summary":
+        return bool(first) and str(first[0]).startswith(SUMMARY_TITLE)
+    if key == "run":
+        return bool(first) and first[0] == RUN_TITLE
+    return False
+
+
+def _intake_sheet(name: str, grid: list[list], spec: SheetSpec) -> IntakeSheet:
+    h = _find_header(grid, spec) if grid else 0
+    header_cells = list(grid[h]) if grid else []
+    output = {normalize_header(x) for x in spec.output_headers}
+    field_of = {c.key: c.header for c in spec.columns}
+    kept, headers, fields = [], [], []
+    for j, v in enumerate(header_cells):
+        key = normalize_header(v)
+        if key in output and key not in field_of:
+            continue  # a computed column, Status or Findings of a returned workbook
+        kept.append(j)
+        headers.append(v)
+        fields.append(field_of.get(key))
+    body = grid[h + 1 :]
+    frame = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
+    frame = frame.reindex(columns=kept)
+    frame.columns = range(len(kept))
+    # a row is blank when every cell is empty, counting the dropped output columns too
+    full = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
+    nonblank = ~np.logical_and.reduce([blank_mask(full[c]).to_numpy() for c in full.columns]) if len(full.columns) else np.zeros(len(body), dtype=bool)
+    cells = frame[nonblank].reset_index(drop=True)
+    excel_rows = np.flatnonzero(nonblank) + h + 2
+    # trailing columns with neither header nor data are padding, not columns
+    while headers and (headers[-1] in ("", None)) and blank_mask(cells[len(headers) - 1]).all():
+        cells = cells.drop(columns=len(headers) - 1)
+        headers.pop(), fields.pop(), kept.pop()
+    return IntakeSheet(name, spec, [list(r) for r in grid[:h]], h, headers, fields, cells, excel_rows, len(body))
+
+
+def read_workbook(path: Path, specs: dict[str, SheetSpec]) -> Workbook:
+    """Read every sheet of the workbook; `specs` maps sheet keys (see `sheet_key`) to specs."""
+    try:
+        book = python_calamine.CalamineWorkbook.from_path(str(path))
+    except Exception as err:  # calamine raises several unrelated types for a bad file
+        raise UnreadableWorkbook(f"{path.name} cannot be read as an Excel workbook ({err}).") from err
+    wb = Workbook(Path(path))
+    for name in book.sheet_names:
+        try:
+            grid = book.get_sheet_by_name(name).to_python(skip_empty_area=False)
+        except Exception as err:
+            raise UnreadableWorkbook(f"Sheet {name!r} of {Path(path).name} cannot be read ({err}).") from err
+        if _is_ours(name, grid):
+            continue
+        spec = specs.get(sheet_key(name))
+        if spec:
+            wb.sheets.append(_intake_sheet(name, grid, spec))
+        elif sheet_key(name) in RESERVED:
+            # a sheet of the user's that shares a name with one the run writes: kept, renamed
+            wb.sheets.append(OtherSheet(f"{name[:23]} (input)", grid))
+        else:
+            wb.sheets.append(OtherSheet(name, grid))
+    return wb

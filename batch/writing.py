@@ -1,0 +1,338 @@
+"""Write the returned workbook with xlsxwriter, row by row in constant-memory mode.
+
+Input cells are written back with their original values and types; text is always written as
+text (`strings_to_formulas` and `strings_to_urls` off, `write_string`), so input that looks like
+a formula never becomes one. The file is written under a temporary name and renamed at the end,
+so a crash never leaves a half-written workbook under its final name.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xlsxwriter
+
+from batch import __version__
+from batch.calculators import SummaryTable
+from batch.findings import FINDINGS_COLUMNS
+from batch.pipeline import Result, SheetResult
+from batch.reading import RUN_TITLE, SUMMARY_TITLE, OtherSheet
+
+MONEY = "#,##0.00"
+PERCENT = "0.00%"
+DATE = "yyyy-mm-dd"
+DATETIME = "yyyy-mm-dd hh:mm:ss"
+FILL = {"error": "#FFC7CE", "warning": "#FFEB9C"}
+HEADER_BG = "#D9D9D9"
+COMPUTED_BG = "#BDD7EE"
+MAX_TEXT = 32767  # Excel's limit on the characters of one cell
+MAX_WIDTH = 60
+
+
+class Formats:
+    """xlsxwriter formats, each created once."""
+
+    def __init__(self, wb: xlsxwriter.Workbook):
+        self.wb = wb
+        self.cache: dict[tuple, object] = {}
+
+    def get(self, num_format: str | None = None, fill: str | None = None, header: str | None = None, wrap=False):
+        key = (num_format, fill, header, wrap)
+        if key not in self.cache:
+            props = {}
+            if num_format:
+                props["num_format"] = num_format
+            if fill:
+                props.update(bg_color=fill, pattern=1)
+            if header:
+                props.update(bold=True, bg_color=header, pattern=1, bottom=1, text_wrap=True, valign="top")
+            if wrap:
+                props.update(text_wrap=True, valign="top")
+            self.cache[key] = self.wb.add_format(props) if props else None
+        return self.cache[key]
+
+
+def write_cell(ws, r: int, c: int, value, fmts: Formats, num_format: str | None = None, fill: str | None = None):
+    """Write one input value back as it came: text as text, numbers, booleans and dates typed."""
+    if isinstance(value, str):
+        if value == "":
+            if fill:
+                ws.write_blank(r, c, None, fmts.get(fill=fill))
+            return
+        ws.write_string(r, c, value[:MAX_TEXT], fmts.get(fill=fill))
+    elif isinstance(value, bool):
+        ws.write_boolean(r, c, value, fmts.get(fill=fill))
+    elif isinstance(value, (int, float, np.integer, np.floating)):
+        if np.isfinite(value):
+            ws.write_number(r, c, value, fmts.get(num_format, fill))
+    elif isinstance(value, dt.datetime):
+        fmt = DATETIME if (value.hour or value.minute or value.second) else DATE
+        ws.write_datetime(r, c, value, fmts.get(fmt, fill))
+    elif isinstance(value, (dt.date, dt.time, dt.timedelta)):
+        ws.write_datetime(r, c, value, fmts.get(DATE if isinstance(value, dt.date) else "hh:mm:ss", fill))
+    elif value is None:
+        if fill:
+            ws.write_blank(r, c, None, fmts.get(fill=fill))
+    else:
+        ws.write_string(r, c, str(value)[:MAX_TEXT], fmts.get(fill=fill))
+
+
+def _width(header: object, kind: str | None) -> float:
+    base = {"money": 16, "date": 12, "percent": 10}.get(kind or "", 14)
+    longest = max((len(w) for w in str(header or "").split()), default=0)
+    return min(MAX_WIDTH, max(base, longest + 2, len(str(header or "")) * 0.6))
+
+
+def _annotations(res: SheetResult) -> dict[int, dict[int, tuple[str, str]]]:
+    """pos -> column index -> (severity, comment text) for findings located to an input cell."""
+    col_index = {}
+    for i, f in enumerate(res.sheet.fields):
+        if f is not None and f not in col_index:
+            col_index[f] = i
+    located = res.findings[(res.findings["pos"] >= 0) & res.findings["Column"].isin(col_index)]
+    notes: dict[int, dict[int, list]] = {}
+    for pos, column, sev, code, msg, cite in zip(
+        located["pos"], located["Column"], located["Severity"], located["Code"], located["Message"], located["Citation"]
+    ):
+        notes.setdefault(int(pos), {}).setdefault(col_index[column], []).append((sev, f"{code} ({sev}): {msg} [{cite}]"))
+    order = {"error": 0, "warning": 1, "info": 2}
+    out = {}
+    for pos, cols in notes.items():
+        out[pos] = {}
+        for c, items in cols.items():
+            worst = min((s for s, _ in items), key=order.get)
+            out[pos][c] = (worst, "\n\n".join(t for _, t in items))
+    return out
+
+
+def _write_intake(wb, fmts: Formats, res: SheetResult) -> None:
+    sheet, spec = res.sheet, res.sheet.spec
+    ws = wb.add_worksheet(sheet.name)
+    kinds = {c.header: c.kind for c in spec.columns}
+    in_kinds = [kinds.get(f) if f else None for f in sheet.fields]
+    computed_headers = list(spec.computed)
+    k = len(sheet.headers)
+    last_col = k + len(computed_headers) + 1
+    for j, h in enumerate(sheet.headers):
+        ws.set_column(j, j, _width(h, in_kinds[j]))
+    for j, h in enumerate(computed_headers):
+        ws.set_column(k + j, k + j, _width(h, spec.computed[h]))
+    ws.set_column(last_col - 1, last_col - 1, 10)
+    ws.set_column(last_col, last_col, 40)
+
+    for r, row in enumerate(sheet.preamble):
+        for c, v in enumerate(row):
+            write_cell(ws, r, c, v, fmts)
+    h = sheet.header_row
+    for j, v in enumerate(sheet.headers):
+        if isinstance(v, str) or v is None:
+            ws.write_string(h, j, v or "", fmts.get(header=HEADER_BG))
+        else:
+            write_cell(ws, h, j, v, fmts)
+    for j, v in enumerate(computed_headers + ["Status", "Findings"]):
+        ws.write_string(h, k + j, v, fmts.get(header=COMPUTED_BG))
+
+    num_formats = [{"money": MONEY, "date": DATE}.get(kd) for kd in in_kinds]
+    comp_formats = [{"money": MONEY, "percent": PERCENT}.get(spec.computed[c]) for c in computed_headers]
+    comp_values = []
+    for c in computed_headers:
+        col = res.computed[c]
+        if spec.computed[c] == "money":
+            col = col.astype("Float64") / 100
+        comp_values.append(col.astype(object).where(col.notna(), None).to_numpy())
+    notes = _annotations(res)
+    cells = res.sheet.cells.to_numpy(dtype=object)
+    status = res.status.to_numpy()
+    row_findings = res.row_findings.to_numpy()
+    for pos, excel_row in enumerate(sheet.excel_rows):
+        r = int(excel_row) - 1
+        row_notes = notes.get(pos, {})
+        for c in range(k):
+            note = row_notes.get(c)
+            write_cell(ws, r, c, cells[pos, c], fmts, num_formats[c], FILL.get(note[0]) if note else None)
+        for j, values in enumerate(comp_values):
+            v = values[pos]
+            if v is not None:
+                if isinstance(v, str):
+                    ws.write_string(r, k + j, v)
+                else:
+                    ws.write_number(r, k + j, float(v), fmts.get(comp_formats[j]))
+        ws.write_string(r, last_col - 1, status[pos])
+        if row_findings[pos]:
+            ws.write_string(r, last_col, row_findings[pos])
+        for c, (_sev, text) in row_notes.items():
+            ws.write_comment(r, c, text[:MAX_TEXT], {"x_scale": 3, "y_scale": 2.5})
+    last_row = max(h, h + sheet.grid_height)
+    ws.freeze_panes(h + 1, 0)
+    ws.autofilter(h, 0, last_row, last_col)
+
+
+def _write_other(wb, fmts: Formats, sheet: OtherSheet) -> None:
+    ws = wb.add_worksheet(sheet.name)
+    for r, row in enumerate(sheet.grid):
+        for c, v in enumerate(row):
+            write_cell(ws, r, c, v, fmts)
+
+
+def _write_findings(wb, fmts: Formats, result: Result) -> None:
+    ws = wb.add_worksheet("Findings")
+    widths = [16, 7, 16, 28, 30, 9, 100, 26]
+    for j, w in enumerate(widths):
+        ws.set_column(j, j, w, fmts.get(wrap=True) if j == 6 else None)
+    for j, h in enumerate(FINDINGS_COLUMNS):
+        ws.write_string(0, j, h, fmts.get(header=HEADER_BG))
+    f = result.findings
+    for r, row in enumerate(f.itertuples(index=False), start=1):
+        for j, v in enumerate(row):
+            if j == 1:
+                if not pd.isna(v):
+                    ws.write_number(r, j, int(v))
+            else:
+                ws.write_string(r, j, "" if v is None else str(v), fmts.get(wrap=True) if j == 6 else None)
+    ws.freeze_panes(1, 0)
+    ws.autofilter(0, 0, max(len(f), 1), len(FINDINGS_COLUMNS) - 1)
+
+
+def _write_table(ws, fmts: Formats, r: int, t: SummaryTable) -> int:
+    ws.write_string(r, 0, t.title, fmts.get(header="#FFFFFF"))
+    r += 1
+    for j, h in enumerate(t.table.columns):
+        ws.write_string(r, j, str(h), fmts.get(header=HEADER_BG))
+    num = [{"money": MONEY, "percent": PERCENT}.get(t.formats.get(str(h))) for h in t.table.columns]
+    for row in t.table.itertuples(index=False):
+        r += 1
+        for j, v in enumerate(row):
+            if isinstance(v, str):
+                ws.write_string(r, j, v)
+            elif v is not None and not pd.isna(v):
+                ws.write_number(r, j, float(v), fmts.get(num[j]))
+    return r + 2
+
+
+def awards_by_program(result: Result) -> SummaryTable:
+    """Rows and award dollars of each sheet, for the chart."""
+    rows = []
+    for res in result.intake:
+        m = res.module
+        counts = res.counts
+        counted = ~res.status.isin(["Invalid", "Ineligible"])
+        award = res.computed[m.AWARD_COLUMN] if m.AWARD_COLUMN in res.computed else res.typed[m.AWARD_COLUMN]
+        rows.append(
+            {
+                "Sheet": res.sheet.name,
+                "Program": m.SPEC.program,
+                "Rows": counts["rows"],
+                **{s: counts[s] for s in ("OK", "Flagged", "Ineligible", "Invalid")},
+                f"Award ($)": float(award[counted].fillna(0).sum()) / 100,
+            }
+        )
+    table = pd.DataFrame(rows, columns=["Sheet", "Program", "Rows", "OK", "Flagged", "Ineligible", "Invalid", "Award ($)"])
+    return SummaryTable("Rows by status and award by program (award excludes Invalid and Ineligible rows)", table, {"Award ($)": "money"})
+
+
+def _write_summary(wb, fmts: Formats, result: Result) -> None:
+    ws = wb.add_worksheet("Summary")
+    ws.set_column(0, 0, 26)
+    ws.set_column(1, 12, 18)
+    ws.write_string(0, 0, f"{SUMMARY_TITLE} {result.path.name}", fmts.get(header="#FFFFFF"))
+    totals = awards_by_program(result)
+    r = _write_table(ws, fmts, 2, totals)
+    if len(totals.table):
+        chart = wb.add_chart({"type": "column"})
+        first, last = 4, 3 + len(totals.table)
+        chart.add_series(
+            {
+                "name": "Award ($)",
+                "categories": ["Summary", first, 1, last, 1],
+                "values": ["Summary", first, 7, last, 7],
+                "data_labels": {"value": True, "num_format": "$#,##0"},
+            }
+        )
+        chart.set_title({"name": "Awards by program"})
+        chart.set_legend({"none": True})
+        chart.set_y_axis({"num_format": "$#,##0"})
+        ws.insert_chart(1, 9, chart)
+    for res in result.intake:
+        for t in res.summary:
+            r = _write_table(ws, fmts, r, SummaryTable(f"{res.sheet.name}: {t.title}", t.table, t.formats))
+    sev = result.findings.pivot_table(index="Code", columns="Severity", values="Sheet", aggfunc="count", fill_value=0)
+    if len(sev):
+        _write_table(ws, fmts, r, SummaryTable("Findings by code", sev.reset_index()))
+
+
+def _write_run(wb, fmts: Formats, result: Result) -> None:
+    ws = wb.add_worksheet("Run")
+    ws.set_column(0, 0, 30)
+    ws.set_column(1, 8, 18)
+    ws.write_string(0, 0, RUN_TITLE, fmts.get(header="#FFFFFF"))
+    lines = [
+        ("Input file", result.path.name),
+        ("Input SHA-256", result.sha256),
+        ("Run at (UTC)", result.started.strftime("%Y-%m-%d %H:%M:%S")),
+        ("njcredits version", __version__),
+    ] + [(f"Rules version: {sheet}", label) for sheet, label in result.rules_versions().items()]
+    for i, (key, value) in enumerate(lines, start=1):
+        ws.write_string(i, 0, key)
+        ws.write_string(i, 1, value)
+    counts = []
+    for res in result.intake:
+        c = res.counts
+        sev = res.findings["Severity"].value_counts()
+        counts.append(
+            {
+                "Sheet": res.sheet.name,
+                "Rows read": c["rows"],
+                "Rows computed": c["rows"] - c["Invalid"],
+                "Invalid": c["Invalid"],
+                "Ineligible": c["Ineligible"],
+                "Flagged": c["Flagged"],
+                "OK": c["OK"],
+                "Errors": int(sev.get("error", 0)),
+                "Warnings": int(sev.get("warning", 0)),
+                "Info": int(sev.get("info", 0)),
+            }
+        )
+    for other in (s for s in result.sheets if isinstance(s, OtherSheet)):
+        counts.append({"Sheet": other.name, "Rows read": 0, "Rows computed": 0})
+    table = pd.DataFrame(
+        counts,
+        columns=["Sheet", "Rows read", "Rows computed", "Invalid", "Ineligible", "Flagged", "OK", "Errors", "Warnings", "Info"],
+    )
+    _write_table(ws, fmts, len(lines) + 2, SummaryTable("Counts per sheet", table))
+
+
+def write(result: Result, out_path: Path) -> Path:
+    """Write the returned workbook atomically (temporary file, then rename)."""
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.partial")
+    wb = xlsxwriter.Workbook(
+        str(tmp),
+        {
+            "constant_memory": True,
+            "strings_to_formulas": False,
+            "strings_to_urls": False,
+            "strings_to_numbers": False,
+            "nan_inf_to_errors": True,
+        },
+    )
+    try:
+        wb.set_properties({"title": f"{result.path.name} annotated by njcredits", "comments": f"njcredits {__version__}"})
+        fmts = Formats(wb)
+        for sheet in result.sheets:
+            if isinstance(sheet, SheetResult):
+                _write_intake(wb, fmts, sheet)
+            else:
+                _write_other(wb, fmts, sheet)
+        _write_findings(wb, fmts, result)
+        _write_summary(wb, fmts, result)
+        _write_run(wb, fmts, result)
+        wb.close()
+        os.replace(tmp, out_path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return out_path

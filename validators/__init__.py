@@ -1,0 +1,1 @@
+"""Intake sheet specifications, type coercion and pandera validation."""

@@ -1,0 +1,103 @@
+"""Column and sheet specifications: the one description of an intake sheet.
+
+The reader (header matching, type coercion), the pandera schema, the template and the
+returned workbook are all derived from these specifications, so a program's columns are
+written down exactly once, in `validators/<program>.py`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Kinds of input column and what the reader turns each into.
+#   text    -> str (numbers written as text, whole numbers without ".0")
+#   code    -> str, canonical spelling of one of `codes` (matched case-insensitively)
+#   money   -> Int64, integer cents
+#   integer -> Int64
+#   number  -> Float64
+#   percent -> Float64, a fraction (35% -> 0.35)
+#   yesno   -> bool (blank means No)
+#   date    -> datetime64
+KINDS = ("text", "code", "money", "integer", "number", "percent", "yesno", "date")
+
+YES_NO = ("Y", "N")
+
+
+def normalize_header(text: object) -> str:
+    """Header key: case, spaces, punctuation and a trailing unit in parentheses ignored."""
+    s = str(text if text is not None else "")
+    s = re.sub(r"\([^()]*\)\s*$", "", s.strip())
+    return re.sub(r"[\W_]+", "", s.casefold())
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    kind: str
+    required: bool = False
+    hint: str = ""
+    codes: tuple[str, ...] = ()
+    minimum: float | None = None
+    minimum_exclusive: bool = False
+    maximum: float | None = None
+    record_id: bool = False
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown column kind {self.kind!r} for {self.header!r}")
+
+    @property
+    def key(self) -> str:
+        return normalize_header(self.header)
+
+    def expected(self) -> str:
+        """What a valid cell holds, in a reviewer's words (used in findings and the template)."""
+        base = {
+            "text": "text",
+            "code": "one of " + ", ".join(self.codes),
+            "money": "a dollar amount such as 1250000 or $1,250,000",
+            "integer": "a whole number",
+            "number": "a number",
+            "percent": "a percent such as 35% or 0.35",
+            "yesno": "Y or N (Yes/No, TRUE/FALSE, 1/0; blank means N)",
+            "date": "a date (an Excel date, 2016-03-31 or 3/31/2016)",
+        }[self.kind]
+        bounds = []
+        if self.minimum is not None:
+            word = "greater than" if self.minimum_exclusive else "at least"
+            bounds.append(f"{word} {self._fmt(self.minimum)}")
+        if self.maximum is not None:
+            bounds.append(f"at most {self._fmt(self.maximum)}")
+        if bounds:
+            base += ", " + " and ".join(bounds)
+        return base
+
+    def _fmt(self, v: float) -> str:
+        if self.kind == "money":
+            return f"${v:,.2f}" if v % 1 else f"${v:,.0f}"
+        if self.kind == "percent":
+            return f"{v:.0%}"
+        return f"{v:,g}"
+
+
+@dataclass(frozen=True)
+class SheetSpec:
+    """An intake sheet: its name, input columns, and the headers of its computed columns."""
+
+    name: str
+    program: str
+    columns: tuple[Column, ...]
+    computed: dict[str, str] = field(default_factory=dict)  # header -> display format
+    citation: str = ""
+
+    @property
+    def record_id(self) -> Column:
+        return next(c for c in self.columns if c.record_id)
+
+    def column(self, header: str) -> Column:
+        return next(c for c in self.columns if c.header == header)
+
+    @property
+    def output_headers(self) -> tuple[str, ...]:
+        """Headers the run itself writes; recognised and ignored when a returned workbook is read."""
+        return tuple(self.computed) + ("Status", "Findings")

@@ -1,0 +1,140 @@
+"""Coerce and validate one intake sheet: a pandera schema derived from the SheetSpec.
+
+`validate(spec, raw)` returns the typed frame and a long-format frame of validation findings
+(`row, column, code, value, expected`), every bad cell of the sheet at once (pandera lazy mode).
+`row` is the frame position; the pipeline turns it into the Excel row.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+
+from validators import coerce
+from validators.columns import Column, SheetSpec
+
+VALIDATION_CODES = ("MISSING_COLUMN", "MISSING_VALUE", "BAD_TYPE", "BAD_CODE", "OUT_OF_RANGE", "DUPLICATE_ID")
+FINDING_COLUMNS = ["row", "column", "code", "value", "expected"]
+
+
+def _checks(col: Column) -> list[pa.Check]:
+    checks = []
+    if col.record_id:
+        checks.append(pa.Check(lambda s: ~s.duplicated(keep="first"), name="DUPLICATE_ID"))
+    if col.kind == "code":
+        allowed = list(col.codes)
+        checks.append(pa.Check(lambda s: s.isin(allowed), name="BAD_CODE"))
+    if col.minimum is not None or col.maximum is not None:
+        scale = 100 if col.kind == "money" else 1
+        lo = None if col.minimum is None else col.minimum * scale
+        hi = None if col.maximum is None else col.maximum * scale
+        strict = col.minimum_exclusive
+
+        def within_bounds(s: pd.Series) -> pd.Series:
+            ok = pd.Series(True, index=s.index)
+            if lo is not None:
+                ok &= (s > lo) if strict else (s >= lo)
+            if hi is not None:
+                ok &= s <= hi
+            return ok
+
+        checks.append(pa.Check(within_bounds, name="OUT_OF_RANGE"))
+    return checks
+
+
+def schema_for(spec: SheetSpec, present: set[str]) -> pa.DataFrameSchema:
+    """The pandera schema of the columns present in the sheet (missing ones are reported apart)."""
+    return pa.DataFrameSchema(
+        {
+            c.header: pa.Column(None, nullable=not c.required, checks=_checks(c))
+            for c in spec.columns
+            if c.header in present
+        },
+        strict=False,
+    )
+
+
+def _as_text(raw: pd.Series) -> pd.Series:
+    return coerce.text(raw)[0].fillna("")
+
+
+def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """Typed columns for every spec column (all-NA when the column is absent) and BAD_TYPE /
+    PERCENT_SCALED findings."""
+    typed = {}
+    findings = []
+    for col in spec.columns:
+        if col.header not in raw:
+            typed[col.header] = pd.Series([None] * len(raw), index=raw.index, dtype=object)
+            continue
+        cells = raw[col.header]
+        scaled = None
+        if col.kind == "code":
+            value, bad = coerce.code(cells, col.codes)
+        elif col.kind == "percent":
+            value, bad, scaled = coerce.percent(cells)
+        else:
+            value, bad = getattr(coerce, col.kind)(cells)
+        typed[col.header] = pd.Series(value, index=raw.index)
+        for code, mask in (("BAD_TYPE", bad), ("PERCENT_SCALED", scaled)):
+            if mask is not None and mask.any():
+                idx = raw.index[np.asarray(mask, dtype=bool)]
+                findings.append(
+                    pd.DataFrame(
+                        {
+                            "row": idx,
+                            "column": col.header,
+                            "code": code,
+                            "value": _as_text(cells[idx]).to_numpy(),
+                            "expected": col.expected(),
+                        }
+                    )
+                )
+    return pd.DataFrame(typed, index=raw.index), findings
+
+
+def validate(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Typed frame and every validation finding of the sheet.
+
+    `raw` holds the sheet's cells (object dtype) under the spec's headers, one row per
+    non-blank input row, indexed 0..n-1.
+    """
+    typed, findings = coerce_frame(spec, raw)
+    missing = [c for c in spec.columns if c.required and c.header not in raw]
+    for col in missing:
+        findings.append(
+            pd.DataFrame(
+                {"row": [-1], "column": [col.header], "code": ["MISSING_COLUMN"], "value": [""], "expected": [col.expected()]}
+            )
+        )
+    bad_type = {(r, c) for f in findings if (f["code"] == "BAD_TYPE").any() for r, c in zip(f["row"], f["column"])}
+    try:
+        schema_for(spec, set(raw.columns)).validate(typed, lazy=True)
+    except pa.errors.SchemaErrors as err:
+        fc = err.failure_cases
+        broken = fc[fc["index"].isna()]
+        if len(broken):  # a check that failed to run, not a bad cell: never drop it silently
+            raise RuntimeError(f"schema check failed on sheet {spec.name}: {broken.to_dict('records')}")
+        fc = fc[fc["index"].notna()]
+        code = fc["check"].astype(str).where(fc["check"] != "not_nullable", "MISSING_VALUE")
+        fc = fc.assign(code=code)[code.isin(VALIDATION_CODES)]
+        if len(fc):
+            rows = fc["index"].astype(int).to_numpy()
+            cols = fc["column"].astype(str).to_numpy()
+            keep = np.array([(r, c) not in bad_type for r, c in zip(rows, cols)], dtype=bool)
+            fc, rows, cols = fc[keep], rows[keep], cols[keep]
+            expected = {c.header: c.expected() for c in spec.columns}
+            values = [raw[c].iloc[r] if c in raw else "" for r, c in zip(rows, cols)]
+            findings.append(
+                pd.DataFrame(
+                    {
+                        "row": rows,
+                        "column": cols,
+                        "code": fc["code"].to_numpy(),
+                        "value": _as_text(pd.Series(values, dtype=object)).to_numpy(),
+                        "expected": [expected[c] for c in cols],
+                    }
+                )
+            )
+    out = pd.concat(findings, ignore_index=True) if findings else pd.DataFrame(columns=FINDING_COLUMNS)
+    return typed, out
