@@ -208,7 +208,7 @@ def _write_table(ws, fmts: Formats, r: int, t: SummaryTable) -> int:
             if isinstance(v, str):
                 ws.write_string(r, j, v)
             elif v is not None and not pd.isna(v):
-                ws.write_number(r, j, float(v), fmts.get(num[j]))
+                ws.write_number(r, j, float(v) / 100 if num[j] == MONEY else float(v), fmts.get(num[j]))
     return r + 2
 
 
@@ -226,7 +226,7 @@ def awards_by_program(result: Result) -> SummaryTable:
                 "Program": m.SPEC.program,
                 "Rows": counts["rows"],
                 **{s: counts[s] for s in ("OK", "Flagged", "Ineligible", "Invalid")},
-                f"Award ($)": float(award[counted].fillna(0).sum()) / 100,
+                "Award ($)": int(award[counted].fillna(0).sum()),
             }
         )
     table = pd.DataFrame(rows, columns=["Sheet", "Program", "Rows", "OK", "Flagged", "Ineligible", "Invalid", "Award ($)"])

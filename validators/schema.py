@@ -64,10 +64,8 @@ def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list
     typed = {}
     findings = []
     for col in spec.columns:
-        if col.header not in raw:
-            typed[col.header] = pd.Series([None] * len(raw), index=raw.index, dtype=object)
-            continue
-        cells = raw[col.header]
+        # an absent column reads as all blank, so that its typed dtype is the same either way
+        cells = raw[col.header] if col.header in raw else pd.Series("", index=raw.index, dtype=object)
         scaled = None
         if col.kind == "code":
             value, bad = coerce.code(cells, col.codes)

@@ -27,7 +27,7 @@ class Calculation:
 class SummaryTable:
     title: str
     table: pd.DataFrame
-    formats: dict[str, str] = field(default_factory=dict)  # column -> money | percent
+    formats: dict[str, str] = field(default_factory=dict)  # column -> money (integer cents) | percent
 
 
 @lru_cache(maxsize=None)

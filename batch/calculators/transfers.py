@@ -159,4 +159,12 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame) -> li
     pivot = pivot.join(counts.add_prefix("Rows with "), how="left").fillna(0)
     pivot = pivot.reset_index()
     formats = {"Credit Transferred ($)": "money", "Consideration ($)": "money", "Weighted Consideration Ratio": "percent"}
-    return [SummaryTable("Transfers by Program", pivot, formats)]
+    by_year = rows.assign(Year=rows[DATE].dt.year).pivot_table(
+        index=PROGRAM, columns="Year", values=CREDIT, aggfunc="sum", fill_value=0
+    )
+    by_year.columns = [str(c) for c in by_year.columns]
+    by_year = by_year.reset_index()
+    return [
+        SummaryTable("Transfers by Program", pivot, formats),
+        SummaryTable("Credit transferred ($) by Program and year of transfer", by_year, {c: "money" for c in by_year.columns[1:]}),
+    ]

@@ -1,0 +1,180 @@
+"""Reading cell values (validators.coerce) and located validation findings (validators.schema)."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import pytest
+
+from validators import coerce
+from validators.columns import normalize_header
+from validators.schema import validate
+from validators.transfers import TRANSFERS
+
+S = lambda *v: pd.Series(list(v), dtype=object)  # noqa: E731
+
+MONEY_CASES = [
+    # (cell, cents or None when blank, bad)
+    (1250000, 125_000_000, False),
+    (1250000.5, 125_000_050, False),
+    ("$1,250,000", 125_000_000, False),
+    ("1,250,000", 125_000_000, False),
+    (" $ 1,250,000.07 ", 125_000_007, False),
+    ("1\u00a0250\u00a0000", 125_000_000, False),  # non-breaking spaces as thousands separators
+    ("(1,000)", -100_000, False),  # accountants' negative
+    ("-25000", -2_500_000, False),
+    (0.1 + 0.2, 30, False),  # 0.30000000000000004 dollars is 30 cents
+    ("", None, False),
+    ("   ", None, False),
+    ("about 95k", None, True),
+    ("N/A", None, True),
+    (True, None, True),
+    (dt.date(2020, 1, 1), None, True),
+    (999_999_999_999.99, 99_999_999_999_999, False),
+    (1_000_000_000_000, None, True),  # $1 trillion: beyond what the reader accepts
+]
+
+
+@pytest.mark.parametrize("cell,cents,bad", MONEY_CASES)
+def test_money(cell, cents, bad):
+    value, is_bad = coerce.money(S(cell))
+    assert bool(is_bad.iloc[0]) is bad
+    assert (pd.isna(value[0]) if cents is None else value[0] == cents)
+
+
+YESNO_CASES = [
+    ("Y", True), ("y", True), ("Yes", True), ("TRUE", True), ("1", True), (1, True), (1.0, True), (True, True),
+    ("N", False), ("no", False), ("FALSE", False), ("0", False), (0, False), (False, False), ("", False),
+]
+
+
+@pytest.mark.parametrize("cell,expected", YESNO_CASES)
+def test_yesno(cell, expected):
+    value, bad = coerce.yesno(S(cell))
+    assert not bad.iloc[0] and bool(value.iloc[0]) is expected
+
+
+def test_yesno_bad():
+    assert coerce.yesno(S("maybe", "2"))[1].tolist() == [True, True]
+
+
+PERCENT_CASES = [
+    # (cell, fraction, scaled)
+    (0.35, 0.35, False), ("35%", 0.35, False), (" 35 % ", 0.35, False), (35, 0.35, True), ("35", 0.35, True),
+    (1, 1.0, False),  # 1 is 100%, not scaled
+    (1.5, 0.015, True),  # above 1: read as 1.5%
+    ("0.75", 0.75, False),
+]
+
+
+@pytest.mark.parametrize("cell,fraction,scaled", PERCENT_CASES)
+def test_percent(cell, fraction, scaled):
+    value, bad, was_scaled = coerce.percent(S(cell))
+    assert not bad.iloc[0]
+    assert value[0] == pytest.approx(fraction)
+    assert bool(was_scaled.iloc[0]) is scaled
+
+
+DATE_CASES = [
+    (dt.date(2016, 3, 31), "2016-03-31"),
+    (dt.datetime(2016, 3, 31, 14, 5), "2016-03-31"),
+    ("2016-03-31", "2016-03-31"),
+    ("3/31/2016", "2016-03-31"),
+    ("03/31/2016", "2016-03-31"),
+    (42460, "2016-03-31"),  # an Excel serial day number
+    (" 2016-03-31 ", "2016-03-31"),
+]
+
+
+@pytest.mark.parametrize("cell,iso", DATE_CASES)
+def test_date(cell, iso):
+    value, bad = coerce.date(S(cell))
+    assert not bad.iloc[0] and value.iloc[0] == pd.Timestamp(iso)
+
+
+@pytest.mark.parametrize("cell", ["31/13/2016", "2016-02-30", "next Tuesday", 2016, True])
+def test_bad_date(cell):
+    assert coerce.date(S(cell))[1].iloc[0]
+
+
+def test_integer():
+    value, bad = coerce.integer(S(12, "1,200", 12.5, "x", ""))
+    assert bad.tolist() == [False, False, True, True, False]
+    assert value[0] == 12 and value[1] == 1200
+
+
+def test_text_keeps_what_was_typed():
+    value, _ = coerce.text(S(1001.0, " T-1 ", "=SUM(A1)", dt.date(2020, 1, 2), ""))
+    assert value.tolist() == ["1001", "T-1", "=SUM(A1)", "2020-01-02", None]
+
+
+def test_code_matching_ignores_case_and_spacing():
+    value, _ = coerce.code(S("grow nj", "GROW  NJ", "Grow New Jersey"), ("Grow NJ", "BEIP"))
+    assert value.tolist() == ["Grow NJ", "Grow NJ", "Grow New Jersey"]
+
+
+@pytest.mark.parametrize(
+    "header", ["Credit Amount Transferred ($)", "credit_amount_transferred", "CREDIT AMOUNT TRANSFERRED", "Credit\nAmount\u00a0Transferred (USD)"]
+)
+def test_headers_match_loosely(header):
+    assert normalize_header(header) == normalize_header("Credit Amount Transferred ($)")
+
+
+GOOD = {
+    "Transfer ID": "T-1", "Program": "Grow NJ", "Certificate ID": "C-1", "Certificate Amount ($)": "",
+    "Transferor": "A", "Transferee": "B", "Transfer Date": dt.date(2026, 1, 1),
+    "Credit Amount Transferred ($)": 100000, "Consideration Received ($)": 90000,
+}
+
+BAD_INPUT_CASES = [
+    # (what, changed cells, column, code)
+    ("blank required text", {"Transferee": ""}, "Transferee", "MISSING_VALUE"),
+    ("blank required date", {"Transfer Date": "  "}, "Transfer Date", "MISSING_VALUE"),
+    ("money text unreadable", {"Credit Amount Transferred ($)": "lots"}, "Credit Amount Transferred ($)", "BAD_TYPE"),
+    ("date unreadable", {"Transfer Date": "31/13/2026"}, "Transfer Date", "BAD_TYPE"),
+    ("unknown program", {"Program": "Grow New Jersey"}, "Program", "BAD_CODE"),
+    ("credit zero (must be > 0)", {"Credit Amount Transferred ($)": 0}, "Credit Amount Transferred ($)", "OUT_OF_RANGE"),
+    ("consideration negative", {"Consideration Received ($)": -0.01}, "Consideration Received ($)", "OUT_OF_RANGE"),
+    ("certificate amount negative", {"Certificate Amount ($)": "-5"}, "Certificate Amount ($)", "OUT_OF_RANGE"),
+]
+
+
+@pytest.mark.parametrize("what,change,column,code", BAD_INPUT_CASES, ids=[c[0] for c in BAD_INPUT_CASES])
+def test_bad_input_is_located(what, change, column, code):
+    raw = pd.DataFrame([GOOD, {**GOOD, "Transfer ID": "T-2", **change}], dtype=object)
+    _, findings = validate(TRANSFERS, raw)
+    assert findings[["row", "column", "code"]].values.tolist() == [[1, column, code]]
+    assert findings["expected"].iloc[0]
+
+
+def test_edges_pass():
+    # credit one cent (> 0) and consideration 0 (>= 0) are in range
+    raw = pd.DataFrame([{**GOOD, "Credit Amount Transferred ($)": 0.01, "Consideration Received ($)": 0}], dtype=object)
+    assert validate(TRANSFERS, raw)[1].empty
+
+
+def test_every_bad_cell_reported_at_once():
+    raw = pd.DataFrame(
+        [GOOD, {**GOOD, "Transfer ID": "T-2", "Program": "X", "Transferee": "", "Transfer Date": "bad", "Consideration Received ($)": -1}],
+        dtype=object,
+    )
+    _, findings = validate(TRANSFERS, raw)
+    assert sorted(findings["code"]) == ["BAD_CODE", "BAD_TYPE", "MISSING_VALUE", "OUT_OF_RANGE"]
+
+
+def test_bad_type_is_not_also_missing():
+    raw = pd.DataFrame([{**GOOD, "Transfer Date": "soon"}], dtype=object)
+    assert validate(TRANSFERS, raw)[1]["code"].tolist() == ["BAD_TYPE"]
+
+
+def test_duplicate_id_flags_repeats_after_the_first():
+    raw = pd.DataFrame([GOOD, {**GOOD, "Transfer ID": "T-2"}, GOOD, GOOD], dtype=object)
+    _, findings = validate(TRANSFERS, raw)
+    assert findings[["row", "code"]].values.tolist() == [[2, "DUPLICATE_ID"], [3, "DUPLICATE_ID"]]
+
+
+def test_missing_column_is_one_finding_for_the_sheet():
+    raw = pd.DataFrame([GOOD, GOOD]).drop(columns=["Transferee"]).astype(object)
+    raw.loc[1, "Transfer ID"] = "T-2"
+    _, findings = validate(TRANSFERS, raw)
+    assert findings[["row", "column", "code"]].values.tolist() == [[-1, "Transferee", "MISSING_COLUMN"]]
