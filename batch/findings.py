@@ -7,6 +7,7 @@ A raw finding frame has the columns `row` (position in the sheet frame, -1 for t
 """
 from __future__ import annotations
 
+import re
 import string
 
 import numpy as np
@@ -57,7 +58,36 @@ def _fmt_plain(values: pd.Series) -> pd.Series:
     return values.map(one)
 
 
-FORMATTERS = {"money": _fmt_money, "bp": _fmt_bp}
+def _fmt_ratio(values: pd.Series) -> pd.Series:
+    """A float fraction -> '105.25%' (floored to the hundredth of a percent)."""
+    return values.map(lambda v: "" if pd.isna(v) else f"{np.floor(float(v) * BASIS_POINTS) / 100:.2f}%")
+
+
+FORMATTERS = {"money": _fmt_money, "bp": _fmt_bp, "ratio": _fmt_ratio}
+
+
+def money_text(values, cents: bool = True) -> np.ndarray:
+    """Integer cents -> '1,234.56' (or whole dollars '1,235' with cents=False), as an object array.
+
+    Each distinct amount is formatted once, so a column of repeated amounts costs little.
+    """
+    return _money_strings(np.asarray(values, dtype=np.int64), cents)
+
+
+def _money_strings(values: np.ndarray, show_cents: bool) -> np.ndarray:
+    if not len(values):
+        return np.array([], dtype=object)
+    uniq, inverse = np.unique(values, return_inverse=True)
+    if show_cents:
+        text = [f"{'-' if v < 0 else ''}{abs(int(v)) // 100:,}.{abs(int(v)) % 100:02d}" for v in uniq]
+    else:
+        text = [f"{int(v) / 100:,.0f}" for v in uniq]
+    return np.array(text, dtype=object)[inverse]
+
+
+def short_cite(cite: str) -> str:
+    """'C.34:1B-246 c.(4)' -> '246c(4)': the compact form used in the Calculation column."""
+    return re.sub(r"[\s.]", "", re.sub(r"^C\.\d+:\w+-", "", str(cite)))
 
 
 def _fill(template: str, frame: pd.DataFrame, formats: dict[str, str]) -> pd.Series:

@@ -7,7 +7,10 @@ written down exactly once, in `validators/<program>.py`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import pandas as pd
 
 # Kinds of input column and what the reader turns each into.
 #   text    -> str (numbers written as text, whole numbers without ".0")
@@ -41,6 +44,7 @@ class Column:
     minimum_exclusive: bool = False
     maximum: float | None = None
     record_id: bool = False
+    default: str | None = None  # value read for a blank cell (codes only)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -54,7 +58,7 @@ class Column:
         """What a valid cell holds, in a reviewer's words (used in findings and the template)."""
         base = {
             "text": "text",
-            "code": "one of " + ", ".join(self.codes),
+            "code": "one of " + ", ".join(self.codes) + (f" (blank means {self.default})" if self.default else ""),
             "money": "a dollar amount such as 1250000 or $1,250,000",
             "integer": "a whole number",
             "number": "a number",
@@ -81,6 +85,19 @@ class Column:
 
 
 @dataclass(frozen=True)
+class RowCheck:
+    """A rule across columns of one row: `bad(typed frame) -> boolean mask` of failing rows.
+
+    The finding points at `column` with `code` (a validation code) and says `expected`.
+    """
+
+    column: str
+    code: str
+    expected: str
+    bad: Callable[[pd.DataFrame], pd.Series]
+
+
+@dataclass(frozen=True)
 class SheetSpec:
     """An intake sheet: its name, input columns, and the headers of its computed columns."""
 
@@ -89,6 +106,7 @@ class SheetSpec:
     columns: tuple[Column, ...]
     computed: dict[str, str] = field(default_factory=dict)  # header -> display format
     citation: str = ""
+    row_checks: tuple[RowCheck, ...] = ()
 
     @property
     def record_id(self) -> Column:

@@ -69,6 +69,8 @@ def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list
         scaled = None
         if col.kind == "code":
             value, bad = coerce.code(cells, col.codes)
+            if col.default is not None:
+                value = value.where(value.notna(), col.default)
         elif col.kind == "percent":
             value, bad, scaled = coerce.percent(cells)
         else:
@@ -131,6 +133,22 @@ def validate(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataF
                         "code": fc["code"].to_numpy(),
                         "value": _as_text(pd.Series(values, dtype=object)).to_numpy(),
                         "expected": [expected[c] for c in cols],
+                    }
+                )
+            )
+    flagged = {(r, c) for f in findings for r, c in zip(f["row"], f["column"])}
+    for check in spec.row_checks:
+        mask = check.bad(typed).fillna(False).astype(bool).to_numpy()
+        rows = [r for r in np.flatnonzero(mask) if (r, check.column) not in flagged]
+        if rows and check.column in raw:
+            findings.append(
+                pd.DataFrame(
+                    {
+                        "row": rows,
+                        "column": check.column,
+                        "code": check.code,
+                        "value": _as_text(raw[check.column].iloc[rows]).to_numpy(),
+                        "expected": check.expected,
                     }
                 )
             )

@@ -81,6 +81,8 @@ def _convert(unit: str, value):
         return int(round(Fraction(str(value)) * 100))
     if unit == "ratio":
         return Fraction(str(value))
+    if unit == "date":
+        return pd.Timestamp(value)
     return value
 
 
@@ -105,11 +107,62 @@ def _parameter(name: str, spec: dict, defaults: dict) -> Parameter:
 
 
 @dataclass(frozen=True)
+class Tier:
+    """One row of an ordered table: a value, its citation, and the condition it applies under."""
+
+    label: str
+    cite: str
+    value: object
+    area: tuple[str, ...] = ()
+    not_area: tuple[str, ...] = ()
+    any_flag: tuple[str, ...] = ()
+    all_flags: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)  # min_jobs, min_capex, finding, withholdings, ...
+
+
+def _tiers(spec: dict) -> tuple[Tier, ...]:
+    unit = spec.get("unit", "")
+    known = {"label", "cite", "value", "area", "not_area", "any_flag", "all_flags", "interpretation", "summary"}
+    out = []
+    for t in spec["tiers"]:
+        extra = {k: (_convert(unit, v) if k.startswith("min_capex") else v) for k, v in t.items() if k not in known}
+        out.append(
+            Tier(
+                label=t.get("label", ""),
+                cite=t["cite"],
+                value=_convert(unit, t.get("value")),
+                area=tuple(t.get("area", ())),
+                not_area=tuple(t.get("not_area", ())),
+                any_flag=tuple(t.get("any_flag", ())),
+                all_flags=tuple(t.get("all_flags", ())),
+                extra=extra,
+            )
+        )
+    return tuple(out)
+
+
+def _parameters(doc: dict) -> dict:
+    params: dict = {}
+    for name, spec in doc.get("parameters", {}).items():
+        if "tiers" in spec:
+            params[name] = _tiers(spec)
+        elif "cases" in spec:
+            defaults = {k: v for k, v in spec.items() if k not in ("cases", "by", "default_case")}
+            params[name] = {case: _parameter(name, sub, defaults) for case, sub in spec["cases"].items()}
+        else:
+            params[name] = _parameter(name, spec, {})
+    return params
+
+
+@dataclass(frozen=True)
 class Rules:
+    """A program's rules folder: parameters shared by every row, and per statute version."""
+
     program: str
     version: str
     digest: str
-    parameters: dict[str, Parameter | dict[str, Parameter]]
+    parameters: dict
+    versions: dict[str, dict] = field(default_factory=dict)  # statute version -> parameters
     findings: dict[str, dict] = field(default_factory=dict)
 
     def __getitem__(self, name: str):
@@ -117,7 +170,7 @@ class Rules:
 
     @property
     def label(self) -> str:
-        """Rules version as shown in the Run sheet: declared version and content digest."""
+        """Rules version as shown in the Run sheet: declared versions and content digest."""
         return f"{self.version} (sha256 {self.digest[:12]})"
 
 
@@ -128,20 +181,25 @@ def _load_yaml(path: Path) -> dict:
 
 @lru_cache(maxsize=None)
 def load(program: str) -> Rules:
+    """Every YAML file of `batch/rules/<program>/`: files with a `statute_version` go to
+    `versions`, the others are merged into `parameters`; `findings.yaml` is the findings table."""
     folder = RULES_DIR / program
-    doc = _load_yaml(folder / "parameters.yaml")
-    params: dict[str, Parameter | dict[str, Parameter]] = {}
-    for name, spec in doc["parameters"].items():
-        if "cases" in spec:
-            defaults = {k: v for k, v in spec.items() if k not in ("cases", "by")}
-            params[name] = {case: _parameter(name, sub, defaults) for case, sub in spec["cases"].items()}
-        else:
-            params[name] = _parameter(name, spec, {})
-    findings = {**common_findings(), **_load_yaml(folder / "findings.yaml")}
+    params: dict = {}
+    versions: dict[str, dict] = {}
+    labels = []
     digest = hashlib.sha256()
-    for f in sorted(folder.glob("*.yaml")):
-        digest.update(f.read_bytes())
-    return Rules(program, str(doc["version"]), digest.hexdigest(), params, findings)
+    for path in sorted(folder.glob("*.yaml")):
+        digest.update(path.read_bytes())
+        if path.name == "findings.yaml":
+            continue
+        doc = _load_yaml(path)
+        labels.append(str(doc["version"]))
+        if doc.get("statute_version") is not None:
+            versions[str(doc["statute_version"])] = _parameters(doc)
+        else:
+            params.update(_parameters(doc))
+    findings = {**common_findings(), **_load_yaml(folder / "findings.yaml")}
+    return Rules(program, "; ".join(labels), digest.hexdigest(), params, versions, findings)
 
 
 @lru_cache(maxsize=None)

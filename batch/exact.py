@@ -1,0 +1,109 @@
+"""Exact rational arithmetic on whole columns.
+
+`Q` holds a column of fractions as two numpy object arrays of Python integers (numerator and
+denominator), so amounts in cents can be divided, limited and compared without rounding and
+without overflow; each operation is one numpy call over the column. Money is rounded to whole
+cents only at the end (`cents()`, half up).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+
+def _obj(values) -> np.ndarray:
+    if isinstance(values, (pd.Series, pd.Index)):
+        values = values.astype("int64").to_numpy()
+    arr = np.asarray(values)
+    if arr.dtype == object:
+        return arr
+    return arr.astype(np.int64).astype(object)
+
+
+class Q:
+    """A column of exact fractions num / den (den > 0)."""
+
+    __slots__ = ("num", "den")
+
+    def __init__(self, num, den=1):
+        self.num = _obj(num)
+        n = len(self.num)
+        if isinstance(den, (int, np.integer)):
+            self.den = np.full(n, int(den), dtype=object)
+        else:
+            self.den = _obj(den)
+
+    @classmethod
+    def of(cls, values, n: int | None = None) -> "Q":
+        """From integers (a column, or one number repeated n times) or one Fraction repeated."""
+        if isinstance(values, Fraction):
+            return cls(np.full(n, values.numerator, dtype=object), np.full(n, values.denominator, dtype=object))
+        if np.isscalar(values):
+            return cls(np.full(n, int(values), dtype=object))
+        return cls(values)
+
+    def __len__(self) -> int:
+        return len(self.num)
+
+    def _other(self, other) -> "Q":
+        return other if isinstance(other, Q) else Q.of(other, len(self))
+
+    def __add__(self, other) -> "Q":
+        o = self._other(other)
+        return Q(self.num * o.den + o.num * self.den, self.den * o.den)
+
+    def __sub__(self, other) -> "Q":
+        o = self._other(other)
+        return Q(self.num * o.den - o.num * self.den, self.den * o.den)
+
+    def __mul__(self, other) -> "Q":
+        o = self._other(other)
+        return Q(self.num * o.num, self.den * o.den)
+
+    def __truediv__(self, other) -> "Q":
+        """Division; a zero divisor gives 0 (callers mask those rows)."""
+        o = self._other(other)
+        zero = o.num == 0
+        num = np.where(zero, 0, self.num * o.den)
+        den = np.where(zero, 1, self.den * np.where(zero, 1, o.num))
+        neg = den < 0
+        return Q(np.where(neg, -num, num), np.where(neg, -den, den))
+
+    def _cmp(self, other) -> np.ndarray:
+        o = self._other(other)
+        return self.num * o.den - o.num * self.den  # sign of self - other
+
+    def __lt__(self, other):
+        return (self._cmp(other) < 0).astype(bool)
+
+    def __le__(self, other):
+        return (self._cmp(other) <= 0).astype(bool)
+
+    def __gt__(self, other):
+        return (self._cmp(other) > 0).astype(bool)
+
+    def __ge__(self, other):
+        return (self._cmp(other) >= 0).astype(bool)
+
+    def where(self, mask, other) -> "Q":
+        o = self._other(other)
+        mask = np.asarray(mask, dtype=bool)
+        return Q(np.where(mask, self.num, o.num), np.where(mask, self.den, o.den))
+
+    def minimum(self, other) -> "Q":
+        return self.where(self <= other, other)
+
+    def maximum(self, other) -> "Q":
+        return self.where(self >= other, other)
+
+    def floor(self) -> np.ndarray:
+        return (self.num // self.den).astype(np.int64)
+
+    def cents(self) -> np.ndarray:
+        """Round half up to a whole number (of cents)."""
+        return ((2 * self.num + self.den) // (2 * self.den)).astype(np.int64)
+
+    def float(self) -> np.ndarray:
+        return (self.num / self.den).astype(float) if len(self) else np.array([], dtype=float)
