@@ -63,7 +63,12 @@ def _fmt_ratio(values: pd.Series) -> pd.Series:
     return values.map(lambda v: "" if pd.isna(v) else f"{np.floor(float(v) * BASIS_POINTS) / 100:.2f}%")
 
 
-FORMATTERS = {"money": _fmt_money, "bp": _fmt_bp, "ratio": _fmt_ratio}
+def _fmt_count(values: pd.Series) -> pd.Series:
+    """A number with thousands separators: 210000 -> '210,000', 7.5 -> '7.5'."""
+    return values.map(lambda v: "" if pd.isna(v) else f"{float(v):,.2f}".rstrip("0").rstrip("."))
+
+
+FORMATTERS = {"money": _fmt_money, "bp": _fmt_bp, "ratio": _fmt_ratio, "count": _fmt_count}
 
 
 def money_text(values, cents: bool = True) -> np.ndarray:

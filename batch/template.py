@@ -37,7 +37,8 @@ def write_template(out_dir: Path) -> Path:
                 ws.data_validation(
                     1, j, VALIDATION_ROWS, j,
                     {"validate": "list", "source": list(choices), "error_type": "warning",
-                     "error_title": col.header, "error_message": f"Expected {col.expected()}."},
+                     # Excel's limits: 32 characters of title, 255 of message
+                     "error_title": col.header[:32], "error_message": f"Expected {col.expected()}."[:255]},
                 )
         ws.freeze_panes(1, 0)
     wb.close()

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import xlsxwriter
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_inputs" / "transfers-2026-11.xlsx"
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_inputs"
+SAMPLE = SAMPLES / "transfers-2026-11.xlsx"
+GROW_NJ_SAMPLE = SAMPLES / "grow-nj-2026-11.xlsx"
 
 HEADERS = [
     "Transfer ID", "Program", "Certificate ID", "Certificate Amount ($)", "Transferor", "Transferee",
@@ -107,5 +109,167 @@ def build(path: Path = SAMPLE) -> Path:
     return path
 
 
+GROW_NJ_HEADERS = [
+    "Project ID", "Business Name", "Statute Version", "Application Date", "County", "Area", "Mega Project",
+    "Disaster Recovery Project", "Replaces Disaster-Damaged Facility", "Tourism District", "Business Type",
+    "Targeted Industry", "Premises Type", "Gross Leasable Area (sq ft)", "Capital Investment ($)", "New Full-Time Jobs",
+    "Retained Full-Time Jobs", "Jobs New to Municipality", "Average Salary ($)", "Benchmark Salary ($)",
+    "Municipal Revitalization Index", "Deep Poverty Pocket", "Qualified Incubator", "Mixed-Use Moderate Income Housing",
+    "Transit Oriented Development", "LEED Silver or Remediation", "US HQ of Automobile Manufacturer", "Same Municipality",
+    "Light Rail Half Mile", "Marine Terminal South Jersey Port District", "Redevelopment Area Near Highways",
+    "On-Site Solar 50 Percent", "Vacant Million Square Foot Building", "College Collaboration",
+    "Doctoral University Collaboration", "Redevelopment or Rehabilitation Area", "Final Point of Sale Retail",
+    "Annual Withholdings ($)", "Amount Necessary ($)", "Net Benefit ($)", "Eligibility Period (years)",
+]
+GROW_NJ_BASE = {
+    "Statute Version": "2017", "Business Type": "Other", "Premises Type": "Non-Industrial Rehab",
+    "Eligibility Period (years)": 10,
+}
+Y = "Y"
+# Each project: the columns that differ from GROW_NJ_BASE. About 30 projects across every area type
+# and both statute versions, with each kind of finding at least once.
+GROW_NJ_ROWS = [
+    # Urban Transit Hub
+    dict(pid="GNJ-1401", name="Harborview Financial Services LLC", v="2014", d=D(2014, 11, 20), county="Hudson", area="Urban Transit Hub",
+         bt="Other", tgt=Y, prem="Non-Industrial Rehab", gla=180_000, capex=36_000_000, new=450, ret=600, avg=118_000, bench=76_000,
+         TOD=Y, LR=Y, wh=38_000_000, nb=210_000_000),
+    dict(pid="GNJ-1402", name="Newark Data Exchange Inc.", v="2014", d=D(2015, 6, 2), county="Essex", area="Urban Transit Hub",
+         bt="Technology Startup", tgt=Y, prem="Non-Industrial New", gla=60_000, capex=9_500_000, new=120, ret=0, avg=96_000,
+         bench=71_000, TOD=Y, wh=3_100_000, nb=21_000_000),
+    dict(pid="GNJ-1701", name="Meridian Pharma US Corp.", d=D(2018, 3, 14), county="Middlesex", area="Urban Transit Hub",
+         bt="Manufacturing", tgt=Y, prem="Industrial Rehab", gla=250_000, capex=22_000_000, new=300, ret=420, avg=104_000,
+         bench=70_500, LEED=Y, wh=24_000_000, an=4_500_000, nb=160_000_000),
+    dict(pid="GNJ-1702", name="Trenton Transit Labs LLC", d=D(2019, 7, 1), county="Mercer", area="Urban Transit Hub",
+         bt="Technology Startup", tgt=Y, prem="Non-Industrial Rehab", gla=40_000, capex=3_000_000, new=60, ret=0,
+         wh=2_000_000, nb=12_000_000),  # filed on the deadline
+    # Growth Zone
+    dict(pid="GNJ-1403", name="Delaware Bay Logistics Co.", v="2014", d=D(2015, 2, 9), county="Camden", area="Growth Zone",
+         bt="Other", prem="Industrial New", gla=400_000, capex=40_000_000, new=210, ret=0, avg=58_000, bench=52_000,
+         MRI=520, HWY=Y, wh=4_000_000, nb=95_000_000),
+    dict(pid="GNJ-1703", name="Camden Waterfront Holdings LLC", d=D(2017, 5, 30), county="Camden", area="Growth Zone",
+         bt="Other", tgt=Y, prem="Non-Industrial New", gla=220_000, capex=56_000_000, new=180, ret=640, avg=97_000,
+         bench=55_000, MRI=562, TOD=Y, LEED=Y, SOLAR=Y, wh=31_000_000, an=9_000_000, nb=400_000_000),
+    dict(pid="GNJ-1704", name="Paterson Textile Works LLC", d=D(2018, 10, 1), county="Passaic", area="Growth Zone",
+         bt="Manufacturing", tgt=Y, prem="Industrial Rehab", gla=90_000, capex=1_500_000, new=40, ret=15, avg=51_000,
+         bench=48_000, wh=900_000, nb=9_000_000),
+    dict(pid="GNJ-1705", name="Passaic River Foods Market", d=D(2018, 4, 17), county="Passaic", area="Growth Zone",
+         bt="Other", prem="Non-Industrial New", gla=160_000, capex=24_000_000, new=140, ret=0, retail=Y, wh=2_000_000,
+         nb=30_000_000),  # supermarket in a Growth Zone: retail allowed
+    # Growth Zone (MRERA)
+    dict(pid="GNJ-1404", name="Camden Riverfront Tower LP", v="2014", d=D(2014, 12, 15), county="Camden",
+         area="Growth Zone (MRERA)", bt="Other", tgt=Y, prem="Non-Industrial New", gla=300_000, capex=245_000_000, new=100,
+         ret=1_050, jnm=320, avg=112_000, bench=55_000, MRI=562, TOD=Y, wh=60_000_000, nb=900_000_000),
+    dict(pid="GNJ-1706", name="Holtsville Machining Inc.", d=D(2017, 8, 8), county="Camden", area="Growth Zone (MRERA)",
+         bt="Manufacturing", prem="Industrial New", gla=120_000, capex=18_000_000, new=110, ret=0, jnm=110, avg=61_000,
+         bench=55_000, MRI=562, wh=5_500_000, nb=20_000_000),
+    dict(pid="GNJ-1707", name="Cooper Street Health Partners", d=D(2018, 1, 22), county="Camden", area="Growth Zone (MRERA)",
+         bt="Other", tgt=Y, prem="Non-Industrial Rehab", gla=85_000, capex=6_000_000, new=40, ret=30, jnm=36, avg=74_000,
+         bench=55_000, MRI=562, wh=1_900_000, nb=5_000_000),
+    dict(pid="GNJ-1708", name="Admiral Wilson Distribution LLC", d=D(2019, 2, 11), county="Camden", area="Growth Zone (MRERA)",
+         bt="Other", prem="Industrial New", gla=500_000, capex=31_000_000, new=260, ret=0, jnm=255, avg=49_000, bench=55_000,
+         MRI=562, HWY=Y, wh=6_800_000),  # net benefit not yet modelled
+    # Create Zone (2017 text only)
+    dict(pid="GNJ-1709", name="New Brunswick Genomics Inc.", d=D(2018, 9, 5), county="Middlesex", area="Create Zone",
+         bt="Technology Startup", tgt=Y, doctoral=Y, prem="Non-Industrial Rehab", gla=45_000, capex=7_000_000, new=85, ret=20,
+         avg=131_000, bench=70_500, TOD=Y, wh=5_600_000, nb=45_000_000),
+    dict(pid="GNJ-1710", name="Raritan Robotics LLC", d=D(2018, 11, 13), county="Middlesex", area="Create Zone",
+         bt="Technology Startup", tgt=Y, prem="Non-Industrial Rehab", gla=30_000, capex=2_200_000, new=40, ret=0,
+         avg=98_000, bench=70_500, college=Y, wh=1_500_000, nb=14_000_000),
+    dict(pid="GNJ-1711", name="Hoboken Quantum Devices Corp.", d=D(2019, 3, 29), county="Hudson", area="Create Zone",
+         bt="Manufacturing", tgt=Y, doctoral=Y, prem="Industrial Rehab", gla=70_000, capex=4_100_000, new=55, ret=10,
+         avg=88_000, bench=76_000, wh=2_400_000, nb=20_000_000),
+    # Distressed
+    dict(pid="GNJ-1405", name="Elizabeth Port Cold Storage LLC", v="2014", d=D(2016, 4, 4), county="Union", area="Distressed",
+         bt="Other", prem="Industrial New", gla=200_000, capex=15_000_000, new=60, ret=0, marine=Y, wh=1_200_000,
+         nb=11_000_000),
+    dict(pid="GNJ-1406", name="Perth Amboy Specialty Chemicals", v="2014", d=D(2016, 9, 19), county="Middlesex", area="Distressed",
+         bt="Manufacturing", tgt=Y, prem="Industrial Rehab", gla=140_000, capex=9_000_000, new=120, ret=560, avg=69_000,
+         bench=70_500, wh=14_000_000, nb=70_000_000),  # 680 jobs: the tier the 2014 text omits
+    dict(pid="GNJ-1712", name="Vineland Glassworks Inc.", d=D(2017, 10, 10), county="Cumberland", area="Distressed",
+         bt="Manufacturing", prem="Industrial Rehab", gla=210_000, capex=2_700_000, new=20, ret=140, avg=47_000, bench=44_000,
+         MRI=488, disaster=Y, wh=2_100_000, nb=5_500_000),
+    dict(pid="GNJ-1713", name="Bridgeton Food Processing Co.", d=D(2018, 6, 6), county="Cumberland", area="Distressed",
+         bt="Manufacturing", prem="Industrial New", gla=75_000, capex=2_900_000, new=26, ret=0, avg=45_000, bench=44_000,
+         MRI=488, wh=700_000, nb=1_400_000),  # net benefit below 110%
+    # Priority
+    dict(pid="GNJ-1407", name="Morristown Insurance Services Inc.", v="2014", d=D(2015, 8, 24), county="Morris", area="Priority",
+         bt="Other", tgt=Y, prem="Non-Industrial Rehab", gla=150_000, capex=12_000_000, new=90, ret=420, avg=125_000,
+         bench=86_000, redev=Y, wh=3_000_000, nb=60_000_000),  # 2014 redevelopment area: no 90% limit
+    dict(pid="GNJ-1714", name="Princeton Biologics Corp.", d=D(2017, 2, 27), county="Mercer", area="Priority",
+         bt="Technology Startup", tgt=Y, prem="Non-Industrial New", gla=95_000, capex=16_000_000, new=140, ret=60,
+         avg=142_000, bench=70_500, incubator=Y, LEED=Y, wh=1_500_000, nb=25_000_000),
+    dict(pid="GNJ-1715", name="Edison Data Centers LLC", d=D(2018, 12, 3), county="Middlesex", area="Priority",
+         bt="Other", tgt=Y, prem="Non-Industrial New", gla=120_000, capex=11_000_000, new=30, ret=0, avg=99_000,
+         bench=70_500, nb=4_000_000),  # jobs below the minimum; withholdings blank
+    dict(pid="GNJ-1716", name="Mahwah Auto Group USA Inc.", d=D(2016, 6, 30), county="Bergen", area="Priority", mega=Y,
+         bt="Other", prem="Non-Industrial Rehab", gla=400_000, capex=60_000_000, new=150, ret=900, avg=110_000, bench=80_000,
+         auto=Y, same=Y, wh=50_000_000, an=10_000_000, nb=600_000_000),
+    dict(pid="GNJ-1717", name="Parsippany Outlet Center LLC", d=D(2018, 5, 1), county="Morris", area="Priority",
+         bt="Other", prem="Non-Industrial New", gla=250_000, capex=35_000_000, new=300, ret=0, retail=Y, wh=3_000_000,
+         nb=20_000_000),  # retail outside a Growth Zone
+    dict(pid="GNJ-1718", name="Secaucus Media Partners", d=D(2018, 1, 8), county="Hudson", area="Priority", mega=Y,
+         bt="Other", tgt=Y, prem="Non-Industrial New", gla=500_000, capex=150_000_000, new=900, ret=0, avg=120_000, bench=76_000,
+         wh=60_000_000, nb=800_000_000),  # mega project filed after 2017-09-18
+    # Other Eligible
+    dict(pid="GNJ-1408", name="Sussex Hills Software LLC", v="2014", d=D(2015, 3, 3), county="Sussex", area="Other Eligible",
+         bt="Technology Startup", tgt=Y, prem="Non-Industrial Rehab", gla=25_000, capex=999_999, new=30, ret=0, avg=88_000,
+         bench=60_000, wh=400_000, nb=3_000_000),
+    dict(pid="GNJ-1719", name="Flemington Precision Parts Inc.", d=D(2017, 4, 11), county="Hunterdon", area="Other Eligible",
+         bt="Manufacturing", prem="Industrial Rehab", gla=60_000, capex=1_150_000, new=22, ret=35, avg=72_000, bench=65_000,
+         SOLAR=Y, wh=900_000, nb=4_000_000),  # capex below $20 x 60,000 = $1,200,000
+    dict(pid="GNJ-1720", name="Warren County Fulfillment LLC", d=D(2018, 7, 16), county="Warren", area="Other Eligible",
+         bt="Other", prem="Industrial New", gla=350_000, capex=28_000_000, new=380, ret=0, avg=46_000, bench=52_000,
+         HWY=Y, wh=1_100_000, nb=30_000_000),
+    # bad input: an Invalid row each
+    dict(pid="GNJ-1409", name="Atlantic Coast Labs", v="2014", d=D(2015, 1, 12), county="Atlantic", area="Create Zone",
+         bt="Technology Startup", tgt=Y, prem="Non-Industrial Rehab", gla=30_000, capex=2_000_000, new=25, ret=0,
+         wh=900_000, nb=4_000_000),  # no Create Zone in the 2014 text
+    dict(pid="GNJ-1721", name="Ocean Grove Hospitality", d=D(2018, 2, 2), county="Monmoth", area="Priority",
+         bt="Other", prem="Non-Industrial Rehab", gla=50_000, capex="2.4 million", new=60, ret=0, wh=1_000_000,
+         nb=8_000_000),  # misspelt county, capex in words
+]
+KEYS = {
+    "pid": "Project ID", "name": "Business Name", "v": "Statute Version", "d": "Application Date", "county": "County",
+    "area": "Area", "mega": "Mega Project", "disaster": "Disaster Recovery Project", "bt": "Business Type",
+    "tgt": "Targeted Industry", "prem": "Premises Type", "gla": "Gross Leasable Area (sq ft)", "capex": "Capital Investment ($)",
+    "new": "New Full-Time Jobs", "ret": "Retained Full-Time Jobs", "jnm": "Jobs New to Municipality", "avg": "Average Salary ($)",
+    "bench": "Benchmark Salary ($)", "MRI": "Municipal Revitalization Index", "incubator": "Qualified Incubator",
+    "TOD": "Transit Oriented Development", "LEED": "LEED Silver or Remediation", "auto": "US HQ of Automobile Manufacturer",
+    "same": "Same Municipality", "LR": "Light Rail Half Mile", "marine": "Marine Terminal South Jersey Port District",
+    "HWY": "Redevelopment Area Near Highways", "SOLAR": "On-Site Solar 50 Percent", "college": "College Collaboration",
+    "doctoral": "Doctoral University Collaboration", "redev": "Redevelopment or Rehabilitation Area",
+    "retail": "Final Point of Sale Retail", "wh": "Annual Withholdings ($)", "an": "Amount Necessary ($)", "nb": "Net Benefit ($)",
+}
+
+
+def build_grow_nj(path: Path = GROW_NJ_SAMPLE) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb = xlsxwriter.Workbook(str(path), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
+    wb.set_properties({"title": "Grow NJ awards, November 2026 intake", "created": dt.datetime(2026, 11, 1)})
+    bold = wb.add_format({"bold": True, "text_wrap": True})
+    money = wb.add_format({"num_format": "#,##0"})
+    date = wb.add_format({"num_format": "m/d/yyyy"})
+    ws = wb.add_worksheet("GrowNJ")
+    for j, h in enumerate(GROW_NJ_HEADERS):
+        ws.write_string(0, j, h, bold)
+        ws.set_column(j, j, 16)
+    for r, short in enumerate(GROW_NJ_ROWS, start=1):
+        row = {**GROW_NJ_BASE, **{KEYS[k]: v for k, v in short.items()}}
+        for j, h in enumerate(GROW_NJ_HEADERS):
+            v = row.get(h)
+            if v is None or v == "":
+                continue
+            if isinstance(v, str):
+                ws.write_string(r, j, v)
+            elif isinstance(v, dt.date):
+                ws.write_datetime(r, j, v, date)
+            else:
+                ws.write_number(r, j, v, money if h.endswith("($)") else None)
+    ws.freeze_panes(1, 2)
+    wb.close()
+    return path
+
+
 if __name__ == "__main__":
     print(build(Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE))
+    print(build_grow_nj())

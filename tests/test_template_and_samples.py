@@ -40,9 +40,12 @@ def test_template_has_every_intake_sheet_and_its_hints(tmp_path):
         assert len(lists) == len(code_cols) and frozen == "A2"
 
 
-def test_committed_sample_is_current(tmp_path):
-    fresh = samples.build(tmp_path / "sample.xlsx")
-    for name in ("Transfers", "Contacts"):
-        a = python_calamine.CalamineWorkbook.from_path(str(fresh)).get_sheet_by_name(name).to_python()
-        b = python_calamine.CalamineWorkbook.from_path(str(samples.SAMPLE)).get_sheet_by_name(name).to_python()
-        assert a == b, "sample_inputs/ is stale: run `python tests/samples.py`"
+def _cells(path):
+    book = python_calamine.CalamineWorkbook.from_path(str(path))
+    return {name: book.get_sheet_by_name(name).to_python() for name in book.sheet_names}
+
+
+def test_committed_samples_are_current(tmp_path):
+    for build, committed in ((samples.build, samples.SAMPLE), (samples.build_grow_nj, samples.GROW_NJ_SAMPLE)):
+        fresh = build(tmp_path / committed.name)
+        assert _cells(fresh) == _cells(committed), f"{committed} is stale: run `python tests/samples.py`"

@@ -1,0 +1,540 @@
+"""Grow NJ calculator: tables of cases per rule of shared/spec/grow-nj.md.
+
+Every case starts from BASE, an eligible 2017 project in a Priority area of Bergen County:
+min capex $40 x 10,000 sq ft = $400,000; jobs 50 new (min 35 new or 50 total); base $3,000;
+gross $3,000 (cap $10,500); retained/job $1,500 (50%); annual 50 x $3,000 = $150,000
+(cap $4,000,000; 90% of $1,000,000 withholdings = $900,000); total x 10 = $1,500,000.
+Money in expectations is in dollars.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import pytest
+from conftest import typed_frame
+
+from batch.calculators import grow_nj
+from batch.rules import load
+from validators.grow_nj import GROW_NJ
+from validators.schema import validate
+
+RULES = load("grow_nj")
+D = dt.date
+
+BASE = {
+    "Project ID": "P-1", "Statute Version": "2017", "Application Date": D(2016, 1, 4), "County": "Bergen",
+    "Area": "Priority", "Business Type": "Other", "Premises Type": "Non-Industrial Rehab",
+    "Gross Leasable Area (sq ft)": 10_000, "Capital Investment ($)": 1_000_000, "New Full-Time Jobs": 50,
+    "Retained Full-Time Jobs": 0, "Annual Withholdings ($)": 1_000_000, "Net Benefit ($)": 100_000_000,
+}
+
+MONEY = {"Minimum Capital Investment ($)", "Base Credit per Job ($)", "Bonus per Job ($)", "Gross Credit per Job ($)",
+         "Retained Credit per Job ($)", "Annual Credit ($)", "Total Award ($)"}
+
+
+def run(*overrides: dict):
+    rows = [{**BASE, "Project ID": f"P-{i}", **o} for i, o in enumerate(overrides)]
+    frame = typed_frame(GROW_NJ, rows)
+    calc = grow_nj.calculate(frame, RULES)
+    found = pd.concat([f for f in calc.findings if len(f)] or [pd.DataFrame(columns=["row", "code"])])
+    codes = found.groupby("row")["code"].agg(list)
+    out = []
+    for i in frame.index:
+        got = {k: (v / 100 if k in MONEY and not pd.isna(v) else v) for k, v in calc.computed.loc[i].items()}
+        got["codes"] = codes.get(i, [])
+        got["ineligible"] = bool(calc.ineligible.loc[i])
+        out.append(got)
+    return out
+
+
+def check(override: dict, expected: dict):
+    got = run(override)[0]
+    for key, value in expected.items():
+        if isinstance(value, float):
+            assert got[key] == pytest.approx(value), (key, got[key], got["Calculation"])
+        else:
+            assert got[key] == value, (key, got[key], got["Calculation"])
+    return got
+
+
+def test_base_case():
+    check({}, {"Minimum Capital Investment ($)": 400_000, "Minimum New Jobs": 35, "Minimum Retained Jobs": 50,
+               "Eligible": "Y", "Base Credit per Job ($)": 3_000, "Bonus per Job ($)": 0, "Gross Credit per Job ($)": 3_000,
+               "Retained Credit per Job ($)": 1_500, "Annual Credit ($)": 150_000, "Total Award ($)": 1_500_000,
+               "Commitment Period (years)": 15.0, "Net Benefit Ratio": 100_000_000 / 1_500_000, "codes": []})
+
+
+CAPEX_CASES = [
+    # $40 x 10,000 = $400,000: at it, a cent below, a cent above
+    ("at minimum", {"Capital Investment ($)": 400_000}, 400_000, []),
+    ("cent below", {"Capital Investment ($)": 399_999.99}, 400_000, ["CAPEX_BELOW_MINIMUM"]),
+    ("cent above", {"Capital Investment ($)": 400_000.01}, 400_000, []),
+    # each premises rate: $20, $60, $120 per sq ft
+    ("industrial rehab", {"Premises Type": "Industrial Rehab", "Capital Investment ($)": 200_000}, 200_000, []),
+    ("industrial new", {"Premises Type": "Industrial New", "Capital Investment ($)": 599_999.99}, 600_000, ["CAPEX_BELOW_MINIMUM"]),
+    ("non-industrial new", {"Premises Type": "Non-Industrial New", "Capital Investment ($)": 1_200_000}, 1_200_000, []),
+    # Growth Zone: x 2/3 -> $266,666.666...; shown rounded to $266,666.67, compared exactly
+    ("growth zone exact third", {"Area": "Growth Zone", "Capital Investment ($)": 266_666.67}, 266_666.67, []),
+    ("growth zone cent below", {"Area": "Growth Zone", "Capital Investment ($)": 266_666.66}, 266_666.67, ["CAPEX_BELOW_MINIMUM"]),
+    # South Jersey county: the same reduction
+    ("south jersey county", {"County": "Cape May", "Capital Investment ($)": 266_666.67}, 266_666.67, []),
+    ("fractional area", {"Gross Leasable Area (sq ft)": 10_000.5, "Capital Investment ($)": 400_019.99}, 400_020, ["CAPEX_BELOW_MINIMUM"]),
+]
+
+
+@pytest.mark.parametrize("name,override,minimum,codes", CAPEX_CASES, ids=[c[0] for c in CAPEX_CASES])
+def test_minimum_capital_investment(name, override, minimum, codes):
+    got = check(override, {"Minimum Capital Investment ($)": minimum})
+    assert [c for c in got["codes"] if c == "CAPEX_BELOW_MINIMUM"] == codes
+    assert got["Eligible"] == ("N" if codes else "Y") and got["ineligible"] == bool(codes)
+    if codes:  # not eligible: award 0, per-job columns still shown
+        assert got["Annual Credit ($)"] == 0 and got["Total Award ($)"] == 0 and got["Gross Credit per Job ($)"] > 0
+
+
+JOB_CASES = [
+    # (name, override, min new, min total, eligible)
+    ("other 35 new", {"New Full-Time Jobs": 35}, 35, 50, True),
+    ("other 34 new + 15 retained = 49", {"New Full-Time Jobs": 34, "Retained Full-Time Jobs": 15}, 35, 50, False),
+    ("other 34 new + 16 retained = 50", {"New Full-Time Jobs": 34, "Retained Full-Time Jobs": 16}, 35, 50, True),
+    ("other 0 new + 50 retained", {"New Full-Time Jobs": 0, "Retained Full-Time Jobs": 50}, 35, 50, True),
+    ("tech 10 new", {"Business Type": "Technology Startup", "New Full-Time Jobs": 10}, 10, 25, True),
+    ("tech 9 new + 15 retained", {"Business Type": "Technology Startup", "New Full-Time Jobs": 9, "Retained Full-Time Jobs": 15}, 10, 25, False),
+    ("manufacturing 9 new + 16 retained", {"Business Type": "Manufacturing", "New Full-Time Jobs": 9, "Retained Full-Time Jobs": 16}, 10, 25, True),
+    ("targeted 25 new", {"Targeted Industry": "Y", "New Full-Time Jobs": 25}, 25, 35, True),
+    ("targeted 24 new", {"Targeted Industry": "Y", "New Full-Time Jobs": 24}, 25, 35, False),
+    # Growth Zone: 35 x 3/4 = 26.25 new, 50 x 3/4 = 37.5 total
+    ("growth zone 27 new", {"Area": "Growth Zone", "New Full-Time Jobs": 27}, 26.25, 37.5, True),
+    ("growth zone 26 new", {"Area": "Growth Zone", "New Full-Time Jobs": 26}, 26.25, 37.5, False),
+    ("growth zone 26 new + 12 retained = 38", {"Area": "Growth Zone", "New Full-Time Jobs": 26, "Retained Full-Time Jobs": 12}, 26.25, 37.5, True),
+    ("south jersey tech 7.5", {"County": "Camden", "Business Type": "Technology Startup", "New Full-Time Jobs": 7}, 7.5, 18.75, False),
+    ("south jersey tech 8", {"County": "Camden", "Business Type": "Technology Startup", "New Full-Time Jobs": 8}, 7.5, 18.75, True),
+]
+
+
+@pytest.mark.parametrize("name,override,min_new,min_total,eligible", JOB_CASES, ids=[c[0] for c in JOB_CASES])
+def test_minimum_jobs(name, override, min_new, min_total, eligible):
+    got = check(override, {"Minimum New Jobs": float(min_new), "Minimum Retained Jobs": float(min_total)})
+    assert ("JOBS_BELOW_MINIMUM" in got["codes"]) is (not eligible)
+
+
+DATE_CASES = [
+    ("day before the deadline", {"Application Date": D(2019, 6, 30)}, []),
+    ("on the deadline", {"Application Date": D(2019, 7, 1)}, ["APPLICATION_AFTER_DEADLINE"]),
+    ("mega on 2017-09-18", {"Mega Project": "Y", "Application Date": D(2017, 9, 18)}, []),
+    ("mega on 2017-09-19", {"Mega Project": "Y", "Application Date": D(2017, 9, 19)}, ["MEGA_PROJECT_APPLICATION_LATE"]),
+    ("not mega on 2017-09-19", {"Application Date": D(2017, 9, 19)}, []),
+]
+
+
+@pytest.mark.parametrize("name,override,codes", DATE_CASES, ids=[c[0] for c in DATE_CASES])
+def test_application_dates(name, override, codes):
+    got = run(override)[0]
+    assert [c for c in got["codes"] if c in ("APPLICATION_AFTER_DEADLINE", "MEGA_PROJECT_APPLICATION_LATE")] == codes
+    assert got["ineligible"] == bool(codes)
+
+
+@pytest.mark.parametrize("override,bad", [
+    ({"Final Point of Sale Retail": "Y"}, True),
+    ({"Final Point of Sale Retail": "Y", "Area": "Growth Zone"}, False),
+    ({"Final Point of Sale Retail": "Y", "Area": "Growth Zone (MRERA)"}, False),
+    ({"Final Point of Sale Retail": "Y", "Tourism District": "Y"}, False),
+    ({"Final Point of Sale Retail": "N"}, False),
+])
+def test_retail(override, bad):
+    got = run(override)[0]
+    assert ("RETAIL_NOT_ELIGIBLE" in got["codes"]) is bad and got["ineligible"] is bad
+
+
+BASE_CASES = [
+    # (name, override, base, extra code)
+    ("urban transit hub", {"Area": "Urban Transit Hub"}, 5_000, None),
+    ("growth zone", {"Area": "Growth Zone"}, 5_000, None),
+    ("growth zone mrera", {"Area": "Growth Zone (MRERA)"}, 5_000, None),
+    ("mega project in priority", {"Mega Project": "Y"}, 5_000, None),
+    ("distressed", {"Area": "Distressed"}, 4_000, None),
+    ("priority", {}, 3_000, None),
+    ("other eligible", {"Area": "Other Eligible"}, 500, None),
+    ("create zone with both", {"Area": "Create Zone", "Targeted Industry": "Y", "Doctoral University Collaboration": "Y"}, 5_000, None),
+    ("create zone targeted only", {"Area": "Create Zone", "Targeted Industry": "Y"}, 3_000, "CREATE_ZONE_BASE_NOT_MET"),
+    ("create zone doctoral only", {"Area": "Create Zone", "Doctoral University Collaboration": "Y"}, 3_000, "CREATE_ZONE_BASE_NOT_MET"),
+    ("2014 urban transit hub", {"Statute Version": "2014", "Area": "Urban Transit Hub"}, 5_000, None),
+    ("2014 other eligible", {"Statute Version": "2014", "Area": "Other Eligible"}, 500, None),
+]
+
+
+@pytest.mark.parametrize("name,override,base,code", BASE_CASES, ids=[c[0] for c in BASE_CASES])
+def test_base_amount(name, override, base, code):
+    got = check(override, {"Base Credit per Job ($)": base})
+    assert ("CREATE_ZONE_BASE_NOT_MET" in got["codes"]) is (code is not None)
+
+
+def test_create_zone_is_bad_code_under_2014():
+    raw = pd.DataFrame([{**BASE, "Statute Version": "2014", "Area": "Create Zone"}], dtype=object)
+    _, findings = validate(GROW_NJ, raw)
+    assert findings[["column", "code"]].values.tolist() == [["Area", "BAD_CODE"]]
+
+
+def test_blank_statute_version_is_2017():
+    got = check({"Statute Version": "", "Vacant Million Square Foot Building": "Y"}, {"Bonus per Job ($)": 1_000})
+    assert got["Calculation"].startswith("2017 text")
+
+
+FLAG_CASES = [
+    # (name, override, bonus per job)
+    ("deep poverty", {"Deep Poverty Pocket": "Y"}, 1_500),
+    ("incubator", {"Qualified Incubator": "Y"}, 500),
+    ("mixed-use housing", {"Mixed-Use Moderate Income Housing": "Y"}, 500),
+    ("transit oriented", {"Transit Oriented Development": "Y"}, 2_000),
+    ("targeted industry", {"Targeted Industry": "Y"}, 500),
+    ("leed", {"LEED Silver or Remediation": "Y"}, 250),
+    ("light rail", {"Light Rail Half Mile": "Y"}, 1_000),
+    ("marine terminal", {"Marine Terminal South Jersey Port District": "Y"}, 1_500),
+    ("marine terminal in a growth zone: none", {"Marine Terminal South Jersey Port District": "Y", "Area": "Growth Zone"}, 0),
+    ("highways", {"Redevelopment Area Near Highways": "Y"}, 1_500),
+    ("solar", {"On-Site Solar 50 Percent": "Y"}, 250),
+    ("vacant building 2017", {"Vacant Million Square Foot Building": "Y"}, 1_000),
+    ("vacant building 2014: none", {"Vacant Million Square Foot Building": "Y", "Statute Version": "2014"}, 0),
+    # (18) needs a targeted industry: 1,000 + 500 for (8)
+    ("college with targeted", {"College Collaboration": "Y", "Targeted Industry": "Y"}, 1_500),
+    ("college without targeted: none", {"College Collaboration": "Y"}, 0),
+    ("college 2014: only (8)", {"College Collaboration": "Y", "Targeted Industry": "Y", "Statute Version": "2014"}, 500),
+    # 1,500 + 2,000 + 500 = 4,000
+    ("several add up", {"Deep Poverty Pocket": "Y", "Transit Oriented Development": "Y", "Qualified Incubator": "Y"}, 4_000),
+]
+
+
+@pytest.mark.parametrize("name,override,bonus", FLAG_CASES, ids=[c[0] for c in FLAG_CASES])
+def test_flag_increases(name, override, bonus):
+    check(override, {"Bonus per Job ($)": bonus, "Gross Credit per Job ($)": BASE_GROSS(override) + bonus})
+
+
+def BASE_GROSS(override):  # noqa: N802 - reads like the constant it stands for
+    return 5_000 if override.get("Area") == "Growth Zone" else 3_000
+
+
+INDUSTRIAL = {"Premises Type": "Industrial Rehab"}  # min $20 x 10,000 = $200,000
+INDUSTRIAL_CASES = [
+    # excess over $200,000 in full 20% steps ($40,000 each), $1,000 a step
+    ("20% exactly", {"Capital Investment ($)": 240_000}, 1_000),
+    ("a cent short of 20%", {"Capital Investment ($)": 239_999.99}, 0),
+    ("40%", {"Capital Investment ($)": 280_000}, 2_000),
+    ("60%", {"Capital Investment ($)": 320_000}, 3_000),
+    ("80%: capped at 3,000 under (5)", {"Capital Investment ($)": 360_000}, 3_000),
+    # (10): growth zone, min 200,000 x 2/3 = 133,333.33; 100% over = 266,666.67 -> 5 steps -> 5,000
+    ("growth zone 100%: 5,000 under (10)", {"Capital Investment ($)": 266_666.67, "Area": "Growth Zone"}, 5_000 + 0),
+    ("growth zone 200%: capped at 5,000", {"Capital Investment ($)": 400_000, "Area": "Growth Zone"}, 5_000),
+    ("mega project: (10) cap", {"Capital Investment ($)": 400_000, "Mega Project": "Y"}, 5_000),
+    ("not industrial premises", {"Premises Type": "Non-Industrial Rehab", "Capital Investment ($)": 4_000_000}, 0),
+]
+
+
+@pytest.mark.parametrize("name,override,bonus", INDUSTRIAL_CASES, ids=[c[0] for c in INDUSTRIAL_CASES])
+def test_industrial_investment_increase(name, override, bonus):
+    o = {**INDUSTRIAL, **override}
+    check(o, {"Bonus per Job ($)": bonus})
+
+
+SALARY_CASES = [
+    # benchmark $50,000: each full 35% ($17,500) above it earns $250, cap $1,500
+    ("35% exactly", 67_500, 50_000, 250),
+    ("a cent short", 67_499.99, 50_000, 0),
+    ("70%", 85_000, 50_000, 500),
+    ("210%: six steps, 1,500", 155_000, 50_000, 1_500),
+    ("245%: capped at 1,500", 172_500, 50_000, 1_500),
+    ("below the benchmark", 40_000, 50_000, 0),
+    ("average blank", "", 50_000, 0),
+    ("benchmark blank", 90_000, "", 0),
+]
+
+
+@pytest.mark.parametrize("name,avg,bench,bonus", SALARY_CASES, ids=[c[0] for c in SALARY_CASES])
+def test_salary_increase(name, avg, bench, bonus):
+    check({"Average Salary ($)": avg, "Benchmark Salary ($)": bench}, {"Bonus per Job ($)": bonus})
+
+
+LARGE_CASES = [
+    # New + Retained (new only here, the test's jobs are all new)
+    (250, 0), (251, 500), (400, 500), (401, 750), (600, 750), (601, 1_000), (800, 1_000), (801, 1_250),
+    (1_000, 1_250), (1_001, 1_500),
+]
+
+
+@pytest.mark.parametrize("version", ["2014", "2017"])
+@pytest.mark.parametrize("jobs,bonus", LARGE_CASES)
+def test_large_employment_increase(jobs, bonus, version):
+    # capex raised so the retained/withholding limits stay out of the way; withholdings large
+    got = check({"New Full-Time Jobs": jobs, "Statute Version": version, "Capital Investment ($)": 50_000_000,
+                 "Annual Withholdings ($)": 100_000_000}, {"Bonus per Job ($)": bonus})
+    omitted = version == "2014" and 601 <= jobs <= 800
+    assert ("TEXT_OMITS_601_800_TIER" in got["codes"]) is omitted
+
+
+def test_large_employment_counts_new_and_retained():
+    # 200 new + 201 retained = 401 -> 750
+    check({"New Full-Time Jobs": 200, "Retained Full-Time Jobs": 201, "Capital Investment ($)": 50_000_000}, {"Bonus per Job ($)": 750})
+
+
+@pytest.mark.parametrize("override,bonus", [
+    ({"US HQ of Automobile Manufacturer": "Y", "Same Municipality": "Y", "Retained Full-Time Jobs": 400}, 1_500 + 500),
+    ({"US HQ of Automobile Manufacturer": "Y", "Same Municipality": "Y", "Retained Full-Time Jobs": 399}, 0 + 500),
+    ({"US HQ of Automobile Manufacturer": "Y", "Same Municipality": "N", "Retained Full-Time Jobs": 400}, 0 + 500),
+])
+def test_auto_headquarters_increase(override, bonus):
+    # 50 new + 399 or 400 retained = 449/450 jobs -> also the 401-600 tier? no: 401-600 is 750
+    o = {**override, "Capital Investment ($)": 50_000_000}
+    jobs = 50 + o["Retained Full-Time Jobs"]
+    large = 750 if jobs >= 401 else 500
+    check(o, {"Bonus per Job ($)": bonus - 500 + large})
+
+
+@pytest.mark.parametrize("county,mri,bonus", [
+    ("Camden", 465, 0), ("Camden", 465.01, 1_000), ("Salem", 600, 1_000), ("Bergen", 600, 0), ("Camden", "", 0),
+])
+def test_south_jersey_revitalization_increase(county, mri, bonus):
+    check({"County": county, "Municipal Revitalization Index": mri}, {"Bonus per Job ($)": bonus})
+
+
+GROSS_CASES = [
+    # (name, override, gross): base + bonus, limited by the first cap that applies
+    # growth zone: 5,000 + 1,500 + 2,000 + 1,500 + 1,000 + 1,000 + 500 + 500 + 250 + 250 = 13,500, + 5,000 industrial
+    # (10) = 18,500 -> 15,000
+    ("growth zone over 15,000", {"Area": "Growth Zone", "Deep Poverty Pocket": "Y", "Transit Oriented Development": "Y",
+                                 "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y",
+                                 "Vacant Million Square Foot Building": "Y", "Qualified Incubator": "Y",
+                                 "Mixed-Use Moderate Income Housing": "Y", "LEED Silver or Remediation": "Y",
+                                 "On-Site Solar 50 Percent": "Y", "Premises Type": "Industrial Rehab"}, 15_000),
+    # the same without the industrial increase: 13,500, under the cap
+    ("growth zone under 15,000", {"Area": "Growth Zone", "Deep Poverty Pocket": "Y", "Transit Oriented Development": "Y",
+                                  "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y",
+                                  "Vacant Million Square Foot Building": "Y", "Qualified Incubator": "Y",
+                                  "Mixed-Use Moderate Income Housing": "Y", "LEED Silver or Remediation": "Y",
+                                  "On-Site Solar 50 Percent": "Y"}, 13_500),
+    # urban transit hub: 5,000 + 2,000 + 1,500 + 1,500 + 1,000 + 1,000 = 12,000 at the cap; + 500 -> capped
+    ("uth over 12,000", {"Area": "Urban Transit Hub", "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y",
+                         "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y",
+                         "Vacant Million Square Foot Building": "Y", "Qualified Incubator": "Y"}, 12_000),
+    # distressed: 4,000 + 2,000 + 1,500 + 1,500 + 1,500 + 1,000 = 11,500 -> 11,000
+    ("distressed over 11,000", {"Area": "Distressed", "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y",
+                                "Redevelopment Area Near Highways": "Y", "Marine Terminal South Jersey Port District": "Y",
+                                "Light Rail Half Mile": "Y"}, 11_000),
+    # priority: 3,000 + 2,000 + 1,500 + 1,500 + 1,500 + 1,000 = 10,500 exactly
+    ("priority at 10,500", {"Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y", "Redevelopment Area Near Highways": "Y",
+                            "Marine Terminal South Jersey Port District": "Y", "Light Rail Half Mile": "Y"}, 10_500),
+    # other eligible: 500 + 2,000 + 1,500 + 1,500 + 1,000 = 6,500 -> 6,000
+    ("other eligible over 6,000", {"Area": "Other Eligible", "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y",
+                                   "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y"}, 6_000),
+    # disaster recovery: 3,000 + 2,000 = 5,000 -> 2,000, whatever the area
+    ("disaster recovery", {"Disaster Recovery Project": "Y", "Transit Oriented Development": "Y"}, 2_000),
+    ("disaster recovery below its cap", {"Disaster Recovery Project": "Y", "Area": "Other Eligible"}, 500),
+    # mega project in an urban transit hub takes the mega cap 15,000, not 12,000: 5,000 + 2,000 + 1,500 x 3 + 1,000 x 2 = 13,500
+    ("mega in uth", {"Area": "Urban Transit Hub", "Mega Project": "Y", "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y",
+                     "Redevelopment Area Near Highways": "Y", "Marine Terminal South Jersey Port District": "Y",
+                     "Light Rail Half Mile": "Y", "Vacant Million Square Foot Building": "Y"}, 13_500),
+    # create zone: 12,000 in 2017 (5,000 + 2,000 + 1,500 x 3 + 500 = 12,000, + 1,000 light rail -> 12,000)
+    ("create zone cap 2017", {"Area": "Create Zone", "Targeted Industry": "Y", "Doctoral University Collaboration": "Y",
+                              "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y", "Redevelopment Area Near Highways": "Y",
+                              "Marine Terminal South Jersey Port District": "Y", "Light Rail Half Mile": "Y"}, 12_000),
+]
+
+
+@pytest.mark.parametrize("name,override,gross", GROSS_CASES, ids=[c[0] for c in GROSS_CASES])
+def test_gross_limit(name, override, gross):
+    check({**override, "Capital Investment ($)": 5_000_000}, {"Gross Credit per Job ($)": gross})
+
+
+RETAINED_CASES = [
+    # (name, override, retained per job, annual)
+    # 50 new + 50 retained, gross 3,000: 50% = 1,500; capex 1,000,000 / (10 x 100) = 1,000 -> 1,000
+    ("capex limit binds", {"Retained Full-Time Jobs": 50}, 1_000, 50 * 3_000 + 50 * 1_000),
+    # capex 3,000,000 / 1,000 = 3,000 > 1,500 -> 50%
+    ("half of gross", {"Retained Full-Time Jobs": 50, "Capital Investment ($)": 3_000_000}, 1_500, 50 * 3_000 + 50 * 1_500),
+    # 1,500,000 / (10 x 100) = 1,500 exactly: either way 1,500
+    ("both equal", {"Retained Full-Time Jobs": 50, "Capital Investment ($)": 1_500_000}, 1_500, 225_000),
+    # 1,000,000 / (10 x 70) = 1,428.5714...: annual 50 x 3,000 + 20 x 1,428.5714 = 178,571.43; total 1,785,714.29
+    ("exact fraction", {"Retained Full-Time Jobs": 20}, 1_428.57, 178_571.43),
+    ("replaces disaster-damaged facility: 100%", {"Retained Full-Time Jobs": 50, "Replaces Disaster-Damaged Facility": "Y"},
+     3_000, 300_000),
+    # mega + auto HQ in a Priority area: 100% of gross (5,000 base, + 1,500 auto HQ needs same municipality: not here)
+    ("mega auto hq in priority: 100%", {"Retained Full-Time Jobs": 50, "Mega Project": "Y", "US HQ of Automobile Manufacturer": "Y"},
+     5_000, 500_000),
+    ("mega auto hq in distressed: 50%/capex", {"Retained Full-Time Jobs": 50, "Mega Project": "Y", "Area": "Distressed",
+                                               "US HQ of Automobile Manufacturer": "Y"}, 1_000, 300_000),
+]
+
+
+@pytest.mark.parametrize("name,override,per_job,annual", RETAINED_CASES, ids=[c[0] for c in RETAINED_CASES])
+def test_retained_credit(name, override, per_job, annual):
+    check(override, {"Retained Credit per Job ($)": per_job, "Annual Credit ($)": annual})
+
+
+def test_total_award_rounds_only_at_the_end():
+    # 178,571.428571... x 10 = 1,785,714.29 (not 178,571.43 x 10 = 1,785,714.30)
+    check({"Retained Full-Time Jobs": 20}, {"Total Award ($)": 1_785_714.29})
+
+
+MRERA = {"Area": "Growth Zone (MRERA)", "County": "Camden", "New Full-Time Jobs": 35, "Retained Full-Time Jobs": 0}
+MRERA_CASES = [
+    # ordinary: gross 5,000 x 35 new = 175,000. Alternative: capex / 10, limited by the tier
+    # (a) 35 jobs and $5,000,000: 500,000 (limit 2,000,000)
+    ("tier a at thresholds", {"Capital Investment ($)": 5_000_000}, 500_000, True),
+    ("capex a cent short", {"Capital Investment ($)": 4_999_999.99}, 175_000, False),
+    ("34 jobs new to municipality", {"Capital Investment ($)": 5_000_000, "Jobs New to Municipality": 34}, 175_000, False),
+    ("jobs new to municipality counted, not new jobs", {"Capital Investment ($)": 5_000_000, "New Full-Time Jobs": 30,
+                                                         "Retained Full-Time Jobs": 10, "Jobs New to Municipality": 35}, 500_000, True),
+    # (a) limit 2,000,000: capex 9,999,999.99 / 10 = 999,999.999 -> 1,000,000.00 ; with 70 jobs still (a) by capex
+    ("tier a limit 2,000,000", {"Capital Investment ($)": 9_999_999.99, "Jobs New to Municipality": 70}, 1_000_000, True),
+    # (b) 70 and 10,000,000: 1,000,000 ; limit 3,000,000 at capex 30,000,000 with 70 jobs
+    ("tier b limit", {"Capital Investment ($)": 30_000_000, "Jobs New to Municipality": 70}, 3_000_000, True),
+    ("tier c limit", {"Capital Investment ($)": 50_000_000, "Jobs New to Municipality": 100}, 4_000_000, True),
+    ("tier d limit", {"Capital Investment ($)": 60_000_000, "Jobs New to Municipality": 150}, 5_000_000, True),
+    # (e) 250 and 30,000,000: no tier limit; 80,000,000 / 10 = 8,000,000 (needs an amount necessary)
+    ("tier e no limit", {"Capital Investment ($)": 80_000_000, "Jobs New to Municipality": 250}, 8_000_000, True),
+    ("tier e jobs short: d limit", {"Capital Investment ($)": 80_000_000, "Jobs New to Municipality": 249}, 5_000_000, True),
+    # the ordinary credit wins when larger: 600 new x (5,000 + 750 for 401-600) = 3,450,000 > 500,000
+    ("ordinary larger", {"Capital Investment ($)": 5_000_000, "New Full-Time Jobs": 600}, 3_450_000, False),
+    # a plain Growth Zone has no alternative
+    ("plain growth zone", {"Capital Investment ($)": 5_000_000, "Area": "Growth Zone"}, 175_000, False),
+]
+
+
+@pytest.mark.parametrize("name,override,annual,applied", MRERA_CASES, ids=[c[0] for c in MRERA_CASES])
+def test_mrera_alternative(name, override, annual, applied):
+    got = check({**MRERA, **override}, {"Annual Credit ($)": annual})
+    assert ("MRERA_ALTERNATIVE_APPLIED" in got["codes"]) is applied
+    assert "NECESSITY_DETERMINATION_REQUIRED" not in got["codes"] or not applied
+
+
+def test_ordinary_larger_case_arithmetic():
+    # 600 new x 5,750 (5,000 + 750 for 401-600... 600 is in 401-600) = 3,450,000; the MRERA alternative 500,000 loses
+    got = check({**MRERA, "Capital Investment ($)": 5_000_000, "New Full-Time Jobs": 600}, {"Gross Credit per Job ($)": 5_750})
+    assert got["Annual Credit ($)"] == 3_450_000
+
+
+ANNUAL_CASES = [
+    # (name, override, annual, codes among the limit findings)
+    # priority: 10,500 x 400 = 4,200,000 -> 4,000,000 cap, then 90% of 5,000,000 = 4,500,000 no cut
+    ("priority cap", {"Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y", "Redevelopment Area Near Highways": "Y",
+                      "Marine Terminal South Jersey Port District": "Y", "Light Rail Half Mile": "Y", "New Full-Time Jobs": 400,
+                      "Capital Investment ($)": 50_000_000, "Annual Withholdings ($)": 5_000_000}, 4_000_000, ["ANNUAL_CAP_APPLIED"]),
+    # 90% of 100,000 = 90,000 < 150,000
+    ("withholdings cut", {"Annual Withholdings ($)": 100_000}, 90_000, ["WITHHOLDINGS_CAP_APPLIED"]),
+    # 90% of 166,666.67 = 150,000.003 -> no cut; 166,666.66 -> 149,999.994 cut
+    ("withholdings just enough", {"Annual Withholdings ($)": 166_666.67}, 150_000, []),
+    ("withholdings a cent short", {"Annual Withholdings ($)": 166_666.66}, 149_999.99, ["WITHHOLDINGS_CAP_APPLIED"]),
+    ("withholdings blank", {"Annual Withholdings ($)": ""}, 150_000, ["WITHHOLDINGS_NOT_PROVIDED"]),
+    ("other eligible withholdings", {"Area": "Other Eligible", "Annual Withholdings ($)": 10_000}, 9_000, ["WITHHOLDINGS_CAP_APPLIED"]),
+    # not under f.(5)/(6): no 90% limit
+    ("distressed: no 90% limit", {"Area": "Distressed", "Annual Withholdings ($)": 10_000}, 200_000, []),
+    ("mega: no 90% limit", {"Mega Project": "Y", "Annual Withholdings ($)": ""}, 250_000, []),
+    # 2014: a redevelopment or rehabilitation area lifts the 90% limit; 2017 does not
+    ("2014 redevelopment area", {"Statute Version": "2014", "Redevelopment or Rehabilitation Area": "Y",
+                                 "Annual Withholdings ($)": 10_000}, 150_000, []),
+    ("2017 redevelopment area", {"Redevelopment or Rehabilitation Area": "Y", "Annual Withholdings ($)": 10_000}, 9_000,
+     ["WITHHOLDINGS_CAP_APPLIED"]),
+    # 2017 tourism district: f.(1) 35,000,000 cap and no 90% limit
+    ("2017 tourism district", {"Tourism District": "Y", "Annual Withholdings ($)": 10_000}, 150_000, []),
+    ("2014 tourism district", {"Statute Version": "2014", "Tourism District": "Y", "Annual Withholdings ($)": 10_000}, 9_000,
+     ["WITHHOLDINGS_CAP_APPLIED"]),
+    # 2017 create zone: f.(3) 10,000,000 and no 90% limit
+    ("create zone no 90%", {"Area": "Create Zone", "Targeted Industry": "Y", "Doctoral University Collaboration": "Y",
+                            "Annual Withholdings ($)": 10_000}, 50 * 5_500, []),
+    # cap then 90%: 4,200,000 -> 4,000,000 -> 90% of 1,000,000 = 900,000
+    ("cap then withholdings", {"Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y", "Redevelopment Area Near Highways": "Y",
+                               "Marine Terminal South Jersey Port District": "Y", "Light Rail Half Mile": "Y", "New Full-Time Jobs": 400,
+                               "Capital Investment ($)": 50_000_000}, 900_000, ["ANNUAL_CAP_APPLIED", "WITHHOLDINGS_CAP_APPLIED"]),
+]
+LIMIT_CODES = ("ANNUAL_CAP_APPLIED", "WITHHOLDINGS_CAP_APPLIED", "WITHHOLDINGS_NOT_PROVIDED")
+
+
+@pytest.mark.parametrize("name,override,annual,codes", ANNUAL_CASES, ids=[c[0] for c in ANNUAL_CASES])
+def test_annual_limits(name, override, annual, codes):
+    got = check(override, {"Annual Credit ($)": annual})
+    assert [c for c in got["codes"] if c in LIMIT_CODES] == codes
+
+
+# Amount necessary. Urban Transit Hub: 5,000 + 2,000 + 1,500 + 1,500 + 1,000 + 1,000 = 12,000 per job, at the cap
+UTH = {"Area": "Urban Transit Hub", "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y",
+       "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y", "Vacant Million Square Foot Building": "Y",
+       "Capital Investment ($)": 50_000_000}
+NECESSITY_CASES = [
+    # 12,000 x 333 = 3,996,000; x 334 = 4,008,000 (over 4,000,000)
+    ("under 4,000,000", {"New Full-Time Jobs": 333}, 3_996_000, []),
+    ("over, blank", {"New Full-Time Jobs": 334}, 4_008_000, ["NECESSITY_DETERMINATION_REQUIRED"]),
+    ("over, limited", {"New Full-Time Jobs": 334, "Amount Necessary ($)": 3_500_000}, 3_500_000, []),
+    ("over, necessary is more", {"New Full-Time Jobs": 334, "Amount Necessary ($)": 5_000_000}, 4_008_000, []),
+]
+
+
+@pytest.mark.parametrize("name,override,annual,codes", NECESSITY_CASES, ids=[c[0] for c in NECESSITY_CASES])
+def test_amount_necessary(name, override, annual, codes):
+    got = check({**UTH, **override}, {"Annual Credit ($)": annual})
+    assert [c for c in got["codes"] if c == "NECESSITY_DETERMINATION_REQUIRED"] == codes
+
+
+# Mega project in a Priority area: 5,000 + 2,000 (TOD) + 1,500 (highways) + 1,000 (light rail) + 500 (251-400 jobs)
+MEGA = {"Mega Project": "Y", "Application Date": D(2016, 1, 4), "Transit Oriented Development": "Y",
+        "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y", "Capital Investment ($)": 50_000_000}
+
+
+@pytest.mark.parametrize("jobs,annual,codes", [
+    (400, 4_000_000, []),  # 10,000 x 400 = 4,000,000: not "in excess of"
+    (401, 4_110_250, ["NECESSITY_DETERMINATION_REQUIRED"]),  # (10,000 - 500 + 750) x 401 = 4,110,250
+])
+def test_necessity_threshold(jobs, annual, codes):
+    got = check({**MEGA, "New Full-Time Jobs": jobs}, {"Annual Credit ($)": annual})
+    assert [c for c in got["codes"] if c == "NECESSITY_DETERMINATION_REQUIRED"] == codes
+
+
+NET_BENEFIT_CASES = [
+    # total award 1,500,000: 110% = 1,650,000
+    ("110% exactly", 1_650_000, [], "Y"),
+    ("a cent below", 1_649_999.99, ["NET_BENEFIT_BELOW_THRESHOLD"], "N"),
+    ("a cent above", 1_650_000.01, [], "Y"),
+    ("blank", "", ["NET_BENEFIT_NOT_PROVIDED"], "Y"),
+]
+
+
+@pytest.mark.parametrize("name,nb,codes,eligible", NET_BENEFIT_CASES, ids=[c[0] for c in NET_BENEFIT_CASES])
+def test_net_benefit(name, nb, codes, eligible):
+    got = check({"Net Benefit ($)": nb}, {"Eligible": eligible})
+    assert [c for c in got["codes"] if c.startswith("NET_BENEFIT")] == codes
+    if nb != "":
+        assert got["Net Benefit Ratio"] == pytest.approx(nb / 1_500_000)
+    else:
+        assert pd.isna(got["Net Benefit Ratio"])
+
+
+def test_net_benefit_mrera_100_percent():
+    # MRERA alternative 500,000 x 10 = 5,000,000: 100% on the nose passes, a cent less fails
+    ok = check({**MRERA, "Capital Investment ($)": 5_000_000, "Net Benefit ($)": 5_000_000}, {"Eligible": "Y"})
+    bad = check({**MRERA, "Capital Investment ($)": 5_000_000, "Net Benefit ($)": 4_999_999.99}, {"Eligible": "N"})
+    assert "NET_BENEFIT_BELOW_THRESHOLD" in bad["codes"] and ok["Net Benefit Ratio"] == pytest.approx(1.0)
+    assert bad["Net Benefit Ratio"] == pytest.approx(4_999_999.99 / 5_000_000)
+
+
+def test_eligibility_period():
+    check({"Eligibility Period (years)": 7}, {"Total Award ($)": 1_050_000, "Commitment Period (years)": 10.5})
+
+
+def test_eligibility_period_over_10_is_out_of_range():
+    raw = pd.DataFrame([{**BASE, "Eligibility Period (years)": 11}], dtype=object)
+    assert validate(GROW_NJ, raw)[1]["code"].tolist() == ["OUT_OF_RANGE"]
+
+
+def test_calculation_line_shows_each_component():
+    got = run({"Transit Oriented Development": "Y", "Retained Full-Time Jobs": 20})[0]
+    line = got["Calculation"]
+    for piece in ("2017 text", "min capex 400,000.00 [244b(3)] met", "base 3,000 [246b(3)]", "TOD 2,000 [246c(4)]",
+                  "= 5,000", "cap 10,500 [246d(4)] not reached", "annual cap 4,000,000.00 [246f(5)] not reached",
+                  "x 10 years", "eligible"):
+        assert piece in line, (piece, line)
+
+
+def test_shuffled_rows_same_results():
+    overrides = [{}, {"Area": "Growth Zone"}, {"Statute Version": "2014", "New Full-Time Jobs": 700},
+                 {**MRERA, "Capital Investment ($)": 5_000_000}, {"Capital Investment ($)": 1}]
+    a = run(*overrides)
+    b = run(*reversed(overrides))
+    strip = lambda r: {k: v for k, v in r.items() if k != "Project ID"}  # noqa: E731
+    assert [strip(r) for r in a] == [strip(r) for r in reversed(b)]
