@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+HUNDREDTHS = 100  # cents in a dollar; hundredths of a square foot in a square foot
+
 import numpy as np
 import pandas as pd
 

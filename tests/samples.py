@@ -74,6 +74,18 @@ ROWS = [
 ]
 
 
+def write_value(ws, r: int, c: int, v, date_format, number_format) -> None:
+    """Text as text (never a formula), dates as dates, numbers with the given format; blanks skipped."""
+    if v is None or v == "":
+        return
+    if isinstance(v, str):
+        ws.write_string(r, c, v)
+    elif isinstance(v, dt.date):
+        ws.write_datetime(r, c, v, date_format)
+    else:
+        ws.write_number(r, c, v, number_format)
+
+
 def build(path: Path = SAMPLE) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     wb = xlsxwriter.Workbook(str(path), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
@@ -92,14 +104,7 @@ def build(path: Path = SAMPLE) -> Path:
         if i == 20:
             r += 1  # a blank row between programs, as finance workbooks often have
         for j, v in enumerate(row):
-            if v is None or v == "":
-                continue
-            if isinstance(v, str):
-                ws.write_string(r, j, v)
-            elif isinstance(v, dt.date):
-                ws.write_datetime(r, j, v, date)
-            else:
-                ws.write_number(r, j, v, money)
+            write_value(ws, r, j, v, date, money)
         r += 1
     contacts = wb.add_worksheet("Contacts")
     contacts.write_row(0, 0, ["Name", "Role", "Email"], bold)
@@ -256,15 +261,7 @@ def build_grow_nj(path: Path = GROW_NJ_SAMPLE) -> Path:
     for r, short in enumerate(GROW_NJ_ROWS, start=1):
         row = {**GROW_NJ_BASE, **{KEYS[k]: v for k, v in short.items()}}
         for j, h in enumerate(GROW_NJ_HEADERS):
-            v = row.get(h)
-            if v is None or v == "":
-                continue
-            if isinstance(v, str):
-                ws.write_string(r, j, v)
-            elif isinstance(v, dt.date):
-                ws.write_datetime(r, j, v, date)
-            else:
-                ws.write_number(r, j, v, money if h.endswith("($)") else None)
+            write_value(ws, r, j, row.get(h), date, money if h.endswith("($)") else None)
     ws.freeze_panes(1, 2)
     wb.close()
     return path

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from batch.calculators import Calculation, SummaryTable
-from batch.exact import Q
+from batch.exact import HUNDREDTHS, Q
 from batch.findings import emit, money_text, short_cite
 from batch.rules import Rules, Tier, lookup
 from validators.grow_nj import GROW_NJ as SPEC
@@ -94,9 +94,9 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
 
     # -- eligibility: minimum capital investment (244 b.)
     rate, rate_cite = lookup(common["minimum_capex_per_sq_ft"], f[PREMISES])
-    area_h = np.round(f[GLA].to_numpy(dtype=float) * 100).astype(np.int64)  # square feet, to the hundredth
+    area_h = np.round(f[GLA].to_numpy(dtype=float) * HUNDREDTHS).astype(np.int64)  # square feet, to the hundredth
     capex_share = _ratio_q(common["reduced_minimum_capex_share"].value, reduced)
-    min_capex = Q(rate.to_numpy(dtype=np.int64) * area_h, 100) * capex_share
+    min_capex = Q(rate.to_numpy(dtype=np.int64) * area_h, HUNDREDTHS) * capex_share
     capex_ok = capex >= min_capex
     min_capex_text = money_text(min_capex.cents())
     findings.append(emit(
@@ -145,7 +145,7 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     for tier in p["flag_bonuses"]:
         hit = tier_applies(tier, f)
         bonus += np.where(hit, tier.value, 0)
-        pieces.append(np.where(hit, f"{tier.label} {tier.value / 100:,.0f} [{short_cite(tier.cite)}]", ""))
+        pieces.append(np.where(hit, f"{tier.label} {_dollars(tier.value)} [{short_cite(tier.cite)}]", ""))
     # (5)/(10) industrial investment: each full 20% of excess over the minimum
     ind_tiers = p["industrial_bonus"]
     industrial = f[PREMISES].isin(p["industrial_premises"].value).to_numpy()
@@ -156,7 +156,7 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     ind_bonus = np.where(ind_which >= 0, np.minimum(steps * p["industrial_step_amount"].value, ind_cap), 0)
     bonus += ind_bonus
     pieces.append(np.where(ind_bonus > 0, "industrial investment " + money_text(ind_bonus, cents=False) + " ("
-                           + steps.astype(str) + " x 20% over minimum, cap " + money_text(ind_cap, cents=False) + ") ["
+                           + steps.astype(str) + f" x {_pct(step)} over minimum, cap " + money_text(ind_cap, cents=False) + ") ["
                            + _short(pick(ind_tiers, ind_which, "cite", "")) + "]", ""))
     # (6) salary: each full 35% above the benchmark
     avg, bench = f[AVG], f[BENCH]
@@ -167,7 +167,7 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     sal_bonus = np.minimum(sal_steps * p["salary_step_amount"].value, p["salary_bonus_cap"].value)
     bonus += sal_bonus
     pieces.append(np.where(sal_bonus > 0, "salary " + money_text(sal_bonus, cents=False) + " (" + sal_steps.astype(str)
-                           + " x 35% over benchmark) [" + short_cite(p["salary_step"].cite) + "]", ""))
+                           + f" x {_pct(p['salary_step'].value)} over benchmark) [" + short_cite(p["salary_step"].cite) + "]", ""))
     # (7) large employment, by New + Retained
     big_tiers = p["large_employment_bonus"]
     big_which = first_tier(big_tiers, f, [jobs >= t.extra["min_jobs"] for t in big_tiers])
@@ -181,12 +181,12 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     # (11) US headquarters of an automobile manufacturer retaining at least 400 jobs
     auto = flag[AUTO_HQ] & flag[SAME_MUNI] & (retained >= p["auto_hq_min_retained"].value)
     bonus += np.where(auto, p["auto_hq_bonus"].value, 0)
-    pieces.append(np.where(auto, f"auto HQ {p['auto_hq_bonus'].value / 100:,.0f} [{short_cite(p['auto_hq_bonus'].cite)}]", ""))
+    pieces.append(np.where(auto, f"auto HQ {_dollars(p['auto_hq_bonus'].value)} [{short_cite(p['auto_hq_bonus'].cite)}]", ""))
     # (12) South Jersey county with a 2007 MRI above the threshold
     mri = f[MRI].astype("Float64").fillna(-np.inf).to_numpy(dtype=float)
     sj_bonus = south_jersey & (mri > p["south_jersey_mri_threshold"].value)
     bonus += np.where(sj_bonus, p["south_jersey_mri_bonus"].value, 0)
-    pieces.append(np.where(sj_bonus, f"South Jersey MRI {p['south_jersey_mri_bonus'].value / 100:,.0f} [{short_cite(p['south_jersey_mri_bonus'].cite)}]", ""))
+    pieces.append(np.where(sj_bonus, f"South Jersey MRI {_dollars(p['south_jersey_mri_bonus'].value)} [{short_cite(p['south_jersey_mri_bonus'].cite)}]", ""))
 
     # -- gross limit (246 d.): the first tier that applies; a disaster recovery project's limit if lower
     gross_tiers = p["gross_limit"]
@@ -212,9 +212,10 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     per_retained = half.where(~capex_binds, per_job_capex).where(~full, gross_q * p["full_retained_share"].value)
     retained_text = np.select(
         [full, capex_binds],
-        ["100% of gross [" + short_cite(p["full_retained_share"].cite) + "]",
-         "capex/10/" + jobs.astype(str) + " jobs, below 50% of gross [" + short_cite(p["retained_capex_share"].cite) + "]"],
-        "50% of gross [" + short_cite(p["retained_share"].cite) + "]",
+        [f"{_pct(p['full_retained_share'].value)} of gross [{short_cite(p['full_retained_share'].cite)}]",
+         f"capex x {p['retained_capex_share'].value} / " + jobs.astype(str)
+         + f" jobs, below {_pct(p['retained_share'].value)} of gross [{short_cite(p['retained_capex_share'].cite)}]"],
+        f"{_pct(p['retained_share'].value)} of gross [{short_cite(p['retained_share'].cite)}]",
     )
     ordinary = gross_q * Q(new) + per_retained * Q(retained)
 
@@ -286,7 +287,7 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
 
     # -- the Calculation column: one line a reviewer can check by hand
     limits = _join([
-        np.where(use_alt, "MRERA alternative " + money_text(alt.cents()) + " (capex/10, " + pick(m_tiers, m_which, "label", "")
+        np.where(use_alt, "MRERA alternative " + money_text(alt.cents()) + f" (capex x {p['mrera_capex_share'].value}, " + pick(m_tiers, m_which, "label", "")
                  + ") [" + _short(pick(m_tiers, m_which, "cite", "")) + "] > ordinary", ""),
         np.where(capped, "annual cap " + money_text(cap.cents()) + " [" + _short(cap_cite) + "] applied to "
                  + money_text(before_cap.cents()), "annual cap " + money_text(cap.cents()) + " [" + _short(cap_cite) + "] not reached"),
@@ -333,6 +334,14 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     return computed, findings, ineligible
 
 
+def _dollars(cents: int) -> str:
+    return money_text([cents], cents=False)[0]
+
+
+def _pct(fraction) -> str:
+    return f"{float(fraction):.0%}"
+
+
 def _short(cites) -> np.ndarray:
     return np.asarray(pd.Series(np.asarray(cites, dtype=object)).map(short_cite), dtype=object)
 
@@ -366,9 +375,13 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame) -> li
     ).reset_index()
     pivot[AREA] = pivot[AREA].fillna("(invalid)")
     pivot[VERSION] = pivot[VERSION].fillna("(invalid)")
+    by_year = rows.assign(Year=rows[APP_DATE].dt.year.astype("Int64").astype(str)).groupby("Year").agg(
+        **{"Projects": (ID, "size"), "Eligible": ("_eligible", "sum"), "Total Award ($)": ("Total Award ($)", "sum")}
+    ).reset_index()
     by_code = codes.drop_duplicates(["row", "Code"]).groupby("Code").size().rename("Projects").reset_index()
     money = {"Annual Credit ($)": "money", "Total Award ($)": "money"}
     return [
         SummaryTable("Projects and awards by Area and Statute Version", pivot, money),
+        SummaryTable("Projects and awards by year of application", by_year, money),
         SummaryTable("Projects by finding code", by_code),
     ]
