@@ -88,7 +88,7 @@ def process_sheet(sheet: IntakeSheet, module) -> SheetResult:
     at_row = pos >= 0
     at = np.where(at_row, pos, n)  # position n looks up the sheet-level blank
     excel_rows = np.append(sheet.excel_rows, 0)[at]
-    ids = np.append(typed[spec.record_id.header].fillna("").astype(str).to_numpy(), "")[at]
+    ids = np.append(spec.record_ids(typed).to_numpy(dtype=object), "")[at]
     findings = pd.DataFrame(
         {
             "Sheet": sheet.name,

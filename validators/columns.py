@@ -109,8 +109,17 @@ class SheetSpec:
     row_checks: tuple[RowCheck, ...] = ()
 
     @property
-    def record_id(self) -> Column:
-        return next(c for c in self.columns if c.record_id)
+    def key(self) -> tuple[str, ...]:
+        """Headers of the record ID (one column, or several together), unique in the sheet."""
+        return tuple(c.header for c in self.columns if c.record_id)
+
+    def record_ids(self, typed: pd.DataFrame) -> pd.Series:
+        """Each row's record ID as text (key columns joined with ' / ')."""
+        parts = [typed[h].astype(object).where(typed[h].notna(), "").astype(str) for h in self.key]
+        out = parts[0]
+        for p in parts[1:]:
+            out = out + " / " + p
+        return out
 
     def column(self, header: str) -> Column:
         return next(c for c in self.columns if c.header == header)

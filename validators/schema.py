@@ -19,8 +19,6 @@ FINDING_COLUMNS = ["row", "column", "code", "value", "expected"]
 
 def _checks(col: Column) -> list[pa.Check]:
     checks = []
-    if col.record_id:
-        checks.append(pa.Check(lambda s: ~s.duplicated(keep="first"), name="DUPLICATE_ID"))
     if col.kind == "code":
         allowed = list(col.codes)
         checks.append(pa.Check(lambda s: s.isin(allowed), name="BAD_CODE"))
@@ -93,6 +91,27 @@ def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list
     return pd.DataFrame(typed, index=raw.index), findings
 
 
+def _duplicates(spec: SheetSpec, typed: pd.DataFrame) -> list[pd.DataFrame]:
+    """DUPLICATE_ID on every repeat of a record ID after its first row (blank IDs are MISSING_VALUE)."""
+    key = list(spec.key)
+    complete = typed[key].notna().all(axis=1)
+    dup = typed[key].duplicated(keep="first") & complete
+    if not dup.any():
+        return []
+    rows = typed.index[dup.to_numpy()]
+    return [
+        pd.DataFrame(
+            {
+                "row": rows,
+                "column": key[0],
+                "code": "DUPLICATE_ID",
+                "value": spec.record_ids(typed.loc[rows]).to_numpy(),
+                "expected": "a record ID (" + " and ".join(key) + ") not used on an earlier row",
+            }
+        )
+    ]
+
+
 def validate(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Typed frame and every validation finding of the sheet.
 
@@ -136,6 +155,7 @@ def validate(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataF
                     }
                 )
             )
+    findings.extend(_duplicates(spec, typed))
     flagged = {(r, c) for f in findings for r, c in zip(f["row"], f["column"])}
     for check in spec.row_checks:
         mask = check.bad(typed).fillna(False).astype(bool).to_numpy()

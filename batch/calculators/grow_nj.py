@@ -19,7 +19,8 @@ import pandas as pd
 from batch.calculators import Calculation, SummaryTable
 from batch.exact import HUNDREDTHS, Q
 from batch.findings import emit, money_text, short_cite
-from batch.rules import Rules, Tier, lookup
+from batch.calculators.shared import first_tier, pick, tier_applies
+from batch.rules import Rules, lookup
 from validators.grow_nj import GROW_NJ as SPEC
 
 RULES = "grow_nj"
@@ -34,34 +35,6 @@ MEGA, TARGETED, RETAIL, TOURISM = "Mega Project", "Targeted Industry", "Final Po
 DISASTER, REPLACES = "Disaster Recovery Project", "Replaces Disaster-Damaged Facility"
 AUTO_HQ, SAME_MUNI = "US HQ of Automobile Manufacturer", "Same Municipality"
 MRERA_AREA = "Growth Zone (MRERA)"
-
-
-def tier_applies(tier: Tier, f: pd.DataFrame) -> np.ndarray:
-    """A tier's condition: Area in `area` or any `any_flag` column Y (when either is given),
-    every `all_flags` column Y, Area not in `not_area`."""
-    ok = np.ones(len(f), dtype=bool)
-    if tier.area or tier.any_flag:
-        hit = f[AREA].isin(tier.area).to_numpy().copy()
-        for flag in tier.any_flag:
-            hit |= f[flag].to_numpy(dtype=bool)
-        ok &= hit
-    for flag in tier.all_flags:
-        ok &= f[flag].to_numpy(dtype=bool)
-    if tier.not_area:
-        ok &= ~f[AREA].isin(tier.not_area).to_numpy()
-    return ok
-
-
-def first_tier(tiers: tuple[Tier, ...], f: pd.DataFrame, extra: list[np.ndarray] | None = None) -> np.ndarray:
-    """Index of the first tier that applies to each row (-1 when none). `extra` adds a mask per tier."""
-    masks = [tier_applies(t, f) & (extra[i] if extra else True) for i, t in enumerate(tiers)]
-    return np.select(masks, np.arange(len(tiers)), -1) if tiers else np.full(len(f), -1)
-
-
-def pick(tiers: tuple[Tier, ...], which: np.ndarray, attr: str, default=None) -> np.ndarray:
-    """Per row, an attribute of the chosen tier (`default` where none was chosen)."""
-    values = [getattr(t, attr) if hasattr(t, attr) else t.extra.get(attr, default) for t in tiers] + [default]
-    return np.array(values, dtype=object)[np.where(which < 0, len(tiers), which)]
 
 
 def _ratio_q(frac, mask: np.ndarray) -> Q:

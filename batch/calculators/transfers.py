@@ -11,6 +11,7 @@ import pandas as pd
 
 from batch.calculators import Calculation, SummaryTable
 from batch.findings import BASIS_POINTS, emit
+from batch.calculators.shared import date_order, name_key, running_over
 from batch.rules import Rules, lookup
 from validators.transfers import TRANSFERS as SPEC
 
@@ -24,11 +25,6 @@ CREDIT, PAID = "Credit Amount Transferred ($)", "Consideration Received ($)"
 MINIMUM, RATIO, TO_DATE = "Minimum Transfer ($)", "Consideration Ratio", "Certificate Transferred To Date ($)"
 
 
-def _name_key(s: pd.Series) -> pd.Series:
-    """Names and IDs are compared trimmed and case-insensitively."""
-    return s.astype(str).str.strip().str.casefold()
-
-
 def _cents(values) -> pd.Series:
     return pd.Series(values, dtype="Int64")
 
@@ -39,7 +35,7 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     paid = frame[PAID].astype("int64")
     program = frame[PROGRAM]
     # Transfer Date order, row order breaking ties (the index is the row order)
-    order = dates.sort_values(kind="stable").index
+    order = date_order(dates)
     rank = pd.Series(np.arange(len(order)), index=order).reindex(frame.index)
     findings = []
 
@@ -56,7 +52,7 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     allowance = allowance.astype("int64")
     candidate = below & (allowance > 0)
     year = dates.dt.year
-    transferor = _name_key(frame[FROM])
+    transferor = name_key(frame[FROM])
     ordered = frame.loc[order[candidate.reindex(order).to_numpy()]]
     used = ordered.groupby([transferor[ordered.index], year[ordered.index]]).cumcount()
     first_id = ordered.groupby([transferor[ordered.index], year[ordered.index]])[ID].transform("first")
@@ -97,12 +93,9 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
 
     # Running total per certificate in Transfer Date order; over the Certificate Amount from the
     # row that crosses it onward
-    cert = _name_key(frame[CERT])
-    by_cert = credit[order].groupby(cert[order])
-    to_date = by_cert.cumsum().reindex(frame.index)
-    cert_amount = frame[CERT_AMT][order].groupby(cert[order]).ffill().reindex(frame.index)
-    over = (to_date > cert_amount).fillna(False).astype(bool)
-    over = over[order].astype(int).groupby(cert[order]).cummax().astype(bool).reindex(frame.index)
+    cert = name_key(frame[CERT])
+    to_date, over = running_over(order, cert, credit, frame[CERT_AMT])
+    cert_amount = frame[CERT_AMT][order].groupby(cert[order].to_numpy()).ffill().reindex(frame.index)
     findings.append(
         emit(
             "CERTIFICATE_OVERTRANSFERRED", frame.index[over], certificate=frame[CERT], to_date=to_date,
@@ -113,7 +106,7 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     # BEIP: a transferee may not transfer its credit on (C.34:1B-129 g.(3), last sentence)
     may_retransfer, retransfer_cite = lookup(rules["transferee_may_retransfer"], program)
     first = (
-        pd.DataFrame({"cert": cert, "who": _name_key(frame[TO]), "rank": rank, "id": frame[ID], "date": dates})
+        pd.DataFrame({"cert": cert, "who": name_key(frame[TO]), "rank": rank, "id": frame[ID], "date": dates})
         .sort_values("rank")
         .drop_duplicates(["cert", "who"])
     )
