@@ -10,6 +10,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 HUNDREDTHS = 100  # cents in a dollar; hundredths of a square foot in a square foot
+# Percent cells arrive as binary floats (0.3 is 0.29999999999999998...). Read to the billionth,
+# a float becomes the decimal that was typed: 0.3 -> 300,000,000 / 10^9 = 3/10 exactly.
+PERCENT_RESOLUTION = 10**9
 
 import numpy as np
 import pandas as pd
@@ -45,6 +48,12 @@ class Q:
         if np.isscalar(values):
             return cls(np.full(n, int(values), dtype=object))
         return cls(values)
+
+    @classmethod
+    def percent(cls, values: pd.Series) -> "Q":
+        """A percent column (fractions as floats; NA read as 0) as exact fractions."""
+        x = pd.Series(values, dtype="Float64").fillna(0).to_numpy(dtype=float)
+        return cls(np.round(x * PERCENT_RESOLUTION).astype(np.int64), PERCENT_RESOLUTION)
 
     def __len__(self) -> int:
         return len(self.num)

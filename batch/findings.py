@@ -60,7 +60,8 @@ def _fmt_plain(values: pd.Series) -> pd.Series:
 
 def _fmt_ratio(values: pd.Series) -> pd.Series:
     """A float fraction -> '105.25%' (floored to the hundredth of a percent)."""
-    return values.map(lambda v: "" if pd.isna(v) else f"{np.floor(float(v) * BASIS_POINTS) / 100:.2f}%")
+    # rounded to 6 places first, so that 0.3 (0.2999999...) is not floored to 29.99%
+    return values.map(lambda v: "" if pd.isna(v) else f"{np.floor(round(float(v) * BASIS_POINTS, 6)) / 100:.2f}%")
 
 
 def _fmt_count(values: pd.Series) -> pd.Series:

@@ -113,7 +113,7 @@ def process_sheet(sheet: IntakeSheet, module) -> SheetResult:
     status = pd.Series(status, index=typed.index)
     summary_frame = pd.concat([typed, computed], axis=1)
     codes = findings.loc[at_row, ["pos", "Code"]].rename(columns={"pos": "row"})
-    summary = module.summarize(summary_frame, status, codes)
+    summary = module.summarize(summary_frame, status, codes, rules)
     return SheetResult(sheet, module, typed, computed, status, row_findings, findings, summary)
 
 

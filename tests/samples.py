@@ -15,6 +15,7 @@ import xlsxwriter
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_inputs"
 SAMPLE = SAMPLES / "transfers-2026-11.xlsx"
 GROW_NJ_SAMPLE = SAMPLES / "grow-nj-2026-11.xlsx"
+GRANTS_SAMPLE = SAMPLES / "beip-brrap-erg-2026-11.xlsx"
 
 HEADERS = [
     "Transfer ID", "Program", "Certificate ID", "Certificate Amount ($)", "Transferor", "Transferee",
@@ -267,6 +268,97 @@ def build_grow_nj(path: Path = GROW_NJ_SAMPLE) -> Path:
     return path
 
 
+BEIP_HEADERS = [
+    "Grant ID", "Business Name", "Agreement Date", "Grant Form", "Smart Growth", "Withholdings Percentage",
+    "Annual Withholdings ($)", "Partner Estimated Tax Percentage", "Annual Partner Estimated Tax ($)", "Grant Term (years)",
+    "New Employees", "Remote Work Waiver Elected", "Waiver Election Date", "Minimum Time at Facility",
+    "2022 Tax Period Credit ($)",
+]
+BEIP_ROWS = [
+    ["BEIP-0455", "Princeton Biologics Corp.", D(2006, 3, 1), "Tax Credit", "", 0.5, 3_600_000, None, None, 10, 450, "", None, None, None],
+    ["BEIP-0456", "Trenton Precision Machining LLC", D(2008, 9, 15), "Cash", "", 0.35, 480_000, None, None, 10, 60, "", None, None, None],
+    ["BEIP-0457", "Vineland Glassworks Inc.", D(2009, 2, 2), "Tax Credit", "Y", 0.8, 1_500_000, None, None, 10, 250, "", None, None, None],
+    ["BEIP-0458", "Hackensack Legal Partners LLP", D(2010, 6, 30), "Cash", "", None, None, 0.3, 1_600_000, 8, 80, "", None, None, None],
+    ["BEIP-0459", "Edison Data Centers LLC", D(2011, 11, 11), "Tax Credit", "", "55%", 2_400_000, None, None, 10, 300, "", None, None, None],
+    ["BEIP-0460", "Morristown Insurance Services Inc.", D(2012, 4, 4), "Tax Credit", "", 0.45, 9_000_000, None, None, 10, 900, "Y",
+     D(2023, 6, 30), 0.25, 1_350_000],
+    ["BEIP-0461", "Newark Data Exchange Inc.", D(2013, 1, 22), "Tax Credit", "", 0.4, 3_200_000, None, None, 12, 400, "", None, None, None],
+    ["BEIP-0462", "Secaucus Media Partners", D(2014, 7, 7), "Cash", "", 0.5, 8_000_000, None, None, 10, 150, "", None, None, None],
+    ["BEIP-0463", "Atlantic Shore Hospitality LLC", D(2002, 12, 1), "Cash", "", 0.5, 8_000_000, None, None, 10, 150, "", None, None, None],
+    ["BEIP-0464", "Camden Waterfront Holdings LLC", D(2015, 5, 18), "Tax Credit", "", 0.3, 1_400_000, 0.2, 400_000, 10, 120, "Y",
+     D(2024, 1, 15), 0.08, 410_000],
+    ["BEIP-0465", "Paterson Textile Works LLC", D(2015, 8, 3), "Tax Credit", "", None, None, None, None, 10, 75, "", None, None, None],
+    ["BEIP-0466", "Bridgeton Food Processing Co.", D(2016, 2, 29), "Cash", "", 0.25, 320_000, None, None, 10, 40, "Y",
+     D(2023, 3, 1), 0.15, None],
+]
+CONVERSION_HEADERS = ["Grant ID", "Accrual Year", "Approved Amount ($)", "Approval Year"]
+CONVERSION_ROWS = [
+    ["BEIP-0455", 2010, 1_850_000.55, None], ["BEIP-0455", 2012, 2_100_000, 2019], ["BEIP-0456", 2014, 310_000.03, None],
+    ["BEIP-0456", 2015, 295_000, None], ["BEIP-0457", 2016, 600_000.01, None], ["BEIP-0457", 2017, 640_000, None],
+    ["BEIP-0460", 2019, 5_400_000, None], ["BEIP-0460", 2021, 5_100_000.01, None], ["BEIP-0461", 2023, 2_400_000, None],
+    ["BEIP-0461", 2025, 2_350_000, None], ["BEIP-0462", 2007, 3_000_000, None], ["BEIP-0462", 2026, 3_100_000, None],
+    ["BEIP-0455", 2010, 10_000, None],
+]
+BRRAP_HEADERS = [
+    "Grant ID", "Business Name", "Employees Relocated or Retained", "Yearly Tax Credit Amount ($)", "Bonus Award ($)",
+    "First Tax Period", "Certificate of Compliance",
+]
+BRRAP_ROWS = [
+    ["BRRAP-101", "Liberty Harbor Insurance Co.", 180, 1_250_000, None, 2021, ""],
+    ["BRRAP-102", "Liberty Harbor Insurance Co.", 380, 2_400_000, 150_000, 2022, "Y"],
+    ["BRRAP-103", "Raritan Mutual Insurance", 520, 2_000_000, None, 2022, ""],
+    ["BRRAP-104", "Meadowlands Bancorp", 1_250, 9_000_000, 500_000, 2023, "Y"],
+    ["BRRAP-105", "meadowlands bancorp ", 640, 2_000_000, None, 2024, "Y"],
+    ["BRRAP-106", "Pinelands Casualty Co.", 45, 900_000, None, 2023, ""],
+    ["BRRAP-107", "Ocean County Savings Bank", 260, 2_800_000, None, 2023, "Y"],
+    ["BRRAP-108", "Hudson County Title Insurance", 950, 4_500_000, 250_000, 2024, "Y"],
+    ["BRRAP-109", "Monmouth Energy Partners", 50, 400_000, None, 2025, ""],
+]
+ERG_HEADERS = [
+    "Project ID", "Developer", "Category", "Deep Poverty Pocket or Distressed Municipality", "Growth Zone", "Application Date",
+    "Temporary Certificate of Occupancy Date", "Projected Annual Incremental Revenue ($)", "Annual Incentive Grant ($)",
+    "Credits Requested ($)",
+]
+ERG_ROWS = [
+    ["ERG-0007", "Asbury Park Residences Urban Renewal LLC", "Other ERG Incentive Area", "", "", D(2014, 2, 3), D(2016, 9, 1), 2_600_000, 1_900_000, 18_000_000],
+    ["ERG-0013", "New Brunswick Station Apartments LLC", "Commuter Rail Transit Hub", "", "", D(2014, 5, 19), D(2017, 3, 15), 1_800_000, 1_300_000, 9_500_000],
+    ["ERG-0021", "Camden Riverfront Lofts LLC", "South Jersey Growth Zone", "Y", "Y", D(2014, 8, 11), D(2017, 10, 2), 5_000_000, 4_250_000, 38_000_000],
+    ["ERG-0022", "Cooper Plaza Homes LLC", "South Jersey Growth Zone", "Y", "Y", D(2015, 1, 6), D(2018, 2, 27), 4_800_000, 4_080_000, 40_000_000],
+    ["ERG-0023", "Atlantic City Boardwalk Residences", "South Jersey MRI 400+", "Y", "", D(2015, 3, 30), D(2018, 7, 28), 6_000_000, 4_500_000, 40_000_000],
+    ["ERG-0024", "Pleasantville Commons LLC", "South Jersey MRI 400+", "Y", "", D(2015, 6, 1), D(2018, 7, 29), 5_200_000, 3_900_000, 36_000_000],
+    ["ERG-0031", "Jersey City Harborside Residential LLC", "Hudson SDA Transitional Aid", "", "", D(2015, 9, 14), None, 3_100_000, 2_400_000, 20_000_000],
+    ["ERG-0032", "Paterson Great Falls Housing LP", "Distressed, Deep Poverty or Highlands", "Y", "", D(2015, 10, 5), D(2017, 12, 1), 2_400_000, 1_800_000.01, 24_000_000],
+    ["ERG-0033", "Trenton Station Residences LLC", "Growth Zone Outside South Jersey", "Y", "Y", D(2016, 1, 12), D(2018, 5, 5), 3_900_000, 3_300_000, 42_000_000],
+    ["ERG-0034", "Highlands Village Homes LLC", "Other ERG Incentive Area", "", "", D(2016, 4, 18), D(2018, 6, 1), 1_200_000, 900_000, 8_000_000],
+    ["ERG-0035", "Sussex Meadows Apartments LLC", "Other ERG Incentive Area", "", "", D(2016, 7, 1), D(2018, 6, 30), 900_000, 600_000, 5_000_000],
+]
+
+
+def build_grants(path: Path = GRANTS_SAMPLE) -> Path:
+    """BEIP, BEIP_Conversion, BRRAP and ERG_Residential sheets in one workbook."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb = xlsxwriter.Workbook(str(path), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
+    wb.set_properties({"title": "BEIP, BRRAP and ERG residential intake, November 2026", "created": dt.datetime(2026, 11, 1)})
+    bold = wb.add_format({"bold": True, "text_wrap": True})
+    money = wb.add_format({"num_format": "#,##0.00"})
+    pct = wb.add_format({"num_format": "0%"})
+    date = wb.add_format({"num_format": "m/d/yyyy"})
+    for name, headers, rows in (("BEIP", BEIP_HEADERS, BEIP_ROWS), ("BEIP_Conversion", CONVERSION_HEADERS, CONVERSION_ROWS),
+                                ("BRRAP", BRRAP_HEADERS, BRRAP_ROWS), ("ERG_Residential", ERG_HEADERS, ERG_ROWS)):
+        ws = wb.add_worksheet(name)
+        for j, h in enumerate(headers):
+            ws.write_string(0, j, h, bold)
+            ws.set_column(j, j, 18)
+        for r, row in enumerate(rows, start=1):
+            for j, v in enumerate(row):
+                h = headers[j]
+                fmt = money if h.endswith("($)") else pct if "Percentage" in h or "Time at" in h else None
+                write_value(ws, r, j, v, date, fmt)
+    wb.close()
+    return path
+
+
 if __name__ == "__main__":
     print(build(Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE))
     print(build_grow_nj())
+    print(build_grants())

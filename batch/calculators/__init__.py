@@ -2,7 +2,7 @@
 
 - `SPEC`: the intake sheet (validators), `RULES`: its rules folder, `AWARD_COLUMN`;
 - `calculate(frame, rules) -> Calculation`: pure and vectorized over the valid rows;
-- `summarize(frame, status, codes) -> list[SummaryTable]`: the sheet's Summary pivots.
+- `summarize(frame, status, codes, rules) -> list[SummaryTable]`: the sheet's Summary pivots.
 
 `programs()` discovers the modules, so adding a program never touches the pipeline.
 """

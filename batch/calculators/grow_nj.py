@@ -199,7 +199,7 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     m_which = np.where(mrera, first_tier(m_tiers, f, [(jnm >= t.extra["min_jobs"]) & (capex >= Q.of(t.extra["min_capex"], n)) for t in m_tiers]), -1)
     m_limit = pick(m_tiers, m_which, "value", None)
     alt = capex * p["mrera_capex_share"].value
-    has_limit = np.array([v is not None for v in m_limit], dtype=bool) if n else np.zeros(0, bool)
+    has_limit = ~pd.isna(m_limit)
     alt = alt.where(~has_limit, alt.minimum(Q(np.where(has_limit, m_limit, 0).astype(np.int64))))
     use_alt = (m_which >= 0) & (alt > ordinary)
     annual = ordinary.where(~use_alt, alt)
@@ -335,7 +335,7 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     return Calculation(out, findings, pd.concat(ineligible).reindex(frame.index, fill_value=False))
 
 
-def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame) -> list[SummaryTable]:
+def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
     """Projects, eligible, annual credit and total award by Area and Statute Version; rows by code."""
     rows = frame.assign(_eligible=frame["Eligible"].eq("Y"))
     pivot = rows.groupby([AREA, VERSION], sort=True, dropna=False).agg(

@@ -64,9 +64,9 @@ def installments(total_cents: np.ndarray, num: np.ndarray, den: np.ndarray) -> n
     """Split each total into installments to the cent.
 
     `num / den` (rows x periods of integers) are each installment's share of the total, 0 past a
-    row's last installment, adding up to 1. Each installment but the last is rounded half up;
-    the last takes the remainder, so the installments add up to the total exactly. Returns
-    rows x periods of integer cents.
+    row's last installment, adding up to 1. Each installment but the last is its share rounded
+    down to the cent; the last takes the remainder, so the installments add up to the total
+    exactly. Returns rows x periods of integer cents.
     """
     rows, periods = num.shape
     out = np.zeros((rows, periods), dtype=np.int64)
@@ -74,7 +74,7 @@ def installments(total_cents: np.ndarray, num: np.ndarray, den: np.ndarray) -> n
     paid = np.zeros(rows, dtype=np.int64)
     total = Q(total_cents)
     for i in range(periods):  # one step per period, each over every row
-        part = np.where(count == i + 1, total_cents - paid, (total * Q(num[:, i], np.maximum(den[:, i], 1))).cents())
+        part = np.where(count == i + 1, total_cents - paid, (total * Q(num[:, i], np.maximum(den[:, i], 1))).floor())
         part = np.where(i < count, part, 0)
         out[:, i] = part
         paid += part

@@ -128,7 +128,7 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     return Calculation(computed, findings, ineligible=pd.Series(False, index=frame.index))
 
 
-def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame) -> list[SummaryTable]:
+def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
     """Pivot by Program: transfers, credit, consideration, weighted ratio, rows flagged by each code.
 
     `frame` holds every row (typed inputs and computed columns), `status` each row's Status and

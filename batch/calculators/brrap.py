@@ -1,0 +1,117 @@
+"""BRRAP grants of tax credits (shared/spec/brrap.md; P.L.2004 c.65 s.7).
+
+Pure and vectorized. The cross-row limits (a business's $10,000,000 a year, the $20,000,000
+aggregate a tax period) are checked on the credit of each (grant, year), summed with
+group-bys; rows are never compared in Python loops, and row order does not matter.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from batch.calculators import Calculation, SummaryTable
+from batch.calculators.shared import installments, name_key, pick
+from batch.findings import emit
+from batch.rules import Rules
+from validators.brrap import BRRAP as SPEC
+
+RULES = "brrap"
+AWARD_COLUMN = "Grant Amount ($)"
+
+ID, BUSINESS, EMPLOYEES = "Grant ID", "Business Name", "Employees Relocated or Retained"
+YEARLY, BONUS, FIRST, COC = "Yearly Tax Credit Amount ($)", "Bonus Award ($)", "First Tax Period", "Certificate of Compliance"
+
+
+def credit_by_year(frame: pd.DataFrame, computed: pd.DataFrame) -> pd.DataFrame:
+    """One row per (grant, tax period year) with credit: columns row, business, year, credit (cents)."""
+    periods = computed["Tax Periods"].fillna(0).to_numpy(dtype=np.int64)
+    grant = computed["Grant Amount ($)"].fillna(0).to_numpy(dtype=np.int64)
+    width = int(periods.max()) if len(periods) else 0
+    if width == 0:
+        return pd.DataFrame({"row": [], "business": [], "year": [], "credit": []})
+    j = np.arange(width)
+    num = (j[None, :] < periods[:, None]).astype(np.int64)
+    den = np.broadcast_to(np.maximum(periods, 1)[:, None], num.shape)
+    parts = installments(grant, num, den)
+    rows, k = np.nonzero(num)
+    return pd.DataFrame({
+        "row": frame.index[rows],
+        "business": name_key(frame[BUSINESS]).to_numpy()[rows],
+        "year": frame[FIRST].to_numpy(dtype=np.int64)[rows] + k,
+        "credit": parts[rows, k],
+    })
+
+
+def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+    idx = frame.index
+    tiers = rules["multiple"]
+    employees = frame[EMPLOYEES].to_numpy(dtype=np.int64)
+    masks = [employees >= t.extra["min_employees"] for t in tiers]
+    which = np.select(masks, np.arange(len(tiers)), -1) if len(idx) else np.zeros(0, dtype=np.int64)
+    eligible = which >= 0
+    minimum = min(t.extra["min_employees"] for t in tiers)
+    findings = [emit("BELOW_50_EMPLOYEES", idx[~eligible], employees=frame[EMPLOYEES], minimum=minimum, citation=tiers[-1].cite)]
+
+    multiple = np.where(eligible, pick(tiers, which, "value", 0).astype(np.int64), 0)
+    grant = multiple * frame[YEARLY].to_numpy(dtype=np.int64) + np.where(eligible, frame[BONUS].fillna(0).to_numpy(dtype=np.int64), 0)
+    first = frame[FIRST].to_numpy(dtype=np.int64)
+    computed = pd.DataFrame({
+        "Multiple": multiple.astype(float),
+        "Grant Amount ($)": pd.array(grant, dtype="Int64"),
+        "Tax Periods": multiple.astype(float),
+        "Credit per Tax Period ($)": pd.array(np.where(eligible, grant // np.maximum(multiple, 1), 0), dtype="Int64"),
+        "Last Tax Period": np.where(eligible, first + multiple - 1, np.nan),
+    }, index=idx)
+    per_year = credit_by_year(frame, computed)
+    # the base installment of each grant (the last one may carry the remainder cents)
+    if len(per_year):
+        firsts = per_year.drop_duplicates("row").set_index("row")["credit"]
+        computed["Credit per Tax Period ($)"] = pd.array(firsts.reindex(idx).fillna(0).to_numpy(dtype=np.int64), dtype="Int64")
+
+    coc = rules["certificate_of_compliance_after"]
+    needs = eligible & (multiple > coc.value) & ~frame[COC].to_numpy(dtype=bool)
+    findings.append(emit("CERTIFICATE_OF_COMPLIANCE_REQUIRED", idx[needs], periods=pd.Series(multiple, idx),
+                         first=frame[FIRST], last=computed["Last Tax Period"], citation=coc.cite))
+
+    findings += limit_findings(per_year, frame, rules)
+    return Calculation(computed, findings, ineligible=pd.Series(~eligible, index=idx))
+
+
+def limit_findings(per_year: pd.DataFrame, frame: pd.DataFrame, rules: Rules) -> list[pd.DataFrame]:
+    """Every (grant, year) whose business, or the whole sheet, is over its annual limit that year."""
+    out = []
+    for code, param, keys in (
+        ("BUSINESS_ANNUAL_LIMIT_EXCEEDED", rules["business_annual_limit"], ["business", "year"]),
+        ("AGGREGATE_ANNUAL_LIMIT_EXCEEDED", rules["aggregate_annual_limit"], ["year"]),
+    ):
+        if per_year.empty:
+            continue
+        total = per_year.groupby(keys)["credit"].transform("sum")
+        hit = per_year[total > param.value].sort_values(["row", "year"], kind="stable")
+        out.append(emit(
+            code, pd.Index(hit["row"]), business=frame[BUSINESS], year=hit["year"].to_numpy(),
+            total=total[hit.index].to_numpy(), credit=hit["credit"].to_numpy(), limit=param.value, citation=param.cite,
+        ))
+    return out
+
+
+def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
+    """Credit per tax period year by business, each against its limits, and the total per year."""
+    rows = frame[~status.isin(["Invalid", "Ineligible"])]
+    per_year = credit_by_year(rows, rows)
+    if per_year.empty:
+        return []
+    names = rows[BUSINESS].groupby(name_key(rows[BUSINESS]).to_numpy()).first()
+    pivot = per_year.pivot_table(index="year", columns="business", values="credit", aggfunc="sum", fill_value=0)
+    pivot.columns = [names.get(c, c) for c in pivot.columns]
+    business_cols = list(pivot.columns)
+    pivot["Total ($)"] = pivot[business_cols].sum(axis=1)
+    limit = rules["aggregate_annual_limit"].value
+    pivot["Aggregate Limit ($)"] = limit
+    pivot["Over Aggregate Limit"] = np.where(pivot["Total ($)"] > limit, "OVER", "")
+    over_business = (pivot[business_cols] > rules["business_annual_limit"].value)
+    pivot["Businesses Over $10,000,000"] = over_business.apply(lambda r: ", ".join(c for c in business_cols if r[c]), axis=1)
+    pivot = pivot.reset_index().rename(columns={"year": "Tax Period"})
+    pivot["Tax Period"] = pivot["Tax Period"].astype(str)
+    money = {c: "money" for c in business_cols + ["Total ($)", "Aggregate Limit ($)"]}
+    return [SummaryTable("Credit per tax period by business (single-business limit $10,000,000; aggregate $20,000,000)", pivot, money)]
