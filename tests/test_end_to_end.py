@@ -56,6 +56,28 @@ def test_rows_in_equal_rows_out_and_values_unchanged(sample_run):
                 assert after[r][c] == v, (sheet, r + 1, c + 1)
 
 
+def test_every_sample_sheet_returns_every_row_with_a_status(sample_run):
+    from batch.calculators import programs
+
+    intake = {m.SPEC.name for m in programs()}
+    outputs = sorted(sample_run.parent.glob("*.annotated.xlsx"))
+    assert len(outputs) == len(list(SAMPLE.parent.glob("*.xlsx")))
+    seen = set()
+    for out in outputs:
+        source = SAMPLE.parent / out.name.replace(".annotated", "")
+        for name in python_calamine.CalamineWorkbook.from_path(str(source)).sheet_names:
+            if name not in intake:
+                continue
+            seen.add(name)
+            before, after = grid(source, name), grid(out, name)
+            assert len(nonblank(before)) == len(nonblank(after)), (out.name, name)
+            h = next(i for i, r in enumerate(after) if "Status" in r)
+            status = after[h].index("Status")
+            rows = nonblank(after[h + 1:])
+            assert rows and all(r[status] in ("OK", "Flagged", "Ineligible", "Invalid") for r in rows), (out.name, name)
+    assert seen == intake - {"GrowNJ_Compliance", "Emerge", "GSGZ_Property"}
+
+
 def test_computed_columns_follow_the_inputs(sample_run):
     g = grid(sample_run, "Transfers")
     header = g[3]

@@ -160,14 +160,15 @@ def validate(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataF
     for check in spec.row_checks:
         mask = check.bad(typed).fillna(False).astype(bool).to_numpy()
         rows = [r for r in np.flatnonzero(mask) if (r, check.column) not in flagged]
-        if rows and check.column in raw:
+        if rows:
+            cells = raw[check.column].iloc[rows] if check.column in raw else pd.Series([""] * len(rows), dtype=object)
             findings.append(
                 pd.DataFrame(
                     {
                         "row": rows,
                         "column": check.column,
                         "code": check.code,
-                        "value": _as_text(raw[check.column].iloc[rows]).to_numpy(),
+                        "value": _as_text(cells).to_numpy(),
                         "expected": check.expected,
                     }
                 )

@@ -1,0 +1,29 @@
+"""Run one calculator on rows given as {header: cell}; return per-row computed values and codes."""
+from __future__ import annotations
+
+import pandas as pd
+from conftest import typed_frame
+
+from batch.rules import load
+
+
+def run_rows(module, rows: list[dict], money_in_dollars: bool = True) -> list[dict]:
+    frame = typed_frame(module.SPEC, rows)
+    calc = module.calculate(frame, load(module.RULES))
+    found = pd.concat([f for f in calc.findings if len(f)] or [pd.DataFrame(columns=["row", "code"])])
+    codes = found.groupby("row")["code"].agg(list)
+    money = {h for h, kind in module.SPEC.computed.items() if kind == "money"}
+    out = []
+    for i in frame.index:
+        got = {}
+        for k, v in calc.computed.loc[i].items():
+            if pd.isna(v):
+                got[k] = None
+            elif k in money and money_in_dollars:
+                got[k] = int(v) / 100
+            else:
+                got[k] = v
+        got["codes"] = codes.get(i, [])
+        got["ineligible"] = bool(calc.ineligible.loc[i])
+        out.append(got)
+    return out
