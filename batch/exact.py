@@ -55,6 +55,14 @@ class Q:
         x = pd.Series(values, dtype="Float64").fillna(0).to_numpy(dtype=float)
         return cls(np.round(x * PERCENT_RESOLUTION).astype(np.int64), PERCENT_RESOLUTION)
 
+    @classmethod
+    def from_fractions(cls, values) -> "Q":
+        """A column of Fraction objects (a few distinct values repeated) as a Q."""
+        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
+        num = np.array([Fraction(u).numerator for u in uniques] + [0], dtype=object)
+        den = np.array([Fraction(u).denominator for u in uniques] + [1], dtype=object)
+        return cls(num[codes], den[codes])
+
     def __len__(self) -> int:
         return len(self.num)
 

@@ -131,7 +131,8 @@ def render(raw: pd.DataFrame, sheet: str, table: dict[str, dict]) -> pd.DataFram
                     "row": group["row"],
                     "Column": column.fillna(""),
                     "Code": code,
-                    "Severity": entry["severity"],
+                    # a calculator may pass `severity` to give one code two severities (e.g. N vs blank)
+                    "Severity": group["severity"].fillna(entry["severity"]) if "severity" in group else entry["severity"],
                     "Message": _fill(template, group, formats),
                     "Citation": _fill(entry["citation"], group, formats),
                 },

@@ -45,6 +45,7 @@ class Column:
     maximum: float | None = None
     record_id: bool = False
     default: str | None = None  # value read for a blank cell (codes only)
+    blank_unknown: bool = False  # yes/no only: a blank stays unknown (NA) instead of meaning No
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -63,7 +64,7 @@ class Column:
             "integer": "a whole number",
             "number": "a number",
             "percent": "a percent such as 35% or 0.35",
-            "yesno": "Y or N (Yes/No, TRUE/FALSE, 1/0; blank means N)",
+            "yesno": "Y or N (Yes/No, TRUE/FALSE, 1/0; " + ("blank means not given)" if self.blank_unknown else "blank means N)"),
             "date": "a date (an Excel date, 2016-03-31 or 3/31/2016)",
         }[self.kind]
         bounds = []

@@ -73,6 +73,9 @@ def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list
             value, bad, scaled = coerce.percent(cells)
         else:
             value, bad = getattr(coerce, col.kind)(cells)
+        if col.kind == "yesno" and col.blank_unknown:
+            value = pd.array(value, dtype="boolean")
+            value[coerce.blank_mask(cells).to_numpy()] = pd.NA
         typed[col.header] = pd.Series(value, index=raw.index)
         for code, mask in (("BAD_TYPE", bad), ("PERCENT_SCALED", scaled)):
             if mask is not None and mask.any():

@@ -44,7 +44,7 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
 
     # b.(1): the pledge limit
     share, share_cite = lookup(rules["pledge_share"], _yn(frame[GZ]))
-    share_q = Q([s.numerator for s in share], [s.denominator for s in share]) if n else Q([])
+    share_q = Q.from_fractions(share)
     pledge = Q(frame[REVENUE]) * share_q
     over_pledge = Q(frame[GRANT]) > pledge
     findings.append(emit("PLEDGE_OVER_LIMIT", idx[over_pledge], grant=frame[GRANT], limit=pd.Series(pledge.cents(), idx),

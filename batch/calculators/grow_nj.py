@@ -246,7 +246,7 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     nb_given = f[NET_BENEFIT].notna().to_numpy()
     nb = Q(f[NET_BENEFIT].fillna(0).astype("int64"))
     nb_share, nb_cite = lookup(common["net_benefit_minimum_ratio"], area.where(area == MRERA_AREA, "Other"))
-    share_q = Q([s.numerator for s in nb_share], [s.denominator for s in nb_share]) if n else Q([])
+    share_q = Q.from_fractions(nb_share)
     nb_bad = nb_given & (nb < total * share_q)
     ratio = np.where(nb_given & (total.num != 0), (nb / total.where(total.num != 0, 1)).float(), np.nan)
     findings.append(emit("NET_BENEFIT_BELOW_THRESHOLD", idx[nb_bad], net_benefit=f[NET_BENEFIT], total=pd.Series(total.cents(), idx),

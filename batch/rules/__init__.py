@@ -77,6 +77,8 @@ def lookup(table: dict[str, Parameter], keys: pd.Series, dates: pd.Series | None
 def _convert(unit: str, value):
     if value is None:
         return None
+    if isinstance(value, list):
+        return [_convert(unit, v) for v in value]
     if unit == "USD":
         return int(round(Fraction(str(value)) * 100))
     if unit == "ratio":

@@ -1,0 +1,66 @@
+"""Garden State Growth Zone property tax exemption (shared/spec/gsgz-property.md; C.52:27D-489s).
+
+Pure and vectorized: each row's schedule (Development Entity or other owner) gives the share of
+taxes otherwise due paid in each of the 20 years after the certificate of occupancy.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from batch.calculators import Calculation, SummaryTable
+from batch.exact import Q
+from batch.findings import emit
+from batch.rules import Rules
+from validators.gsgz_property import GSGZ_PROPERTY as SPEC, YEARS
+
+RULES = "gsgz_property"
+AWARD_COLUMN = "Total Exempted ($)"
+
+ID, ENTITY, OPTED_IN, CO_DATE, TAXES = "Property ID", "Development Entity", "Municipality Opted In", "Certificate of Occupancy Date", "Annual Taxes Otherwise Due ($)"
+PAYMENTS = [f"Payment Year {y} ($)" for y in YEARS]
+
+
+def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+    idx = frame.index
+    n = len(frame)
+    entity = frame[ENTITY].to_numpy(dtype=bool)
+    opt = rules["opt_in"]
+    not_opted = entity & ~frame[OPTED_IN].to_numpy(dtype=bool)
+    enacted, window = rules["enactment_date"], rules["certificate_window_years"]
+    deadline = enacted.value + pd.DateOffset(years=window.value)
+    late = entity & (frame[CO_DATE] > deadline).to_numpy(dtype=bool)
+    findings = [
+        emit("MUNICIPALITY_NOT_OPTED_IN", idx[not_opted], citation=opt.cite),
+        emit("CO_AFTER_DEADLINE", idx[late], date=frame[CO_DATE], years=window.value, enacted=enacted.value,
+             deadline=deadline, citation=window.cite),
+    ]
+    ineligible = not_opted | late
+
+    dev = rules["development_entity_schedule"].value
+    other = rules["other_owner_schedule"].value
+    taxes = Q(frame[TAXES])
+    computed = {}
+    paid = Q.of(0, n)
+    for year, header in zip(YEARS, PAYMENTS):
+        share = Q.of(dev[year - 1], n).where(entity, Q.of(other[year - 1], n)).where(~ineligible, 1)
+        payment = (taxes * share).cents()
+        computed[header] = pd.array(payment, dtype="Int64")
+        paid = paid + Q(payment)
+    full = (taxes * Q.of(len(YEARS), n)).cents()
+    computed["Total Exempted ($)"] = pd.array(full - paid.cents(), dtype="Int64")
+    computed["County Share Minimum ($)"] = pd.array((paid * rules["county_share"].value).cents(), dtype="Int64")
+    return Calculation(pd.DataFrame(computed, index=idx), findings, ineligible=pd.Series(ineligible, index=idx))
+
+
+def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
+    """Payments and exemptions per year after the certificate of occupancy, over every computed row."""
+    rows = frame[status != "Invalid"]
+    taxes = rows[TAXES].fillna(0)
+    table = pd.DataFrame({
+        "Year": [str(y) for y in YEARS],
+        "Payments ($)": [int(rows[h].fillna(0).sum()) for h in PAYMENTS],
+        "Exempted ($)": [int((taxes - rows[h].fillna(0)).sum()) for h in PAYMENTS],
+    })
+    return [SummaryTable("Payments in lieu of taxes and exemptions per year after the certificate", table,
+                         {"Payments ($)": "money", "Exempted ($)": "money"})]

@@ -1,0 +1,57 @@
+"""Sheet `Emerge`: Emerge program eligibility (shared/spec/emerge.md)."""
+from validators.columns import Column, RowCheck, SheetSpec
+from validators.grow_nj import PREMISES
+
+LOCATIONS = ("Government-Restricted Municipality", "Qualified Incentive Tract", "Enhanced Area", "Distressed Municipality",
+             "Other Qualified Incentive Area", "Outside Qualified Incentive Area")
+CERTIFICATIONS = ("Accommodates Majority of Employees", "Material Factor", "Meets Environmental Standards",
+                  "Affirmative Action Compliance", "Prevailing Wage Compliance")
+
+
+def _certification(header: str, hint: str) -> Column:
+    return Column(header, "yesno", blank_unknown=True, hint=hint + " N makes the project ineligible; blank is a warning.")
+
+
+EMERGE = SheetSpec(
+    name="Emerge",
+    program="Emerge",
+    citation="C.34:1B-339",
+    columns=(
+        Column("Project ID", "text", required=True, record_id=True, hint="Unique ID of the application."),
+        Column("Business Name", "text", hint="The applicant."),
+        Column("Application Date", "date", required=True, hint="Date of the application (before 2029-03-01)."),
+        Column("Location", "code", required=True, codes=LOCATIONS, hint="Where the qualified business facility is."),
+        Column("Small Business", "yesno", hint="Y for a small business."),
+        Column("Targeted Industry", "yesno", hint="Y when engaged primarily in a targeted industry."),
+        Column("Mega Project", "yesno", hint="Y for a mega project."),
+        Column("Premises Type", "code", required=True, codes=PREMISES, hint="Kind of premises the capital investment is in."),
+        Column("Gross Leasable Area (sq ft)", "number", required=True, minimum=0, hint="Gross leasable area in square feet."),
+        Column("Capital Investment ($)", "money", required=True, minimum=0, hint="Capital investment at the facility."),
+        Column("New Full-Time Jobs", "integer", required=True, minimum=0, hint="New full-time jobs."),
+        Column("Retained Full-Time Jobs", "integer", required=True, minimum=0, hint="Retained full-time jobs."),
+        Column("Current Workforce", "integer", minimum=0, hint="Full-time workforce at application; required for a small business."),
+        Column("Requested Tax Credit ($)", "money", required=True, minimum=0, minimum_exclusive=True,
+               hint="Tax credit requested; more than 0 (the net benefit ratio divides by it)."),
+        Column("Net Benefit ($)", "money", required=True, hint="Present value of the net benefit to the State."),
+        Column("Withholdings Subject to NJ Income Tax", "percent", required=True, minimum=0, maximum=1,
+               hint="Share of the withholdings of the new and retained jobs subject to New Jersey gross income tax (at least 80%)."),
+        _certification("Accommodates Majority of Employees", "Y when the facility can accommodate more than half of the employees (d.)."),
+        _certification("Material Factor", "Y when the award is a material factor in the decision (a.(4))."),
+        _certification("Meets Environmental Standards", "Y when the facility meets the environmental and sustainability standards (a.(6))."),
+        _certification("Affirmative Action Compliance", "Y when the project complies with affirmative action requirements (a.(7))."),
+        _certification("Prevailing Wage Compliance", "Y when workers are paid the prevailing wage (a.(8))."),
+    ),
+    computed={
+        "Minimum Capital Investment ($)": "money",
+        "Infrastructure Fund Donation ($)": "money",
+        "Minimum New Jobs": "number",
+        "Retained Jobs Eligible": "text",
+        "Required Net Benefit Ratio": "number",
+        "Net Benefit Ratio": "number",
+        "Eligible": "text",
+    },
+    row_checks=(
+        RowCheck("Current Workforce", "MISSING_VALUE", "the Current Workforce of a small business (its minimum is 25% of it)",
+                 lambda f: f["Small Business"] & f["Current Workforce"].isna()),
+    ),
+)

@@ -1,0 +1,31 @@
+"""Sheet `GrowNJ_Compliance`: Grow NJ annual compliance, forfeiture and carry-forward (shared/spec/grow-nj-compliance.md)."""
+from validators.columns import Column, SheetSpec
+
+GROW_NJ_COMPLIANCE = SheetSpec(
+    name="GrowNJ_Compliance",
+    program="Grow NJ compliance",
+    citation="C.34:1B-247",
+    columns=(
+        Column("Project ID", "text", required=True, record_id=True, hint="The Grow NJ project; with Tax Period, unique in the sheet."),
+        Column("Tax Period", "integer", required=True, record_id=True, minimum=1900, maximum=2100, hint="Year of the tax period."),
+        Column("Approval Date", "date", required=True, hint="The authority's approval of the application."),
+        Column("Certification Date", "date", hint="When the authority accepted the capital investment and employment certification."),
+        Column("Annual Credit ($)", "money", required=True, minimum=0, hint="The award per year in the incentive agreement."),
+        Column("Agreement Jobs", "integer", required=True, minimum=0, hint="New + retained jobs in the incentive agreement."),
+        Column("Baseline Statewide Employees", "integer", required=True, minimum=0,
+               hint="Full-time employees statewide in the last tax period before approval."),
+        Column("Statewide Employees", "integer", required=True, minimum=0, hint="This period's average monthly full-time employment statewide."),
+        Column("Facility Employees", "integer", required=True, minimum=0, hint="This period's average monthly full-time employment at the facility."),
+        Column("Period Documentation Certified Date", "date", hint="When this period's credit documentation was certified."),
+        Column("Tax Liability ($)", "money", required=True, minimum=0, hint="The holder's tax liability for the period."),
+        Column("Facility Sold", "yesno", hint="Y when the owner sold the qualified business facility in this period (d.(3)(a))."),
+    ),
+    computed={
+        "Credit Allowed ($)": "money",
+        "Credit Used ($)": "money",
+        "Carry-Forward Added ($)": "money",
+        "Carry-Forward Used ($)": "money",
+        "Carry-Forward Balance ($)": "money",
+        "Carry-Forward Expired ($)": "money",
+    },
+)
