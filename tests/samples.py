@@ -16,6 +16,7 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_inputs"
 SAMPLE = SAMPLES / "transfers-2026-11.xlsx"
 GROW_NJ_SAMPLE = SAMPLES / "grow-nj-2026-11.xlsx"
 GRANTS_SAMPLE = SAMPLES / "beip-brrap-erg-2026-11.xlsx"
+COMPLIANCE_SAMPLE = SAMPLES / "emerge-gsgz-compliance-2026-11.xlsx"
 
 HEADERS = [
     "Transfer ID", "Program", "Certificate ID", "Certificate Amount ($)", "Transferor", "Transferee",
@@ -358,7 +359,104 @@ def build_grants(path: Path = GRANTS_SAMPLE) -> Path:
     return path
 
 
+EMERGE_HEADERS = [
+    "Project ID", "Business Name", "Application Date", "Location", "Small Business", "Targeted Industry", "Mega Project",
+    "Premises Type", "Gross Leasable Area (sq ft)", "Capital Investment ($)", "New Full-Time Jobs", "Retained Full-Time Jobs",
+    "Current Workforce", "Requested Tax Credit ($)", "Net Benefit ($)", "Withholdings Subject to NJ Income Tax",
+    "Accommodates Majority of Employees", "Material Factor", "Meets Environmental Standards", "Affirmative Action Compliance",
+    "Prevailing Wage Compliance",
+]
+OK5 = ["Y", "Y", "Y", "Y", "Y"]
+EMERGE_ROWS = [
+    ["EM-2101", "Newark Fintech Labs Inc.", D(2021, 9, 14), "Government-Restricted Municipality", "", "Y", "", "Non-Industrial Rehab",
+     60_000, 3_200_000, 120, 180, None, 9_000_000, 21_000_000, 0.92, *OK5],
+    ["EM-2102", "Camden Robotics Corp.", D(2022, 2, 7), "Qualified Incentive Tract", "", "Y", "", "Industrial New",
+     90_000, 7_000_000, 60, 0, None, 6_000_000, 25_000_000, 0.88, *OK5],
+    ["EM-2103", "Paterson Pantry Foods LLC", D(2022, 6, 30), "Distressed Municipality", "Y", "", "", "Industrial Rehab",
+     20_000, 250_000, 8, 0, 24, 800_000, 2_600_000, 0.95, *OK5],
+    ["EM-2104", "Princeton Quantum Devices Inc.", D(2023, 3, 3), "Enhanced Area", "", "Y", "", "Non-Industrial New",
+     40_000, 3_900_000, 30, 0, None, 5_000_000, 16_000_000, 0.85, *OK5],
+    ["EM-2105", "Morris Plains Pharma USA", D(2023, 8, 21), "Other Qualified Incentive Area", "", "Y", "Y", "Industrial New",
+     400_000, 260_000_000, 900, 1_200, None, 150_000_000, 330_000_000, 0.90, *OK5],
+    ["EM-2106", "Trenton Logistics Hub LLC", D(2023, 11, 1), "Other Qualified Incentive Area", "", "", "", "Industrial New",
+     300_000, 21_000_000, 20, 1_100, None, 12_000_000, 52_000_000, 0.83, *OK5],
+    ["EM-2107", "Secaucus Cloud Services", D(2024, 4, 15), "Outside Qualified Incentive Area", "", "Y", "", "Non-Industrial Rehab",
+     50_000, 2_500_000, 40, 0, None, 3_000_000, 13_000_000, 0.9, *OK5],
+    ["EM-2108", "Edison Battery Works LLC", D(2024, 7, 9), "Other Qualified Incentive Area", "", "", "", "Industrial Rehab",
+     80_000, 2_000_000, 30, 0, None, 4_000_000, 17_000_000, 0.9, *OK5],
+    ["EM-2109", "Bayonne Marine Services", D(2024, 10, 2), "Distressed Municipality", "", "", "", "Industrial Rehab",
+     50_000, 1_200_000, 45, 0, None, 4_000_000, 11_000_000, 0.76, *OK5],
+    ["EM-2110", "Hoboken Health Analytics", D(2025, 1, 27), "Enhanced Area", "", "Y", "", "Non-Industrial Rehab",
+     30_000, 1_300_000, 28, 0, None, 2_000_000, 6_500_000, 0.9, "Y", "N", "Y", "", "Y"],
+    ["EM-2111", "Atlantic City Hospitality Group", D(2029, 3, 1), "Government-Restricted Municipality", "", "", "", "Non-Industrial New",
+     120_000, 20_000_000, 200, 0, None, 10_000_000, 25_000_000, 0.9, *OK5],
+    ["EM-2112", "Vineland Craft Foods", D(2025, 5, 5), "Qualified Incentive Tract", "Y", "", "", "Industrial Rehab",
+     15_000, 100_000, 5, 0, None, 500_000, 1_800_000, 0.9, *OK5],
+]
+GSGZ_HEADERS = ["Property ID", "Owner", "Development Entity", "Municipality Opted In", "Certificate of Occupancy Date",
+                "Annual Taxes Otherwise Due ($)"]
+GSGZ_ROWS = [
+    ["GZ-301", "Camden Growth Zone Development Corp.", "Y", "Y", D(2016, 5, 12), 1_250_000],
+    ["GZ-302", "Camden Growth Zone Development Corp.", "Y", "Y", D(2019, 10, 1), 845_500.55],
+    ["GZ-303", "Trenton Riverfront Owner LLC", "N", "", D(2018, 3, 30), 312_000],
+    ["GZ-304", "Paterson Mills Redevelopment Entity", "Y", "N", D(2017, 8, 8), 420_000],
+    ["GZ-305", "Passaic Avenue Partners LLC", "N", "Y", D(2021, 1, 15), 98_765.43],
+    ["GZ-306", "Atlantic City Boardwalk Development Entity", "Y", "Y", D(2023, 9, 18), 2_100_000],
+    ["GZ-307", "Atlantic City Boardwalk Development Entity", "Y", "Y", D(2023, 9, 19), 1_600_000],
+]
+COMPLIANCE_HEADERS = [
+    "Project ID", "Tax Period", "Approval Date", "Certification Date", "Annual Credit ($)", "Agreement Jobs",
+    "Baseline Statewide Employees", "Statewide Employees", "Facility Employees", "Period Documentation Certified Date",
+    "Tax Liability ($)", "Facility Sold",
+]
+
+
+def _compliance_rows():
+    rows = []
+    # GNJ-1403: ten periods, liability below the credit early, carry-forward used later; 2021 short at the facility
+    for i, year in enumerate(range(2017, 2027)):
+        rows.append(["GNJ-1403", year, D(2015, 6, 10), D(2017, 4, 3), 2_625_000, 210, 1_800, 1_850 - 10 * i,
+                     205 if year != 2021 else 160, D(year + 1, 9, 15), [900_000, 1_200_000, 1_500_000, 2_000_000, 2_400_000,
+                     4_000_000, 5_500_000, 3_000_000, 2_800_000, 2_600_000][i], ""])
+    # GNJ-1703: statewide workforce cut by more than 20% in 2020; documentation of 2021 never certified; sold in 2024
+    for i, year in enumerate(range(2018, 2026)):
+        rows.append(["GNJ-1703", year, D(2017, 8, 1), D(2020, 10, 15), 6_375_909.09, 820, 3_000, 2_399 if year == 2020 else 3_050,
+                     830, None if year == 2021 else D(year + 2, 6, 30), 4_000_000, "Y" if year == 2024 else ""])
+    # GNJ-1401: certified more than four years after approval: no credit at all
+    for year in (2019, 2020):
+        rows.append(["GNJ-1401", year, D(2014, 12, 18), D(2019, 2, 1), 6_669_642.86, 1_050, 5_200, 5_300, 1_060,
+                     D(year + 1, 5, 1), 3_000_000, ""])
+    rows.reverse()  # periods in any order: read in Tax Period order per project
+    return rows
+
+
+def build_compliance(path: Path = COMPLIANCE_SAMPLE) -> Path:
+    """Emerge, GSGZ_Property and GrowNJ_Compliance sheets in one workbook."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb = xlsxwriter.Workbook(str(path), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
+    wb.set_properties({"title": "Emerge, Growth Zone property and Grow NJ compliance intake, November 2026",
+                       "created": dt.datetime(2026, 11, 1)})
+    bold = wb.add_format({"bold": True, "text_wrap": True})
+    money = wb.add_format({"num_format": "#,##0.00"})
+    pct = wb.add_format({"num_format": "0%"})
+    date = wb.add_format({"num_format": "m/d/yyyy"})
+    for name, headers, rows in (("Emerge", EMERGE_HEADERS, EMERGE_ROWS), ("GSGZ_Property", GSGZ_HEADERS, GSGZ_ROWS),
+                                ("GrowNJ_Compliance", COMPLIANCE_HEADERS, _compliance_rows())):
+        ws = wb.add_worksheet(name)
+        for j, h in enumerate(headers):
+            ws.write_string(0, j, h, bold)
+            ws.set_column(j, j, 18)
+        for r, row in enumerate(rows, start=1):
+            for j, v in enumerate(row):
+                h = headers[j]
+                fmt = money if h.endswith("($)") else pct if "Subject to" in h else None
+                write_value(ws, r, j, v, date, fmt)
+    wb.close()
+    return path
+
+
 if __name__ == "__main__":
     print(build(Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE))
     print(build_grow_nj())
     print(build_grants())
+    print(build_compliance())

@@ -47,6 +47,7 @@ def _cells(path):
 
 def test_committed_samples_are_current(tmp_path):
     for build, committed in ((samples.build, samples.SAMPLE), (samples.build_grow_nj, samples.GROW_NJ_SAMPLE),
-                               (samples.build_grants, samples.GRANTS_SAMPLE)):
+                               (samples.build_grants, samples.GRANTS_SAMPLE),
+                               (samples.build_compliance, samples.COMPLIANCE_SAMPLE)):
         fresh = build(tmp_path / committed.name)
         assert _cells(fresh) == _cells(committed), f"{committed} is stale: run `python tests/samples.py`"
