@@ -8,66 +8,99 @@ import click
 
 from batch import __version__
 
-INTAKE_SUFFIXES = (".xlsx", ".xlsm")
-
-
-def _default_inbox() -> Path:
-    """`sample_inputs/` when run in a checkout of this project, else `./inbox`."""
-    here = Path.cwd()
-    if (here / "sample_inputs").is_dir() and (here / "batch" / "pipeline.py").is_file():
-        return here / "sample_inputs"
-    return here / "inbox"
-
-
-def _inputs(inbox: Path) -> list[Path]:
-    if inbox.is_file():
-        return [inbox]
-    return sorted(
-        p for p in inbox.iterdir()
-        if p.is_file() and p.suffix.lower() in INTAKE_SUFFIXES and not p.name.startswith(("~$", "."))
-    )
-
-
 @click.group()
 @click.version_option(__version__, prog_name="njcredits")
 def main():
     """Validate New Jersey tax-credit intake workbooks and return annotated workbooks."""
 
 
+def _settings(**flags):
+    from batch.config import ConfigError, load
+
+    try:
+        return load(**flags)
+    except ConfigError as err:
+        raise click.UsageError(str(err)) from err
+
+
+def _batch_options(fn):
+    for option in reversed([
+        click.option("--out", "outbox", type=click.Path(path_type=Path), help="Folder for returned workbooks and run reports [./outbox]."),
+        click.option("--archive", type=click.Path(path_type=Path), help="Folder for processed/ and failed/ inputs [the inbox]."),
+        click.option("--ledger", type=click.Path(path_type=Path), help="Ledger file [OUTBOX/.njcredits/ledger.sqlite]."),
+        click.option("--workers", type=click.IntRange(1, 64), help="Files processed in parallel [the number of cores]."),
+        click.option("--keep-inputs", is_flag=True, default=None, help="Leave inputs where they are (ad-hoc runs)."),
+        click.option("--force", is_flag=True, default=None, help="Process files even if identical ones were processed before."),
+        click.option("--wait", is_flag=True, default=None, help="Wait for another run on the same inbox instead of exiting."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
 @main.command()
 @click.argument("inbox", required=False, type=click.Path(path_type=Path))
-@click.option("--out", "outbox", default="outbox", show_default=True, type=click.Path(path_type=Path),
-              help="Folder for the returned workbooks.")
-def run(inbox: Path | None, outbox: Path):
-    """Process every intake workbook in INBOX and write NAME.annotated.xlsx into OUTBOX."""
-    from batch.pipeline import output_name, process
-    from batch.reading import UnreadableWorkbook
-    from batch.writing import write
+@_batch_options
+def run(inbox: Path | None, **flags):
+    """Process every workbook in INBOX: NAME.annotated.xlsx and a run report into OUTBOX; inputs move to
+    processed/<run-id>/ or failed/<run-id>/ (with NAME.reason.txt)."""
+    from batch.runner import RunLocked, run_batch
 
-    inbox = inbox or _default_inbox()
-    if not inbox.exists():
-        raise click.UsageError(f"Inbox {inbox} does not exist; give a folder of intake workbooks.")
-    files = _inputs(inbox)
-    if not files:
-        click.echo(f"No intake workbooks (.xlsx, .xlsm) in {inbox}.")
-    failed = 0
-    for path in files:
-        try:
-            result = process(path)
-            out = write(result, outbox / output_name(path))
-        except UnreadableWorkbook as err:
-            failed += 1
-            click.echo(f"FAILED {path.name}: {err}", err=True)
-            continue
-        except Exception as err:  # one bad file never holds back the batch
-            failed += 1
-            click.echo(f"FAILED {path.name}: could not be processed ({type(err).__name__}: {err}).", err=True)
-            continue
-        counts = [f"{r.sheet.name} {r.counts['rows']} rows ({r.counts['OK']} OK, {r.counts['Flagged']} flagged, "
-                  f"{r.counts['Ineligible']} ineligible, {r.counts['Invalid']} invalid)" for r in result.intake]
-        click.echo(f"OK     {path.name} -> {out}: " + ("; ".join(counts) or "no intake sheets"))
-    click.echo(f"{len(files) - failed} of {len(files)} workbooks processed.")
-    sys.exit(1 if failed else 0)
+    settings = _settings(inbox=inbox, **flags)
+    if not settings.inbox.is_dir():
+        raise click.UsageError(f"Inbox {settings.inbox} does not exist; give a folder of intake workbooks.")
+    try:
+        outcome = run_batch(settings, echo=click.echo, progress=sys.stderr.isatty())
+    except RunLocked as err:
+        click.echo(str(err), err=True)
+        sys.exit(1)
+    sys.exit(1 if outcome.failed else 0)
+
+
+@main.command()
+@click.option("--ledger", type=click.Path(path_type=Path), help="Ledger file [OUTBOX/.njcredits/ledger.sqlite].")
+@click.option("--out", "outbox", type=click.Path(path_type=Path), help="Outbox whose ledger to read [./outbox].")
+@click.option("--run", "run_id", help="Show the files of this run.")
+def history(ledger: Path | None, outbox: Path | None, run_id: str | None):
+    """List past runs, or the files of one run, from the ledger."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from batch.ledger import Ledger
+
+    settings = _settings(ledger=ledger, outbox=outbox)
+    if not settings.ledger.exists():
+        click.echo(f"No ledger at {settings.ledger}: no runs yet.")
+        return
+    book = Ledger(settings.ledger)
+    console = Console(width=200 if not sys.stdout.isatty() else None)
+    if run_id:
+        table = Table(title=f"Files of run {run_id}")
+        for col in ("name", "status", "reason", "rows_per_sheet", "errors", "warnings", "output", "archived", "sha256"):
+            table.add_column(col, overflow="fold")
+        for f in book.files(run_id).itertuples(index=False):
+            table.add_row(f.name, f.status, f.reason or "", f.rows_per_sheet or "", str(f.errors or 0), str(f.warnings or 0),
+                          f.output or "", f.archived or "", (f.sha256 or "")[:16])
+    else:
+        table = Table(title=f"Runs in {settings.ledger}")
+        for col in ("run", "started", "ended", "files", "processed", "skipped", "failed", "version", "report"):
+            table.add_column(col, overflow="fold")
+        for r in book.runs().itertuples(index=False):
+            table.add_row(r.run_id, r.started[:19], (r.ended or "")[:19], str(r.files), str(r.processed), str(r.skipped),
+                          str(r.failed), r.tool_version or "", r.report or "")
+    console.print(table)
+
+
+@main.command()
+@click.argument("inbox", required=False, type=click.Path(path_type=Path))
+@_batch_options
+@click.option("--settle", "settle_seconds", type=float, help="Seconds a file must stop changing before it is read [2].")
+def watch(inbox: Path | None, **flags):
+    """Watch INBOX and process each workbook dropped in once it has stopped changing (Ctrl-C stops)."""
+    from batch.watch import watch_inbox
+
+    settings = _settings(inbox=inbox, **flags)
+    settings.inbox.mkdir(parents=True, exist_ok=True)
+    watch_inbox(settings, echo=click.echo)
 
 
 @main.command()

@@ -51,6 +51,28 @@ class Result:
     def intake(self) -> list[SheetResult]:
         return [s for s in self.sheets if isinstance(s, SheetResult)]
 
+    def records(self) -> pd.DataFrame:
+        """One row per input row of every intake sheet: what the ledger keeps for month-over-month
+        comparison and the run report (award in cents; area and year as text)."""
+        parts = []
+        for r in self.intake:
+            m, spec = r.module, r.module.SPEC
+            both = pd.concat([r.typed, r.computed], axis=1)
+            award = both[m.AWARD_COLUMN] if m.AWARD_COLUMN in both else pd.Series(pd.NA, index=both.index)
+            year = both[m.YEAR_COLUMN]
+            year = year.dt.year if str(year.dtype).startswith("datetime") else year
+            parts.append(pd.DataFrame({
+                "sheet": spec.name,
+                "record_id": spec.record_ids(r.typed).to_numpy(dtype=object),
+                "status": r.status.to_numpy(dtype=object),
+                "award_cents": pd.array(award, dtype="Int64").to_numpy(dtype=object, na_value=None),
+                "codes": r.row_findings.to_numpy(dtype=object),
+                "area": (both[m.AREA_COLUMN].astype(object).to_numpy() if m.AREA_COLUMN else np.full(len(both), None, dtype=object)),
+                "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
+            }))
+        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year"]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
     def rules_versions(self) -> dict[str, str]:
         return {r.module.SPEC.name: rules_mod.load(r.module.RULES).label for r in self.intake}
 
@@ -153,11 +175,3 @@ def process(path: Path) -> Result:
         ).sort_values(["_sev", "_sheet", "_row"], kind="stable")
         result.findings = allf[FINDINGS_COLUMNS].reset_index(drop=True)
     return result
-
-
-def output_name(path: Path) -> str:
-    """NAME.xlsx -> NAME.annotated.xlsx (a returned workbook dropped back in keeps its name)."""
-    stem = path.stem
-    if stem.endswith(".annotated"):
-        stem = stem[: -len(".annotated")]
-    return f"{stem}.annotated.xlsx"

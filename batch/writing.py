@@ -196,7 +196,7 @@ def _write_findings(wb, fmts: Formats, result: Result) -> None:
     ws.autofilter(0, 0, max(len(f), 1), len(FINDINGS_COLUMNS) - 1)
 
 
-def _write_table(ws, fmts: Formats, r: int, t: SummaryTable) -> int:
+def write_table(ws, fmts: Formats, r: int, t: SummaryTable) -> int:
     ws.write_string(r, 0, t.title, fmts.get(header="#FFFFFF"))
     r += 1
     for j, h in enumerate(t.table.columns):
@@ -239,7 +239,7 @@ def _write_summary(wb, fmts: Formats, result: Result) -> None:
     ws.set_column(1, 12, 18)
     ws.write_string(0, 0, f"{SUMMARY_TITLE} {result.path.name}", fmts.get(header="#FFFFFF"))
     totals = awards_by_program(result)
-    r = _write_table(ws, fmts, 2, totals)
+    r = write_table(ws, fmts, 2, totals)
     if len(totals.table):
         chart = wb.add_chart({"type": "column"})
         first, last = 4, 3 + len(totals.table)
@@ -257,10 +257,10 @@ def _write_summary(wb, fmts: Formats, result: Result) -> None:
         ws.insert_chart(1, 9, chart)
     for res in result.intake:
         for t in res.summary:
-            r = _write_table(ws, fmts, r, SummaryTable(f"{res.sheet.name}: {t.title}", t.table, t.formats))
+            r = write_table(ws, fmts, r, SummaryTable(f"{res.sheet.name}: {t.title}", t.table, t.formats))
     sev = result.findings.pivot_table(index="Code", columns="Severity", values="Sheet", aggfunc="count", fill_value=0)
     if len(sev):
-        _write_table(ws, fmts, r, SummaryTable("Findings by code", sev.reset_index()))
+        write_table(ws, fmts, r, SummaryTable("Findings by code", sev.reset_index()))
 
 
 def _write_run(wb, fmts: Formats, result: Result) -> None:
@@ -301,7 +301,7 @@ def _write_run(wb, fmts: Formats, result: Result) -> None:
         counts,
         columns=["Sheet", "Rows read", "Rows computed", "Invalid", "Ineligible", "Flagged", "OK", "Errors", "Warnings", "Info"],
     )
-    _write_table(ws, fmts, len(lines) + 2, SummaryTable("Counts per sheet", table))
+    write_table(ws, fmts, len(lines) + 2, SummaryTable("Counts per sheet", table))
 
 
 def write(result: Result, out_path: Path) -> Path:

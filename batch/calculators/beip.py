@@ -16,6 +16,9 @@ from validators.beip import AP, AW, BEIP as SPEC, CREDIT_2022, PP, WAIVER, WP
 
 RULES = "beip"
 AWARD_COLUMN = "Total Grant ($)"
+# What the run report groups this sheet by: an area or category column (or None) and a year column.
+AREA_COLUMN = "Grant Form"
+YEAR_COLUMN = "Agreement Date"
 
 ID, DATE, FORM, SMART = "Grant ID", "Agreement Date", "Grant Form", "Smart Growth"
 TERM, EMPLOYEES = "Grant Term (years)", "New Employees"

@@ -17,6 +17,9 @@ from validators.brrap import BRRAP as SPEC
 
 RULES = "brrap"
 AWARD_COLUMN = "Grant Amount ($)"
+# What the run report groups this sheet by: an area or category column (or None) and a year column.
+AREA_COLUMN = None
+YEAR_COLUMN = "First Tax Period"
 
 ID, BUSINESS, EMPLOYEES = "Grant ID", "Business Name", "Employees Relocated or Retained"
 YEARLY, BONUS, FIRST, COC = "Yearly Tax Credit Amount ($)", "Bonus Award ($)", "First Tax Period", "Certificate of Compliance"
@@ -75,6 +78,16 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
 
     findings += limit_findings(per_year, frame, rules)
     return Calculation(computed, findings, ineligible=pd.Series(~eligible, index=idx))
+
+
+def run_credit_by_year(typed: pd.DataFrame, computed: pd.DataFrame, status: pd.Series) -> pd.DataFrame:
+    """Credit per (grant, year) of the rows that count, for the aggregate limit across every
+    workbook of a run (the run report)."""
+    keep = (~status.isin(["Invalid", "Ineligible"])).to_numpy()
+    per = credit_by_year(typed[keep], computed[keep])
+    ids = SPEC.record_ids(typed)
+    return pd.DataFrame({"grant": ids.reindex(per["row"]).to_numpy(), "business": typed[BUSINESS].reindex(per["row"]).to_numpy(),
+                         "year": per["year"].to_numpy(), "credit": per["credit"].to_numpy()})
 
 
 def limit_findings(per_year: pd.DataFrame, frame: pd.DataFrame, rules: Rules) -> list[pd.DataFrame]:

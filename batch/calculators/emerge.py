@@ -16,6 +16,9 @@ from validators.emerge import EMERGE as SPEC
 
 RULES = "emerge"
 AWARD_COLUMN = "Requested Tax Credit ($)"
+# What the run report groups this sheet by: an area or category column (or None) and a year column.
+AREA_COLUMN = "Location"
+YEAR_COLUMN = "Application Date"
 
 ID, DATE, LOCATION, SMALL, TARGETED = "Project ID", "Application Date", "Location", "Small Business", "Targeted Industry"
 PREMISES, GLA, CAPEX = "Premises Type", "Gross Leasable Area (sq ft)", "Capital Investment ($)"

@@ -18,6 +18,9 @@ from validators.erg_residential import ERG_RESIDENTIAL as SPEC
 
 RULES = "erg_residential"
 AWARD_COLUMN = "Credits Requested ($)"
+# What the run report groups this sheet by: an area or category column (or None) and a year column.
+AREA_COLUMN = "Category"
+YEAR_COLUMN = "Application Date"
 
 ID, CATEGORY, DISTRESSED, GZ = "Project ID", "Category", "Deep Poverty Pocket or Distressed Municipality", "Growth Zone"
 APP_DATE, TCO = "Application Date", "Temporary Certificate of Occupancy Date"

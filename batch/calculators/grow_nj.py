@@ -25,6 +25,9 @@ from validators.grow_nj import GROW_NJ as SPEC
 
 RULES = "grow_nj"
 AWARD_COLUMN = "Total Award ($)"
+# What the run report groups this sheet by: an area or category column (or None) and a year column.
+AREA_COLUMN = "Area"
+YEAR_COLUMN = "Application Date"
 
 ID, VERSION, APP_DATE, COUNTY, AREA = "Project ID", "Statute Version", "Application Date", "County", "Area"
 CAPEX, NEW, RETAINED, JNM = "Capital Investment ($)", "New Full-Time Jobs", "Retained Full-Time Jobs", "Jobs New to Municipality"

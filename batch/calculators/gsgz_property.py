@@ -16,6 +16,9 @@ from validators.gsgz_property import GSGZ_PROPERTY as SPEC, YEARS
 
 RULES = "gsgz_property"
 AWARD_COLUMN = "Total Exempted ($)"
+# What the run report groups this sheet by: an area or category column (or None) and a year column.
+AREA_COLUMN = None
+YEAR_COLUMN = "Certificate of Occupancy Date"
 
 ID, ENTITY, OPTED_IN, CO_DATE, TAXES = "Property ID", "Development Entity", "Municipality Opted In", "Certificate of Occupancy Date", "Annual Taxes Otherwise Due ($)"
 PAYMENTS = [f"Payment Year {y} ($)" for y in YEARS]

@@ -18,6 +18,9 @@ from validators.transfers import TRANSFERS as SPEC
 RULES = "transfers"
 # The amount that the Summary chart and the portfolio totals call this sheet's award.
 AWARD_COLUMN = "Credit Amount Transferred ($)"
+# What the run report groups this sheet by: an area or category column (or None) and a year column.
+AREA_COLUMN = "Program"
+YEAR_COLUMN = "Transfer Date"
 
 ID, PROGRAM, CERT, CERT_AMT = "Transfer ID", "Program", "Certificate ID", "Certificate Amount ($)"
 FROM, TO, DATE = "Transferor", "Transferee", "Transfer Date"

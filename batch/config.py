@@ -1,0 +1,80 @@
+"""Settings of a batch run: defaults, then `njcredits.toml` in the working directory, then flags.
+
+```toml
+inbox = "inbox"                 # where workbooks are dropped
+outbox = "outbox"               # where returned workbooks and run reports go
+archive = "inbox"               # holds processed/<run-id>/ and failed/<run-id>/ (default: the inbox)
+ledger = "outbox/.njcredits/ledger.sqlite"
+workers = 2                     # files processed in parallel (default: the number of cores)
+settle_seconds = 2.0            # watch: a file must stop changing this long before it is read
+```
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+CONFIG_NAME = "njcredits.toml"
+KEEP_MARKER = ".njcredits-keep-inputs"  # a folder holding this file never has its inputs moved
+
+
+class ConfigError(Exception):
+    """The configuration file cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    inbox: Path
+    outbox: Path
+    archive: Path
+    ledger: Path
+    workers: int
+    keep_inputs: bool = False
+    force: bool = False
+    wait: bool = False
+    settle_seconds: float = 2.0
+
+    @property
+    def inputs_protected(self) -> bool:
+        return (self.inbox / KEEP_MARKER).exists()
+
+
+def default_inbox(cwd: Path) -> Path:
+    """`sample_inputs/` when run in a checkout of this project, else `./inbox`."""
+    if (cwd / "sample_inputs").is_dir() and (cwd / "batch" / "pipeline.py").is_file():
+        return cwd / "sample_inputs"
+    return cwd / "inbox"
+
+
+def load(cwd: Path | None = None, **flags) -> Settings:
+    """Defaults < njcredits.toml < flags (a flag of None is not given)."""
+    cwd = Path(cwd or Path.cwd())
+    values: dict = {}
+    path = cwd / CONFIG_NAME
+    if path.exists():
+        try:
+            values = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+            raise ConfigError(f"{path} is not valid TOML ({err}); fix or remove it.") from err
+        known = {f.name for f in fields(Settings)}
+        unknown = set(values) - known
+        if unknown:
+            raise ConfigError(f"{path} has unknown settings {sorted(unknown)}; known ones are {sorted(known)}.")
+    values.update({k: v for k, v in flags.items() if v is not None})
+    inbox = Path(values.get("inbox") or default_inbox(cwd))
+    outbox = Path(values.get("outbox") or cwd / "outbox")
+    settings = Settings(
+        inbox=inbox if inbox.is_absolute() else cwd / inbox,
+        outbox=outbox if outbox.is_absolute() else cwd / outbox,
+        archive=Path(values.get("archive") or inbox),
+        ledger=Path(values.get("ledger") or outbox / ".njcredits" / "ledger.sqlite"),
+        workers=int(values.get("workers") or os.cpu_count() or 1),
+        keep_inputs=bool(values.get("keep_inputs", False)),
+        force=bool(values.get("force", False)),
+        wait=bool(values.get("wait", False)),
+        settle_seconds=float(values.get("settle_seconds", 2.0)),
+    )
+    absolute = {k: (v if v.is_absolute() else cwd / v) for k, v in (("archive", settings.archive), ("ledger", settings.ledger))}
+    return replace(settings, **absolute)

@@ -1,0 +1,105 @@
+"""The run ledger: an embedded SQLite database of every run, every file and every record result.
+
+It answers "what did we run in March and what came out", lets a run skip a file whose SHA-256
+was already processed successfully, and keeps the per-record results that the run report's
+`Changes` sheet compares month over month.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pandas as pd
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, started TEXT NOT NULL, ended TEXT, tool_version TEXT, rules_versions TEXT,
+    inbox TEXT, outbox TEXT, files INTEGER DEFAULT 0, processed INTEGER DEFAULT 0, failed INTEGER DEFAULT 0,
+    skipped INTEGER DEFAULT 0, report TEXT
+);
+CREATE TABLE IF NOT EXISTS files (
+    run_id TEXT NOT NULL REFERENCES runs(run_id), name TEXT NOT NULL, size INTEGER, sha256 TEXT, status TEXT NOT NULL,
+    reason TEXT, rows_per_sheet TEXT, errors INTEGER, warnings INTEGER, infos INTEGER, output TEXT, archived TEXT,
+    seconds REAL
+);
+CREATE INDEX IF NOT EXISTS files_sha ON files(sha256, status);
+CREATE TABLE IF NOT EXISTS records (
+    run_id TEXT NOT NULL, file TEXT NOT NULL, sheet TEXT NOT NULL, record_id TEXT NOT NULL, status TEXT,
+    award_cents INTEGER, codes TEXT, area TEXT, year INTEGER
+);
+CREATE INDEX IF NOT EXISTS records_key ON records(sheet, record_id);
+"""
+
+
+class Ledger:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(self._connect()) as db, db:
+            db.executescript(SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=60)
+        db.execute("PRAGMA journal_mode=WAL")
+        return db
+
+    def start_run(self, run_id: str, started: str, tool_version: str, inbox: str, outbox: str) -> None:
+        with closing(self._connect()) as db, db:
+            db.execute("INSERT INTO runs (run_id, started, tool_version, inbox, outbox) VALUES (?,?,?,?,?)",
+                       (run_id, started, tool_version, inbox, outbox))
+
+    def end_run(self, run_id: str, ended: str, counts: dict, report: str | None, rules_versions: dict) -> None:
+        with closing(self._connect()) as db, db:
+            db.execute("UPDATE runs SET ended=?, files=?, processed=?, failed=?, skipped=?, report=?, rules_versions=? WHERE run_id=?",
+                       (ended, counts.get("files", 0), counts.get("processed", 0), counts.get("failed", 0),
+                        counts.get("skipped", 0), report, json.dumps(rules_versions), run_id))
+
+    def processed_before(self, sha256: str) -> dict | None:
+        """The latest successful processing of a file with this SHA-256, if any."""
+        with closing(self._connect()) as db:
+            row = db.execute(
+                "SELECT run_id, name, output FROM files WHERE sha256=? AND status='processed' ORDER BY rowid DESC LIMIT 1",
+                (sha256,)).fetchone()
+        return dict(zip(("run_id", "name", "output"), row)) if row else None
+
+    def add_file(self, run_id: str, info: dict, records: pd.DataFrame | None = None) -> None:
+        cols = ["name", "size", "sha256", "status", "reason", "rows_per_sheet", "errors", "warnings", "infos", "output",
+                "archived", "seconds"]
+        values = [info.get(c) for c in cols]
+        values[cols.index("rows_per_sheet")] = json.dumps(info.get("rows_per_sheet") or {})
+        with closing(self._connect()) as db, db:
+            db.execute(f"INSERT INTO files (run_id, {', '.join(cols)}) VALUES (?{', ?' * len(cols)})", [run_id, *values])
+            if records is not None and len(records):
+                db.executemany(
+                    "INSERT INTO records (run_id, file, sheet, record_id, status, award_cents, codes, area, year) VALUES (?,?,?,?,?,?,?,?,?)",
+                    ((run_id, info["name"], *row) for row in records[
+                        ["sheet", "record_id", "status", "award_cents", "codes", "area", "year"]].itertuples(index=False, name=None)))
+
+    def runs(self) -> pd.DataFrame:
+        with closing(self._connect()) as db:
+            return pd.read_sql_query("SELECT * FROM runs ORDER BY started", db)
+
+    def files(self, run_id: str | None = None) -> pd.DataFrame:
+        with closing(self._connect()) as db:
+            if run_id:
+                return pd.read_sql_query("SELECT * FROM files WHERE run_id=? ORDER BY rowid", db, params=(run_id,))
+            return pd.read_sql_query("SELECT * FROM files ORDER BY rowid", db)
+
+    def records(self, run_id: str) -> pd.DataFrame:
+        with closing(self._connect()) as db:
+            return pd.read_sql_query("SELECT * FROM records WHERE run_id=?", db, params=(run_id,))
+
+    def previous_records(self, run_id: str) -> pd.DataFrame:
+        """For each (sheet, record ID) of this run, its latest appearance in an earlier run (the first
+        row with that ID in that run: later repeats were DUPLICATE_ID)."""
+        query = """
+            SELECT r.* FROM records r JOIN runs u ON u.run_id = r.run_id
+            WHERE u.started < (SELECT started FROM runs WHERE run_id = ?)
+              AND EXISTS (SELECT 1 FROM records c WHERE c.run_id = ? AND c.sheet = r.sheet AND c.record_id = r.record_id)
+            ORDER BY u.started DESC, r.rowid ASC
+        """
+        with closing(self._connect()) as db:
+            earlier = pd.read_sql_query(query, db, params=(run_id, run_id))
+        return earlier.drop_duplicates(["sheet", "record_id"], keep="first")

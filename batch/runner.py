@@ -1,0 +1,288 @@
+"""The monthly batch: every workbook in the inbox processed once, nothing lost, nothing overwritten.
+
+One run: take the inbox lock -> list the inputs -> skip files already processed (by SHA-256) ->
+process the rest in parallel worker processes -> put each output in place atomically -> move each
+input to `processed/<run-id>/` or `failed/<run-id>/` (with `<name>.reason.txt`) -> record it all
+in the ledger -> write the run report `run-<run-id>.summary.xlsx`.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import os
+import secrets
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from batch import __version__
+from batch.config import Settings
+from batch.ledger import Ledger
+
+INTAKE_SUFFIXES = (".xlsx", ".xlsm")
+PARTIAL = ".partial"
+LOCK_NAME = ".njcredits.lock"
+
+
+class RunLocked(Exception):
+    """Another run holds the inbox."""
+
+
+@dataclass
+class FileOutcome:
+    name: str
+    status: str  # processed | failed | skipped
+    reason: str = ""
+    output: str | None = None
+    archived: str | None = None
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    files: list[FileOutcome]
+    report: Path | None
+
+    @property
+    def failed(self) -> int:
+        return sum(f.status == "failed" for f in self.files)
+
+
+def new_run_id() -> str:
+    now = dt.datetime.now(dt.timezone.utc)
+    return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z-" + secrets.token_hex(2)
+
+
+def output_name(path: Path) -> str:
+    """NAME.xlsx -> NAME.annotated.xlsx (a returned workbook dropped back in keeps its name)."""
+    stem = path.stem
+    if stem.endswith(".annotated"):
+        stem = stem[: -len(".annotated")]
+    return f"{stem}.annotated.xlsx"
+
+
+def list_inputs(folder: Path) -> list[Path]:
+    """Every file dropped in the folder: hidden files, Office lock files (~$) and our own files aside."""
+    return sorted(
+        p for p in folder.iterdir()
+        if p.is_file() and not p.name.startswith((".", "~$")) and not p.name.endswith(".reason.txt")
+    )
+
+
+@contextmanager
+def inbox_lock(settings: Settings, echo):
+    """An exclusive lock per inbox, so two runs cannot interleave. Released when the process ends,
+    however it ends (a killed run never leaves a stale lock)."""
+    folder = settings.ledger.parent if settings.inputs_protected else settings.inbox
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_NAME
+    with open(path, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not settings.wait:
+                raise RunLocked(f"Another njcredits run is processing {settings.inbox} (lock {path}); "
+                                f"try again when it ends, or use --wait to wait for it.") from None
+            echo(f"Waiting for the run already processing {settings.inbox} to finish ...")
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _move(src: Path, folder: Path) -> Path:
+    """Move a file into folder, never over another file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    dest = folder / src.name
+    n = 1
+    while dest.exists():
+        dest = folder / f"{src.stem} ({n}){src.suffix}"
+        n += 1
+    shutil.move(str(src), str(dest))
+    return dest
+
+
+def _place_output(partial: Path, final: Path, run_id: str) -> Path:
+    """Rename the finished output to its final name; an earlier output of that name is moved to
+    `previous/<run-id>/` first, so nothing is ever overwritten."""
+    if final.exists():
+        _move(final, final.parent / "previous" / run_id)
+    os.replace(partial, final)
+    return final
+
+
+def work(path: str, partial: str) -> dict:
+    """In a worker process: process one workbook and write its output under the partial name."""
+    from batch.pipeline import process
+    from batch.writing import write
+
+    started = time.perf_counter()
+    result = process(Path(path))
+    write(result, Path(partial))
+    sev = result.findings["Severity"].value_counts()
+    return {
+        "rows_per_sheet": {r.sheet.name: r.counts["rows"] for r in result.intake},
+        "counts": {r.sheet.name: r.counts for r in result.intake},
+        "errors": int(sev.get("error", 0)),
+        "warnings": int(sev.get("warning", 0)),
+        "infos": int(sev.get("info", 0)),
+        "records": result.records(),
+        "per_year": _per_year_credits(result),
+        "rules_versions": result.rules_versions(),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def _per_year_credits(result) -> pd.DataFrame:
+    """Credits per (grant, year) of sheets whose limits hold across workbooks (BRRAP's aggregate)."""
+    parts = []
+    for r in result.intake:
+        fn = getattr(r.module, "run_credit_by_year", None)
+        if fn:
+            parts.append(fn(r.typed, r.computed, r.status).assign(sheet=r.sheet.name))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _reason(err: BaseException) -> str:
+    from batch.reading import UnreadableWorkbook
+
+    if isinstance(err, UnreadableWorkbook):
+        return str(err)
+    if isinstance(err, BrokenProcessPool):
+        return "The process reading it stopped unexpectedly (out of memory or a crash in the reader); check the file's size and contents."
+    return f"It could not be processed ({type(err).__name__}: {err})."
+
+
+def run_batch(settings: Settings, files: list[Path] | None = None, echo=print, progress: bool = False) -> RunOutcome:
+    """One run over the inbox (or over `files`, all inside the inbox)."""
+    with inbox_lock(settings, echo):
+        return _run(settings, files, echo, progress)
+
+
+def _run(settings: Settings, files, echo, progress) -> RunOutcome:
+    from batch.report import write_report
+
+    keep = settings.keep_inputs or settings.inputs_protected
+    run_id = new_run_id()
+    started = dt.datetime.now(dt.timezone.utc)
+    ledger = Ledger(settings.ledger)
+    ledger.start_run(run_id, started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
+    settings.outbox.mkdir(parents=True, exist_ok=True)
+    for stale in settings.outbox.glob(f".*{PARTIAL}"):  # left by a run that was killed while writing
+        stale.unlink()
+    inputs = [Path(f) for f in files] if files is not None else list_inputs(settings.inbox)
+    inputs = [p for p in inputs if p.exists()]
+    outcomes: list[FileOutcome] = []
+    records, per_year, rules_versions = [], [], {}
+    seen: dict[str, str] = {}
+
+    def finish(path: Path, outcome: FileOutcome, info: dict) -> None:
+        if not keep:
+            where = settings.archive / ("failed" if outcome.status == "failed" else "processed") / run_id
+            outcome.archived = str(_move(path, where))
+            if outcome.status == "failed":
+                Path(outcome.archived).with_name(Path(outcome.archived).name + ".reason.txt").write_text(outcome.reason + "\n", encoding="utf-8")
+        ledger.add_file(run_id, {**info, "name": path.name, "status": outcome.status, "reason": outcome.reason,
+                                 "output": outcome.output, "archived": outcome.archived}, info.get("records"))
+        outcomes.append(outcome)
+        line = {"processed": "OK     ", "skipped": "SKIPPED", "failed": "FAILED "}[outcome.status]
+        detail = outcome.output if outcome.status == "processed" else outcome.reason
+        echo(f"{line} {path.name}: {detail}")
+
+    todo = []
+    for path in inputs:
+        info = {"size": path.stat().st_size, "sha256": _sha(path)}
+        if path.suffix.lower() not in INTAKE_SUFFIXES:
+            finish(path, FileOutcome(path.name, "failed", f"{path.name} is not an Excel workbook (.xlsx or .xlsm); save it as .xlsx and drop it in again."), info)
+            continue
+        # a protected folder (the bundled samples) is a demonstration: it is processed every time
+        earlier = None if settings.force or settings.inputs_protected else (ledger.processed_before(info["sha256"]) or (
+            {"run_id": run_id, "name": seen[info["sha256"]], "output": None} if info["sha256"] in seen else None))
+        if earlier:
+            reason = (f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
+                      + (f" (output {earlier['output']})" if earlier["output"] else "") + "; use --force to process it again.")
+            finish(path, FileOutcome(path.name, "skipped", reason), info)
+            continue
+        seen[info["sha256"]] = path.name
+        todo.append((path, info))
+
+    bar = _progress(progress and len(todo) > 3, len(todo))
+    pending = list(todo)
+    while pending:
+        retry = []
+        workers = max(1, min(settings.workers, len(pending)))
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {}
+            for path, info in pending:
+                partial = settings.outbox / f".{output_name(path)}.{run_id}{PARTIAL}"
+                futures[pool.submit(work, str(path), str(partial))] = (path, info, partial)
+            broken = False
+            for fut in as_completed(futures):
+                path, info, partial = futures[fut]
+                try:
+                    result = fut.result()
+                except BrokenProcessPool as err:
+                    if not broken:  # the first casualty is blamed; the others are tried again in a new pool
+                        broken = True
+                        finish(path, FileOutcome(path.name, "failed", _reason(err)), info)
+                    else:
+                        retry.append((path, info))
+                    continue
+                except Exception as err:  # noqa: BLE001 - one bad file never holds back the batch
+                    finish(path, FileOutcome(path.name, "failed", _reason(err)), info)
+                    continue
+                finally:
+                    if bar:
+                        bar.advance()
+                final = _place_output(partial, settings.outbox / output_name(path), run_id)
+                info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds")})
+                info["records"] = result["records"].assign(file=path.name)
+                records.append(info["records"])
+                if len(result["per_year"]):
+                    per_year.append(result["per_year"].assign(file=path.name))
+                rules_versions.update(result["rules_versions"])
+                finish(path, FileOutcome(path.name, "processed", output=str(final), info=result), info)
+        pending = retry
+    if bar:
+        bar.stop()
+
+    counts = {"files": len(outcomes), **{s: sum(o.status == s for o in outcomes) for s in ("processed", "failed", "skipped")}}
+    report = write_report(settings.outbox / f"run-{run_id}.summary.xlsx", run_id, started, outcomes, ledger,
+                          pd.concat(per_year, ignore_index=True) if per_year else pd.DataFrame(), rules_versions)
+    ledger.end_run(run_id, dt.datetime.now(dt.timezone.utc).isoformat(), counts, str(report), rules_versions)
+    echo(f"Run {run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed; "
+         f"report {report}")
+    return RunOutcome(run_id, outcomes, report)
+
+
+def _sha(path: Path) -> str:
+    from batch.pipeline import sha256_of
+
+    return sha256_of(path)
+
+
+class _Bar:
+    def __init__(self, total: int):
+        from rich.progress import Progress
+
+        self.progress = Progress(transient=True)
+        self.task = self.progress.add_task("Processing workbooks", total=total)
+        self.progress.start()
+
+    def advance(self):
+        self.progress.advance(self.task)
+
+    def stop(self):
+        self.progress.stop()
+
+
+def _progress(enabled: bool, total: int):
+    return _Bar(total) if enabled else None
