@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import multiprocessing
 import os
 import secrets
 import shutil
@@ -219,7 +220,8 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
     while pending:
         retry = []
         workers = max(1, min(settings.workers, len(pending)))
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        # forkserver: workers do not inherit the inbox lock, so a killed run never leaves it held
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
             futures = {}
             for path, info in pending:
                 partial = settings.outbox / f".{output_name(path)}.{run_id}{PARTIAL}"
