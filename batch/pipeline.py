@@ -89,6 +89,36 @@ def _specs() -> dict[str, object]:
     return {sheet_key(m.SPEC.name): m for m in programs()}
 
 
+def column_letters(index: int) -> str:
+    """0 -> A, 26 -> AA."""
+    out = ""
+    index += 1
+    while index:
+        index, rem = divmod(index - 1, 26)
+        out = chr(65 + rem) + out
+    return out
+
+
+def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
+    """What the reader saw in the cells: formulas without a value, columns named twice."""
+    out = []
+    if sheet.uncalculated:
+        position = {int(r): i for i, r in enumerate(sheet.excel_rows)}
+        column_of = {g: (sheet.fields[i] or str(sheet.headers[i])) for i, g in enumerate(sheet.kept)}
+        cells = sorted(sheet.uncalculated.items())
+        out.append(pd.DataFrame({
+            "row": [position.get(r + 1, -1) for (r, _c), _f in cells],
+            "column": [column_of.get(c, "") for (_r, c), _f in cells],
+            "code": "FORMULA_NOT_CALCULATED",
+            "cell": [f"{column_letters(c)}{r + 1}" for (r, c), _f in cells],
+            "formula": [f for _cell, f in cells],
+        }))
+    for field_name, columns in sheet.duplicates:
+        out.append(pd.DataFrame({"row": [-1], "column": [field_name], "code": ["DUPLICATE_COLUMN"], "count": [len(columns)],
+                                 "letters": [", ".join(column_letters(c) for c in columns)]}))
+    return out
+
+
 def process_sheet(sheet: IntakeSheet, module) -> SheetResult:
     spec = sheet.spec
     rules = rules_mod.load(module.RULES)
@@ -104,7 +134,7 @@ def process_sheet(sheet: IntakeSheet, module) -> SheetResult:
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
 
-    raw = pd.concat([vfind, *[f for f in calc.findings if len(f)]], ignore_index=True)
+    raw = pd.concat([vfind, *_reader_findings(sheet), *[f for f in calc.findings if len(f)]], ignore_index=True)
     rendered = render(raw, sheet.name, rules.findings)
     pos = rendered["row"].astype(int).to_numpy() if len(rendered) else np.array([], dtype=int)
     at_row = pos >= 0

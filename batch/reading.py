@@ -6,6 +6,8 @@ original values; typing happens in `validators`.
 """
 from __future__ import annotations
 
+import csv
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +16,8 @@ import numpy as np
 import pandas as pd
 import python_calamine
 
-from validators.coerce import blank_mask
+from batch.safety import Limits, Refused, inspect, scan_cells
+from validators.coerce import ExcelError, blank_mask
 from validators.columns import SheetSpec, normalize_header
 
 HEADER_SEARCH_ROWS = 20  # the header is row 1 or the first row within the first 20 naming the columns
@@ -24,7 +27,7 @@ RUN_TITLE = "Run"
 RESERVED = {"findings", "summary", "run"}  # sheet names the run writes
 
 
-class UnreadableWorkbook(Exception):
+class UnreadableWorkbook(Refused):
     """The file cannot be read as a workbook; the message is one sentence for the user."""
 
 
@@ -45,6 +48,9 @@ class IntakeSheet:
     cells: pd.DataFrame  # object cells, columns 0..k-1 (kept columns), index 0..n-1
     excel_rows: np.ndarray  # Excel row number (1-based) of each cells row
     grid_height: int  # number of grid rows below the header (blank rows included)
+    kept: list[int] = field(default_factory=list)  # grid column of each kept column
+    uncalculated: dict[tuple[int, int], str] = field(default_factory=dict)  # (grid row, grid col) -> formula
+    duplicates: list[tuple[str, list[int]]] = field(default_factory=list)  # header matched by several columns
 
     @property
     def raw(self) -> pd.DataFrame:
@@ -123,26 +129,70 @@ def _intake_sheet(name: str, grid: list[list], spec: SheetSpec) -> IntakeSheet:
     while headers and (headers[-1] in ("", None)) and blank_mask(cells[len(headers) - 1]).all():
         cells = cells.drop(columns=len(headers) - 1)
         headers.pop(), fields.pop(), kept.pop()
-    return IntakeSheet(name, spec, [list(r) for r in grid[:h]], h, headers, fields, cells, excel_rows, len(body))
+    duplicates = []
+    for f in dict.fromkeys(x for x in fields if x):
+        at = [kept[i] for i, x in enumerate(fields) if x == f]
+        if len(at) > 1:
+            duplicates.append((f, at))
+    return IntakeSheet(name, spec, [list(r) for r in grid[:h]], h, headers, fields, cells, excel_rows, len(body), kept,
+                       duplicates=duplicates)
 
 
-def read_workbook(path: Path, specs: dict[str, SheetSpec]) -> Workbook:
-    """Read every sheet of the workbook; `specs` maps sheet keys (see `sheet_key`) to specs."""
+def _csv_grid(path: Path) -> list[list]:
+    """A CSV file as a grid of text cells (UTF-8, with or without BOM, else Windows-1252)."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("cp1252", errors="replace")
+    try:
+        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    rows = list(csv.reader(io.StringIO(text, newline=""), dialect))
+    width = max((len(r) for r in rows), default=0)
+    return [r + [""] * (width - len(r)) for r in rows]
+
+
+def _grids(path: Path, limits: Limits):
+    """(sheet name, grid, cell notes) of every sheet, after the file passed inspection."""
+    kind = inspect(path, limits)
+    if kind == "csv":
+        yield path.stem, _csv_grid(path), None
+        return
     try:
         book = python_calamine.CalamineWorkbook.from_path(str(path))
+    except python_calamine.PasswordError as err:
+        raise UnreadableWorkbook(f"{path.name} is password-protected (encrypted); remove the password in Excel and drop it in again.") from err
     except Exception as err:  # calamine raises several unrelated types for a bad file
         raise UnreadableWorkbook(f"{path.name} cannot be read as an Excel workbook ({err}).") from err
-    wb = Workbook(Path(path))
+    notes = scan_cells(path) if kind == "zip" else {}
     for name in book.sheet_names:
         try:
             grid = book.get_sheet_by_name(name).to_python(skip_empty_area=False)
         except Exception as err:
-            raise UnreadableWorkbook(f"Sheet {name!r} of {Path(path).name} cannot be read ({err}).") from err
+            raise UnreadableWorkbook(f"Sheet {name!r} of {path.name} cannot be read ({err}).") from err
+        note = notes.get(name)
+        if note:
+            for (r, c), text in note.errors.items():
+                if r < len(grid) and c < len(grid[r]):
+                    grid[r][c] = ExcelError(text)
+        yield name, grid, note
+
+
+def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limits()) -> Workbook:
+    """Read every sheet of the workbook (or the one sheet of a CSV file, named after the file);
+    `specs` maps sheet keys (see `sheet_key`) to specs."""
+    wb = Workbook(Path(path))
+    for name, grid, note in _grids(Path(path), limits):
         if _is_ours(name, grid):
             continue
         spec = specs.get(sheet_key(name))
         if spec:
-            wb.sheets.append(_intake_sheet(name, grid, spec))
+            sheet = _intake_sheet(name, grid, spec)
+            if note:
+                sheet.uncalculated = dict(note.uncalculated)
+            wb.sheets.append(sheet)
         elif sheet_key(name) in RESERVED:
             # a sheet of the user's that shares a name with one the run writes: kept, renamed
             wb.sheets.append(OtherSheet(f"{name[:23]} (input)", grid))

@@ -153,9 +153,9 @@ def _per_year_credits(result) -> pd.DataFrame:
 
 
 def _reason(err: BaseException) -> str:
-    from batch.reading import UnreadableWorkbook
+    from batch.safety import Refused
 
-    if isinstance(err, UnreadableWorkbook):
+    if isinstance(err, Refused):
         return str(err)
     if isinstance(err, BrokenProcessPool):
         return "The process reading it stopped unexpectedly (out of memory or a crash in the reader); check the file's size and contents."

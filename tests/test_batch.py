@@ -64,7 +64,7 @@ def test_good_bad_and_duplicate_files(tmp_path):
     assert [p.name for p in inbox.iterdir() if p.is_file() and not p.name.startswith(".")] == []
     assert failed == ["broken.xlsx", "notes.txt"]
     reason = (inbox / "failed" / outcome.run_id / "broken.xlsx.reason.txt").read_text()
-    assert "cannot be read as an Excel workbook" in reason and reason.count("\n") == 1
+    assert "is not an Excel workbook" in reason and reason.count("\n") == 1
     rows = dict(ledger_rows(outbox, "SELECT name, status FROM files"))
     assert rows == {"march copy.xlsx": "processed", "march.xlsx": "skipped", "broken.xlsx": "failed", "notes.txt": "failed"} or \
         rows == {"march copy.xlsx": "skipped", "march.xlsx": "processed", "broken.xlsx": "failed", "notes.txt": "failed"}

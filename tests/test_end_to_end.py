@@ -243,7 +243,7 @@ def test_unreadable_file_is_reported_and_the_rest_still_runs(tmp_path):
     assert (tmp_path / "out" / "good.annotated.xlsx").exists()
     assert not (tmp_path / "out" / "broken.annotated.xlsx").exists()
     failed = [line for line in result.output.splitlines() if line.startswith("FAILED")]
-    assert len(failed) == 1 and "broken.xlsx" in failed[0] and "cannot be read as an Excel workbook" in failed[0]
+    assert len(failed) == 1 and "broken.xlsx" in failed[0] and "is not an Excel workbook" in failed[0]
     assert not list((tmp_path / "out").glob(".*partial"))
 
 

@@ -26,6 +26,10 @@ _NO = {"n", "no", "false", "0", "0.0"}
 _SPACES = re.compile(r"[\s\u00a0\u2007\u202f]+")
 
 
+class ExcelError(str):
+    """A cell holding an Excel error value (#N/A, #DIV/0!, ...): never a valid value of any column."""
+
+
 def _types(raw: pd.Series) -> pd.Series:
     return raw.map(type)
 

@@ -64,6 +64,11 @@ def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list
     for col in spec.columns:
         # an absent column reads as all blank, so that its typed dtype is the same either way
         cells = raw[col.header] if col.header in raw else pd.Series("", index=raw.index, dtype=object)
+        errors = (cells.map(type) == coerce.ExcelError).to_numpy()
+        if errors.any():  # an Excel error value is reported as such and read as blank
+            findings.append(pd.DataFrame({"row": raw.index[errors], "column": col.header, "code": "BAD_TYPE",
+                                          "value": cells[errors].astype(str).to_numpy(), "expected": col.expected()}))
+            cells = cells.where(~errors, "")
         scaled = None
         if col.kind == "code":
             value, bad = coerce.code(cells, col.codes)
