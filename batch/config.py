@@ -7,6 +7,11 @@ archive = "inbox"               # holds processed/<run-id>/ and failed/<run-id>/
 ledger = "outbox/.njcredits/ledger.sqlite"
 workers = 2                     # files processed in parallel (default: the number of cores)
 settle_seconds = 2.0            # watch: a file must stop changing this long before it is read
+memory_limit_mb = 8192          # address space of the process reading one file
+timeout_seconds = 1800          # longest one file may take
+max_uncompressed_mb = 2048      # refuse a workbook that would inflate beyond this
+max_compression_ratio = 100     # refuse a part (1 MiB or more) that inflates more than this many times
+max_cells = 60000000            # refuse a sheet declaring more rows x columns than this
 ```
 """
 from __future__ import annotations
@@ -35,6 +40,17 @@ class Settings:
     force: bool = False
     wait: bool = False
     settle_seconds: float = 2.0
+    memory_limit_mb: int = 8192
+    timeout_seconds: float = 1800
+    max_uncompressed_mb: int = 2048
+    max_compression_ratio: int = 100
+    max_cells: int = 60_000_000
+
+    @property
+    def limits(self):
+        from batch.safety import Limits
+
+        return Limits(self.max_uncompressed_mb, self.max_compression_ratio, max_cells=self.max_cells)
 
     @property
     def inputs_protected(self) -> bool:
@@ -75,6 +91,8 @@ def load(cwd: Path | None = None, **flags) -> Settings:
         force=bool(values.get("force", False)),
         wait=bool(values.get("wait", False)),
         settle_seconds=float(values.get("settle_seconds", 2.0)),
+        **{k: type(getattr(Settings, k))(values[k]) for k in
+           ("memory_limit_mb", "timeout_seconds", "max_uncompressed_mb", "max_compression_ratio", "max_cells") if k in values},
     )
     absolute = {k: (v if v.is_absolute() else cwd / v) for k, v in (("archive", settings.archive), ("ledger", settings.ledger))}
     return replace(settings, **absolute)

@@ -17,6 +17,7 @@ from batch import __version__, rules as rules_mod
 from batch.calculators import SummaryTable, programs
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.reading import IntakeSheet, OtherSheet, read_workbook, sheet_key
+from batch.safety import Limits
 from validators.schema import VALIDATION_CODES, validate
 
 STATUSES = ("OK", "Flagged", "Ineligible", "Invalid")
@@ -169,12 +170,12 @@ def process_sheet(sheet: IntakeSheet, module) -> SheetResult:
     return SheetResult(sheet, module, typed, computed, status, row_findings, findings, summary)
 
 
-def process(path: Path) -> Result:
+def process(path: Path, limits: Limits = Limits()) -> Result:
     """Read, validate and calculate one workbook (no output written)."""
     path = Path(path)
     result = Result(path, sha256_of(path), dt.datetime.now(dt.timezone.utc))
     by_key = _specs()
-    book = read_workbook(path, {k: m.SPEC for k, m in by_key.items()})
+    book = read_workbook(path, {k: m.SPEC for k, m in by_key.items()}, limits)
     extra = []
     for sheet in book.sheets:
         if isinstance(sheet, IntakeSheet):

@@ -17,7 +17,7 @@ import pandas as pd
 import python_calamine
 
 from batch.safety import Limits, Refused, inspect, scan_cells
-from validators.coerce import ExcelError, blank_mask
+from validators.coerce import ExcelError
 from validators.columns import SheetSpec, normalize_header
 
 HEADER_SEARCH_ROWS = 20  # the header is row 1 or the first row within the first 20 naming the columns
@@ -76,6 +76,10 @@ class Workbook:
     sheets: list[IntakeSheet | OtherSheet] = field(default_factory=list)
 
 
+def _empty(col: pd.Series) -> np.ndarray:
+    return (col.isna() | (col.astype(object) == "")).to_numpy(dtype=bool)
+
+
 def _find_header(grid: list[list], spec: SheetSpec) -> int:
     keys = {c.key for c in spec.columns}
     required = {c.key for c in spec.columns if c.required}
@@ -120,13 +124,14 @@ def _intake_sheet(name: str, grid: list[list], spec: SheetSpec) -> IntakeSheet:
     frame = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
     frame = frame.reindex(columns=kept)
     frame.columns = range(len(kept))
-    # a row is blank when every cell is empty, counting the dropped output columns too
+    # a row is blank when every cell is empty (a cell of spaces is not: it comes back), counting the
+    # dropped output columns too
     full = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
-    nonblank = ~np.logical_and.reduce([blank_mask(full[c]).to_numpy() for c in full.columns]) if len(full.columns) else np.zeros(len(body), dtype=bool)
+    nonblank = ~np.logical_and.reduce([_empty(full[c]) for c in full.columns]) if len(full.columns) else np.zeros(len(body), dtype=bool)
     cells = frame[nonblank].reset_index(drop=True)
     excel_rows = np.flatnonzero(nonblank) + h + 2
     # trailing columns with neither header nor data are padding, not columns
-    while headers and (headers[-1] in ("", None)) and blank_mask(cells[len(headers) - 1]).all():
+    while headers and (headers[-1] in ("", None)) and _empty(cells[len(headers) - 1]).all():
         cells = cells.drop(columns=len(headers) - 1)
         headers.pop(), fields.pop(), kept.pop()
     duplicates = []

@@ -10,12 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import multiprocessing
+import multiprocessing.connection as mp_connection
+import resource
 import os
 import secrets
 import shutil
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +26,7 @@ from batch import __version__
 from batch.config import Settings
 from batch.ledger import Ledger
 
-INTAKE_SUFFIXES = (".xlsx", ".xlsm")
+INTAKE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv")
 PARTIAL = ".partial"
 LOCK_NAME = ".njcredits.lock"
 
@@ -120,13 +120,14 @@ def _place_output(partial: Path, final: Path, run_id: str) -> Path:
     return final
 
 
-def work(path: str, partial: str) -> dict:
-    """In a worker process: process one workbook and write its output under the partial name."""
+def work(path: str, partial: str, limits=None) -> dict:
+    """Process one workbook and write its output under the partial name."""
     from batch.pipeline import process
+    from batch.safety import Limits
     from batch.writing import write
 
     started = time.perf_counter()
-    result = process(Path(path))
+    result = process(Path(path), limits or Limits())
     write(result, Path(partial))
     sev = result.findings["Severity"].value_counts()
     return {
@@ -157,8 +158,6 @@ def _reason(err: BaseException) -> str:
 
     if isinstance(err, Refused):
         return str(err)
-    if isinstance(err, BrokenProcessPool):
-        return "The process reading it stopped unexpectedly (out of memory or a crash in the reader); check the file's size and contents."
     return f"It could not be processed ({type(err).__name__}: {err})."
 
 
@@ -184,6 +183,7 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
     outcomes: list[FileOutcome] = []
     records, per_year, rules_versions = [], [], {}
     seen: dict[str, str] = {}
+    twins: list = []
 
     def finish(path: Path, outcome: FileOutcome, info: dict) -> None:
         if not keep:
@@ -202,11 +202,13 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
     for path in inputs:
         info = {"size": path.stat().st_size, "sha256": _sha(path)}
         if path.suffix.lower() not in INTAKE_SUFFIXES:
-            finish(path, FileOutcome(path.name, "failed", f"{path.name} is not an Excel workbook (.xlsx or .xlsm); save it as .xlsx and drop it in again."), info)
+            finish(path, FileOutcome(path.name, "failed", f"{path.name} is not an intake file (.xlsx, .xlsm, .xls or .csv); save it as .xlsx and drop it in again."), info)
             continue
         # a protected folder (the bundled samples) is a demonstration: it is processed every time
-        earlier = None if settings.force or settings.inputs_protected else (ledger.processed_before(info["sha256"]) or (
-            {"run_id": run_id, "name": seen[info["sha256"]], "output": None} if info["sha256"] in seen else None))
+        if info["sha256"] in seen and not settings.force:  # a copy of a file earlier in this run: decided after it
+            twins.append((path, info, seen[info["sha256"]]))
+            continue
+        earlier = None if settings.force or settings.inputs_protected else ledger.processed_before(info["sha256"])
         if earlier:
             reason = (f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
                       + (f" (output {earlier['output']})" if earlier["output"] else "") + "; use --force to process it again.")
@@ -216,45 +218,33 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
         todo.append((path, info))
 
     bar = _progress(progress and len(todo) > 3, len(todo))
-    pending = list(todo)
-    while pending:
-        retry = []
-        workers = max(1, min(settings.workers, len(pending)))
-        # forkserver: workers do not inherit the inbox lock, so a killed run never leaves it held
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-            futures = {}
-            for path, info in pending:
-                partial = settings.outbox / f".{output_name(path)}.{run_id}{PARTIAL}"
-                futures[pool.submit(work, str(path), str(partial))] = (path, info, partial)
-            broken = False
-            for fut in as_completed(futures):
-                path, info, partial = futures[fut]
-                try:
-                    result = fut.result()
-                except BrokenProcessPool as err:
-                    if not broken:  # the first casualty is blamed; the others are tried again in a new pool
-                        broken = True
-                        finish(path, FileOutcome(path.name, "failed", _reason(err)), info)
-                    else:
-                        retry.append((path, info))
-                    continue
-                except Exception as err:  # noqa: BLE001 - one bad file never holds back the batch
-                    finish(path, FileOutcome(path.name, "failed", _reason(err)), info)
-                    continue
-                finally:
-                    if bar:
-                        bar.advance()
-                final = _place_output(partial, settings.outbox / output_name(path), run_id)
-                info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds")})
-                info["records"] = result["records"].assign(file=path.name)
-                records.append(info["records"])
-                if len(result["per_year"]):
-                    per_year.append(result["per_year"].assign(file=path.name))
-                rules_versions.update(result["rules_versions"])
-                finish(path, FileOutcome(path.name, "processed", output=str(final), info=result), info)
-        pending = retry
+
+    def done(path: Path, info: dict, partial: Path, result: dict | None, reason: str) -> None:
+        if bar:
+            bar.advance()
+        if result is None:
+            finish(path, FileOutcome(path.name, "failed", reason), info)
+            return
+        final = _place_output(partial, settings.outbox / output_name(path), run_id)
+        info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds")})
+        info["records"] = result["records"].assign(file=path.name)
+        if len(result["per_year"]):
+            per_year.append(result["per_year"].assign(file=path.name))
+        rules_versions.update(result["rules_versions"])
+        finish(path, FileOutcome(path.name, "processed", output=str(final), info=result), info)
+
+    for path, info, partial, result, reason in isolated(todo, settings, run_id):
+        done(path, info, partial, result, reason)
     if bar:
         bar.stop()
+    by_name = {o.name: o for o in outcomes}
+    for path, info, original in twins:
+        first = by_name[original]
+        if first.status == "processed":
+            finish(path, FileOutcome(path.name, "skipped", f"identical to {original}, processed in this run (output {first.output}); "
+                                                           f"use --force to process it again."), info)
+        else:
+            finish(path, FileOutcome(path.name, "failed", f"identical to {original}, which could not be processed: {first.reason}"), info)
 
     counts = {"files": len(outcomes), **{s: sum(o.status == s for o in outcomes) for s in ("processed", "failed", "skipped")}}
     report = write_report(settings.outbox / f"run-{run_id}.summary.xlsx", run_id, started, outcomes, ledger,
@@ -263,6 +253,60 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
     echo(f"Run {run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed; "
          f"report {report}")
     return RunOutcome(run_id, outcomes, report)
+
+
+def _child(conn, path: str, partial: str, memory_mb: int, limits) -> None:
+    """A child process reading one file, under an address-space limit: whatever the file does to the
+    readers (a Rust abort, a MemoryError), only this process ends."""
+    if memory_mb:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+    try:
+        conn.send(("ok", work(path, partial, limits)))
+    except MemoryError:
+        conn.send(("error", f"{Path(path).name} needs more than the {memory_mb:,} MB of memory allowed for one file "
+                            f"(memory_limit_mb); split it into smaller workbooks or raise the limit."))
+    except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason
+        conn.send(("error", _reason(err)))
+    finally:
+        conn.close()
+
+
+def isolated(todo: list, settings: Settings, run_id: str):
+    """Process each (path, info) in its own child process, up to `workers` at a time, each with the
+    memory limit and the timeout. Yields (path, info, partial, result or None, reason)."""
+    ctx = multiprocessing.get_context("forkserver")  # children do not inherit the inbox lock
+    ctx.set_forkserver_preload(["batch.pipeline", "batch.writing"])
+    queue = list(todo)
+    running: dict = {}
+    while queue or running:
+        while queue and len(running) < max(1, settings.workers):
+            path, info = queue.pop(0)
+            partial = settings.outbox / f".{output_name(path)}.{run_id}{PARTIAL}"
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_child, args=(send, str(path), str(partial), settings.memory_limit_mb, settings.limits),
+                               daemon=True)
+            proc.start()
+            send.close()
+            running[recv] = (proc, path, info, partial, time.monotonic())
+        for conn in mp_connection.wait(list(running), timeout=0.2):
+            proc, path, info, partial, _ = running.pop(conn)
+            try:
+                kind, payload = conn.recv()
+            except (EOFError, OSError):
+                proc.join()
+                kind, payload = "error", (f"The process reading {path.name} stopped unexpectedly (exit {proc.exitcode}): "
+                                          f"the file makes the reader crash or run out of memory; check its size and contents.")
+            conn.close()
+            proc.join()
+            yield (path, info, partial, payload, "") if kind == "ok" else (path, info, partial, None, payload)
+        for conn, (proc, path, info, partial, start) in list(running.items()):
+            if time.monotonic() - start > settings.timeout_seconds:
+                proc.kill()
+                proc.join()
+                conn.close()
+                del running[conn]
+                yield path, info, partial, None, (f"{path.name} took longer than {settings.timeout_seconds:,.0f} seconds "
+                                                  f"(timeout_seconds) and was stopped; split it or raise the limit.")
 
 
 def _sha(path: Path) -> str:

@@ -135,7 +135,8 @@ def _write_intake(wb, fmts: Formats, res: SheetResult) -> None:
     for j, v in enumerate(computed_headers + ["Status", "Findings"]):
         ws.write_string(h, k + j, v, fmts.get(header=COMPUTED_BG))
 
-    num_formats = [{"money": MONEY, "date": DATE}.get(kd) for kd in in_kinds]
+    # numbers keep a number format; a date format on a number would turn it into a date for readers
+    num_formats = [{"money": MONEY}.get(kd) for kd in in_kinds]
     comp_formats = [{"money": MONEY, "percent": PERCENT}.get(spec.computed[c]) for c in computed_headers]
     comp_values = []
     for c in computed_headers:

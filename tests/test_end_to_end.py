@@ -205,7 +205,7 @@ def test_blank_rows_skipped_but_rows_keep_their_numbers(workbook):
     header = ["Transfer ID", "Program", "Certificate ID", "Transferor", "Transferee", "Transfer Date",
               "Credit Amount Transferred ($)", "Consideration Received ($)"]
     row = lambda i, credit: [f"T-{i}", "Grow NJ", f"C-{i}", "A", "B", dt.date(2026, 1, 1), credit, credit]  # noqa: E731
-    path = workbook({"Transfers": [header, row(1, 30_000), [], [None, "  "], row(2, 20_000)]})
+    path = workbook({"Transfers": [header, row(1, 30_000), [], [None, ""], row(2, 20_000)]})
     res = process(path).intake[0]
     assert res.counts["rows"] == 2
     assert res.findings["Row"].tolist() == [5]  # the second transfer is on Excel row 5

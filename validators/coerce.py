@@ -130,7 +130,9 @@ def date(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
     if is_str.any():
         text = raw[is_str].astype(str).str.strip()
         parsed = pd.to_datetime(text, format="%Y-%m-%d", errors="coerce")
-        for fmt in ("%Y-%m-%d %H:%M:%S", "%m/%d/%Y"):
+        # unambiguous spellings finance workbooks use; d/m/y stays unread (3/4/2016 is March 4)
+        for fmt in ("%Y-%m-%d %H:%M:%S", "%m/%d/%Y", "%Y/%m/%d", "%m-%d-%Y", "%B %d, %Y", "%b %d, %Y", "%d-%b-%Y", "%d %B %Y",
+                    "%Y%m%d"):
             parsed = parsed.fillna(pd.to_datetime(text, format=fmt, errors="coerce"))
         out[is_str] = parsed.dt.normalize()
     bad = ~blank & out.isna()

@@ -1,0 +1,261 @@
+"""A catalogue of bad inputs, each made by code (no binary blobs), each with what users need of it.
+
+`CASES` maps a case name to (builder, expectation). A builder writes the file into a folder and
+returns its path; the expectation is "processed" or "failed", plus text the outcome must show.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import xlsxwriter
+
+from conftest import write_workbook
+
+HEADERS = ["Transfer ID", "Program", "Certificate ID", "Transferor", "Transferee", "Transfer Date",
+           "Credit Amount Transferred ($)", "Consideration Received ($)"]
+ROW = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000]
+FORMULA_LIKE = ["=HYPERLINK(\"http://x.test\",\"click\")", "+1 555 0100", "-see memo", "@SUM(A1)", "\t=1+1", "\r=2+2", "=cmd|'/c calc'!A1"]
+
+
+def good(folder: Path, name: str = "good.xlsx") -> Path:
+    return write_workbook(folder / name, {"Transfers": [HEADERS, ROW]})
+
+
+def text_renamed(folder: Path) -> Path:
+    p = folder / "notes.xlsx"
+    p.write_text("Quarterly notes, not a workbook.\n")
+    return p
+
+
+def truncated(folder: Path) -> Path:
+    data = good(folder, "whole.xlsx").read_bytes()
+    (folder / "whole.xlsx").unlink()
+    p = folder / "truncated.xlsx"
+    p.write_bytes(data[: len(data) // 2])
+    return p
+
+
+def empty_zip(folder: Path) -> Path:
+    p = folder / "empty.xlsx"
+    with zipfile.ZipFile(p, "w"):
+        pass
+    return p
+
+
+def encrypted(folder: Path) -> Path:
+    from msoffcrypto.format.ooxml import OOXMLFile
+
+    plain = good(folder, "plain.xlsx")
+    p = folder / "locked.xlsx"
+    with open(plain, "rb") as src, open(p, "wb") as out:
+        OOXMLFile(src).encrypt("secret", out)
+    plain.unlink()
+    return p
+
+
+def legacy_xls(folder: Path) -> Path:
+    import xlwt
+
+    wb = xlwt.Workbook()
+    ws = wb.add_sheet("Transfers")
+    date = xlwt.easyxf(num_format_str="YYYY-MM-DD")
+    for j, h in enumerate(HEADERS):
+        ws.write(0, j, h)
+    for j, v in enumerate(ROW):
+        ws.write(1, j, v, date) if isinstance(v, dt.date) else ws.write(1, j, v)
+    p = folder / "legacy.xls"
+    wb.save(str(p))
+    return p
+
+
+def macro_workbook(folder: Path) -> Path:
+    """An .xlsm with a vbaProject part: the data is read, no macro can run (nothing executes code)."""
+    src = good(folder, "plain.xlsx")
+    p = folder / "macros.xlsm"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            zout.writestr(item, zin.read(item.filename))
+        zout.writestr("xl/vbaProject.bin", b"\xd0\xcf\x11\xe0 Sub AutoOpen(): Shell \"calc\": End Sub")
+    src.unlink()
+    return p
+
+
+def csv_named_after_sheet(folder: Path) -> Path:
+    p = folder / "Transfers.csv"
+    p.write_text(",".join(HEADERS) + "\nT-1,Grow NJ,C-1,Seller LLC,Buyer Inc.,2026-01-05,\"$30,000\",\"27,000\"\n"
+                 "T-2,BEIP,C-2,Seller LLC,Buyer Inc.,1/6/2026,50000,30000\n", encoding="utf-8")
+    return p
+
+
+def empty_workbook(folder: Path) -> Path:
+    p = folder / "blank.xlsx"
+    wb = xlsxwriter.Workbook(str(p))
+    wb.add_worksheet("Sheet1")
+    wb.close()
+    return p
+
+
+def headers_only(folder: Path) -> Path:
+    return write_workbook(folder / "headers-only.xlsx", {"Transfers": [HEADERS]})
+
+
+def messy_headers(folder: Path) -> Path:
+    """Title lines above, a merged title, non-breaking spaces and line breaks in headers, a merged header
+    cell spanning an extra column, and a duplicated header."""
+    p = folder / "messy.xlsx"
+    wb = xlsxwriter.Workbook(str(p), {"strings_to_formulas": False})
+    ws = wb.add_worksheet("transfers")
+    ws.merge_range(0, 0, 0, 8, "Transfers register, March 2026 (merged title)")
+    ws.write_string(1, 0, "As of 3/31/2026")
+    headers = ["Transfer\u00a0ID", "PROGRAM", "certificate_id", "Transferor", "Transferee", "Transfer\nDate",
+               "Credit Amount Transferred (USD)", "Consideration Received ($)", "Program"]
+    for j, h in enumerate(headers):
+        ws.write_string(3, j, h)
+    ws.merge_range(3, 9, 3, 10, "Notes (merged header)")
+    row = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", "2026-01-05", 30_000, 27_000, "BEIP", "note", "more"]
+    for j, v in enumerate(row):
+        ws.write(4, j, v)
+    wb.close()
+    return p
+
+
+def excel_errors(folder: Path) -> Path:
+    p = folder / "errors.xlsx"
+    wb = xlsxwriter.Workbook(str(p))
+    ws = wb.add_worksheet("Transfers")
+    ws.write_row(0, 0, HEADERS)
+    ws.write_row(1, 0, ROW[:5])
+    ws.write_datetime(1, 5, dt.datetime(2026, 1, 5))
+    ws.write_formula(1, 6, "=1/0", None, "#DIV/0!")
+    ws.write_formula(1, 7, "=NA()", None, "#N/A")
+    wb.close()
+    return p
+
+
+def uncalculated_formula(folder: Path) -> Path:
+    """openpyxl saves formulas without a calculated value."""
+    p = folder / "uncalculated.xlsx"
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Transfers"
+    ws.append(HEADERS)
+    ws.append([*ROW[:7], "=G2*0.9"])
+    wb.save(p)
+    return p
+
+
+def odd_values(folder: Path) -> Path:
+    """Numbers stored as text with spaces and currency signs, dates in odd text spellings, a 32,767-character text."""
+    rows = [HEADERS + ["Notes"],
+            ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", "March 5, 2026", " $ 30,000.00 ", "USD 27000", "x" * 32767],
+            ["T-2", "grow nj", "C-2", "Seller LLC", "Buyer Inc.", "05-Mar-2026", "(30,000)", "27 000", "ok"],
+            ["T-3", "Grow NJ", "C-3", "Seller LLC", "Buyer Inc.", "5/3/26", "30000", "27000", "two-digit year"]]
+    return write_workbook(folder / "odd.xlsx", {"Transfers": rows})
+
+
+def size_bomb(folder: Path, with_dimension: bool = True) -> Path:
+    """About 5 KB: one cell at A1 and one at XFD1048576."""
+    p = folder / ("size-bomb.xlsx" if with_dimension else "size-bomb-no-dimension.xlsx")
+    good(folder, "base.xlsx")
+    with zipfile.ZipFile(folder / "base.xlsx") as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                dim = '<dimension ref="A1:XFD1048576"/>' if with_dimension else ""
+                data = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+                        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' + dim +
+                        '<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Transfer ID</t></is></c></row>'
+                        '<row r="1048576"><c r="XFD1048576"><v>1</v></c></row></sheetData></worksheet>').encode()
+            zout.writestr(item, data)
+    (folder / "base.xlsx").unlink()
+    return p
+
+
+def billion_laughs(folder: Path) -> Path:
+    p = folder / "laughs.xlsx"
+    good(folder, "base.xlsx")
+    entities = '<!ENTITY a0 "ha">' + "".join(f'<!ENTITY a{i} "{("&a" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
+    with zipfile.ZipFile(folder / "base.xlsx") as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "xl/sharedStrings.xml":
+                text = data.decode()
+                text = text.replace("?>", f"?><!DOCTYPE sst [{entities}]>", 1).replace("Seller LLC", "&a9;")
+                data = text.encode()
+            zout.writestr(item, data)
+    (folder / "base.xlsx").unlink()
+    return p
+
+
+def zip_bomb(folder: Path) -> Path:
+    """A part that inflates about a thousand times (refused with the limits in configuration)."""
+    p = folder / "zip-bomb.xlsx"
+    good(folder, "base.xlsx")
+    with zipfile.ZipFile(folder / "base.xlsx") as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            zout.writestr(item, zin.read(item.filename))
+        zout.writestr("xl/media/padding.xml", b"<x>" + b" " * (8 << 20) + b"</x>")
+    (folder / "base.xlsx").unlink()
+    return p
+
+
+def formula_text_everywhere(folder: Path) -> Path:
+    rows = [HEADERS + ["Notes"]]
+    for i, text in enumerate(FORMULA_LIKE):
+        rows.append([f"T-{i}{text}", "Grow NJ", text, text, text, dt.date(2026, 1, 5), 30_000, 27_000, text])
+    return write_workbook(folder / "formula-text.xlsx", {"Transfers": rows, text_sheet_name(): [["Note"], [FORMULA_LIKE[0]]]})
+
+
+def text_sheet_name() -> str:
+    return "Notes"
+
+
+def large_sheet(folder: Path, rows: int) -> Path:
+    """A Transfers sheet of `rows` rows, written straight as XML (fast to make)."""
+    p = folder / f"large-{rows}.xlsx"
+    good(folder, "base.xlsx")
+    body = io.StringIO()
+    body.write('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet '
+               'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">')
+    for j, h in enumerate(HEADERS):
+        body.write(f'<c r="{chr(65 + j)}1" t="inlineStr"><is><t>{h}</t></is></c>')
+    body.write("</row>")
+    for i in range(2, rows + 2):
+        body.write(f'<row r="{i}"><c r="A{i}" t="inlineStr"><is><t>T-{i}</t></is></c><c r="B{i}" t="inlineStr"><is><t>Grow NJ</t></is></c>'
+                   f'<c r="C{i}" t="inlineStr"><is><t>C-{i % 500}</t></is></c><c r="D{i}" t="inlineStr"><is><t>S</t></is></c>'
+                   f'<c r="E{i}" t="inlineStr"><is><t>B</t></is></c><c r="F{i}"><v>46027</v></c><c r="G{i}"><v>30000</v></c>'
+                   f'<c r="H{i}"><v>27000</v></c></row>')
+    body.write("</sheetData></worksheet>")
+    with zipfile.ZipFile(folder / "base.xlsx") as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            data = body.getvalue().encode() if item.filename == "xl/worksheets/sheet1.xml" else zin.read(item.filename)
+            zout.writestr(item.filename, data)
+    (folder / "base.xlsx").unlink()
+    return p
+
+
+# name -> (builder, outcome, text the reason or findings must contain)
+CASES = {
+    "text renamed .xlsx": (text_renamed, "failed", "is not an Excel workbook"),
+    "truncated .xlsx": (truncated, "failed", "damaged or truncated"),
+    "empty zip": (empty_zip, "failed", "empty zip"),
+    "encrypted workbook": (encrypted, "failed", "password-protected"),
+    "legacy .xls": (legacy_xls, "processed", ""),
+    ".xlsm with macros": (macro_workbook, "processed", ""),
+    "Transfers.csv": (csv_named_after_sheet, "processed", "CONSIDERATION_BELOW_75PCT"),
+    "empty workbook": (empty_workbook, "processed", "UNKNOWN_SHEET"),
+    "headers only": (headers_only, "processed", ""),
+    "messy headers": (messy_headers, "processed", "DUPLICATE_COLUMN"),
+    "Excel error cells": (excel_errors, "processed", "#DIV/0!"),
+    "formula without a value": (uncalculated_formula, "processed", "FORMULA_NOT_CALCULATED"),
+    "odd values": (odd_values, "processed", ""),
+    "size bomb": (size_bomb, "failed", "XFD1048576"),
+    "size bomb without a dimension": (lambda f: size_bomb(f, with_dimension=False), "failed", "stopped unexpectedly"),
+    "billion laughs": (billion_laughs, "failed", "DOCTYPE"),
+    "zip bomb": (zip_bomb, "failed", "zip bomb"),
+    "formula-like text": (formula_text_everywhere, "processed", ""),
+}
