@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS files (
     run_id TEXT NOT NULL REFERENCES runs(run_id), name TEXT NOT NULL, size INTEGER, sha256 TEXT, status TEXT NOT NULL,
     reason TEXT, rows_per_sheet TEXT, errors INTEGER, warnings INTEGER, infos INTEGER, output TEXT, archived TEXT,
-    seconds REAL
+    seconds REAL, timings TEXT
 );
 CREATE INDEX IF NOT EXISTS files_sha ON files(sha256, status);
 CREATE TABLE IF NOT EXISTS records (
@@ -66,9 +66,10 @@ class Ledger:
 
     def add_file(self, run_id: str, info: dict, records: pd.DataFrame | None = None) -> None:
         cols = ["name", "size", "sha256", "status", "reason", "rows_per_sheet", "errors", "warnings", "infos", "output",
-                "archived", "seconds"]
+                "archived", "seconds", "timings"]
         values = [info.get(c) for c in cols]
         values[cols.index("rows_per_sheet")] = json.dumps(info.get("rows_per_sheet") or {})
+        values[cols.index("timings")] = json.dumps(info.get("timings") or {})
         with closing(self._connect()) as db, db:
             db.execute(f"INSERT INTO files (run_id, {', '.join(cols)}) VALUES (?{', ?' * len(cols)})", [run_id, *values])
             if records is not None and len(records):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +48,12 @@ class Result:
     started: dt.datetime
     sheets: list[SheetResult | OtherSheet] = field(default_factory=list)
     findings: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FINDINGS_COLUMNS))
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage: read, validate, calculate, annotate, write
+
+    def timed(self, stage: str, started: float) -> float:
+        now = time.perf_counter()
+        self.timings[stage] = round(self.timings.get(stage, 0.0) + now - started, 3)
+        return now
 
     @property
     def intake(self) -> list[SheetResult]:
@@ -120,10 +127,12 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
     return out
 
 
-def process_sheet(sheet: IntakeSheet, module) -> SheetResult:
+def process_sheet(sheet: IntakeSheet, module, result: "Result | None" = None) -> SheetResult:
     spec = sheet.spec
     rules = rules_mod.load(module.RULES)
+    clock = time.perf_counter()
     typed, vfind = validate(spec, sheet.raw)
+    clock = result.timed("validate", clock) if result else clock
     n = len(typed)
     errors = vfind[vfind["code"].isin(VALIDATION_CODES)]
     invalid = np.zeros(n, dtype=bool)
@@ -132,6 +141,7 @@ def process_sheet(sheet: IntakeSheet, module) -> SheetResult:
     invalid[errors.loc[errors["row"] >= 0, "row"].astype(int).to_numpy()] = True
     valid = typed[~invalid]
     calc = module.calculate(valid, rules)
+    clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
 
@@ -167,6 +177,8 @@ def process_sheet(sheet: IntakeSheet, module) -> SheetResult:
     summary_frame = pd.concat([typed, computed], axis=1)
     codes = findings.loc[at_row, ["pos", "Code"]].rename(columns={"pos": "row"})
     summary = module.summarize(summary_frame, status, codes, rules)
+    if result:
+        result.timed("annotate", clock)
     return SheetResult(sheet, module, typed, computed, status, row_findings, findings, summary)
 
 
@@ -175,11 +187,13 @@ def process(path: Path, limits: Limits = Limits()) -> Result:
     path = Path(path)
     result = Result(path, sha256_of(path), dt.datetime.now(dt.timezone.utc))
     by_key = _specs()
+    clock = time.perf_counter()
     book = read_workbook(path, {k: m.SPEC for k, m in by_key.items()}, limits)
+    result.timed("read", clock)
     extra = []
     for sheet in book.sheets:
         if isinstance(sheet, IntakeSheet):
-            result.sheets.append(process_sheet(sheet, by_key[sheet_key(sheet.name)]))
+            result.sheets.append(process_sheet(sheet, by_key[sheet_key(sheet.name)], result))
         else:
             result.sheets.append(sheet)
             table = rules_mod.common_findings()

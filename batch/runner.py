@@ -140,6 +140,7 @@ def work(path: str, partial: str, limits=None) -> dict:
         "per_year": _per_year_credits(result),
         "rules_versions": result.rules_versions(),
         "seconds": round(time.perf_counter() - started, 3),
+        "timings": result.timings,
     }
 
 
@@ -226,7 +227,7 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
             finish(path, FileOutcome(path.name, "failed", reason), info)
             return
         final = _place_output(partial, settings.outbox / output_name(path), run_id)
-        info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds")})
+        info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings")})
         info["records"] = result["records"].assign(file=path.name)
         if len(result["per_year"]):
             per_year.append(result["per_year"].assign(file=path.name))

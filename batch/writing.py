@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -309,6 +310,7 @@ def write(result: Result, out_path: Path) -> Path:
     """Write the returned workbook atomically (temporary file, then rename)."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    clock = time.perf_counter()
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.partial")
     wb = xlsxwriter.Workbook(
         str(tmp),
@@ -333,6 +335,7 @@ def write(result: Result, out_path: Path) -> Path:
         _write_run(wb, fmts, result)
         wb.close()
         os.replace(tmp, out_path)
+        result.timed("write", clock)
     finally:
         if tmp.exists():
             tmp.unlink()

@@ -1,0 +1,258 @@
+"""Benchmark: `njcredits run` on large GrowNJ and Transfers workbooks against the raw Excel floor.
+
+    python benchmarks/run.py                      # 10k and 100k rows, both programs, and the parallel folder
+    python benchmarks/run.py --sizes 1000000      # the 1M-row runs (several minutes each)
+
+For each workbook it times `njcredits run` as a whole process (one worker) and, in the same run,
+the floor: reading the same file with the fastest reader (fastexcel, else python-calamine) plus
+writing a frame of the returned sheet's size row by row with xlsxwriter in constant_memory mode.
+It prints rows, seconds, floor seconds, ratio, peak RSS of the process tree, rows per second, and
+the breakdown by stage from the run's ledger. Generated workbooks are cached in benchmarks/.data/.
+Not part of the test suite: machines are shared and noisy, so read the ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / ".data"
+sys.path.insert(0, str(HERE.parent))
+
+GROW_NJ_HEADERS = [c.header for c in __import__("validators.grow_nj", fromlist=["GROW_NJ"]).GROW_NJ.columns]
+TRANSFER_HEADERS = [c.header for c in __import__("validators.transfers", fromlist=["TRANSFERS"]).TRANSFERS.columns]
+AREAS = ["Urban Transit Hub", "Growth Zone", "Growth Zone (MRERA)", "Distressed", "Priority", "Other Eligible"]
+COUNTIES = ["Camden", "Bergen", "Essex", "Hudson", "Middlesex", "Mercer", "Cape May", "Morris"]
+PREMISES = ["Industrial Rehab", "Industrial New", "Non-Industrial Rehab", "Non-Industrial New"]
+PROGRAMS = ["Grow NJ", "Urban Transit Hub", "BEIP", "ERG Residential"]
+
+
+def _col(j: int) -> str:
+    out, j = "", j + 1
+    while j:
+        j, r = divmod(j - 1, 26)
+        out = chr(65 + r) + out
+    return out
+
+
+def _grow_nj_row(i: int) -> list:
+    area = AREAS[i % len(AREAS)]
+    flags = ["Y" if (i >> k) & 1 else "" for k in range(20)]
+    return [
+        f"GNJ-{i}", f"Business {i % 997}", "2014" if i % 3 == 0 else "2017", ("date", 41500 + i % 1800),
+        COUNTIES[i % len(COUNTIES)], area, flags[0] if i % 17 == 0 else "", "", flags[1] if i % 23 == 0 else "", "",
+        ["Technology Startup", "Manufacturing", "Other"][i % 3], flags[2], PREMISES[i % 4], 20_000 + i % 50_000,
+        2_000_000 + (i * 7919) % 40_000_000, 20 + i % 700, i % 400, "" if i % 5 else 30 + i % 300,
+        60_000 + i % 50_000, 55_000, 400 + i % 200, flags[3], flags[4], flags[5], flags[6], flags[7], flags[8], flags[9],
+        flags[10], flags[11], flags[12], flags[13], flags[14], flags[15], flags[16], flags[17], flags[18],
+        1_000_000 + i % 9_000_000, "" if i % 4 else 3_000_000, 50_000_000 + (i * 104729) % 400_000_000, 10,
+    ]
+
+
+def _transfer_row(i: int) -> list:
+    credit = 20_000 + (i * 7919) % 2_000_000
+    return [f"T-{i}", PROGRAMS[i % 4], f"C-{i % 5000}", "" if i % 3 else 5_000_000, f"Seller {i % 300}", f"Buyer {i % 700}",
+            ("date", 40000 + i % 6000), credit, round(credit * (0.7 + (i % 31) / 100), 2)]
+
+
+def make_workbook(path: Path, sheet: str, headers: list[str], row_fn, rows: int) -> Path:
+    """Write the sheet XML directly (fast for a million rows), inside a package made by xlsxwriter."""
+    import xlsxwriter
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    base = path.with_suffix(".base.xlsx")
+    wb = xlsxwriter.Workbook(str(base))
+    ws = wb.add_worksheet(sheet)
+    ws.write_datetime(0, 0, __import__("datetime").date(2020, 1, 1), wb.add_format({"num_format": "yyyy-mm-dd"}))
+    wb.close()
+    esc = lambda s: s.replace("&", "&amp;").replace("<", "&lt;")  # noqa: E731
+    tmp_xml = path.with_suffix(".sheet.xml")
+    with open(tmp_xml, "w", encoding="utf-8") as fh:
+        fh.write('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/'
+                 f'spreadsheetml/2006/main"><dimension ref="A1:{_col(len(headers) - 1)}{rows + 1}"/><sheetData><row r="1">')
+        fh.write("".join(f'<c r="{_col(j)}1" t="inlineStr"><is><t>{esc(h)}</t></is></c>' for j, h in enumerate(headers)))
+        fh.write("</row>")
+        for i in range(rows):
+            r = i + 2
+            cells = []
+            for j, v in enumerate(row_fn(i)):
+                if v == "" or v is None:
+                    continue
+                ref = f"{_col(j)}{r}"
+                if isinstance(v, tuple):
+                    cells.append(f'<c r="{ref}" s="1"><v>{v[1]}</v></c>')
+                elif isinstance(v, str):
+                    cells.append(f'<c r="{ref}" t="inlineStr"><is><t>{esc(v)}</t></is></c>')
+                else:
+                    cells.append(f'<c r="{ref}"><v>{v}</v></c>')
+            fh.write(f'<row r="{r}">' + "".join(cells) + "</row>")
+        fh.write("</sheetData></worksheet>")
+    with zipfile.ZipFile(base) as zin, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            if item.filename == "xl/worksheets/sheet1.xml":
+                zout.write(tmp_xml, item.filename)
+            else:
+                zout.writestr(item.filename, zin.read(item.filename))
+    base.unlink()
+    tmp_xml.unlink()
+    return path
+
+
+def workbook(program: str, rows: int) -> Path:
+    path = DATA / f"{program}-{rows}.xlsx"
+    if not path.exists():
+        print(f"  generating {path.name} ...", flush=True)
+        if program == "grownj":
+            make_workbook(path, "GrowNJ", GROW_NJ_HEADERS, _grow_nj_row, rows)
+        else:
+            make_workbook(path, "Transfers", TRANSFER_HEADERS, _transfer_row, rows)
+    return path
+
+
+def tree_rss(pid: int) -> int:
+    """Resident memory of a process and all its descendants, in bytes."""
+    total, todo = 0, [pid]
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    while todo:
+        p = todo.pop()
+        todo.extend(children.get(p, []))
+        try:
+            with open(f"/proc/{p}/statm") as fh:
+                total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except OSError:
+            pass
+    return total
+
+
+def timed(cmd: list[str], env=None) -> tuple[float, int]:
+    """Wall seconds and peak resident memory of the whole process tree."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss(proc.pid))
+        time.sleep(0.2)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(proc.stderr.read().decode())
+    return seconds, peak
+
+
+FLOOR = r'''
+import sys, time, xlsxwriter
+path, sheet, out, extra = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+t = time.perf_counter()
+try:
+    import fastexcel
+    frame = fastexcel.read_excel(path).load_sheet_by_name(sheet).to_pandas()
+    reader = "fastexcel"
+except ImportError:
+    import pandas as pd
+    frame = pd.read_excel(path, sheet_name=sheet, engine="calamine")
+    reader = "calamine"
+read = time.perf_counter() - t
+t = time.perf_counter()
+wb = xlsxwriter.Workbook(out, {"constant_memory": True})
+ws = wb.add_worksheet(sheet)
+ws.write_row(0, 0, list(frame.columns) + [f"c{i}" for i in range(extra)])
+pad = [1.5] * extra
+for r, row in enumerate(frame.itertuples(index=False), start=1):
+    ws.write_row(r, 0, [None if v != v else v for v in row] + pad)
+wb.close()
+print(reader, read, time.perf_counter() - t)
+'''
+
+
+def floor(path: Path, sheet: str, extra: int) -> tuple[str, float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run([sys.executable, "-c", FLOOR, str(path), sheet, str(Path(tmp) / "floor.xlsx"), str(extra)],
+                             capture_output=True, text=True, check=True).stdout.split()
+    return out[0], float(out[1]), float(out[2])
+
+
+def run_njcredits(path: Path, workers: int = 1) -> tuple[float, int, dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        inbox = Path(tmp) / "inbox"
+        inbox.mkdir()
+        os.link(path, inbox / path.name) if path.stat().st_dev == inbox.stat().st_dev else shutil.copy(path, inbox / path.name)
+        seconds, peak = timed([sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out",
+                               str(Path(tmp) / "out"), "--keep-inputs", "--force", "--workers", str(workers)])
+        with sqlite3.connect(Path(tmp) / "out" / ".njcredits" / "ledger.sqlite") as db:
+            row = db.execute("SELECT status, reason, timings FROM files").fetchone()
+        if row[0] != "processed":
+            raise RuntimeError(f"{path.name}: {row[1]}")
+        return seconds, peak, json.loads(row[2] or "{}")
+
+
+def parallel(files: int = 200, rows: int = 200) -> list[tuple[int, float]]:
+    folder = DATA / f"folder-{files}x{rows}"
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        one = make_workbook(DATA / f"transfers-{rows}.xlsx", "Transfers", TRANSFER_HEADERS, _transfer_row, rows)
+        for i in range(files):
+            data = bytearray(one.read_bytes())
+            (folder / f"small-{i:03d}.xlsx").write_bytes(bytes(data))
+    out = []
+    for workers in (1, 2):
+        with tempfile.TemporaryDirectory() as tmp:
+            seconds, _ = timed([sys.executable, "-c", "from batch.cli import main; main()", "run", str(folder), "--out",
+                                str(Path(tmp) / "out"), "--keep-inputs", "--force", "--workers", str(workers)])
+        out.append((workers, seconds))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--programs", nargs="+", default=["grownj", "transfers"])
+    ap.add_argument("--no-parallel", action="store_true")
+    args = ap.parse_args()
+    from batch.calculators import grow_nj, transfers
+
+    computed = {"grownj": len(grow_nj.SPEC.computed) + 2, "transfers": len(transfers.SPEC.computed) + 2}
+    sheets = {"grownj": "GrowNJ", "transfers": "Transfers"}
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    lines = ["| program | rows | seconds | floor seconds (reader) | ratio | peak RSS | rows/s | read | validate | calculate | annotate | write |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for program in args.programs:
+        for rows in args.sizes:
+            path = workbook(program, rows)
+            reader, read_s, write_s = floor(path, sheets[program], computed[program])
+            seconds, peak, t = run_njcredits(path)
+            fl = read_s + write_s
+            line = (f"| {program} | {rows:,} | {seconds:.1f} | {fl:.1f} ({reader} {read_s:.1f} + write {write_s:.1f}) | "
+                    f"{seconds / fl:.2f} | {peak / 2**20:,.0f} MB | {rows / seconds:,.0f} | "
+                    + " | ".join(f"{t.get(k, 0):.1f}" for k in ("read", "validate", "calculate", "annotate", "write")) + " |")
+            lines.append(line)
+            print(line, flush=True)
+    if not args.no_parallel:
+        res = parallel()
+        lines.append("")
+        lines.append("| 200 workbooks of 200 transfer rows | seconds |")
+        lines.append("|---|---|")
+        for workers, seconds in res:
+            lines.append(f"| --workers {workers} | {seconds:.1f} |")
+        lines.append(f"| speed-up | {res[0][1] / res[1][1]:.2f}x |")
+        print("\n".join(lines[-5:]))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
