@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import xlsxwriter
 
-from batch import __version__
+from batch import __version__, sheetxml
 from batch.calculators import SummaryTable
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import Result, SheetResult
@@ -135,41 +135,64 @@ def _write_intake(wb, fmts: Formats, res: SheetResult) -> None:
             write_cell(ws, h, j, v, fmts)
     for j, v in enumerate(computed_headers + ["Status", "Findings"]):
         ws.write_string(h, k + j, v, fmts.get(header=COMPUTED_BG))
-
-    # numbers keep a number format; a date format on a number would turn it into a date for readers
-    num_formats = [{"money": MONEY}.get(kd) for kd in in_kinds]
-    comp_formats = [{"money": MONEY, "percent": PERCENT}.get(spec.computed[c]) for c in computed_headers]
-    comp_values = []
-    for c in computed_headers:
-        col = res.computed[c]
-        if spec.computed[c] == "money":
-            col = col.astype("Float64") / 100
-        comp_values.append(col.astype(object).where(col.notna(), None).to_numpy())
-    notes = _annotations(res)
-    cells = res.sheet.cells.to_numpy(dtype=object)
-    status = res.status.to_numpy()
-    row_findings = res.row_findings.to_numpy()
-    for pos, excel_row in enumerate(sheet.excel_rows):
-        r = int(excel_row) - 1
-        row_notes = notes.get(pos, {})
-        for c in range(k):
-            note = row_notes.get(c)
-            write_cell(ws, r, c, cells[pos, c], fmts, num_formats[c], FILL.get(note[0]) if note else None)
-        for j, values in enumerate(comp_values):
-            v = values[pos]
-            if v is not None:
-                if isinstance(v, str):
-                    ws.write_string(r, k + j, v)
-                else:
-                    ws.write_number(r, k + j, float(v), fmts.get(comp_formats[j]))
-        ws.write_string(r, last_col - 1, status[pos])
-        if row_findings[pos]:
-            ws.write_string(r, last_col, row_findings[pos])
-        for c, (_sev, text) in row_notes.items():
-            ws.write_comment(r, c, text[:MAX_TEXT], {"x_scale": 3, "y_scale": 2.5})
-    last_row = max(h, h + sheet.grid_height)
     ws.freeze_panes(h + 1, 0)
-    ws.autofilter(h, 0, last_row, last_col)
+    ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
+
+    notes = _annotations(res)
+    for pos, cols in notes.items():  # comments are kept by xlsxwriter apart from the cells
+        r = int(sheet.excel_rows[pos]) - 1
+        for c, (_sev, text) in cols.items():
+            ws.write_comment(r, c, text[:MAX_TEXT], {"x_scale": 3, "y_scale": 2.5})
+    return _data_rows(ws, fmts, res, in_kinds, computed_headers, notes)
+def _style(fmt) -> str:
+    """The ` s="N"` attribute of a format (its xf index is fixed now, so the generated XML can use it)."""
+    index = fmt._get_xf_index() if fmt is not None else 0  # noqa: SLF001 - xlsxwriter assigns indexes on first use
+    return f' s="{index}"' if index else ""
+
+
+def _data_rows(ws, fmts: Formats, res: SheetResult, in_kinds, computed_headers, notes):
+    """The generator of the sheet's data rows (see batch.sheetxml), and the sheet's dimension."""
+    sheet, spec = res.sheet, res.sheet.spec
+    k = len(sheet.headers)
+    n = len(sheet.excel_rows)
+    last_col = k + len(computed_headers) + 1
+    # per input column and row: the number format of the column, or the fill of a finding
+    base = {kind: fmts.get({"money": MONEY}.get(kind)) for kind in set(in_kinds)}
+    fill_style = {(kind, sev): _style(fmts.get({"money": MONEY}.get(kind), FILL[sev])) for kind in set(in_kinds) for sev in FILL}
+    date_fmt = {sev: _style(fmts.get(DATE, FILL.get(sev))) for sev in (None, *FILL)}
+    datetime_fmt = {sev: _style(fmts.get(DATETIME, FILL.get(sev))) for sev in (None, *FILL)}
+    time_fmt = {sev: _style(fmts.get("hh:mm:ss", FILL.get(sev))) for sev in (None, *FILL)}
+    severity = np.full((n, max(k, 1)), None, dtype=object)
+    for pos, cols in notes.items():
+        for c, (sev, _text) in cols.items():
+            severity[pos, c] = sev if sev in FILL else None
+    comp_styles = [_style(fmts.get({"money": MONEY, "percent": PERCENT}.get(spec.computed[c]))) for c in computed_headers]
+    cells = sheet.cells.to_numpy(dtype=object)
+    letters = [sheetxml.column_letters(j) for j in range(last_col + 1)]
+
+    def rows():
+        for start in range(0, n, sheetxml.CHUNK_ROWS):
+            stop = min(n, start + sheetxml.CHUNK_ROWS)
+            numbers = sheet.excel_rows[start:stop].astype(str).astype(object)
+            acc = np.full(stop - start, "", dtype=object)
+            for c in range(k):
+                sev = severity[start:stop, c]
+                base_s = np.array([fill_style[(in_kinds[c], v)] if v else _style(base[in_kinds[c]]) for v in sev], dtype=object) \
+                    if any(sev) else np.full(stop - start, _style(base[in_kinds[c]]), dtype=object)
+                pick = lambda table: np.array([table[v] for v in sev], dtype=object)  # noqa: E731
+                acc = acc + sheetxml.input_cells(cells[start:stop, c], letters[c] + numbers, base_s,
+                                                  pick(date_fmt), pick(datetime_fmt), pick(time_fmt))
+            for j, header in enumerate(computed_headers):
+                kind = spec.computed[header]
+                acc = acc + sheetxml.computed_cells(res.computed[header].iloc[start:stop], letters[k + j] + numbers,
+                                                    comp_styles[j], cents=kind == "money")
+            acc = acc + sheetxml.computed_cells(res.status.iloc[start:stop], letters[last_col - 1] + numbers, "", False)
+            findings = res.row_findings.iloc[start:stop].where(res.row_findings.iloc[start:stop] != "")
+            acc = acc + sheetxml.computed_cells(findings, letters[last_col] + numbers, "", False)
+            yield "".join(('<row r="' + numbers + '">' + acc + "</row>").tolist()).encode("utf-8")
+
+    last_row = int(sheet.excel_rows[-1]) if n else sheet.header_row + 1
+    return rows, f"A1:{letters[last_col]}{max(last_row, sheet.header_row + 1)}"
 
 
 def _write_other(wb, fmts: Formats, sheet: OtherSheet) -> None:
@@ -179,23 +202,37 @@ def _write_other(wb, fmts: Formats, sheet: OtherSheet) -> None:
             write_cell(ws, r, c, v, fmts)
 
 
-def _write_findings(wb, fmts: Formats, result: Result) -> None:
+def _write_findings(wb, fmts: Formats, result: Result):
+    """Headers by xlsxwriter; the rows generated whole columns at a time (see batch.sheetxml)."""
     ws = wb.add_worksheet("Findings")
     widths = [16, 7, 16, 28, 30, 9, 100, 26]
+    wrap = fmts.get(wrap=True)
     for j, w in enumerate(widths):
-        ws.set_column(j, j, w, fmts.get(wrap=True) if j == 6 else None)
+        ws.set_column(j, j, w, wrap if j == 6 else None)
     for j, h in enumerate(FINDINGS_COLUMNS):
         ws.write_string(0, j, h, fmts.get(header=HEADER_BG))
     f = result.findings
-    for r, row in enumerate(f.itertuples(index=False), start=1):
-        for j, v in enumerate(row):
-            if j == 1:
-                if not pd.isna(v):
-                    ws.write_number(r, j, int(v))
-            else:
-                ws.write_string(r, j, "" if v is None else str(v), fmts.get(wrap=True) if j == 6 else None)
     ws.freeze_panes(1, 0)
     ws.autofilter(0, 0, max(len(f), 1), len(FINDINGS_COLUMNS) - 1)
+    wrap_style = _style(wrap)
+    letters = [sheetxml.column_letters(j) for j in range(len(FINDINGS_COLUMNS))]
+
+    def rows():
+        for start in range(0, len(f), sheetxml.CHUNK_ROWS):
+            part = f.iloc[start:start + sheetxml.CHUNK_ROWS]
+            numbers = np.arange(start + 2, start + 2 + len(part)).astype(str).astype(object)
+            acc = np.full(len(part), "", dtype=object)
+            for j, col in enumerate(FINDINGS_COLUMNS):
+                values = part[col]
+                if col == "Row":
+                    acc = acc + sheetxml.computed_cells(values.astype("Float64"), letters[j] + numbers, "", cents=False)
+                else:
+                    text = values.astype(object).where(values.notna() & (values.astype(str) != ""))
+                    acc = acc + sheetxml.computed_cells(text.astype(object), letters[j] + numbers, wrap_style if col == "Message" else "",
+                                                        cents=False, text=True)
+            yield "".join(('<row r="' + numbers + '">' + acc + "</row>").tolist()).encode("utf-8")
+
+    return rows, f"A1:H{len(f) + 1}"
 
 
 def write_table(ws, fmts: Formats, r: int, t: SummaryTable) -> int:
@@ -325,15 +362,17 @@ def write(result: Result, out_path: Path) -> Path:
     try:
         wb.set_properties({"title": f"{result.path.name} annotated by njcredits", "comments": f"njcredits {__version__}"})
         fmts = Formats(wb)
-        for sheet in result.sheets:
+        generated = {}
+        for i, sheet in enumerate(result.sheets, start=1):
             if isinstance(sheet, SheetResult):
-                _write_intake(wb, fmts, sheet)
+                generated[f"xl/worksheets/sheet{i}.xml"] = _write_intake(wb, fmts, sheet)
             else:
                 _write_other(wb, fmts, sheet)
-        _write_findings(wb, fmts, result)
+        generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"] = _write_findings(wb, fmts, result)
         _write_summary(wb, fmts, result)
         _write_run(wb, fmts, result)
         wb.close()
+        sheetxml.splice(tmp, generated)
         os.replace(tmp, out_path)
         result.timed("write", clock)
     finally:
