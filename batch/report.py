@@ -135,6 +135,10 @@ def write_report(path: Path, run_id: str, started: dt.datetime, outcomes, ledger
         ws.write_string(0, 0, "No BRRAP rows in this run.")
 
     ws = wb.add_worksheet("Changes")
+    if previous.empty and ledger.runs().shape[0] <= 1:
+        # the first run of a ledger has nothing to compare with: every record would be "New record"
+        ws.write_string(0, 0, "No earlier run in the ledger: every record of this run is new, and later runs are compared with it.")
+        return _finish_report(wb, fmts, tmp, path, run_id, started, outcomes, rules_versions)
     ch = changes(records, previous)
     for j, h in enumerate(CHANGE_COLUMNS):
         ws.write_string(0, j, h, fmts.get(header=HEADER_BG))
@@ -148,7 +152,10 @@ def write_report(path: Path, run_id: str, started: dt.datetime, outcomes, ledger
                 ws.write_string(i, j, str(v))
     ws.freeze_panes(1, 0)
     ws.autofilter(0, 0, max(len(ch), 1), len(CHANGE_COLUMNS) - 1)
+    return _finish_report(wb, fmts, tmp, path, run_id, started, outcomes, rules_versions)
 
+
+def _finish_report(wb, fmts, tmp: Path, path: Path, run_id: str, started, outcomes, rules_versions: dict) -> Path:
     ws = wb.add_worksheet("Run")
     ws.set_column(0, 0, 30)
     ws.set_column(1, 1, 60)

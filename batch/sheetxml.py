@@ -130,13 +130,17 @@ def computed_cells(values: pd.Series, refs: np.ndarray, style: str, cents: bool,
     return out
 
 
-def splice(path: Path, parts: dict[str, object], compresslevel: int = 1) -> None:
+def splice(path: Path, parts: dict[str, object], replace: dict | None = None, compresslevel: int = 1) -> None:
     """Rewrite the workbook at `path`, inserting before `</sheetData>` of each named sheet part the
-    rows its generator yields (bytes), and setting its `<dimension>` to the given range."""
+    rows its generator yields (bytes), and setting its `<dimension>` to the given range. Parts named
+    in `replace` are replaced by what their function returns given the part's current bytes."""
+    replace = replace or {}
     tmp = path.with_name(path.name + ".splice")
     with zipfile.ZipFile(path) as zin, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=compresslevel) as zout:
         for item in zin.infolist():
             data = zin.read(item.filename)
+            if item.filename in replace:
+                data = replace[item.filename](data)
             if item.filename not in parts:
                 zout.writestr(item, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=compresslevel)
                 continue
@@ -158,3 +162,49 @@ def splice(path: Path, parts: dict[str, object], compresslevel: int = 1) -> None
                     out.write(chunk)
                 out.write(SHEETDATA_END + tail)
     tmp.replace(path)
+
+
+COMMENT_RUN = ('<r><rPr><sz val="8"/><color indexed="81"/><rFont val="Tahoma"/><family val="2"/></rPr>'
+               '<t xml:space="preserve">')
+VML_SHAPE_ID = re.compile(rb'<v:shape id="_x0000_s(\d+)"')
+
+
+def comments_xml(refs: np.ndarray, texts: pd.Series) -> bytes:
+    """The comments part of a sheet: one comment per cell reference, as xlsxwriter writes them."""
+    body = '<comment ref="' + refs + '" authorId="0"><text>' + COMMENT_RUN + _escape(texts.astype(str)).to_numpy(dtype=object) \
+        + "</t></r></text></comment>"
+    return ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<comments xmlns="http://schemas.openxmlformats.org/'
+            'spreadsheetml/2006/main"><authors><author></author></authors><commentList>' + "".join(body.tolist())
+            + "</commentList></comments>").encode("utf-8")
+
+
+def vml_xml(template: bytes, rows: np.ndarray, cols: np.ndarray, first_block: int) -> bytes:
+    """The VML drawing of a sheet's comment boxes (hidden until the cell is hovered), from the
+    one shape xlsxwriter wrote: shape ids from block `first_block` on, boxes anchored beside each cell."""
+    text = template.decode("utf-8")
+    start, end = text.index("<v:shape id="), text.rindex("</v:shape>") + len("</v:shape>")
+    head, shape, tail = text[:start], text[start:end], text[end:]
+    blocks = max(1, -(-len(rows) // 1024))
+    head = re.sub(r'<o:idmap v:ext="edit" data="[^"]*"/>',
+                  f'<o:idmap v:ext="edit" data="{",".join(str(first_block + b) for b in range(blocks))}"/>', head)
+    shape = re.sub(r'id="_x0000_s\d+"', 'id="_x0000_s{ID}"', shape)
+    shape = re.sub(r"margin-left:[^;]*;margin-top:[^;]*;", "margin-left:{LEFT}pt;margin-top:{TOP}pt;", shape)
+    shape = re.sub(r"z-index:\d+", "z-index:{Z}", shape)
+    shape = re.sub(r"<x:Anchor>[^<]*</x:Anchor>", "<x:Anchor>{ANCHOR}</x:Anchor>", shape)
+    shape = re.sub(r"<x:Row>\d+</x:Row><x:Column>\d+</x:Column>", "<x:Row>{ROW}</x:Row><x:Column>{COL}</x:Column>", shape)
+    parts = re.split(r"\{(ID|LEFT|TOP|Z|ANCHOR|ROW|COL)\}", shape)
+    top_row = np.maximum(rows - 1, 0)
+    fields = {
+        "ID": (first_block * 1024 + 1 + np.arange(len(rows))).astype(str).astype(object),
+        "LEFT": ((cols + 1) * 48 + 11.25).astype(str).astype(object),
+        "TOP": (top_row * 15 + 7.5).astype(str).astype(object),
+        "Z": (np.arange(len(rows)) + 1).astype(str).astype(object),
+        "ANCHOR": ((cols + 1).astype(str).astype(object) + ", 15, " + top_row.astype(str).astype(object) + ", 10, "
+                   + (cols + 7).astype(str).astype(object) + ", 15, " + (top_row + 9).astype(str).astype(object) + ", 15"),
+        "ROW": rows.astype(str).astype(object),
+        "COL": cols.astype(str).astype(object),
+    }
+    acc = np.full(len(rows), "", dtype=object)
+    for i, piece in enumerate(parts):
+        acc = acc + (fields[piece] if i % 2 else piece)
+    return (head + "".join(acc.tolist()) + tail).encode("utf-8")

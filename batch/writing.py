@@ -139,11 +139,26 @@ def _write_intake(wb, fmts: Formats, res: SheetResult) -> None:
     ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
 
     notes = _annotations(res)
-    for pos, cols in notes.items():  # comments are kept by xlsxwriter apart from the cells
-        r = int(sheet.excel_rows[pos]) - 1
-        for c, (_sev, text) in cols.items():
-            ws.write_comment(r, c, text[:MAX_TEXT], {"x_scale": 3, "y_scale": 2.5})
-    return _data_rows(ws, fmts, res, in_kinds, computed_headers, notes)
+    # xlsxwriter writes the first comment, so that it creates the comments and drawing parts with
+    # their relationships; `_comment_parts` then fills them with every comment of the sheet
+    for pos, cols in list(notes.items())[:1]:
+        c, (_sev, text) = next(iter(cols.items()))
+        ws.write_comment(int(sheet.excel_rows[pos]) - 1, c, text[:MAX_TEXT], {"x_scale": 3, "y_scale": 2.5})
+    return _data_rows(ws, fmts, res, in_kinds, computed_headers, notes), notes
+
+
+def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int) -> dict:
+    """Replacements for the sheet's comments and VML drawing parts, with every comment."""
+    positions = [(int(res.sheet.excel_rows[pos]) - 1, c, text[:MAX_TEXT]) for pos, cols in notes.items()
+                 for c, (_sev, text) in cols.items()]
+    rows = np.array([p[0] for p in positions], dtype=np.int64)
+    cols = np.array([p[1] for p in positions], dtype=np.int64)
+    refs = np.array([sheetxml.column_letters(c) for c in range(int(cols.max()) + 1)], dtype=object)[cols] + (rows + 1).astype(str).astype(object)
+    texts = pd.Series([p[2] for p in positions], dtype=object)
+    return {
+        f"xl/comments{number}.xml": lambda _old: sheetxml.comments_xml(refs, texts),
+        f"xl/drawings/vmlDrawing{number}.vml": lambda old: sheetxml.vml_xml(old, rows, cols, first_block),
+    }
 def _style(fmt) -> str:
     """The ` s="N"` attribute of a format (its xf index is fixed now, so the generated XML can use it)."""
     index = fmt._get_xf_index() if fmt is not None else 0  # noqa: SLF001 - xlsxwriter assigns indexes on first use
@@ -362,17 +377,22 @@ def write(result: Result, out_path: Path) -> Path:
     try:
         wb.set_properties({"title": f"{result.path.name} annotated by njcredits", "comments": f"njcredits {__version__}"})
         fmts = Formats(wb)
-        generated = {}
+        generated, replace = {}, {}
+        comment_sheets, block = 0, 1
         for i, sheet in enumerate(result.sheets, start=1):
             if isinstance(sheet, SheetResult):
-                generated[f"xl/worksheets/sheet{i}.xml"] = _write_intake(wb, fmts, sheet)
+                generated[f"xl/worksheets/sheet{i}.xml"], notes = _write_intake(wb, fmts, sheet)
+                if notes:
+                    comment_sheets += 1
+                    replace.update(_comment_parts(sheet, notes, comment_sheets, block))
+                    block += -(-sum(len(c) for c in notes.values()) // 1024)
             else:
                 _write_other(wb, fmts, sheet)
         generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"] = _write_findings(wb, fmts, result)
         _write_summary(wb, fmts, result)
         _write_run(wb, fmts, result)
         wb.close()
-        sheetxml.splice(tmp, generated)
+        sheetxml.splice(tmp, generated, replace)
         os.replace(tmp, out_path)
         result.timed("write", clock)
     finally:

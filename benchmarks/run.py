@@ -119,7 +119,8 @@ def workbook(program: str, rows: int) -> Path:
 
 
 def tree_rss(pid: int) -> int:
-    """Resident memory of a process and all its descendants, in bytes."""
+    """Memory of a process and all its descendants, in bytes: the sum of their proportional set
+    sizes (PSS), so pages shared by forked processes are counted once."""
     total, todo = 0, [pid]
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
@@ -134,9 +135,9 @@ def tree_rss(pid: int) -> int:
         p = todo.pop()
         todo.extend(children.get(p, []))
         try:
-            with open(f"/proc/{p}/statm") as fh:
-                total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except OSError:
+            with open(f"/proc/{p}/smaps_rollup") as fh:
+                total += next(int(line.split()[1]) for line in fh if line.startswith("Pss:")) * 1024
+        except (OSError, StopIteration):
             pass
     return total
 
@@ -229,7 +230,7 @@ def main():
     computed = {"grownj": len(grow_nj.SPEC.computed) + 2, "transfers": len(transfers.SPEC.computed) + 2}
     sheets = {"grownj": "GrowNJ", "transfers": "Transfers"}
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
-    lines = ["| program | rows | seconds | floor seconds (reader) | ratio | peak RSS | rows/s | read | validate | calculate | annotate | write |",
+    lines = ["| program | rows | seconds | floor seconds (reader) | ratio | peak memory (PSS) | rows/s | read | validate | calculate | annotate | write |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for program in args.programs:
         for rows in args.sizes:
