@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from batch import __version__, rules as rules_mod
-from batch.calculators import SummaryTable, programs
+from batch.calculators import Calculation, SummaryTable, programs
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.reading import IntakeSheet, OtherSheet, read_workbook, sheet_key
 from batch.safety import Limits
@@ -127,6 +127,20 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
     return out
 
 
+CALC_CHUNK_ROWS = 20_000
+
+
+def calculate_in_chunks(module, valid: pd.DataFrame, rules) -> Calculation:
+    """A calculator whose rows do not depend on each other (ROW_INDEPENDENT) runs on chunks of rows,
+    so its intermediate columns take the memory of a chunk, not of the sheet; the others see every
+    row at once (their limits hold across rows)."""
+    if not getattr(module, "ROW_INDEPENDENT", False) or len(valid) <= CALC_CHUNK_ROWS:
+        return module.calculate(valid, rules)
+    parts = [module.calculate(valid.iloc[i:i + CALC_CHUNK_ROWS], rules) for i in range(0, len(valid), CALC_CHUNK_ROWS)]
+    return Calculation(pd.concat([p.computed for p in parts]), [f for p in parts for f in p.findings],
+                       pd.concat([p.ineligible for p in parts]))
+
+
 def process_sheet(sheet: IntakeSheet, module, result: "Result | None" = None) -> SheetResult:
     spec = sheet.spec
     rules = rules_mod.load(module.RULES)
@@ -140,7 +154,7 @@ def process_sheet(sheet: IntakeSheet, module, result: "Result | None" = None) ->
         invalid[:] = True
     invalid[errors.loc[errors["row"] >= 0, "row"].astype(int).to_numpy()] = True
     valid = typed[~invalid]
-    calc = module.calculate(valid, rules)
+    calc = calculate_in_chunks(module, valid, rules)
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()

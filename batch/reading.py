@@ -121,14 +121,13 @@ def _intake_sheet(name: str, grid: list[list], spec: SheetSpec) -> IntakeSheet:
         headers.append(v)
         fields.append(field_of.get(key))
     body = grid[h + 1 :]
-    frame = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
-    frame = frame.reindex(columns=kept)
-    frame.columns = range(len(kept))
+    full = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
     # a row is blank when every cell is empty (a cell of spaces is not: it comes back), counting the
     # dropped output columns too
-    full = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
     nonblank = ~np.logical_and.reduce([_empty(full[c]) for c in full.columns]) if len(full.columns) else np.zeros(len(body), dtype=bool)
-    cells = frame[nonblank].reset_index(drop=True)
+    cells = full.reindex(columns=kept)[nonblank].reset_index(drop=True)
+    del full
+    cells.columns = range(len(kept))
     excel_rows = np.flatnonzero(nonblank) + h + 2
     # trailing columns with neither header nor data are padding, not columns
     while headers and (headers[-1] in ("", None)) and _empty(cells[len(headers) - 1]).all():

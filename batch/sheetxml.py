@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-CHUNK_ROWS = 20_000
+CHUNK_ROWS = 5_000
 EXCEL_EPOCH = np.datetime64("1899-12-30")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
 SHEETDATA_END = b"</sheetData>"

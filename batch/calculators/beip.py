@@ -18,6 +18,8 @@ RULES = "beip"
 AWARD_COLUMN = "Total Grant ($)"
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
 AREA_COLUMN = "Grant Form"
+# Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
+ROW_INDEPENDENT = True
 YEAR_COLUMN = "Agreement Date"
 
 ID, DATE, FORM, SMART = "Grant ID", "Agreement Date", "Grant Form", "Smart Growth"

@@ -18,6 +18,8 @@ RULES = "emerge"
 AWARD_COLUMN = "Requested Tax Credit ($)"
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
 AREA_COLUMN = "Location"
+# Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
+ROW_INDEPENDENT = True
 YEAR_COLUMN = "Application Date"
 
 ID, DATE, LOCATION, SMALL, TARGETED = "Project ID", "Application Date", "Location", "Small Business", "Targeted Industry"

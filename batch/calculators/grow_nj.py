@@ -27,6 +27,8 @@ RULES = "grow_nj"
 AWARD_COLUMN = "Total Award ($)"
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
 AREA_COLUMN = "Area"
+# Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
+ROW_INDEPENDENT = True
 YEAR_COLUMN = "Application Date"
 
 ID, VERSION, APP_DATE, COUNTY, AREA = "Project ID", "Statute Version", "Application Date", "County", "Area"

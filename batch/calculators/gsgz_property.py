@@ -18,6 +18,8 @@ RULES = "gsgz_property"
 AWARD_COLUMN = "Total Exempted ($)"
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
 AREA_COLUMN = None
+# Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
+ROW_INDEPENDENT = True
 YEAR_COLUMN = "Certificate of Occupancy Date"
 
 ID, ENTITY, OPTED_IN, CO_DATE, TAXES = "Property ID", "Development Entity", "Municipality Opted In", "Certificate of Occupancy Date", "Annual Taxes Otherwise Due ($)"
