@@ -19,6 +19,7 @@ from batch.calculators import Calculation, SummaryTable, programs
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.reading import IntakeSheet, OtherSheet, read_workbook, sheet_key
 from batch.safety import Limits
+from batch.sheetxml import column_letters
 from validators.schema import VALIDATION_CODES, validate
 
 STATUSES = ("OK", "Flagged", "Ineligible", "Invalid")
@@ -95,16 +96,6 @@ def sha256_of(path: Path) -> str:
 
 def _specs() -> dict[str, object]:
     return {sheet_key(m.SPEC.name): m for m in programs()}
-
-
-def column_letters(index: int) -> str:
-    """0 -> A, 26 -> AA."""
-    out = ""
-    index += 1
-    while index:
-        index, rem = divmod(index - 1, 26)
-        out = chr(65 + rem) + out
-    return out
 
 
 def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:

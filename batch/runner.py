@@ -182,7 +182,7 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
     inputs = [Path(f) for f in files] if files is not None else list_inputs(settings.inbox)
     inputs = [p for p in inputs if p.exists()]
     outcomes: list[FileOutcome] = []
-    records, per_year, rules_versions = [], [], {}
+    per_year, rules_versions = [], {}
     seen: dict[str, str] = {}
     twins: list = []
 

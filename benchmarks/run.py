@@ -27,6 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / ".data"
 sys.path.insert(0, str(HERE.parent))
+from batch.sheetxml import column_letters  # noqa: E402
 
 GROW_NJ_HEADERS = [c.header for c in __import__("validators.grow_nj", fromlist=["GROW_NJ"]).GROW_NJ.columns]
 TRANSFER_HEADERS = [c.header for c in __import__("validators.transfers", fromlist=["TRANSFERS"]).TRANSFERS.columns]
@@ -34,14 +35,6 @@ AREAS = ["Urban Transit Hub", "Growth Zone", "Growth Zone (MRERA)", "Distressed"
 COUNTIES = ["Camden", "Bergen", "Essex", "Hudson", "Middlesex", "Mercer", "Cape May", "Morris"]
 PREMISES = ["Industrial Rehab", "Industrial New", "Non-Industrial Rehab", "Non-Industrial New"]
 PROGRAMS = ["Grow NJ", "Urban Transit Hub", "BEIP", "ERG Residential"]
-
-
-def _col(j: int) -> str:
-    out, j = "", j + 1
-    while j:
-        j, r = divmod(j - 1, 26)
-        out = chr(65 + r) + out
-    return out
 
 
 def _grow_nj_row(i: int) -> list:
@@ -78,8 +71,8 @@ def make_workbook(path: Path, sheet: str, headers: list[str], row_fn, rows: int)
     tmp_xml = path.with_suffix(".sheet.xml")
     with open(tmp_xml, "w", encoding="utf-8") as fh:
         fh.write('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/'
-                 f'spreadsheetml/2006/main"><dimension ref="A1:{_col(len(headers) - 1)}{rows + 1}"/><sheetData><row r="1">')
-        fh.write("".join(f'<c r="{_col(j)}1" t="inlineStr"><is><t>{esc(h)}</t></is></c>' for j, h in enumerate(headers)))
+                 f'spreadsheetml/2006/main"><dimension ref="A1:{column_letters(len(headers) - 1)}{rows + 1}"/><sheetData><row r="1">')
+        fh.write("".join(f'<c r="{column_letters(j)}1" t="inlineStr"><is><t>{esc(h)}</t></is></c>' for j, h in enumerate(headers)))
         fh.write("</row>")
         for i in range(rows):
             r = i + 2
@@ -87,7 +80,7 @@ def make_workbook(path: Path, sheet: str, headers: list[str], row_fn, rows: int)
             for j, v in enumerate(row_fn(i)):
                 if v == "" or v is None:
                     continue
-                ref = f"{_col(j)}{r}"
+                ref = f"{column_letters(j)}{r}"
                 if isinstance(v, tuple):
                     cells.append(f'<c r="{ref}" s="1"><v>{v[1]}</v></c>')
                 elif isinstance(v, str):
@@ -142,10 +135,11 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def timed(cmd: list[str], env=None) -> tuple[float, int]:
-    """Wall seconds and peak resident memory of the whole process tree."""
+def timed(cmd: list[str], cwd=None) -> tuple[float, int]:
+    """Wall seconds and peak memory of the whole process tree."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     peak = 0
     while proc.poll() is None:
         peak = max(peak, tree_rss(proc.pid))
@@ -188,13 +182,15 @@ def floor(path: Path, sheet: str, extra: int) -> tuple[str, float, float]:
     return out[0], float(out[1]), float(out[2])
 
 
-def run_njcredits(path: Path, workers: int = 1) -> tuple[float, int, dict]:
+def run_njcredits(path: Path, workers: int = 1, memory_limit_mb: int | None = None) -> tuple[float, int, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         inbox = Path(tmp) / "inbox"
         inbox.mkdir()
+        if memory_limit_mb:  # njcredits.toml in the working directory of the run
+            (Path(tmp) / "njcredits.toml").write_text(f"memory_limit_mb = {memory_limit_mb}\n")
         os.link(path, inbox / path.name) if path.stat().st_dev == inbox.stat().st_dev else shutil.copy(path, inbox / path.name)
         seconds, peak = timed([sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out",
-                               str(Path(tmp) / "out"), "--keep-inputs", "--force", "--workers", str(workers)])
+                               str(Path(tmp) / "out"), "--keep-inputs", "--force", "--workers", str(workers)], cwd=tmp)
         with sqlite3.connect(Path(tmp) / "out" / ".njcredits" / "ledger.sqlite") as db:
             row = db.execute("SELECT status, reason, timings FROM files").fetchone()
         if row[0] != "processed":
@@ -224,6 +220,7 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--programs", nargs="+", default=["grownj", "transfers"])
     ap.add_argument("--no-parallel", action="store_true")
+    ap.add_argument("--memory-limit-mb", type=int, help="memory_limit_mb for the runs (njcredits.toml)")
     args = ap.parse_args()
     from batch.calculators import grow_nj, transfers
 
@@ -236,7 +233,7 @@ def main():
         for rows in args.sizes:
             path = workbook(program, rows)
             reader, read_s, write_s = floor(path, sheets[program], computed[program])
-            seconds, peak, t = run_njcredits(path)
+            seconds, peak, t = run_njcredits(path, memory_limit_mb=args.memory_limit_mb)
             fl = read_s + write_s
             line = (f"| {program} | {rows:,} | {seconds:.1f} | {fl:.1f} ({reader} {read_s:.1f} + write {write_s:.1f}) | "
                     f"{seconds / fl:.2f} | {peak / 2**20:,.0f} MB | {rows / seconds:,.0f} | "

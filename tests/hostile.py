@@ -157,50 +157,43 @@ def odd_values(folder: Path) -> Path:
     return write_workbook(folder / "odd.xlsx", {"Transfers": rows})
 
 
-def size_bomb(folder: Path, with_dimension: bool = True) -> Path:
-    """About 5 KB: one cell at A1 and one at XFD1048576."""
-    p = folder / ("size-bomb.xlsx" if with_dimension else "size-bomb-no-dimension.xlsx")
+def _rewrite(folder: Path, name: str, change: dict, add: dict | None = None) -> Path:
+    """A copy of the good workbook with parts changed (part -> function of its bytes) or added."""
     good(folder, "base.xlsx")
+    p = folder / name
     with zipfile.ZipFile(folder / "base.xlsx") as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as zout:
         for item in zin.infolist():
             data = zin.read(item.filename)
-            if item.filename == "xl/worksheets/sheet1.xml":
-                dim = '<dimension ref="A1:XFD1048576"/>' if with_dimension else ""
-                data = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-                        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' + dim +
-                        '<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Transfer ID</t></is></c></row>'
-                        '<row r="1048576"><c r="XFD1048576"><v>1</v></c></row></sheetData></worksheet>').encode()
-            zout.writestr(item, data)
+            zout.writestr(item.filename, change[item.filename](data) if item.filename in change else data)
+        for part, data in (add or {}).items():
+            zout.writestr(part, data)
     (folder / "base.xlsx").unlink()
     return p
+
+
+def size_bomb(folder: Path, with_dimension: bool = True) -> Path:
+    """About 5 KB: one cell at A1 and one at XFD1048576."""
+    dim = '<dimension ref="A1:XFD1048576"/>' if with_dimension else ""
+    sheet = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+             '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' + dim +
+             '<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Transfer ID</t></is></c></row>'
+             '<row r="1048576"><c r="XFD1048576"><v>1</v></c></row></sheetData></worksheet>').encode()
+    name = "size-bomb.xlsx" if with_dimension else "size-bomb-no-dimension.xlsx"
+    return _rewrite(folder, name, {"xl/worksheets/sheet1.xml": lambda _old: sheet})
 
 
 def billion_laughs(folder: Path) -> Path:
-    p = folder / "laughs.xlsx"
-    good(folder, "base.xlsx")
     entities = '<!ENTITY a0 "ha">' + "".join(f'<!ENTITY a{i} "{("&a" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
-    with zipfile.ZipFile(folder / "base.xlsx") as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as zout:
-        for item in zin.infolist():
-            data = zin.read(item.filename)
-            if item.filename == "xl/sharedStrings.xml":
-                text = data.decode()
-                text = text.replace("?>", f"?><!DOCTYPE sst [{entities}]>", 1).replace("Seller LLC", "&a9;")
-                data = text.encode()
-            zout.writestr(item, data)
-    (folder / "base.xlsx").unlink()
-    return p
+
+    def laugh(data: bytes) -> bytes:
+        return data.decode().replace("?>", f"?><!DOCTYPE sst [{entities}]>", 1).replace("Seller LLC", "&a9;").encode()
+
+    return _rewrite(folder, "laughs.xlsx", {"xl/sharedStrings.xml": laugh})
 
 
 def zip_bomb(folder: Path) -> Path:
     """A part that inflates about a thousand times (refused with the limits in configuration)."""
-    p = folder / "zip-bomb.xlsx"
-    good(folder, "base.xlsx")
-    with zipfile.ZipFile(folder / "base.xlsx") as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as zout:
-        for item in zin.infolist():
-            zout.writestr(item, zin.read(item.filename))
-        zout.writestr("xl/media/padding.xml", b"<x>" + b" " * (8 << 20) + b"</x>")
-    (folder / "base.xlsx").unlink()
-    return p
+    return _rewrite(folder, "zip-bomb.xlsx", {}, {"xl/media/padding.xml": b"<x>" + b" " * (8 << 20) + b"</x>"})
 
 
 def formula_text_everywhere(folder: Path) -> Path:
@@ -216,8 +209,6 @@ def text_sheet_name() -> str:
 
 def large_sheet(folder: Path, rows: int) -> Path:
     """A Transfers sheet of `rows` rows, written straight as XML (fast to make)."""
-    p = folder / f"large-{rows}.xlsx"
-    good(folder, "base.xlsx")
     body = io.StringIO()
     body.write('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet '
                'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">')
@@ -230,12 +221,7 @@ def large_sheet(folder: Path, rows: int) -> Path:
                    f'<c r="E{i}" t="inlineStr"><is><t>B</t></is></c><c r="F{i}"><v>46027</v></c><c r="G{i}"><v>30000</v></c>'
                    f'<c r="H{i}"><v>27000</v></c></row>')
     body.write("</sheetData></worksheet>")
-    with zipfile.ZipFile(folder / "base.xlsx") as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as zout:
-        for item in zin.infolist():
-            data = body.getvalue().encode() if item.filename == "xl/worksheets/sheet1.xml" else zin.read(item.filename)
-            zout.writestr(item.filename, data)
-    (folder / "base.xlsx").unlink()
-    return p
+    return _rewrite(folder, f"large-{rows}.xlsx", {"xl/worksheets/sheet1.xml": lambda _old: body.getvalue().encode()})
 
 
 # name -> (builder, outcome, text the reason or findings must contain)

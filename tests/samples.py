@@ -335,17 +335,16 @@ ERG_ROWS = [
 ]
 
 
-def build_grants(path: Path = GRANTS_SAMPLE) -> Path:
-    """BEIP, BEIP_Conversion, BRRAP and ERG_Residential sheets in one workbook."""
+def _write_sheets(path: Path, title: str, sheets) -> Path:
+    """A sample workbook of several intake sheets: bold headers, money, percent and date formats."""
     path.parent.mkdir(parents=True, exist_ok=True)
     wb = xlsxwriter.Workbook(str(path), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
-    wb.set_properties({"title": "BEIP, BRRAP and ERG residential intake, November 2026", "created": dt.datetime(2026, 11, 1)})
+    wb.set_properties({"title": title, "created": dt.datetime(2026, 11, 1)})
     bold = wb.add_format({"bold": True, "text_wrap": True})
     money = wb.add_format({"num_format": "#,##0.00"})
     pct = wb.add_format({"num_format": "0%"})
     date = wb.add_format({"num_format": "m/d/yyyy"})
-    for name, headers, rows in (("BEIP", BEIP_HEADERS, BEIP_ROWS), ("BEIP_Conversion", CONVERSION_HEADERS, CONVERSION_ROWS),
-                                ("BRRAP", BRRAP_HEADERS, BRRAP_ROWS), ("ERG_Residential", ERG_HEADERS, ERG_ROWS)):
+    for name, headers, rows in sheets:
         ws = wb.add_worksheet(name)
         for j, h in enumerate(headers):
             ws.write_string(0, j, h, bold)
@@ -353,11 +352,17 @@ def build_grants(path: Path = GRANTS_SAMPLE) -> Path:
         for r, row in enumerate(rows, start=1):
             for j, v in enumerate(row):
                 h = headers[j]
-                fmt = money if h.endswith("($)") else pct if "Percentage" in h or "Time at" in h else None
+                fmt = money if h.endswith("($)") else pct if ("Percentage" in h or "Time at" in h or "Subject to" in h) else None
                 write_value(ws, r, j, v, date, fmt)
     wb.close()
     return path
 
+
+def build_grants(path: Path = GRANTS_SAMPLE) -> Path:
+    """BEIP, BEIP_Conversion, BRRAP and ERG_Residential sheets in one workbook."""
+    return _write_sheets(path, "BEIP, BRRAP and ERG residential intake, November 2026", (
+        ("BEIP", BEIP_HEADERS, BEIP_ROWS), ("BEIP_Conversion", CONVERSION_HEADERS, CONVERSION_ROWS),
+        ("BRRAP", BRRAP_HEADERS, BRRAP_ROWS), ("ERG_Residential", ERG_HEADERS, ERG_ROWS)))
 
 EMERGE_HEADERS = [
     "Project ID", "Business Name", "Application Date", "Location", "Small Business", "Targeted Industry", "Mega Project",
@@ -432,28 +437,9 @@ def _compliance_rows():
 
 def build_compliance(path: Path = COMPLIANCE_SAMPLE) -> Path:
     """Emerge, GSGZ_Property and GrowNJ_Compliance sheets in one workbook."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    wb = xlsxwriter.Workbook(str(path), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
-    wb.set_properties({"title": "Emerge, Growth Zone property and Grow NJ compliance intake, November 2026",
-                       "created": dt.datetime(2026, 11, 1)})
-    bold = wb.add_format({"bold": True, "text_wrap": True})
-    money = wb.add_format({"num_format": "#,##0.00"})
-    pct = wb.add_format({"num_format": "0%"})
-    date = wb.add_format({"num_format": "m/d/yyyy"})
-    for name, headers, rows in (("Emerge", EMERGE_HEADERS, EMERGE_ROWS), ("GSGZ_Property", GSGZ_HEADERS, GSGZ_ROWS),
-                                ("GrowNJ_Compliance", COMPLIANCE_HEADERS, _compliance_rows())):
-        ws = wb.add_worksheet(name)
-        for j, h in enumerate(headers):
-            ws.write_string(0, j, h, bold)
-            ws.set_column(j, j, 18)
-        for r, row in enumerate(rows, start=1):
-            for j, v in enumerate(row):
-                h = headers[j]
-                fmt = money if h.endswith("($)") else pct if "Subject to" in h else None
-                write_value(ws, r, j, v, date, fmt)
-    wb.close()
-    return path
-
+    return _write_sheets(path, "Emerge, Growth Zone property and Grow NJ compliance intake, November 2026", (
+        ("Emerge", EMERGE_HEADERS, EMERGE_ROWS), ("GSGZ_Property", GSGZ_HEADERS, GSGZ_ROWS),
+        ("GrowNJ_Compliance", COMPLIANCE_HEADERS, _compliance_rows())))
 
 if __name__ == "__main__":
     print(build(Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE))
