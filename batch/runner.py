@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import gc
 import multiprocessing
 import multiprocessing.connection as mp_connection
 import resource
@@ -261,6 +262,9 @@ def _child(conn, path: str, partial: str, memory_mb: int, limits) -> None:
     readers (a Rust abort, a MemoryError), only this process ends."""
     if memory_mb:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+    # the child lives for one file and makes no reference cycles worth collecting; the cyclic
+    # collector would otherwise walk millions of cell objects again and again (superlinear time)
+    gc.disable()
     try:
         conn.send(("ok", work(path, partial, limits)))
     except MemoryError:
