@@ -178,7 +178,7 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
     ledger = Ledger(settings.ledger)
     ledger.start_run(run_id, started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
     settings.outbox.mkdir(parents=True, exist_ok=True)
-    for stale in settings.outbox.glob(f".*{PARTIAL}"):  # left by a run that was killed while writing
+    for stale in settings.outbox.glob(f".*{PARTIAL}*"):  # left by a run that was killed while writing
         stale.unlink()
     inputs = [Path(f) for f in files] if files is not None else list_inputs(settings.inbox)
     inputs = [p for p in inputs if p.exists()]

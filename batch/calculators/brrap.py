@@ -11,7 +11,7 @@ import pandas as pd
 
 from batch.calculators import Calculation, SummaryTable
 from batch.calculators.shared import installments, name_key, pick
-from batch.findings import emit
+from batch.findings import emit, money_text
 from batch.rules import Rules
 from validators.brrap import BRRAP as SPEC
 
@@ -123,8 +123,11 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     pivot["Aggregate Limit ($)"] = limit
     pivot["Over Aggregate Limit"] = np.where(pivot["Total ($)"] > limit, "OVER", "")
     over_business = (pivot[business_cols] > rules["business_annual_limit"].value)
-    pivot["Businesses Over $10,000,000"] = over_business.apply(lambda r: ", ".join(c for c in business_cols if r[c]), axis=1)
+    business_limit = money_text([rules["business_annual_limit"].value], cents=False)[0]
+    pivot[f"Businesses Over ${business_limit}"] = over_business.apply(lambda r: ", ".join(c for c in business_cols if r[c]), axis=1)
     pivot = pivot.reset_index().rename(columns={"year": "Tax Period"})
     pivot["Tax Period"] = pivot["Tax Period"].astype(str)
     money = {c: "money" for c in business_cols + ["Total ($)", "Aggregate Limit ($)"]}
-    return [SummaryTable("Credit per tax period by business (single-business limit $10,000,000; aggregate $20,000,000)", pivot, money)]
+    title = (f"Credit per tax period by business (single-business limit ${business_limit}; "
+             f"aggregate ${money_text([limit], cents=False)[0]})")
+    return [SummaryTable(title, pivot, money)]
