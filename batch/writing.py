@@ -109,7 +109,9 @@ def _annotations(res: SheetResult) -> dict[int, dict[int, tuple[str, str]]]:
     return out
 
 
-def _write_intake(wb, fmts: Formats, res: SheetResult) -> None:
+def _write_intake(wb, fmts: Formats, res: SheetResult):
+    """Headers, widths, freeze panes, autofilter and the first comment by xlsxwriter; returns the
+    data rows' generator with the sheet's dimension, and the comments of the sheet."""
     sheet, spec = res.sheet, res.sheet.spec
     ws = wb.add_worksheet(sheet.name)
     kinds = {c.header: c.kind for c in spec.columns}
@@ -159,6 +161,8 @@ def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int)
         f"xl/comments{number}.xml": lambda _old: sheetxml.comments_xml(refs, texts),
         f"xl/drawings/vmlDrawing{number}.vml": lambda old: sheetxml.vml_xml(old, rows, cols, first_block),
     }
+
+
 def _style(fmt) -> str:
     """The ` s="N"` attribute of a format (its xf index is fixed now, so the generated XML can use it)."""
     index = fmt._get_xf_index() if fmt is not None else 0  # noqa: SLF001 - xlsxwriter assigns indexes on first use
@@ -191,12 +195,21 @@ def _data_rows(ws, fmts: Formats, res: SheetResult, in_kinds, computed_headers, 
             numbers = sheet.excel_rows[start:stop].astype(str).astype(object)
             acc = np.full(stop - start, "", dtype=object)
             for c in range(k):
-                sev = severity[start:stop, c]
-                base_s = np.array([fill_style[(in_kinds[c], v)] if v else _style(base[in_kinds[c]]) for v in sev], dtype=object) \
-                    if any(sev) else np.full(stop - start, _style(base[in_kinds[c]]), dtype=object)
-                pick = lambda table: np.array([table[v] for v in sev], dtype=object)  # noqa: E731
-                acc = acc + sheetxml.input_cells(cells[start:stop, c], letters[c] + numbers, base_s,
-                                                  pick(date_fmt), pick(datetime_fmt), pick(time_fmt))
+                sev = pd.Series(severity[start:stop, c], dtype=object)
+                plain = _style(base[in_kinds[c]])
+                flagged = sev.notna().to_numpy()
+
+                def styles(table: dict, default: str) -> np.ndarray:
+                    """Per row: the style of a fill where a finding points at the cell, else `default`."""
+                    out = np.full(stop - start, default, dtype=object)
+                    if flagged.any():
+                        out[flagged] = sev[flagged].map(table).to_numpy(dtype=object)
+                    return out
+
+                fills = {v: fill_style[(in_kinds[c], v)] for v in FILL}
+                acc = acc + sheetxml.input_cells(cells[start:stop, c], letters[c] + numbers, styles(fills, plain),
+                                                  styles(date_fmt, date_fmt[None]), styles(datetime_fmt, datetime_fmt[None]),
+                                                  styles(time_fmt, time_fmt[None]))
             for j, header in enumerate(computed_headers):
                 kind = spec.computed[header]
                 acc = acc + sheetxml.computed_cells(res.computed[header].iloc[start:stop], letters[k + j] + numbers,
