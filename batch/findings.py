@@ -30,14 +30,14 @@ def emit(code: str, rows: pd.Index, variant: str | None = None, **fields) -> pd.
 
 
 def _fmt_money(cents: pd.Series) -> pd.Series:
-    def one(c):
-        if c is None or pd.isna(c):
-            return ""
-        c = int(c)
-        sign = "-" if c < 0 else ""
-        return f"{sign}${abs(c) // 100:,}.{abs(c) % 100:02d}"
-
-    return cents.map(one)
+    """Integer cents -> '$1,234.56' ('-$5.00' when negative; blank where missing)."""
+    out = pd.Series("", index=cents.index, dtype=object)
+    present = cents.notna().to_numpy()
+    if present.any():
+        values = cents[present].astype("int64").to_numpy()
+        text = money_text(abs(values))
+        out[present] = np.where(values < 0, "-$", "$") + text
+    return out
 
 
 def _fmt_bp(bp: pd.Series) -> pd.Series:

@@ -88,10 +88,6 @@ class Ledger:
                 return pd.read_sql_query("SELECT * FROM files WHERE run_id=? ORDER BY rowid", db, params=(run_id,))
             return pd.read_sql_query("SELECT * FROM files ORDER BY rowid", db)
 
-    def records(self, run_id: str) -> pd.DataFrame:
-        with closing(self._connect()) as db:
-            return pd.read_sql_query("SELECT * FROM records WHERE run_id=?", db, params=(run_id,))
-
     def previous_records(self, run_id: str) -> pd.DataFrame:
         """For each (sheet, record ID) of this run, its latest appearance in an earlier run (the first
         row with that ID in that run: later repeats were DUPLICATE_ID)."""

@@ -33,6 +33,7 @@ def changes(current: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
     if current.empty:
         return pd.DataFrame(columns=CHANGE_COLUMNS)
     current = current.drop_duplicates(["sheet", "record_id"], keep="first")  # later repeats are DUPLICATE_ID rows
+    previous = previous.rename(columns={"run_id": "run_id_old"})
     both = current.merge(previous, on=["sheet", "record_id"], how="left", suffixes=("", "_old"), indicator=True)
     new = both["_merge"] == "left_only"
     old_codes = both["codes_old"].map(_codes)
@@ -98,11 +99,11 @@ def brrap_aggregate(per_year: pd.DataFrame, limit_cents: int) -> SummaryTable | 
                         {"Credit ($)": "money", "Limit ($)": "money"})
 
 
-def write_report(path: Path, run_id: str, started: dt.datetime, outcomes, ledger: Ledger, per_year: pd.DataFrame,
-                 rules_versions: dict) -> Path:
+def write_report(path: Path, run_id: str, started: dt.datetime, outcomes, ledger: Ledger, records: pd.DataFrame,
+                 per_year: pd.DataFrame, rules_versions: dict) -> Path:
+    """`records`: the run's per-record results (as the ledger keeps them), across every file."""
     from batch.rules import load
 
-    records = ledger.records(run_id)
     previous = ledger.previous_records(run_id)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
     wb = xlsxwriter.Workbook(str(tmp), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})

@@ -29,6 +29,7 @@ from batch.ledger import Ledger
 
 INTAKE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv")
 PARTIAL = ".partial"
+RECORD_COLUMNS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "file"]
 LOCK_NAME = ".njcredits.lock"
 
 
@@ -183,7 +184,7 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
     inputs = [Path(f) for f in files] if files is not None else list_inputs(settings.inbox)
     inputs = [p for p in inputs if p.exists()]
     outcomes: list[FileOutcome] = []
-    per_year, rules_versions = [], {}
+    per_year, records, rules_versions = [], [], {}
     seen: dict[str, str] = {}
     twins: list = []
 
@@ -230,6 +231,7 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
         final = _place_output(partial, settings.outbox / output_name(path), run_id)
         info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings")})
         info["records"] = result["records"].assign(file=path.name)
+        records.append(info["records"])
         if len(result["per_year"]):
             per_year.append(result["per_year"].assign(file=path.name))
         rules_versions.update(result["rules_versions"])
@@ -250,6 +252,7 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
 
     counts = {"files": len(outcomes), **{s: sum(o.status == s for o in outcomes) for s in ("processed", "failed", "skipped")}}
     report = write_report(settings.outbox / f"run-{run_id}.summary.xlsx", run_id, started, outcomes, ledger,
+                          pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=RECORD_COLUMNS),
                           pd.concat(per_year, ignore_index=True) if per_year else pd.DataFrame(), rules_versions)
     ledger.end_run(run_id, dt.datetime.now(dt.timezone.utc).isoformat(), counts, str(report), rules_versions)
     echo(f"Run {run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed; "

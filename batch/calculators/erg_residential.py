@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from batch.calculators import Calculation, SummaryTable
-from batch.calculators.shared import date_order, running_over
+from batch.calculators.shared import date_order, pick, running_over
 from batch.exact import Q
 from batch.findings import emit
 from batch.rules import Rules, lookup
@@ -36,8 +36,8 @@ def bucket_groups(frame: pd.DataFrame, rules: Rules) -> pd.DataFrame:
     tiers = rules["buckets"]
     masks = [frame[CATEGORY].isin(t.extra["categories"]).to_numpy() for t in tiers]
     which = np.select(masks, np.arange(len(tiers)), -1) if len(frame) else np.zeros(0, dtype=np.int64)
-    pick = lambda attr: np.array([getattr(t, attr) if hasattr(t, attr) else t.extra[attr] for t in tiers] + [None], dtype=object)[which]  # noqa: E731
-    return pd.DataFrame({"bucket": pick("bucket"), "group": pick("label"), "limit": pick("value"), "cite": pick("cite")}, index=frame.index)
+    return pd.DataFrame({k: pick(tiers, which, attr) for k, attr in
+                         (("bucket", "bucket"), ("group", "label"), ("limit", "value"), ("cite", "cite"))}, index=frame.index)
 
 
 def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:

@@ -351,8 +351,8 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
             "Total Award ($)": ("Total Award ($)", "sum"),
         }
     ).reset_index()
-    pivot[AREA] = pivot[AREA].fillna("(invalid)")
-    pivot[VERSION] = pivot[VERSION].fillna("(invalid)")
+    pivot[AREA] = pivot[AREA].astype(object).fillna("(invalid)")
+    pivot[VERSION] = pivot[VERSION].astype(object).fillna("(invalid)")
     by_year = rows.assign(Year=rows[APP_DATE].dt.year.astype("Int64").astype(str)).groupby("Year").agg(
         **{"Projects": (ID, "size"), "Eligible": ("_eligible", "sum"), "Total Award ($)": ("Total Award ($)", "sum")}
     ).reset_index()
