@@ -1,4 +1,5 @@
 """njcredits: New Jersey tax-credit intake workbooks in, annotated workbooks out."""
+
 from importlib.metadata import PackageNotFoundError, version
 
 try:

@@ -1,4 +1,5 @@
 """The `njcredits` command line: thin, calls the pipeline."""
+
 from __future__ import annotations
 
 import sys
@@ -7,6 +8,7 @@ from pathlib import Path
 import click
 
 from batch import __version__
+
 
 @click.group()
 @click.version_option(__version__, prog_name="njcredits")
@@ -24,15 +26,19 @@ def _settings(**flags):
 
 
 def _batch_options(fn):
-    for option in reversed([
-        click.option("--out", "outbox", type=click.Path(path_type=Path), help="Folder for returned workbooks and run reports [./outbox]."),
-        click.option("--archive", type=click.Path(path_type=Path), help="Folder for processed/ and failed/ inputs [the inbox]."),
-        click.option("--ledger", type=click.Path(path_type=Path), help="Ledger file [OUTBOX/.njcredits/ledger.sqlite]."),
-        click.option("--workers", type=click.IntRange(1, 64), help="Files processed in parallel [the number of cores]."),
-        click.option("--keep-inputs", is_flag=True, default=None, help="Leave inputs where they are (ad-hoc runs)."),
-        click.option("--force", is_flag=True, default=None, help="Process files even if identical ones were processed before."),
-        click.option("--wait", is_flag=True, default=None, help="Wait for another run on the same inbox instead of exiting."),
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "--out", "outbox", type=click.Path(path_type=Path), help="Folder for returned workbooks and run reports [./outbox]."
+            ),
+            click.option("--archive", type=click.Path(path_type=Path), help="Folder for processed/ and failed/ inputs [the inbox]."),
+            click.option("--ledger", type=click.Path(path_type=Path), help="Ledger file [OUTBOX/.njcredits/ledger.sqlite]."),
+            click.option("--workers", type=click.IntRange(1, 64), help="Files processed in parallel [the number of cores]."),
+            click.option("--keep-inputs", is_flag=True, default=None, help="Leave inputs where they are (ad-hoc runs)."),
+            click.option("--force", is_flag=True, default=None, help="Process files even if identical ones were processed before."),
+            click.option("--wait", is_flag=True, default=None, help="Wait for another run on the same inbox instead of exiting."),
+        ]
+    ):
         fn = option(fn)
     return fn
 
@@ -78,15 +84,33 @@ def history(ledger: Path | None, outbox: Path | None, run_id: str | None):
         for col in ("name", "status", "reason", "rows_per_sheet", "errors", "warnings", "output", "archived", "sha256"):
             table.add_column(col, overflow="fold")
         for f in book.files(run_id).itertuples(index=False):
-            table.add_row(f.name, f.status, f.reason or "", f.rows_per_sheet or "", str(f.errors or 0), str(f.warnings or 0),
-                          f.output or "", f.archived or "", (f.sha256 or "")[:16])
+            table.add_row(
+                f.name,
+                f.status,
+                f.reason or "",
+                f.rows_per_sheet or "",
+                str(f.errors or 0),
+                str(f.warnings or 0),
+                f.output or "",
+                f.archived or "",
+                (f.sha256 or "")[:16],
+            )
     else:
         table = Table(title=f"Runs in {settings.ledger}")
         for col in ("run", "started", "ended", "files", "processed", "skipped", "failed", "version", "report"):
             table.add_column(col, overflow="fold")
         for r in book.runs().itertuples(index=False):
-            table.add_row(r.run_id, r.started[:19], (r.ended or "")[:19], str(r.files), str(r.processed), str(r.skipped),
-                          str(r.failed), r.tool_version or "", r.report or "")
+            table.add_row(
+                r.run_id,
+                r.started[:19],
+                (r.ended or "")[:19],
+                str(r.files),
+                str(r.processed),
+                str(r.skipped),
+                str(r.failed),
+                r.tool_version or "",
+                r.report or "",
+            )
     console.print(table)
 
 
@@ -132,10 +156,12 @@ def validate(file: Path):
     for col in ("Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"):
         table.add_column(col, overflow="fold")
     for row in result.findings.itertuples(index=False):
-        table.add_row(row.Sheet, "" if pd.isna(row.Row) else str(row.Row),
-                      row[2], row.Column, row.Code, row.Severity, row.Message, row.Citation)
+        table.add_row(
+            row.Sheet, "" if pd.isna(row.Row) else str(row.Row), row[2], row.Column, row.Code, row.Severity, row.Message, row.Citation
+        )
     Console(width=200 if not sys.stdout.isatty() else None).print(table)
     for r in result.intake:
         c = r.counts
-        click.echo(f"{r.sheet.name}: {c['rows']} rows, {c['OK']} OK, {c['Flagged']} flagged, "
-                   f"{c['Ineligible']} ineligible, {c['Invalid']} invalid")
+        click.echo(
+            f"{r.sheet.name}: {c['rows']} rows, {c['OK']} OK, {c['Flagged']} flagged, {c['Ineligible']} ineligible, {c['Invalid']} invalid"
+        )

@@ -14,6 +14,7 @@ max_compression_ratio = 100     # refuse a part (1 MiB or more) that inflates mo
 max_cells = 60000000            # refuse a sheet declaring more rows x columns than this
 ```
 """
+
 from __future__ import annotations
 
 import os
@@ -91,8 +92,11 @@ def load(cwd: Path | None = None, **flags) -> Settings:
         force=bool(values.get("force", False)),
         wait=bool(values.get("wait", False)),
         settle_seconds=float(values.get("settle_seconds", 2.0)),
-        **{k: type(getattr(Settings, k))(values[k]) for k in
-           ("memory_limit_mb", "timeout_seconds", "max_uncompressed_mb", "max_compression_ratio", "max_cells") if k in values},
+        **{
+            k: type(getattr(Settings, k))(values[k])
+            for k in ("memory_limit_mb", "timeout_seconds", "max_uncompressed_mb", "max_compression_ratio", "max_cells")
+            if k in values
+        },
     )
     absolute = {k: (v if v.is_absolute() else cwd / v) for k, v in (("archive", settings.archive), ("ledger", settings.ledger))}
     return replace(settings, **absolute)

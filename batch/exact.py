@@ -5,17 +5,18 @@ denominator), so amounts in cents can be divided, limited and compared without r
 without overflow; each operation is one numpy call over the column. Money is rounded to whole
 cents only at the end (`cents()`, half up).
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
+
+import numpy as np
+import pandas as pd
 
 HUNDREDTHS = 100  # cents in a dollar; hundredths of a square foot in a square foot
 # Percent cells arrive as binary floats (0.3 is 0.29999999999999998...). Read to the billionth,
 # a float becomes the decimal that was typed: 0.3 -> 300,000,000 / 10^9 = 3/10 exactly.
 PERCENT_RESOLUTION = 10**9
-
-import numpy as np
-import pandas as pd
 
 
 def _obj(values) -> np.ndarray:
@@ -41,7 +42,7 @@ class Q:
             self.den = _obj(den)
 
     @classmethod
-    def of(cls, values, n: int | None = None) -> "Q":
+    def of(cls, values, n: int | None = None) -> Q:
         """From integers (a column, or one number repeated n times) or one Fraction repeated."""
         if isinstance(values, Fraction):
             return cls(np.full(n, values.numerator, dtype=object), np.full(n, values.denominator, dtype=object))
@@ -50,13 +51,13 @@ class Q:
         return cls(values)
 
     @classmethod
-    def percent(cls, values: pd.Series) -> "Q":
+    def percent(cls, values: pd.Series) -> Q:
         """A percent column (fractions as floats; NA read as 0) as exact fractions."""
         x = pd.Series(values, dtype="Float64").fillna(0).to_numpy(dtype=float)
         return cls(np.round(x * PERCENT_RESOLUTION).astype(np.int64), PERCENT_RESOLUTION)
 
     @classmethod
-    def from_fractions(cls, values) -> "Q":
+    def from_fractions(cls, values) -> Q:
         """A column of Fraction objects (a few distinct values repeated) as a Q."""
         codes, uniques = pd.factorize(pd.Series(values, dtype=object))
         num = np.array([Fraction(u).numerator for u in uniques] + [0], dtype=object)
@@ -66,22 +67,22 @@ class Q:
     def __len__(self) -> int:
         return len(self.num)
 
-    def _other(self, other) -> "Q":
+    def _other(self, other) -> Q:
         return other if isinstance(other, Q) else Q.of(other, len(self))
 
-    def __add__(self, other) -> "Q":
+    def __add__(self, other) -> Q:
         o = self._other(other)
         return Q(self.num * o.den + o.num * self.den, self.den * o.den)
 
-    def __sub__(self, other) -> "Q":
+    def __sub__(self, other) -> Q:
         o = self._other(other)
         return Q(self.num * o.den - o.num * self.den, self.den * o.den)
 
-    def __mul__(self, other) -> "Q":
+    def __mul__(self, other) -> Q:
         o = self._other(other)
         return Q(self.num * o.num, self.den * o.den)
 
-    def __truediv__(self, other) -> "Q":
+    def __truediv__(self, other) -> Q:
         """Division; a zero divisor gives 0 (callers mask those rows)."""
         o = self._other(other)
         zero = o.num == 0
@@ -106,15 +107,15 @@ class Q:
     def __ge__(self, other):
         return (self._cmp(other) >= 0).astype(bool)
 
-    def where(self, mask, other) -> "Q":
+    def where(self, mask, other) -> Q:
         o = self._other(other)
         mask = np.asarray(mask, dtype=bool)
         return Q(np.where(mask, self.num, o.num), np.where(mask, self.den, o.den))
 
-    def minimum(self, other) -> "Q":
+    def minimum(self, other) -> Q:
         return self.where(self <= other, other)
 
-    def maximum(self, other) -> "Q":
+    def maximum(self, other) -> Q:
         return self.where(self >= other, other)
 
     def floor(self) -> np.ndarray:

@@ -5,6 +5,7 @@ A raw finding frame has the columns `row` (position in the sheet frame, -1 for t
 `column` in findings.yaml), `variant` (which message template), and any template fields.
 `render` turns them into the rows of the `Findings` sheet, message by message as whole columns.
 """
+
 from __future__ import annotations
 
 import re

@@ -4,6 +4,7 @@ It answers "what did we run in March and what came out", lets a run skip a file 
 was already processed successfully, and keeps the per-record results that the run report's
 `Changes` sheet compares month over month.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,26 +48,51 @@ class Ledger:
 
     def start_run(self, run_id: str, started: str, tool_version: str, inbox: str, outbox: str) -> None:
         with closing(self._connect()) as db, db:
-            db.execute("INSERT INTO runs (run_id, started, tool_version, inbox, outbox) VALUES (?,?,?,?,?)",
-                       (run_id, started, tool_version, inbox, outbox))
+            db.execute(
+                "INSERT INTO runs (run_id, started, tool_version, inbox, outbox) VALUES (?,?,?,?,?)",
+                (run_id, started, tool_version, inbox, outbox),
+            )
 
     def end_run(self, run_id: str, ended: str, counts: dict, report: str | None, rules_versions: dict) -> None:
         with closing(self._connect()) as db, db:
-            db.execute("UPDATE runs SET ended=?, files=?, processed=?, failed=?, skipped=?, report=?, rules_versions=? WHERE run_id=?",
-                       (ended, counts.get("files", 0), counts.get("processed", 0), counts.get("failed", 0),
-                        counts.get("skipped", 0), report, json.dumps(rules_versions), run_id))
+            db.execute(
+                "UPDATE runs SET ended=?, files=?, processed=?, failed=?, skipped=?, report=?, rules_versions=? WHERE run_id=?",
+                (
+                    ended,
+                    counts.get("files", 0),
+                    counts.get("processed", 0),
+                    counts.get("failed", 0),
+                    counts.get("skipped", 0),
+                    report,
+                    json.dumps(rules_versions),
+                    run_id,
+                ),
+            )
 
     def processed_before(self, sha256: str) -> dict | None:
         """The latest successful processing of a file with this SHA-256, if any."""
         with closing(self._connect()) as db:
             row = db.execute(
-                "SELECT run_id, name, output FROM files WHERE sha256=? AND status='processed' ORDER BY rowid DESC LIMIT 1",
-                (sha256,)).fetchone()
-        return dict(zip(("run_id", "name", "output"), row)) if row else None
+                "SELECT run_id, name, output FROM files WHERE sha256=? AND status='processed' ORDER BY rowid DESC LIMIT 1", (sha256,)
+            ).fetchone()
+        return dict(zip(("run_id", "name", "output"), row, strict=False)) if row else None
 
     def add_file(self, run_id: str, info: dict, records: pd.DataFrame | None = None) -> None:
-        cols = ["name", "size", "sha256", "status", "reason", "rows_per_sheet", "errors", "warnings", "infos", "output",
-                "archived", "seconds", "timings"]
+        cols = [
+            "name",
+            "size",
+            "sha256",
+            "status",
+            "reason",
+            "rows_per_sheet",
+            "errors",
+            "warnings",
+            "infos",
+            "output",
+            "archived",
+            "seconds",
+            "timings",
+        ]
         values = [info.get(c) for c in cols]
         values[cols.index("rows_per_sheet")] = json.dumps(info.get("rows_per_sheet") or {})
         values[cols.index("timings")] = json.dumps(info.get("timings") or {})
@@ -74,9 +100,15 @@ class Ledger:
             db.execute(f"INSERT INTO files (run_id, {', '.join(cols)}) VALUES (?{', ?' * len(cols)})", [run_id, *values])
             if records is not None and len(records):
                 db.executemany(
-                    "INSERT INTO records (run_id, file, sheet, record_id, status, award_cents, codes, area, year) VALUES (?,?,?,?,?,?,?,?,?)",
-                    ((run_id, info["name"], *row) for row in records[
-                        ["sheet", "record_id", "status", "award_cents", "codes", "area", "year"]].itertuples(index=False, name=None)))
+                    "INSERT INTO records (run_id, file, sheet, record_id, status, award_cents, codes, area, year)"
+                    " VALUES (?,?,?,?,?,?,?,?,?)",
+                    (
+                        (run_id, info["name"], *row)
+                        for row in records[["sheet", "record_id", "status", "award_cents", "codes", "area", "year"]].itertuples(
+                            index=False, name=None
+                        )
+                    ),
+                )
 
     def runs(self) -> pd.DataFrame:
         with closing(self._connect()) as db:

@@ -3,6 +3,7 @@
 Nothing here knows a program: every intake sheet goes through its calculator module
 (`batch.calculators.programs()`), its schema and its rules folder.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from batch import __version__, rules as rules_mod
+from batch import rules as rules_mod
 from batch.calculators import Calculation, SummaryTable, programs
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.reading import IntakeSheet, OtherSheet, read_workbook, sheet_key
@@ -70,15 +71,21 @@ class Result:
             award = both[m.AWARD_COLUMN] if m.AWARD_COLUMN in both else pd.Series(pd.NA, index=both.index)
             year = both[m.YEAR_COLUMN]
             year = year.dt.year if str(year.dtype).startswith("datetime") else year
-            parts.append(pd.DataFrame({
-                "sheet": spec.name,
-                "record_id": spec.record_ids(r.typed).to_numpy(dtype=object),
-                "status": r.status.to_numpy(dtype=object),
-                "award_cents": pd.array(award, dtype="Int64").to_numpy(dtype=object, na_value=None),
-                "codes": r.row_findings.to_numpy(dtype=object),
-                "area": (both[m.AREA_COLUMN].astype(object).to_numpy() if m.AREA_COLUMN else np.full(len(both), None, dtype=object)),
-                "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
-            }))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "sheet": spec.name,
+                        "record_id": spec.record_ids(r.typed).to_numpy(dtype=object),
+                        "status": r.status.to_numpy(dtype=object),
+                        "award_cents": pd.array(award, dtype="Int64").to_numpy(dtype=object, na_value=None),
+                        "codes": r.row_findings.to_numpy(dtype=object),
+                        "area": (
+                            both[m.AREA_COLUMN].astype(object).to_numpy() if m.AREA_COLUMN else np.full(len(both), None, dtype=object)
+                        ),
+                        "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
+                    }
+                )
+            )
         cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year"]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
@@ -105,16 +112,29 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
         position = {int(r): i for i, r in enumerate(sheet.excel_rows)}
         column_of = {g: (sheet.fields[i] or str(sheet.headers[i])) for i, g in enumerate(sheet.kept)}
         cells = sorted(sheet.uncalculated.items())
-        out.append(pd.DataFrame({
-            "row": [position.get(r + 1, -1) for (r, _c), _f in cells],
-            "column": [column_of.get(c, "") for (_r, c), _f in cells],
-            "code": "FORMULA_NOT_CALCULATED",
-            "cell": [f"{column_letters(c)}{r + 1}" for (r, c), _f in cells],
-            "formula": [f for _cell, f in cells],
-        }))
+        out.append(
+            pd.DataFrame(
+                {
+                    "row": [position.get(r + 1, -1) for (r, _c), _f in cells],
+                    "column": [column_of.get(c, "") for (_r, c), _f in cells],
+                    "code": "FORMULA_NOT_CALCULATED",
+                    "cell": [f"{column_letters(c)}{r + 1}" for (r, c), _f in cells],
+                    "formula": [f for _cell, f in cells],
+                }
+            )
+        )
     for field_name, columns in sheet.duplicates:
-        out.append(pd.DataFrame({"row": [-1], "column": [field_name], "code": ["DUPLICATE_COLUMN"], "count": [len(columns)],
-                                 "letters": [", ".join(column_letters(c) for c in columns)]}))
+        out.append(
+            pd.DataFrame(
+                {
+                    "row": [-1],
+                    "column": [field_name],
+                    "code": ["DUPLICATE_COLUMN"],
+                    "count": [len(columns)],
+                    "letters": [", ".join(column_letters(c) for c in columns)],
+                }
+            )
+        )
     return out
 
 
@@ -127,12 +147,13 @@ def calculate_in_chunks(module, valid: pd.DataFrame, rules) -> Calculation:
     row at once (their limits hold across rows)."""
     if not getattr(module, "ROW_INDEPENDENT", False) or len(valid) <= CALC_CHUNK_ROWS:
         return module.calculate(valid, rules)
-    parts = [module.calculate(valid.iloc[i:i + CALC_CHUNK_ROWS], rules) for i in range(0, len(valid), CALC_CHUNK_ROWS)]
-    return Calculation(pd.concat([p.computed for p in parts]), [f for p in parts for f in p.findings],
-                       pd.concat([p.ineligible for p in parts]))
+    parts = [module.calculate(valid.iloc[i : i + CALC_CHUNK_ROWS], rules) for i in range(0, len(valid), CALC_CHUNK_ROWS)]
+    return Calculation(
+        pd.concat([p.computed for p in parts]), [f for p in parts for f in p.findings], pd.concat([p.ineligible for p in parts])
+    )
 
 
-def process_sheet(sheet: IntakeSheet, module, result: "Result | None" = None) -> SheetResult:
+def process_sheet(sheet: IntakeSheet, module, result: Result | None = None) -> SheetResult:
     spec = sheet.spec
     rules = rules_mod.load(module.RULES)
     clock = time.perf_counter()
@@ -190,7 +211,7 @@ def process_sheet(sheet: IntakeSheet, module, result: "Result | None" = None) ->
 def process(path: Path, limits: Limits = Limits()) -> Result:
     """Read, validate and calculate one workbook (no output written)."""
     path = Path(path)
-    result = Result(path, sha256_of(path), dt.datetime.now(dt.timezone.utc))
+    result = Result(path, sha256_of(path), dt.datetime.now(dt.UTC))
     by_key = _specs()
     clock = time.perf_counter()
     book = read_workbook(path, {k: m.SPEC for k, m in by_key.items()}, limits)

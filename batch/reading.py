@@ -4,6 +4,7 @@ The reader keeps every cell exactly as the workbook holds it (python-calamine va
 float, bool, date, datetime, "" for empty) so that the returned workbook can write back the
 original values; typing happens in `validators`.
 """
+
 from __future__ import annotations
 
 import csv
@@ -138,8 +139,9 @@ def _intake_sheet(name: str, grid: list[list], spec: SheetSpec) -> IntakeSheet:
         at = [kept[i] for i, x in enumerate(fields) if x == f]
         if len(at) > 1:
             duplicates.append((f, at))
-    return IntakeSheet(name, spec, [list(r) for r in grid[:h]], h, headers, fields, cells, excel_rows, len(body), kept,
-                       duplicates=duplicates)
+    return IntakeSheet(
+        name, spec, [list(r) for r in grid[:h]], h, headers, fields, cells, excel_rows, len(body), kept, duplicates=duplicates
+    )
 
 
 def _csv_grid(path: Path) -> list[list]:
@@ -167,7 +169,9 @@ def _grids(path: Path, limits: Limits):
     try:
         book = python_calamine.CalamineWorkbook.from_path(str(path))
     except python_calamine.PasswordError as err:
-        raise UnreadableWorkbook(f"{path.name} is password-protected (encrypted); remove the password in Excel and drop it in again.") from err
+        raise UnreadableWorkbook(
+            f"{path.name} is password-protected (encrypted); remove the password in Excel and drop it in again."
+        ) from err
     except Exception as err:  # calamine raises several unrelated types for a bad file
         raise UnreadableWorkbook(f"{path.name} cannot be read as an Excel workbook ({err}).") from err
     notes = scan_cells(path) if kind == "zip" else {}

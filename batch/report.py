@@ -5,6 +5,7 @@ program, area and year; findings by code; across all files), `BRRAP Aggregate` (
 limit a tax period checked across every workbook of the run), `Changes` (each record ID against
 its latest earlier appearance in the ledger), `Run`.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -20,8 +21,19 @@ from batch.calculators import SummaryTable
 from batch.ledger import Ledger
 from batch.writing import HEADER_BG, Formats, write_table
 
-CHANGE_COLUMNS = ["Sheet", "Record ID", "File", "Change", "Old Award ($)", "New Award ($)", "Old Status", "New Status",
-                  "Findings Appeared", "Findings Cleared", "Previous Run"]
+CHANGE_COLUMNS = [
+    "Sheet",
+    "Record ID",
+    "File",
+    "Change",
+    "Old Award ($)",
+    "New Award ($)",
+    "Old Status",
+    "New Status",
+    "Findings Appeared",
+    "Findings Cleared",
+    "Previous Run",
+]
 
 
 def _codes(text) -> set[str]:
@@ -38,14 +50,14 @@ def changes(current: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
     new = both["_merge"] == "left_only"
     old_codes = both["codes_old"].map(_codes)
     new_codes = both["codes"].map(_codes)
-    appeared = [sorted(n - o) for n, o in zip(new_codes, old_codes)]
-    cleared = [sorted(o - n) for n, o in zip(new_codes, old_codes)]
+    appeared = [sorted(n - o) for n, o in zip(new_codes, old_codes, strict=False)]
+    cleared = [sorted(o - n) for n, o in zip(new_codes, old_codes, strict=False)]
     award_old = pd.to_numeric(both["award_cents_old"], errors="coerce")
     award_new = pd.to_numeric(both["award_cents"], errors="coerce")
     award_changed = ~new & ~((award_old == award_new) | (award_old.isna() & award_new.isna()))
     status_changed = ~new & (both["status"] != both["status_old"])
     kinds = []
-    for is_new, a, s, ap, cl in zip(new, award_changed, status_changed, appeared, cleared):
+    for is_new, a, s, ap, cl in zip(new, award_changed, status_changed, appeared, cleared, strict=False):
         parts = ["New record"] if is_new else []
         if not is_new:
             parts += ["Award changed"] if a else []
@@ -53,13 +65,21 @@ def changes(current: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
             parts += ["Findings appeared"] if ap else []
             parts += ["Findings cleared"] if cl else []
         kinds.append("; ".join(parts))
-    out = pd.DataFrame({
-        "Sheet": both["sheet"], "Record ID": both["record_id"], "File": both["file"], "Change": kinds,
-        "Old Award ($)": award_old, "New Award ($)": award_new,
-        "Old Status": both["status_old"], "New Status": both["status"],
-        "Findings Appeared": ["; ".join(x) for x in appeared], "Findings Cleared": ["; ".join(x) for x in cleared],
-        "Previous Run": both["run_id_old"],
-    })
+    out = pd.DataFrame(
+        {
+            "Sheet": both["sheet"],
+            "Record ID": both["record_id"],
+            "File": both["file"],
+            "Change": kinds,
+            "Old Award ($)": award_old,
+            "New Award ($)": award_new,
+            "Old Status": both["status_old"],
+            "New Status": both["status"],
+            "Findings Appeared": ["; ".join(x) for x in appeared],
+            "Findings Cleared": ["; ".join(x) for x in cleared],
+            "Previous Run": both["run_id_old"],
+        }
+    )
     return out[out["Change"] != ""].reset_index(drop=True)
 
 
@@ -71,8 +91,9 @@ def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
     counted["area"] = counted["area"].fillna("(all)").astype(str)
     counted["year"] = pd.to_numeric(counted["year"], errors="coerce").astype("Int64").astype(str).replace("<NA>", "")
     by_program = counted.groupby("sheet").agg(Records=("record_id", "size"), **{"Award ($)": ("award", "sum")}).reset_index()
-    by_area_year = counted.groupby(["sheet", "area", "year"]).agg(
-        Records=("record_id", "size"), **{"Award ($)": ("award", "sum")}).reset_index()
+    by_area_year = (
+        counted.groupby(["sheet", "area", "year"]).agg(Records=("record_id", "size"), **{"Award ($)": ("award", "sum")}).reset_index()
+    )
     by_area_year.columns = ["Sheet", "Area or Category", "Year", "Records", "Award ($)"]
     status = records.pivot_table(index="sheet", columns="status", values="record_id", aggfunc="count", fill_value=0).reset_index()
     codes = records.assign(code=records["codes"].map(lambda t: sorted(_codes(t)))).explode("code").dropna(subset=["code"])
@@ -95,12 +116,23 @@ def brrap_aggregate(per_year: pd.DataFrame, limit_cents: int) -> SummaryTable | 
     table["Over"] = (table["Credit"] > limit_cents).map({True: "OVER", False: ""})
     table.columns = ["Tax Period", "Grants", "Files", "Credit ($)", "Limit ($)", "Over Limit"]
     table["Tax Period"] = table["Tax Period"].astype(str)
-    return SummaryTable("BRRAP credit per tax period across every workbook of the run (P.L.2004 c.65 s.7 a.)", table,
-                        {"Credit ($)": "money", "Limit ($)": "money"})
+    return SummaryTable(
+        "BRRAP credit per tax period across every workbook of the run (P.L.2004 c.65 s.7 a.)",
+        table,
+        {"Credit ($)": "money", "Limit ($)": "money"},
+    )
 
 
-def write_report(path: Path, run_id: str, started: dt.datetime, outcomes, ledger: Ledger, records: pd.DataFrame,
-                 per_year: pd.DataFrame, rules_versions: dict) -> Path:
+def write_report(
+    path: Path,
+    run_id: str,
+    started: dt.datetime,
+    outcomes,
+    ledger: Ledger,
+    records: pd.DataFrame,
+    per_year: pd.DataFrame,
+    rules_versions: dict,
+) -> Path:
     """`records`: the run's per-record results (as the ledger keeps them), across every file."""
     from batch.rules import load
 
@@ -110,11 +142,24 @@ def write_report(path: Path, run_id: str, started: dt.datetime, outcomes, ledger
     fmts = Formats(wb)
 
     ws = wb.add_worksheet("Files")
-    files = pd.DataFrame([{
-        "File": o.name, "Status": o.status, "Reason": o.reason, "Rows": sum((o.info.get("rows_per_sheet") or {}).values()),
-        "Errors": o.info.get("errors", 0), "Warnings": o.info.get("warnings", 0), "Info": o.info.get("infos", 0),
-        "Output": o.output or "", "Archived As": o.archived or "", "Seconds": o.info.get("seconds", 0),
-    } for o in outcomes], columns=["File", "Status", "Reason", "Rows", "Errors", "Warnings", "Info", "Output", "Archived As", "Seconds"])
+    files = pd.DataFrame(
+        [
+            {
+                "File": o.name,
+                "Status": o.status,
+                "Reason": o.reason,
+                "Rows": sum((o.info.get("rows_per_sheet") or {}).values()),
+                "Errors": o.info.get("errors", 0),
+                "Warnings": o.info.get("warnings", 0),
+                "Info": o.info.get("infos", 0),
+                "Output": o.output or "",
+                "Archived As": o.archived or "",
+                "Seconds": o.info.get("seconds", 0),
+            }
+            for o in outcomes
+        ],
+        columns=["File", "Status", "Reason", "Rows", "Errors", "Warnings", "Info", "Output", "Archived As", "Seconds"],
+    )
     ws.set_column(0, 0, 34)
     ws.set_column(2, 2, 70)
     ws.set_column(7, 8, 50)
@@ -160,9 +205,13 @@ def _finish_report(wb, fmts, tmp: Path, path: Path, run_id: str, started, outcom
     ws = wb.add_worksheet("Run")
     ws.set_column(0, 0, 30)
     ws.set_column(1, 1, 60)
-    lines = [("Run", run_id), ("Started (UTC)", started.strftime("%Y-%m-%d %H:%M:%S")), ("njcredits version", __version__),
-             ("Rules versions", json.dumps(rules_versions, sort_keys=True)),
-             *[(f"Files {s}", str(sum(o.status == s for o in outcomes))) for s in ("processed", "skipped", "failed")]]
+    lines = [
+        ("Run", run_id),
+        ("Started (UTC)", started.strftime("%Y-%m-%d %H:%M:%S")),
+        ("njcredits version", __version__),
+        ("Rules versions", json.dumps(rules_versions, sort_keys=True)),
+        *[(f"Files {s}", str(sum(o.status == s for o in outcomes))) for s in ("processed", "skipped", "failed")],
+    ]
     for i, (k, v) in enumerate(lines):
         ws.write_string(i, 0, k)
         ws.write_string(i, 1, v)

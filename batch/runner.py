@@ -5,6 +5,7 @@ process the rest in parallel worker processes -> put each output in place atomic
 input to `processed/<run-id>/` or `failed/<run-id>/` (with `<name>.reason.txt`) -> record it all
 in the ledger -> write the run report `run-<run-id>.summary.xlsx`.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -12,8 +13,8 @@ import fcntl
 import gc
 import multiprocessing
 import multiprocessing.connection as mp_connection
-import resource
 import os
+import resource
 import secrets
 import shutil
 import time
@@ -59,7 +60,7 @@ class RunOutcome:
 
 
 def new_run_id() -> str:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z-" + secrets.token_hex(2)
 
 
@@ -73,10 +74,7 @@ def output_name(path: Path) -> str:
 
 def list_inputs(folder: Path) -> list[Path]:
     """Every file dropped in the folder: hidden files, Office lock files (~$) and our own files aside."""
-    return sorted(
-        p for p in folder.iterdir()
-        if p.is_file() and not p.name.startswith((".", "~$")) and not p.name.endswith(".reason.txt")
-    )
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith((".", "~$")) and not p.name.endswith(".reason.txt"))
 
 
 @contextmanager
@@ -91,8 +89,10 @@ def inbox_lock(settings: Settings, echo):
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if not settings.wait:
-                raise RunLocked(f"Another njcredits run is processing {settings.inbox} (lock {path}); "
-                                f"try again when it ends, or use --wait to wait for it.") from None
+                raise RunLocked(
+                    f"Another njcredits run is processing {settings.inbox} (lock {path}); "
+                    f"try again when it ends, or use --wait to wait for it."
+                ) from None
             echo(f"Waiting for the run already processing {settings.inbox} to finish ...")
             fcntl.flock(fh, fcntl.LOCK_EX)
         try:
@@ -175,7 +175,7 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
 
     keep = settings.keep_inputs or settings.inputs_protected
     run_id = new_run_id()
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     ledger = Ledger(settings.ledger)
     ledger.start_run(run_id, started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
     settings.outbox.mkdir(parents=True, exist_ok=True)
@@ -193,9 +193,21 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
             where = settings.archive / ("failed" if outcome.status == "failed" else "processed") / run_id
             outcome.archived = str(_move(path, where))
             if outcome.status == "failed":
-                Path(outcome.archived).with_name(Path(outcome.archived).name + ".reason.txt").write_text(outcome.reason + "\n", encoding="utf-8")
-        ledger.add_file(run_id, {**info, "name": path.name, "status": outcome.status, "reason": outcome.reason,
-                                 "output": outcome.output, "archived": outcome.archived}, info.get("records"))
+                Path(outcome.archived).with_name(Path(outcome.archived).name + ".reason.txt").write_text(
+                    outcome.reason + "\n", encoding="utf-8"
+                )
+        ledger.add_file(
+            run_id,
+            {
+                **info,
+                "name": path.name,
+                "status": outcome.status,
+                "reason": outcome.reason,
+                "output": outcome.output,
+                "archived": outcome.archived,
+            },
+            info.get("records"),
+        )
         outcomes.append(outcome)
         line = {"processed": "OK     ", "skipped": "SKIPPED", "failed": "FAILED "}[outcome.status]
         detail = outcome.output if outcome.status == "processed" else outcome.reason
@@ -205,7 +217,15 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
     for path in inputs:
         info = {"size": path.stat().st_size, "sha256": _sha(path)}
         if path.suffix.lower() not in INTAKE_SUFFIXES:
-            finish(path, FileOutcome(path.name, "failed", f"{path.name} is not an intake file (.xlsx, .xlsm, .xls or .csv); save it as .xlsx and drop it in again."), info)
+            finish(
+                path,
+                FileOutcome(
+                    path.name,
+                    "failed",
+                    f"{path.name} is not an intake file (.xlsx, .xlsm, .xls or .csv); save it as .xlsx and drop it in again.",
+                ),
+                info,
+            )
             continue
         # a protected folder (the bundled samples) is a demonstration: it is processed every time
         if info["sha256"] in seen and not settings.force:  # a copy of a file earlier in this run: decided after it
@@ -213,8 +233,11 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
             continue
         earlier = None if settings.force or settings.inputs_protected else ledger.processed_before(info["sha256"])
         if earlier:
-            reason = (f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
-                      + (f" (output {earlier['output']})" if earlier["output"] else "") + "; use --force to process it again.")
+            reason = (
+                f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
+                + (f" (output {earlier['output']})" if earlier["output"] else "")
+                + "; use --force to process it again."
+            )
             finish(path, FileOutcome(path.name, "skipped", reason), info)
             continue
         seen[info["sha256"]] = path.name
@@ -245,18 +268,31 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
     for path, info, original in twins:
         first = by_name[original]
         if first.status == "processed":
-            finish(path, FileOutcome(path.name, "skipped", f"identical to {original}, processed in this run (output {first.output}); "
-                                                           f"use --force to process it again."), info)
+            finish(
+                path,
+                FileOutcome(
+                    path.name,
+                    "skipped",
+                    f"identical to {original}, processed in this run (output {first.output}); use --force to process it again.",
+                ),
+                info,
+            )
         else:
             finish(path, FileOutcome(path.name, "failed", f"identical to {original}, which could not be processed: {first.reason}"), info)
 
     counts = {"files": len(outcomes), **{s: sum(o.status == s for o in outcomes) for s in ("processed", "failed", "skipped")}}
-    report = write_report(settings.outbox / f"run-{run_id}.summary.xlsx", run_id, started, outcomes, ledger,
-                          pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=RECORD_COLUMNS),
-                          pd.concat(per_year, ignore_index=True) if per_year else pd.DataFrame(), rules_versions)
-    ledger.end_run(run_id, dt.datetime.now(dt.timezone.utc).isoformat(), counts, str(report), rules_versions)
-    echo(f"Run {run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed; "
-         f"report {report}")
+    report = write_report(
+        settings.outbox / f"run-{run_id}.summary.xlsx",
+        run_id,
+        started,
+        outcomes,
+        ledger,
+        pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=RECORD_COLUMNS),
+        pd.concat(per_year, ignore_index=True) if per_year else pd.DataFrame(),
+        rules_versions,
+    )
+    ledger.end_run(run_id, dt.datetime.now(dt.UTC).isoformat(), counts, str(report), rules_versions)
+    echo(f"Run {run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed; report {report}")
     return RunOutcome(run_id, outcomes, report)
 
 
@@ -271,8 +307,13 @@ def _child(conn, path: str, partial: str, memory_mb: int, limits) -> None:
     try:
         conn.send(("ok", work(path, partial, limits)))
     except MemoryError:
-        conn.send(("error", f"{Path(path).name} needs more than the {memory_mb:,} MB of memory allowed for one file "
-                            f"(memory_limit_mb); split it into smaller workbooks or raise the limit."))
+        conn.send(
+            (
+                "error",
+                f"{Path(path).name} needs more than the {memory_mb:,} MB of memory allowed for one file "
+                f"(memory_limit_mb); split it into smaller workbooks or raise the limit.",
+            )
+        )
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason
         conn.send(("error", _reason(err)))
     finally:
@@ -291,8 +332,7 @@ def isolated(todo: list, settings: Settings, run_id: str):
             path, info = queue.pop(0)
             partial = settings.outbox / f".{output_name(path)}.{run_id}{PARTIAL}"
             recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(send, str(path), str(partial), settings.memory_limit_mb, settings.limits),
-                               daemon=True)
+            proc = ctx.Process(target=_child, args=(send, str(path), str(partial), settings.memory_limit_mb, settings.limits), daemon=True)
             proc.start()
             send.close()
             running[recv] = (proc, path, info, partial, time.monotonic())
@@ -302,8 +342,13 @@ def isolated(todo: list, settings: Settings, run_id: str):
                 kind, payload = conn.recv()
             except (EOFError, OSError):
                 proc.join()
-                kind, payload = "error", (f"The process reading {path.name} stopped unexpectedly (exit {proc.exitcode}): "
-                                          f"the file makes the reader crash or run out of memory; check its size and contents.")
+                kind, payload = (
+                    "error",
+                    (
+                        f"The process reading {path.name} stopped unexpectedly (exit {proc.exitcode}): "
+                        f"the file makes the reader crash or run out of memory; check its size and contents."
+                    ),
+                )
             conn.close()
             proc.join()
             yield (path, info, partial, payload, "") if kind == "ok" else (path, info, partial, None, payload)
@@ -313,8 +358,16 @@ def isolated(todo: list, settings: Settings, run_id: str):
                 proc.join()
                 conn.close()
                 del running[conn]
-                yield path, info, partial, None, (f"{path.name} took longer than {settings.timeout_seconds:,.0f} seconds "
-                                                  f"(timeout_seconds) and was stopped; split it or raise the limit.")
+                yield (
+                    path,
+                    info,
+                    partial,
+                    None,
+                    (
+                        f"{path.name} took longer than {settings.timeout_seconds:,.0f} seconds "
+                        f"(timeout_seconds) and was stopped; split it or raise the limit."
+                    ),
+                )
 
 
 def _sha(path: Path) -> str:

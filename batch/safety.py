@@ -9,6 +9,7 @@ with cells at A1 and XFD1048576 that makes the Rust readers abort the whole proc
 `scan_cells(path)` finds, per sheet, what python-calamine reads as an empty cell: Excel error
 values (#N/A, #DIV/0!, ...) and formulas saved without a calculated value.
 """
+
 from __future__ import annotations
 
 import html
@@ -48,27 +49,35 @@ def inspect(path: Path, limits: Limits = Limits()) -> str:
     if head.startswith(OLE2_MAGIC):
         data = path.read_bytes()
         if ENCRYPTED_STREAM in data:
-            raise Refused(f"{name} is password-protected (encrypted); remove the password in Excel "
-                          f"(File > Info > Protect Workbook) and drop it in again.")
+            raise Refused(
+                f"{name} is password-protected (encrypted); remove the password in Excel "
+                f"(File > Info > Protect Workbook) and drop it in again."
+            )
         return "xls"
     if not head.startswith(ZIP_MAGIC):
-        raise Refused(f"{name} is not an Excel workbook (it is neither an .xlsx zip package nor a legacy .xls file); "
-                      f"save it from Excel as .xlsx and drop it in again.")
+        raise Refused(
+            f"{name} is not an Excel workbook (it is neither an .xlsx zip package nor a legacy .xls file); "
+            f"save it from Excel as .xlsx and drop it in again."
+        )
     try:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
             _check_zip(name, infos, limits)
             names = {i.filename for i in infos}
             if "xl/workbook.xml" not in names:
-                raise Refused(f"{name} is a zip file but not an Excel workbook (it has no xl/workbook.xml); "
-                              f"save it from Excel as .xlsx and drop it in again.")
+                raise Refused(
+                    f"{name} is a zip file but not an Excel workbook (it has no xl/workbook.xml); "
+                    f"save it from Excel as .xlsx and drop it in again."
+                )
             for info in infos:
                 if info.filename.endswith((".xml", ".rels")):
                     with z.open(info) as member:
                         start = member.read(XML_HEAD_BYTES)
                     if b"<!DOCTYPE" in start or b"<!ENTITY" in start:
-                        raise Refused(f"{name} contains an XML DOCTYPE declaration in {info.filename}, which Excel never "
-                                      f"writes and entity-expansion attacks use; it was not read. Re-save it from Excel.")
+                        raise Refused(
+                            f"{name} contains an XML DOCTYPE declaration in {info.filename}, which Excel never "
+                            f"writes and entity-expansion attacks use; it was not read. Re-save it from Excel."
+                        )
             _check_dimensions(name, z, limits)
     except zipfile.BadZipFile as err:
         raise Refused(f"{name} is damaged or truncated ({err}); save it again from Excel and drop it in again.") from err
@@ -79,16 +88,22 @@ def _check_zip(name: str, infos: list[zipfile.ZipInfo], limits: Limits) -> None:
     if not infos:
         raise Refused(f"{name} is an empty zip file, not an Excel workbook; save it from Excel as .xlsx.")
     if len(infos) > limits.max_entries:
-        raise Refused(f"{name} has {len(infos):,} parts, more than the {limits.max_entries:,} a workbook may have here; "
-                      f"it looks like a zip bomb and was not opened.")
+        raise Refused(
+            f"{name} has {len(infos):,} parts, more than the {limits.max_entries:,} a workbook may have here; "
+            f"it looks like a zip bomb and was not opened."
+        )
     total = sum(i.file_size for i in infos)
     if total > limits.max_uncompressed_mb * (1 << 20):
-        raise Refused(f"{name} would inflate to {total / (1 << 20):,.0f} MB, more than the limit of "
-                      f"{limits.max_uncompressed_mb:,} MB (max_uncompressed_mb); split it or raise the limit.")
+        raise Refused(
+            f"{name} would inflate to {total / (1 << 20):,.0f} MB, more than the limit of "
+            f"{limits.max_uncompressed_mb:,} MB (max_uncompressed_mb); split it or raise the limit."
+        )
     for i in infos:
         if i.file_size >= RATIO_MIN_BYTES and i.file_size > limits.max_compression_ratio * max(i.compress_size, 1):
-            raise Refused(f"{name}: part {i.filename} inflates {i.file_size / max(i.compress_size, 1):,.0f} times "
-                          f"(limit {limits.max_compression_ratio}, max_compression_ratio); it looks like a zip bomb and was not opened.")
+            raise Refused(
+                f"{name}: part {i.filename} inflates {i.file_size / max(i.compress_size, 1):,.0f} times "
+                f"(limit {limits.max_compression_ratio}, max_compression_ratio); it looks like a zip bomb and was not opened."
+            )
 
 
 def _col_number(letters: str) -> int:
@@ -130,16 +145,18 @@ def _check_dimensions(name: str, z: zipfile.ZipFile, limits: Limits) -> None:
         if m:
             rows, cols = int(m.group(2)), _col_number(m.group(1).decode())
             if rows * cols > limits.max_cells:
-                raise Refused(f"{name}: sheet {sheet!r} declares {rows:,} rows x {cols:,} columns "
-                              f"({m.group(1).decode()}{rows}), more than the {limits.max_cells:,} cells read here; "
-                              f"delete the stray cells far from the data (Ctrl+End shows them) and save again.")
+                raise Refused(
+                    f"{name}: sheet {sheet!r} declares {rows:,} rows x {cols:,} columns "
+                    f"({m.group(1).decode()}{rows}), more than the {limits.max_cells:,} cells read here; "
+                    f"delete the stray cells far from the data (Ctrl+End shows them) and save again."
+                )
 
 
-CELL = re.compile(rb'<c\b([^>]*?)(/>|>(.*?)</c>)', re.S)
+CELL = re.compile(rb"<c\b([^>]*?)(/>|>(.*?)</c>)", re.S)
 ATTR_R = re.compile(rb'\br="([A-Z]+)([0-9]+)"')
 ATTR_T = re.compile(rb'\bt="([a-z]+)"')
-FORMULA = re.compile(rb'<f\b[^>]*?(?:/>|>(.*?)</f>)', re.S)
-VALUE = re.compile(rb'<v>(.*?)</v>', re.S)
+FORMULA = re.compile(rb"<f\b[^>]*?(?:/>|>(.*?)</f>)", re.S)
+VALUE = re.compile(rb"<v>(.*?)</v>", re.S)
 
 
 @dataclass

@@ -10,6 +10,7 @@ Cells are written the way xlsxwriter writes them in constant-memory mode: text a
 (`t="inlineStr"`, never a formula), numbers as `<v>`, booleans as `t="b"`, dates as serial
 numbers with a date format; control characters are escaped as `_xHHHH_`.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -61,8 +62,9 @@ def _serial(values: pd.Series) -> np.ndarray:
     return pd.Series(days).map(repr).to_numpy(dtype=object)
 
 
-def input_cells(values: np.ndarray, refs: np.ndarray, base_style: np.ndarray, date_style: np.ndarray,
-                datetime_style: np.ndarray, time_style: np.ndarray) -> np.ndarray:
+def input_cells(
+    values: np.ndarray, refs: np.ndarray, base_style: np.ndarray, date_style: np.ndarray, datetime_style: np.ndarray, time_style: np.ndarray
+) -> np.ndarray:
     """XML of one column of original input values (str, float, int, bool, date, datetime, ... ).
 
     The style arrays are per row (` s="N"` or ""): the column's number format, or a fill."""
@@ -73,10 +75,17 @@ def input_cells(values: np.ndarray, refs: np.ndarray, base_style: np.ndarray, da
     nonempty = is_str & (s.astype(object) != "").to_numpy()
     if nonempty.any():
         out[nonempty] = _strings(s[nonempty], refs[nonempty], base_style[nonempty])
-    is_bool = (kind == bool).to_numpy()
+    is_bool = kind.map(lambda t: t is bool).to_numpy(dtype=bool)
     if is_bool.any():
-        out[is_bool] = ('<c r="' + refs[is_bool] + '"' + base_style[is_bool] + ' t="b"><v>'
-                        + np.where(s[is_bool].to_numpy(dtype=bool), "1", "0") + "</v></c>")
+        out[is_bool] = (
+            '<c r="'
+            + refs[is_bool]
+            + '"'
+            + base_style[is_bool]
+            + ' t="b"><v>'
+            + np.where(s[is_bool].to_numpy(dtype=bool), "1", "0")
+            + "</v></c>"
+        )
     is_num = kind.isin([int, float, np.int64, np.float64]).to_numpy() & ~is_bool
     if is_num.any():
         nums = s[is_num].astype(float)
@@ -164,18 +173,24 @@ def splice(path: Path, parts: dict[str, object], replace: dict | None = None, co
     tmp.replace(path)
 
 
-COMMENT_RUN = ('<r><rPr><sz val="8"/><color indexed="81"/><rFont val="Tahoma"/><family val="2"/></rPr>'
-               '<t xml:space="preserve">')
+COMMENT_RUN = '<r><rPr><sz val="8"/><color indexed="81"/><rFont val="Tahoma"/><family val="2"/></rPr><t xml:space="preserve">'
 VML_SHAPE_ID = re.compile(rb'<v:shape id="_x0000_s(\d+)"')
 
 
 def comments_xml(refs: np.ndarray, texts: pd.Series) -> bytes:
     """The comments part of a sheet: one comment per cell reference, as xlsxwriter writes them."""
-    body = '<comment ref="' + refs + '" authorId="0"><text>' + COMMENT_RUN + _escape(texts.astype(str)).to_numpy(dtype=object) \
+    body = (
+        '<comment ref="'
+        + refs
+        + '" authorId="0"><text>'
+        + COMMENT_RUN
+        + _escape(texts.astype(str)).to_numpy(dtype=object)
         + "</t></r></text></comment>"
-    return ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<comments xmlns="http://schemas.openxmlformats.org/'
-            'spreadsheetml/2006/main"><authors><author></author></authors><commentList>' + "".join(body.tolist())
-            + "</commentList></comments>").encode("utf-8")
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<comments xmlns="http://schemas.openxmlformats.org/'
+        'spreadsheetml/2006/main"><authors><author></author></authors><commentList>' + "".join(body.tolist()) + "</commentList></comments>"
+    ).encode("utf-8")
 
 
 def vml_xml(template: bytes, rows: np.ndarray, cols: np.ndarray, first_block: int) -> bytes:
@@ -185,8 +200,11 @@ def vml_xml(template: bytes, rows: np.ndarray, cols: np.ndarray, first_block: in
     start, end = text.index("<v:shape id="), text.rindex("</v:shape>") + len("</v:shape>")
     head, shape, tail = text[:start], text[start:end], text[end:]
     blocks = max(1, -(-len(rows) // 1024))
-    head = re.sub(r'<o:idmap v:ext="edit" data="[^"]*"/>',
-                  f'<o:idmap v:ext="edit" data="{",".join(str(first_block + b) for b in range(blocks))}"/>', head)
+    head = re.sub(
+        r'<o:idmap v:ext="edit" data="[^"]*"/>',
+        f'<o:idmap v:ext="edit" data="{",".join(str(first_block + b) for b in range(blocks))}"/>',
+        head,
+    )
     shape = re.sub(r'id="_x0000_s\d+"', 'id="_x0000_s{ID}"', shape)
     shape = re.sub(r"margin-left:[^;]*;margin-top:[^;]*;", "margin-left:{LEFT}pt;margin-top:{TOP}pt;", shape)
     shape = re.sub(r"z-index:\d+", "z-index:{Z}", shape)
@@ -199,8 +217,16 @@ def vml_xml(template: bytes, rows: np.ndarray, cols: np.ndarray, first_block: in
         "LEFT": ((cols + 1) * 48 + 11.25).astype(str).astype(object),
         "TOP": (top_row * 15 + 7.5).astype(str).astype(object),
         "Z": (np.arange(len(rows)) + 1).astype(str).astype(object),
-        "ANCHOR": ((cols + 1).astype(str).astype(object) + ", 15, " + top_row.astype(str).astype(object) + ", 10, "
-                   + (cols + 7).astype(str).astype(object) + ", 15, " + (top_row + 9).astype(str).astype(object) + ", 15"),
+        "ANCHOR": (
+            (cols + 1).astype(str).astype(object)
+            + ", 15, "
+            + top_row.astype(str).astype(object)
+            + ", 10, "
+            + (cols + 7).astype(str).astype(object)
+            + ", 15, "
+            + (top_row + 9).astype(str).astype(object)
+            + ", 15"
+        ),
         "ROW": rows.astype(str).astype(object),
         "COL": cols.astype(str).astype(object),
     }

@@ -1,4 +1,5 @@
 """The blank intake template, generated from the sheet specifications (never edited by hand)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -35,10 +36,18 @@ def write_template(out_dir: Path) -> Path:
             choices = col.codes if col.kind == "code" else YES_NO if col.kind == "yesno" else ()
             if choices:
                 ws.data_validation(
-                    1, j, VALIDATION_ROWS, j,
-                    {"validate": "list", "source": list(choices), "error_type": "warning",
-                     # Excel's limits: 32 characters of title, 255 of message
-                     "error_title": col.header[:32], "error_message": f"Expected {col.expected()}."[:255]},
+                    1,
+                    j,
+                    VALIDATION_ROWS,
+                    j,
+                    {
+                        "validate": "list",
+                        "source": list(choices),
+                        "error_type": "warning",
+                        # Excel's limits: 32 characters of title, 255 of message
+                        "error_title": col.header[:32],
+                        "error_message": f"Expected {col.expected()}."[:255],
+                    },
                 )
         ws.freeze_panes(1, 0)
     wb.close()

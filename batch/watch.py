@@ -6,6 +6,7 @@ is not read); then it goes through the same batch run as `njcredits run`, so it 
 processed/ or failed/, recorded in the ledger and reported. A bad file is set aside like any
 other; the watcher keeps going. Ctrl-C (or SIGTERM) stops it after the file in hand.
 """
+
 from __future__ import annotations
 
 import signal

@@ -5,6 +5,7 @@ text (`strings_to_formulas` and `strings_to_urls` off, `write_string`), so input
 a formula never becomes one. The file is written under a temporary name and renamed at the end,
 so a crash never leaves a half-written workbook under its final name.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -96,7 +97,7 @@ def _annotations(res: SheetResult) -> dict[int, dict[int, tuple[str, str]]]:
     located = res.findings[(res.findings["pos"] >= 0) & res.findings["Column"].isin(col_index)]
     notes: dict[int, dict[int, list]] = {}
     for pos, column, sev, code, msg, cite in zip(
-        located["pos"], located["Column"], located["Severity"], located["Code"], located["Message"], located["Citation"]
+        located["pos"], located["Column"], located["Severity"], located["Code"], located["Message"], located["Citation"], strict=False
     ):
         notes.setdefault(int(pos), {}).setdefault(col_index[column], []).append((sev, f"{code} ({sev}): {msg} [{cite}]"))
     order = {"error": 0, "warning": 1, "info": 2}
@@ -151,11 +152,14 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
 
 def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int) -> dict:
     """Replacements for the sheet's comments and VML drawing parts, with every comment."""
-    positions = [(int(res.sheet.excel_rows[pos]) - 1, c, text[:MAX_TEXT]) for pos, cols in notes.items()
-                 for c, (_sev, text) in cols.items()]
+    positions = [
+        (int(res.sheet.excel_rows[pos]) - 1, c, text[:MAX_TEXT]) for pos, cols in notes.items() for c, (_sev, text) in cols.items()
+    ]
     rows = np.array([p[0] for p in positions], dtype=np.int64)
     cols = np.array([p[1] for p in positions], dtype=np.int64)
-    refs = np.array([sheetxml.column_letters(c) for c in range(int(cols.max()) + 1)], dtype=object)[cols] + (rows + 1).astype(str).astype(object)
+    refs = np.array([sheetxml.column_letters(c) for c in range(int(cols.max()) + 1)], dtype=object)[cols] + (rows + 1).astype(str).astype(
+        object
+    )
     texts = pd.Series([p[2] for p in positions], dtype=object)
     return {
         f"xl/comments{number}.xml": lambda _old: sheetxml.comments_xml(refs, texts),
@@ -199,21 +203,27 @@ def _data_rows(ws, fmts: Formats, res: SheetResult, in_kinds, computed_headers, 
                 plain = _style(base[in_kinds[c]])
                 flagged = sev.notna().to_numpy()
 
-                def styles(table: dict, default: str) -> np.ndarray:
+                def styles(table: dict, default: str, sev=sev, flagged=flagged) -> np.ndarray:
                     """Per row: the style of a fill where a finding points at the cell, else `default`."""
-                    out = np.full(stop - start, default, dtype=object)
+                    out = np.full(len(sev), default, dtype=object)
                     if flagged.any():
                         out[flagged] = sev[flagged].map(table).to_numpy(dtype=object)
                     return out
 
                 fills = {v: fill_style[(in_kinds[c], v)] for v in FILL}
-                acc = acc + sheetxml.input_cells(cells[start:stop, c], letters[c] + numbers, styles(fills, plain),
-                                                  styles(date_fmt, date_fmt[None]), styles(datetime_fmt, datetime_fmt[None]),
-                                                  styles(time_fmt, time_fmt[None]))
+                acc = acc + sheetxml.input_cells(
+                    cells[start:stop, c],
+                    letters[c] + numbers,
+                    styles(fills, plain),
+                    styles(date_fmt, date_fmt[None]),
+                    styles(datetime_fmt, datetime_fmt[None]),
+                    styles(time_fmt, time_fmt[None]),
+                )
             for j, header in enumerate(computed_headers):
                 kind = spec.computed[header]
-                acc = acc + sheetxml.computed_cells(res.computed[header].iloc[start:stop], letters[k + j] + numbers,
-                                                    comp_styles[j], cents=kind == "money")
+                acc = acc + sheetxml.computed_cells(
+                    res.computed[header].iloc[start:stop], letters[k + j] + numbers, comp_styles[j], cents=kind == "money"
+                )
             acc = acc + sheetxml.computed_cells(res.status.iloc[start:stop], letters[last_col - 1] + numbers, "", False)
             findings = res.row_findings.iloc[start:stop].where(res.row_findings.iloc[start:stop] != "")
             acc = acc + sheetxml.computed_cells(findings, letters[last_col] + numbers, "", False)
@@ -247,7 +257,7 @@ def _write_findings(wb, fmts: Formats, result: Result):
 
     def rows():
         for start in range(0, len(f), sheetxml.CHUNK_ROWS):
-            part = f.iloc[start:start + sheetxml.CHUNK_ROWS]
+            part = f.iloc[start : start + sheetxml.CHUNK_ROWS]
             numbers = np.arange(start + 2, start + 2 + len(part)).astype(str).astype(object)
             acc = np.full(len(part), "", dtype=object)
             for j, col in enumerate(FINDINGS_COLUMNS):
@@ -256,8 +266,9 @@ def _write_findings(wb, fmts: Formats, result: Result):
                     acc = acc + sheetxml.computed_cells(values.astype("Float64"), letters[j] + numbers, "", cents=False)
                 else:
                     text = values.astype(object).where(values.notna() & (values.astype(str) != ""))
-                    acc = acc + sheetxml.computed_cells(text.astype(object), letters[j] + numbers, wrap_style if col == "Message" else "",
-                                                        cents=False, text=True)
+                    acc = acc + sheetxml.computed_cells(
+                        text.astype(object), letters[j] + numbers, wrap_style if col == "Message" else "", cents=False, text=True
+                    )
             yield "".join(('<row r="' + numbers + '">' + acc + "</row>").tolist()).encode("utf-8")
 
     return rows, f"A1:H{len(f) + 1}"

@@ -10,6 +10,7 @@ It prints rows, seconds, floor seconds, ratio, peak RSS of the process tree, row
 the breakdown by stage from the run's ledger. Generated workbooks are cached in benchmarks/.data/.
 Not part of the test suite: machines are shared and noisy, so read the ratios.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,20 +42,63 @@ def _grow_nj_row(i: int) -> list:
     area = AREAS[i % len(AREAS)]
     flags = ["Y" if (i >> k) & 1 else "" for k in range(20)]
     return [
-        f"GNJ-{i}", f"Business {i % 997}", "2014" if i % 3 == 0 else "2017", ("date", 41500 + i % 1800),
-        COUNTIES[i % len(COUNTIES)], area, flags[0] if i % 17 == 0 else "", "", flags[1] if i % 23 == 0 else "", "",
-        ["Technology Startup", "Manufacturing", "Other"][i % 3], flags[2], PREMISES[i % 4], 20_000 + i % 50_000,
-        2_000_000 + (i * 7919) % 40_000_000, 20 + i % 700, i % 400, "" if i % 5 else 30 + i % 300,
-        60_000 + i % 50_000, 55_000, 400 + i % 200, flags[3], flags[4], flags[5], flags[6], flags[7], flags[8], flags[9],
-        flags[10], flags[11], flags[12], flags[13], flags[14], flags[15], flags[16], flags[17], flags[18],
-        1_000_000 + i % 9_000_000, "" if i % 4 else 3_000_000, 50_000_000 + (i * 104729) % 400_000_000, 10,
+        f"GNJ-{i}",
+        f"Business {i % 997}",
+        "2014" if i % 3 == 0 else "2017",
+        ("date", 41500 + i % 1800),
+        COUNTIES[i % len(COUNTIES)],
+        area,
+        flags[0] if i % 17 == 0 else "",
+        "",
+        flags[1] if i % 23 == 0 else "",
+        "",
+        ["Technology Startup", "Manufacturing", "Other"][i % 3],
+        flags[2],
+        PREMISES[i % 4],
+        20_000 + i % 50_000,
+        2_000_000 + (i * 7919) % 40_000_000,
+        20 + i % 700,
+        i % 400,
+        "" if i % 5 else 30 + i % 300,
+        60_000 + i % 50_000,
+        55_000,
+        400 + i % 200,
+        flags[3],
+        flags[4],
+        flags[5],
+        flags[6],
+        flags[7],
+        flags[8],
+        flags[9],
+        flags[10],
+        flags[11],
+        flags[12],
+        flags[13],
+        flags[14],
+        flags[15],
+        flags[16],
+        flags[17],
+        flags[18],
+        1_000_000 + i % 9_000_000,
+        "" if i % 4 else 3_000_000,
+        50_000_000 + (i * 104729) % 400_000_000,
+        10,
     ]
 
 
 def _transfer_row(i: int) -> list:
     credit = 20_000 + (i * 7919) % 2_000_000
-    return [f"T-{i}", PROGRAMS[i % 4], f"C-{i % 5000}", "" if i % 3 else 5_000_000, f"Seller {i % 300}", f"Buyer {i % 700}",
-            ("date", 40000 + i % 6000), credit, round(credit * (0.7 + (i % 31) / 100), 2)]
+    return [
+        f"T-{i}",
+        PROGRAMS[i % 4],
+        f"C-{i % 5000}",
+        "" if i % 3 else 5_000_000,
+        f"Seller {i % 300}",
+        f"Buyer {i % 700}",
+        ("date", 40000 + i % 6000),
+        credit,
+        round(credit * (0.7 + (i % 31) / 100), 2),
+    ]
 
 
 def make_workbook(path: Path, sheet: str, headers: list[str], row_fn, rows: int) -> Path:
@@ -70,8 +114,10 @@ def make_workbook(path: Path, sheet: str, headers: list[str], row_fn, rows: int)
     esc = lambda s: s.replace("&", "&amp;").replace("<", "&lt;")  # noqa: E731
     tmp_xml = path.with_suffix(".sheet.xml")
     with open(tmp_xml, "w", encoding="utf-8") as fh:
-        fh.write('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/'
-                 f'spreadsheetml/2006/main"><dimension ref="A1:{column_letters(len(headers) - 1)}{rows + 1}"/><sheetData><row r="1">')
+        fh.write(
+            '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/'
+            f'spreadsheetml/2006/main"><dimension ref="A1:{column_letters(len(headers) - 1)}{rows + 1}"/><sheetData><row r="1">'
+        )
         fh.write("".join(f'<c r="{column_letters(j)}1" t="inlineStr"><is><t>{esc(h)}</t></is></c>' for j, h in enumerate(headers)))
         fh.write("</row>")
         for i in range(rows):
@@ -150,7 +196,7 @@ def timed(cmd: list[str], cwd=None) -> tuple[float, int]:
     return seconds, peak
 
 
-FLOOR = r'''
+FLOOR = r"""
 import sys, time, xlsxwriter
 path, sheet, out, extra = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 t = time.perf_counter()
@@ -172,13 +218,17 @@ for r, row in enumerate(frame.itertuples(index=False), start=1):
     ws.write_row(r, 0, [None if v != v else v for v in row] + pad)
 wb.close()
 print(reader, read, time.perf_counter() - t)
-'''
+"""
 
 
 def floor(path: Path, sheet: str, extra: int) -> tuple[str, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        out = subprocess.run([sys.executable, "-c", FLOOR, str(path), sheet, str(Path(tmp) / "floor.xlsx"), str(extra)],
-                             capture_output=True, text=True, check=True).stdout.split()
+        out = subprocess.run(
+            [sys.executable, "-c", FLOOR, str(path), sheet, str(Path(tmp) / "floor.xlsx"), str(extra)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
     return out[0], float(out[1]), float(out[2])
 
 
@@ -189,8 +239,22 @@ def run_njcredits(path: Path, workers: int = 1, memory_limit_mb: int | None = No
         if memory_limit_mb:  # njcredits.toml in the working directory of the run
             (Path(tmp) / "njcredits.toml").write_text(f"memory_limit_mb = {memory_limit_mb}\n")
         os.link(path, inbox / path.name) if path.stat().st_dev == inbox.stat().st_dev else shutil.copy(path, inbox / path.name)
-        seconds, peak = timed([sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out",
-                               str(Path(tmp) / "out"), "--keep-inputs", "--force", "--workers", str(workers)], cwd=tmp)
+        seconds, peak = timed(
+            [
+                sys.executable,
+                "-c",
+                "from batch.cli import main; main()",
+                "run",
+                str(inbox),
+                "--out",
+                str(Path(tmp) / "out"),
+                "--keep-inputs",
+                "--force",
+                "--workers",
+                str(workers),
+            ],
+            cwd=tmp,
+        )
         with sqlite3.connect(Path(tmp) / "out" / ".njcredits" / "ledger.sqlite") as db:
             row = db.execute("SELECT status, reason, timings FROM files").fetchone()
         if row[0] != "processed":
@@ -209,8 +273,21 @@ def parallel(files: int = 200, rows: int = 200) -> list[tuple[int, float]]:
     out = []
     for workers in (1, 2):
         with tempfile.TemporaryDirectory() as tmp:
-            seconds, _ = timed([sys.executable, "-c", "from batch.cli import main; main()", "run", str(folder), "--out",
-                                str(Path(tmp) / "out"), "--keep-inputs", "--force", "--workers", str(workers)])
+            seconds, _ = timed(
+                [
+                    sys.executable,
+                    "-c",
+                    "from batch.cli import main; main()",
+                    "run",
+                    str(folder),
+                    "--out",
+                    str(Path(tmp) / "out"),
+                    "--keep-inputs",
+                    "--force",
+                    "--workers",
+                    str(workers),
+                ]
+            )
         out.append((workers, seconds))
     return out
 
@@ -227,17 +304,23 @@ def main():
     computed = {"grownj": len(grow_nj.SPEC.computed) + 2, "transfers": len(transfers.SPEC.computed) + 2}
     sheets = {"grownj": "GrowNJ", "transfers": "Transfers"}
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
-    lines = ["| program | rows | seconds | floor seconds (reader) | ratio | peak memory (PSS) | rows/s | read | validate | calculate | annotate | write |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| program | rows | seconds | floor seconds (reader) | ratio | peak memory (PSS) | rows/s"
+        " | read | validate | calculate | annotate | write |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for program in args.programs:
         for rows in args.sizes:
             path = workbook(program, rows)
             reader, read_s, write_s = floor(path, sheets[program], computed[program])
             seconds, peak, t = run_njcredits(path, memory_limit_mb=args.memory_limit_mb)
             fl = read_s + write_s
-            line = (f"| {program} | {rows:,} | {seconds:.1f} | {fl:.1f} ({reader} {read_s:.1f} + write {write_s:.1f}) | "
-                    f"{seconds / fl:.2f} | {peak / 2**20:,.0f} MB | {rows / seconds:,.0f} | "
-                    + " | ".join(f"{t.get(k, 0):.1f}" for k in ("read", "validate", "calculate", "annotate", "write")) + " |")
+            line = (
+                f"| {program} | {rows:,} | {seconds:.1f} | {fl:.1f} ({reader} {read_s:.1f} + write {write_s:.1f}) | "
+                f"{seconds / fl:.2f} | {peak / 2**20:,.0f} MB | {rows / seconds:,.0f} | "
+                + " | ".join(f"{t.get(k, 0):.1f}" for k in ("read", "validate", "calculate", "annotate", "write"))
+                + " |"
+            )
             lines.append(line)
             print(line, flush=True)
     if not args.no_parallel:

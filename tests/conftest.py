@@ -1,4 +1,5 @@
 """Shared helpers: build typed frames and intake workbooks from plain rows."""
+
 from __future__ import annotations
 
 import datetime as dt

@@ -3,6 +3,7 @@
 `CASES` maps a case name to (builder, expectation). A builder writes the file into a folder and
 returns its path; the expectation is "processed" or "failed", plus text the outcome must show.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -12,13 +13,20 @@ from pathlib import Path
 
 import openpyxl
 import xlsxwriter
-
 from conftest import write_workbook
 
-HEADERS = ["Transfer ID", "Program", "Certificate ID", "Transferor", "Transferee", "Transfer Date",
-           "Credit Amount Transferred ($)", "Consideration Received ($)"]
+HEADERS = [
+    "Transfer ID",
+    "Program",
+    "Certificate ID",
+    "Transferor",
+    "Transferee",
+    "Transfer Date",
+    "Credit Amount Transferred ($)",
+    "Consideration Received ($)",
+]
 ROW = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000]
-FORMULA_LIKE = ["=HYPERLINK(\"http://x.test\",\"click\")", "+1 555 0100", "-see memo", "@SUM(A1)", "\t=1+1", "\r=2+2", "=cmd|'/c calc'!A1"]
+FORMULA_LIKE = ['=HYPERLINK("http://x.test","click")', "+1 555 0100", "-see memo", "@SUM(A1)", "\t=1+1", "\r=2+2", "=cmd|'/c calc'!A1"]
 
 
 def good(folder: Path, name: str = "good.xlsx") -> Path:
@@ -79,15 +87,18 @@ def macro_workbook(folder: Path) -> Path:
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as zout:
         for item in zin.infolist():
             zout.writestr(item, zin.read(item.filename))
-        zout.writestr("xl/vbaProject.bin", b"\xd0\xcf\x11\xe0 Sub AutoOpen(): Shell \"calc\": End Sub")
+        zout.writestr("xl/vbaProject.bin", b'\xd0\xcf\x11\xe0 Sub AutoOpen(): Shell "calc": End Sub')
     src.unlink()
     return p
 
 
 def csv_named_after_sheet(folder: Path) -> Path:
     p = folder / "Transfers.csv"
-    p.write_text(",".join(HEADERS) + "\nT-1,Grow NJ,C-1,Seller LLC,Buyer Inc.,2026-01-05,\"$30,000\",\"27,000\"\n"
-                 "T-2,BEIP,C-2,Seller LLC,Buyer Inc.,1/6/2026,50000,30000\n", encoding="utf-8")
+    p.write_text(
+        ",".join(HEADERS) + '\nT-1,Grow NJ,C-1,Seller LLC,Buyer Inc.,2026-01-05,"$30,000","27,000"\n'
+        "T-2,BEIP,C-2,Seller LLC,Buyer Inc.,1/6/2026,50000,30000\n",
+        encoding="utf-8",
+    )
     return p
 
 
@@ -111,8 +122,17 @@ def messy_headers(folder: Path) -> Path:
     ws = wb.add_worksheet("transfers")
     ws.merge_range(0, 0, 0, 8, "Transfers register, March 2026 (merged title)")
     ws.write_string(1, 0, "As of 3/31/2026")
-    headers = ["Transfer\u00a0ID", "PROGRAM", "certificate_id", "Transferor", "Transferee", "Transfer\nDate",
-               "Credit Amount Transferred (USD)", "Consideration Received ($)", "Program"]
+    headers = [
+        "Transfer\u00a0ID",
+        "PROGRAM",
+        "certificate_id",
+        "Transferor",
+        "Transferee",
+        "Transfer\nDate",
+        "Credit Amount Transferred (USD)",
+        "Consideration Received ($)",
+        "Program",
+    ]
     for j, h in enumerate(headers):
         ws.write_string(3, j, h)
     ws.merge_range(3, 9, 3, 10, "Notes (merged header)")
@@ -150,10 +170,12 @@ def uncalculated_formula(folder: Path) -> Path:
 
 def odd_values(folder: Path) -> Path:
     """Numbers stored as text with spaces and currency signs, dates in odd text spellings, a 32,767-character text."""
-    rows = [HEADERS + ["Notes"],
-            ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", "March 5, 2026", " $ 30,000.00 ", "USD 27000", "x" * 32767],
-            ["T-2", "grow nj", "C-2", "Seller LLC", "Buyer Inc.", "05-Mar-2026", "(30,000)", "27 000", "ok"],
-            ["T-3", "Grow NJ", "C-3", "Seller LLC", "Buyer Inc.", "5/3/26", "30000", "27000", "two-digit year"]]
+    rows = [
+        HEADERS + ["Notes"],
+        ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", "March 5, 2026", " $ 30,000.00 ", "USD 27000", "x" * 32767],
+        ["T-2", "grow nj", "C-2", "Seller LLC", "Buyer Inc.", "05-Mar-2026", "(30,000)", "27 000", "ok"],
+        ["T-3", "Grow NJ", "C-3", "Seller LLC", "Buyer Inc.", "5/3/26", "30000", "27000", "two-digit year"],
+    ]
     return write_workbook(folder / "odd.xlsx", {"Transfers": rows})
 
 
@@ -174,10 +196,13 @@ def _rewrite(folder: Path, name: str, change: dict, add: dict | None = None) -> 
 def size_bomb(folder: Path, with_dimension: bool = True) -> Path:
     """About 5 KB: one cell at A1 and one at XFD1048576."""
     dim = '<dimension ref="A1:XFD1048576"/>' if with_dimension else ""
-    sheet = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-             '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' + dim +
-             '<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Transfer ID</t></is></c></row>'
-             '<row r="1048576"><c r="XFD1048576"><v>1</v></c></row></sheetData></worksheet>').encode()
+    sheet = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+        + dim
+        + '<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Transfer ID</t></is></c></row>'
+        '<row r="1048576"><c r="XFD1048576"><v>1</v></c></row></sheetData></worksheet>'
+    ).encode()
     name = "size-bomb.xlsx" if with_dimension else "size-bomb-no-dimension.xlsx"
     return _rewrite(folder, name, {"xl/worksheets/sheet1.xml": lambda _old: sheet})
 
@@ -210,16 +235,20 @@ def text_sheet_name() -> str:
 def large_sheet(folder: Path, rows: int) -> Path:
     """A Transfers sheet of `rows` rows, written straight as XML (fast to make)."""
     body = io.StringIO()
-    body.write('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet '
-               'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">')
+    body.write(
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet '
+        'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">'
+    )
     for j, h in enumerate(HEADERS):
         body.write(f'<c r="{chr(65 + j)}1" t="inlineStr"><is><t>{h}</t></is></c>')
     body.write("</row>")
     for i in range(2, rows + 2):
-        body.write(f'<row r="{i}"><c r="A{i}" t="inlineStr"><is><t>T-{i}</t></is></c><c r="B{i}" t="inlineStr"><is><t>Grow NJ</t></is></c>'
-                   f'<c r="C{i}" t="inlineStr"><is><t>C-{i % 500}</t></is></c><c r="D{i}" t="inlineStr"><is><t>S</t></is></c>'
-                   f'<c r="E{i}" t="inlineStr"><is><t>B</t></is></c><c r="F{i}"><v>46027</v></c><c r="G{i}"><v>30000</v></c>'
-                   f'<c r="H{i}"><v>27000</v></c></row>')
+        body.write(
+            f'<row r="{i}"><c r="A{i}" t="inlineStr"><is><t>T-{i}</t></is></c><c r="B{i}" t="inlineStr"><is><t>Grow NJ</t></is></c>'
+            f'<c r="C{i}" t="inlineStr"><is><t>C-{i % 500}</t></is></c><c r="D{i}" t="inlineStr"><is><t>S</t></is></c>'
+            f'<c r="E{i}" t="inlineStr"><is><t>B</t></is></c><c r="F{i}"><v>46027</v></c><c r="G{i}"><v>30000</v></c>'
+            f'<c r="H{i}"><v>27000</v></c></row>'
+        )
     body.write("</sheetData></worksheet>")
     return _rewrite(folder, f"large-{rows}.xlsx", {"xl/worksheets/sheet1.xml": lambda _old: body.getvalue().encode()})
 

@@ -1,4 +1,5 @@
 """The monthly batch end to end, in temporary folders: drop folder, ledger, lock, watch, run report."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -14,16 +15,24 @@ from pathlib import Path
 
 import pytest
 import python_calamine
-from click.testing import CliRunner
-
 import samples
+from click.testing import CliRunner
+from conftest import write_workbook
+
 from batch.cli import main
 from batch.config import load
 from batch.runner import run_batch
-from conftest import write_workbook
 
-TRANSFER_HEADERS = ["Transfer ID", "Program", "Certificate ID", "Transferor", "Transferee", "Transfer Date",
-                    "Credit Amount Transferred ($)", "Consideration Received ($)"]
+TRANSFER_HEADERS = [
+    "Transfer ID",
+    "Program",
+    "Certificate ID",
+    "Transferor",
+    "Transferee",
+    "Transfer Date",
+    "Credit Amount Transferred ($)",
+    "Consideration Received ($)",
+]
 
 
 def transfers_book(path: Path, rows: list[list]) -> Path:
@@ -66,8 +75,12 @@ def test_good_bad_and_duplicate_files(tmp_path):
     reason = (inbox / "failed" / outcome.run_id / "broken.xlsx.reason.txt").read_text()
     assert "is not an Excel workbook" in reason and reason.count("\n") == 1
     rows = dict(ledger_rows(outbox, "SELECT name, status FROM files"))
-    assert rows == {"march copy.xlsx": "processed", "march.xlsx": "skipped", "broken.xlsx": "failed", "notes.txt": "failed"} or \
-        rows == {"march copy.xlsx": "skipped", "march.xlsx": "processed", "broken.xlsx": "failed", "notes.txt": "failed"}
+    assert rows == {"march copy.xlsx": "processed", "march.xlsx": "skipped", "broken.xlsx": "failed", "notes.txt": "failed"} or rows == {
+        "march copy.xlsx": "skipped",
+        "march.xlsx": "processed",
+        "broken.xlsx": "failed",
+        "notes.txt": "failed",
+    }
     assert (outbox / f"run-{outcome.run_id}.summary.xlsx").exists()
     assert outcome.failed == 2
 
@@ -126,8 +139,12 @@ def test_killed_run_leaves_no_partial_output_and_the_next_run_completes(tmp_path
     inbox, outbox = folders(tmp_path)
     rows = [transfer(f"T-{i}", 30_000 + i, 27_000) for i in range(40_000)]
     transfers_book(inbox / "big.xlsx", rows)
-    proc = subprocess.Popen([sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox),
-                             "--workers", "1"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox), "--workers", "1"],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 60
     while time.time() < deadline and not list(outbox.glob(".*.partial")):
         time.sleep(0.05)
@@ -162,8 +179,12 @@ def test_second_run_without_wait_exits_with_a_message(tmp_path):
     inbox, outbox = folders(tmp_path)
     with open(inbox / ".njcredits.lock", "a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
-        result = subprocess.run([sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox)],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert result.returncode == 1 and "Another njcredits run is processing" in result.stderr and "--wait" in result.stderr
 
 
@@ -181,7 +202,7 @@ def test_watch_waits_for_a_file_written_slowly(tmp_path):
     target = inbox / "slow.xlsx"
     with open(target, "wb") as fh:
         for i in range(0, len(data), len(data) // 4 + 1):  # four chunks, 0.4 s apart: longer than it takes to look
-            fh.write(data[i:i + len(data) // 4 + 1])
+            fh.write(data[i : i + len(data) // 4 + 1])
             fh.flush()
             time.sleep(0.4)
     deadline = time.time() + 30
@@ -203,16 +224,22 @@ def test_watch_waits_for_a_file_written_slowly(tmp_path):
 
 def test_changes_sheet_after_a_second_run(tmp_path):
     inbox, outbox = folders(tmp_path)
-    transfers_book(inbox / "july.xlsx", [transfer("T-1", 30_000, 27_000), transfer("T-2", 50_000, 30_000),
-                                         transfer("T-3", 40_000, 36_000)])
+    transfers_book(inbox / "july.xlsx", [transfer("T-1", 30_000, 27_000), transfer("T-2", 50_000, 30_000), transfer("T-3", 40_000, 36_000)])
     run_batch(settings_for(tmp_path), echo=lambda *_: None)
     # next month: T-1's amount changed, T-2's consideration fixed (violation resolved), T-4 new
-    transfers_book(inbox / "august.xlsx", [transfer("T-1", 35_000, 31_500), transfer("T-2", 50_000, 40_000),
-                                           transfer("T-3", 40_000, 36_000), transfer("T-4", 60_000, 54_000)])
+    transfers_book(
+        inbox / "august.xlsx",
+        [
+            transfer("T-1", 35_000, 31_500),
+            transfer("T-2", 50_000, 40_000),
+            transfer("T-3", 40_000, 36_000),
+            transfer("T-4", 60_000, 54_000),
+        ],
+    )
     second = run_batch(settings_for(tmp_path), echo=lambda *_: None)
     book = python_calamine.CalamineWorkbook.from_path(str(second.report))
     grid = book.get_sheet_by_name("Changes").to_python()
-    rows = {r[1]: dict(zip(grid[0], r)) for r in grid[1:]}
+    rows = {r[1]: dict(zip(grid[0], r, strict=False)) for r in grid[1:]}
     assert set(rows) == {"T-1", "T-2", "T-4"}  # T-3 unchanged
     assert rows["T-1"]["Change"] == "Award changed"
     assert (rows["T-1"]["Old Award ($)"], rows["T-1"]["New Award ($)"]) == (30_000, 35_000)

@@ -1,4 +1,5 @@
 """A workbook in, the returned workbook re-opened: the contract of shared/spec/README.md."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -14,9 +15,9 @@ import openpyxl
 import pytest
 import python_calamine
 from click.testing import CliRunner
+from conftest import ROOT
 
 from batch.cli import main
-from conftest import ROOT
 
 SAMPLE = ROOT / "sample_inputs" / "transfers-2026-11.xlsx"
 COMPUTED = ["Minimum Transfer ($)", "Consideration Ratio", "Certificate Transferred To Date ($)", "Status", "Findings"]
@@ -73,7 +74,7 @@ def test_every_sample_sheet_returns_every_row_with_a_status(sample_run):
             assert len(nonblank(before)) == len(nonblank(after)), (out.name, name)
             h = next(i for i, r in enumerate(after) if "Status" in r)
             status = after[h].index("Status")
-            rows = nonblank(after[h + 1:])
+            rows = nonblank(after[h + 1 :])
             assert rows and all(r[status] in ("OK", "Flagged", "Ineligible", "Invalid") for r in rows), (out.name, name)
     assert seen == intake
 
@@ -82,7 +83,7 @@ def test_computed_columns_follow_the_inputs(sample_run):
     g = grid(sample_run, "Transfers")
     header = g[3]
     assert header[10:15] == COMPUTED
-    rows = {r[0]: dict(zip(header, r)) for r in g[4:] if r[0]}
+    rows = {r[0]: dict(zip(header, r, strict=False)) for r in g[4:] if r[0]}
     # T-1006: 299,996 / 400,000 = 0.74999; running total of GNJ-2020-0077: 800,000 + 400,000
     t = rows["T-1006"]
     assert t["Consideration Ratio"] == pytest.approx(0.74999)
@@ -124,7 +125,7 @@ def test_offending_cells_carry_comment_and_fill(sample_run):
 def test_findings_sheet(sample_run):
     g = grid(sample_run, "Findings")
     assert g[0] == ["Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"]
-    rows = [dict(zip(g[0], r)) for r in g[1:]]
+    rows = [dict(zip(g[0], r, strict=False)) for r in g[1:]]
     sev = [r["Severity"] for r in rows]
     assert sev == sorted(sev, key=["error", "warning", "info"].index)
     below = next(r for r in rows if r["Code"] == "CONSIDERATION_BELOW_75PCT" and r["Record ID"] == "T-1010")
@@ -175,19 +176,45 @@ def test_returned_workbook_dropped_back_gives_the_same_result(sample_run, tmp_pa
 def test_headers_in_other_spellings_order_and_position(workbook, tmp_path):
     base = ["T-1", "Grow NJ", "C-1", 50_000, "A LLC", "B Inc.", dt.date(2026, 1, 2), 24_000, 17_000]
     plain = workbook(
-        {"Transfers": [["Transfer ID", "Program", "Certificate ID", "Certificate Amount ($)", "Transferor", "Transferee",
-                        "Transfer Date", "Credit Amount Transferred ($)", "Consideration Received ($)"], base]},
+        {
+            "Transfers": [
+                [
+                    "Transfer ID",
+                    "Program",
+                    "Certificate ID",
+                    "Certificate Amount ($)",
+                    "Transferor",
+                    "Transferee",
+                    "Transfer Date",
+                    "Credit Amount Transferred ($)",
+                    "Consideration Received ($)",
+                ],
+                base,
+            ]
+        },
         "plain.xlsx",
     )
     odd = workbook(
-        {" transfers ": [
-            ["Transfers register", None],
-            ["as of 2026-01-31"],
-            [],
-            ["CONSIDERATION RECEIVED", "credit_amount_transferred", "transfer date", "Transferee", "Transferor", "Comment",
-             "Certificate Amount (USD)", "certificate-id", "PROGRAM", "Transfer\nID"],
-            [17_000, "$24,000", "1/2/2026", "B Inc.", "A LLC", "keep me", "50,000", "C-1", "grow nj", "T-1"],
-        ]},
+        {
+            " transfers ": [
+                ["Transfers register", None],
+                ["as of 2026-01-31"],
+                [],
+                [
+                    "CONSIDERATION RECEIVED",
+                    "credit_amount_transferred",
+                    "transfer date",
+                    "Transferee",
+                    "Transferor",
+                    "Comment",
+                    "Certificate Amount (USD)",
+                    "certificate-id",
+                    "PROGRAM",
+                    "Transfer\nID",
+                ],
+                [17_000, "$24,000", "1/2/2026", "B Inc.", "A LLC", "keep me", "50,000", "C-1", "grow nj", "T-1"],
+            ]
+        },
         "odd.xlsx",
     )
     from batch.pipeline import process
@@ -202,8 +229,16 @@ def test_headers_in_other_spellings_order_and_position(workbook, tmp_path):
 def test_blank_rows_skipped_but_rows_keep_their_numbers(workbook):
     from batch.pipeline import process
 
-    header = ["Transfer ID", "Program", "Certificate ID", "Transferor", "Transferee", "Transfer Date",
-              "Credit Amount Transferred ($)", "Consideration Received ($)"]
+    header = [
+        "Transfer ID",
+        "Program",
+        "Certificate ID",
+        "Transferor",
+        "Transferee",
+        "Transfer Date",
+        "Credit Amount Transferred ($)",
+        "Consideration Received ($)",
+    ]
     row = lambda i, credit: [f"T-{i}", "Grow NJ", f"C-{i}", "A", "B", dt.date(2026, 1, 1), credit, credit]  # noqa: E731
     path = workbook({"Transfers": [header, row(1, 30_000), [], [None, ""], row(2, 20_000)]})
     res = process(path).intake[0]
@@ -214,10 +249,18 @@ def test_blank_rows_skipped_but_rows_keep_their_numbers(workbook):
 def test_missing_column_makes_every_row_invalid(workbook):
     from batch.pipeline import process
 
-    header = ["Transfer ID", "Program", "Certificate ID", "Transferor", "Transfer Date",
-              "Credit Amount Transferred ($)", "Consideration Received ($)"]
-    path = workbook({"Transfers": [header, ["T-1", "BEIP", "C", "A", dt.date(2026, 1, 1), 1, 1],
-                                   ["T-2", "BEIP", "C", "A", dt.date(2026, 1, 1), 1, 1]]})
+    header = [
+        "Transfer ID",
+        "Program",
+        "Certificate ID",
+        "Transferor",
+        "Transfer Date",
+        "Credit Amount Transferred ($)",
+        "Consideration Received ($)",
+    ]
+    path = workbook(
+        {"Transfers": [header, ["T-1", "BEIP", "C", "A", dt.date(2026, 1, 1), 1, 1], ["T-2", "BEIP", "C", "A", dt.date(2026, 1, 1), 1, 1]]}
+    )
     res = process(path).intake[0]
     assert res.status.tolist() == ["Invalid", "Invalid"]
     assert res.findings[["Code", "Column"]].values.tolist() == [["MISSING_COLUMN", "Transferee"]]
@@ -225,8 +268,16 @@ def test_missing_column_makes_every_row_invalid(workbook):
 
 
 def test_sheet_with_headers_only(workbook, tmp_path):
-    header = ["Transfer ID", "Program", "Certificate ID", "Transferor", "Transferee", "Transfer Date",
-              "Credit Amount Transferred ($)", "Consideration Received ($)"]
+    header = [
+        "Transfer ID",
+        "Program",
+        "Certificate ID",
+        "Transferor",
+        "Transferee",
+        "Transfer Date",
+        "Credit Amount Transferred ($)",
+        "Consideration Received ($)",
+    ]
     path = workbook({"Transfers": [header]})
     result = run(["run", str(path.parent), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
@@ -266,9 +317,19 @@ def test_opens_in_libreoffice(sample_run, tmp_path):
             pytest.fail("LibreOffice (soffice) is not installed; .ci/run installs libreoffice-calc")
         pytest.skip("LibreOffice not installed")
     proc = subprocess.run(
-        [soffice, "--headless", f"-env:UserInstallation=file://{tmp_path}/lo-profile", "--convert-to", "csv",
-         "--outdir", str(tmp_path), str(sample_run)],
-        capture_output=True, text=True, timeout=180,
+        [
+            soffice,
+            "--headless",
+            f"-env:UserInstallation=file://{tmp_path}/lo-profile",
+            "--convert-to",
+            "csv",
+            "--outdir",
+            str(tmp_path),
+            str(sample_run),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert proc.returncode == 0, proc.stderr
     csv = tmp_path / "transfers-2026-11.annotated.csv"

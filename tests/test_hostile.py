@@ -1,13 +1,14 @@
 """Every file of the catalogue (tests/hostile.py) is processed or set aside with its reason, and never
 takes the batch down: a good workbook dropped beside it is always processed."""
+
 from __future__ import annotations
 
 import zipfile
 
+import hostile
 import pytest
 import python_calamine
 
-import hostile
 from batch.config import load
 from batch.runner import run_batch
 
@@ -81,7 +82,7 @@ def test_odd_values_read_or_reported(tmp_path):
     book = python_calamine.CalamineWorkbook.from_path(files[path.name].output)
     grid = book.get_sheet_by_name("Transfers").to_python()
     header = grid[0]
-    rows = {r[0]: dict(zip(header, r)) for r in grid[1:]}
+    rows = {r[0]: dict(zip(header, r, strict=False)) for r in grid[1:]}
     assert rows["T-1"]["Notes"] == "x" * 32767  # the longest text a cell holds, unchanged
     assert rows["T-1"]["Findings"] == "BAD_TYPE"  # "USD 27000"; " $ 30,000.00 " and "March 5, 2026" read fine
     assert rows["T-2"]["Findings"] == "OUT_OF_RANGE"  # (30,000) is negative; 05-Mar-2026 and "27 000" read fine
@@ -93,7 +94,7 @@ def test_messy_headers(tmp_path):
     book = python_calamine.CalamineWorkbook.from_path(files[path.name].output)
     grid = book.get_sheet_by_name("transfers").to_python()
     header = grid[3]
-    row = dict(zip(header, grid[4]))
+    row = dict(zip(header, grid[4], strict=False))
     assert row["Status"] == "OK" and row["Minimum Transfer ($)"] == 25_000  # Program read from the first PROGRAM column
     assert grid[4][8:11] == ["BEIP", "note", "more"]  # the duplicate and the merged-header columns come back as they came
 

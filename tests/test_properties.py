@@ -4,6 +4,7 @@ Invariants: the run never crashes; rows in = rows out for every sheet; every ret
 Status; every Invalid row has at least one finding located to a cell; input values are unchanged
 in the returned sheets.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -11,20 +12,41 @@ import tempfile
 from pathlib import Path
 
 import python_calamine
-from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import write_workbook
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from batch.calculators import programs
 from batch.pipeline import process
 from batch.writing import write
-from conftest import write_workbook
 
 SPECS = {m.SPEC.name: m.SPEC for m in programs()}
 junk = st.one_of(
     st.none(),
     st.text(max_size=12),
-    st.sampled_from(["=SUM(A1)", "+1", "-x", "@A1", "N/A", "#N/A", "$1,250,000", "35%", "Y", "no", "TRUE", "3/31/2016",
-                     "2016-02-30", " ", "\u00a0", "Grow NJ", "Priority", "BEIP"]),
-    st.integers(min_value=-10**9, max_value=10**12),
+    st.sampled_from(
+        [
+            "=SUM(A1)",
+            "+1",
+            "-x",
+            "@A1",
+            "N/A",
+            "#N/A",
+            "$1,250,000",
+            "35%",
+            "Y",
+            "no",
+            "TRUE",
+            "3/31/2016",
+            "2016-02-30",
+            " ",
+            "\u00a0",
+            "Grow NJ",
+            "Priority",
+            "BEIP",
+        ]
+    ),
+    st.integers(min_value=-(10**9), max_value=10**12),
     st.floats(min_value=-1e9, max_value=1e12, allow_nan=False, allow_infinity=False),
     st.booleans(),
     st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2040, 12, 31)),
@@ -71,7 +93,7 @@ def test_random_workbooks_keep_the_invariants(sheets):
             assert res.status.isin(["OK", "Flagged", "Ineligible", "Invalid"]).all()
             header_at = res.sheet.header_row
             status_col = g_out[header_at].index("Status")
-            data = [row for row in g_out[header_at + 1:] if any(v not in ("", None) for v in row)]
+            data = [row for row in g_out[header_at + 1 :] if any(v not in ("", None) for v in row)]
             assert all(row[status_col] in ("OK", "Flagged", "Ineligible", "Invalid") for row in data)
             sheet_findings = findings[findings["Sheet"] == name]
             sheet_level_error = (sheet_findings["Row"].isna() & (sheet_findings["Severity"] == "error")).any()

@@ -1,13 +1,14 @@
 """The committed template and sample workbook are what the code generates (never stale)."""
+
 from __future__ import annotations
 
 import openpyxl
 import python_calamine
+import samples
+from conftest import ROOT
 
 from batch.calculators import programs
 from batch.template import TEMPLATE_NAME, write_template
-from conftest import ROOT
-import samples
 
 
 def fingerprint(path):
@@ -46,8 +47,11 @@ def _cells(path):
 
 
 def test_committed_samples_are_current(tmp_path):
-    for build, committed in ((samples.build, samples.SAMPLE), (samples.build_grow_nj, samples.GROW_NJ_SAMPLE),
-                               (samples.build_grants, samples.GRANTS_SAMPLE),
-                               (samples.build_compliance, samples.COMPLIANCE_SAMPLE)):
+    for build, committed in (
+        (samples.build, samples.SAMPLE),
+        (samples.build_grow_nj, samples.GROW_NJ_SAMPLE),
+        (samples.build_grants, samples.GRANTS_SAMPLE),
+        (samples.build_compliance, samples.COMPLIANCE_SAMPLE),
+    ):
         fresh = build(tmp_path / committed.name)
         assert _cells(fresh) == _cells(committed), f"{committed} is stale: run `python tests/samples.py`"

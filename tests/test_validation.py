@@ -1,4 +1,5 @@
 """Reading cell values (validators.coerce) and located validation findings (validators.schema)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -39,12 +40,25 @@ MONEY_CASES = [
 def test_money(cell, cents, bad):
     value, is_bad = coerce.money(S(cell))
     assert bool(is_bad.iloc[0]) is bad
-    assert (pd.isna(value[0]) if cents is None else value[0] == cents)
+    assert pd.isna(value[0]) if cents is None else value[0] == cents
 
 
 YESNO_CASES = [
-    ("Y", True), ("y", True), ("Yes", True), ("TRUE", True), ("1", True), (1, True), (1.0, True), (True, True),
-    ("N", False), ("no", False), ("FALSE", False), ("0", False), (0, False), (False, False), ("", False),
+    ("Y", True),
+    ("y", True),
+    ("Yes", True),
+    ("TRUE", True),
+    ("1", True),
+    (1, True),
+    (1.0, True),
+    (True, True),
+    ("N", False),
+    ("no", False),
+    ("FALSE", False),
+    ("0", False),
+    (0, False),
+    (False, False),
+    ("", False),
 ]
 
 
@@ -60,7 +74,11 @@ def test_yesno_bad():
 
 PERCENT_CASES = [
     # (cell, fraction, scaled)
-    (0.35, 0.35, False), ("35%", 0.35, False), (" 35 % ", 0.35, False), (35, 0.35, True), ("35", 0.35, True),
+    (0.35, 0.35, False),
+    ("35%", 0.35, False),
+    (" 35 % ", 0.35, False),
+    (35, 0.35, True),
+    ("35", 0.35, True),
     (1, 1.0, False),  # 1 is 100%, not scaled
     (1.5, 0.015, True),  # above 1: read as 1.5%
     ("0.75", 0.75, False),
@@ -120,16 +138,23 @@ def test_code_matching_ignores_case_and_spacing():
 
 
 @pytest.mark.parametrize(
-    "header", ["Credit Amount Transferred ($)", "credit_amount_transferred", "CREDIT AMOUNT TRANSFERRED", "Credit\nAmount\u00a0Transferred (USD)"]
+    "header",
+    ["Credit Amount Transferred ($)", "credit_amount_transferred", "CREDIT AMOUNT TRANSFERRED", "Credit\nAmount\u00a0Transferred (USD)"],
 )
 def test_headers_match_loosely(header):
     assert normalize_header(header) == normalize_header("Credit Amount Transferred ($)")
 
 
 GOOD = {
-    "Transfer ID": "T-1", "Program": "Grow NJ", "Certificate ID": "C-1", "Certificate Amount ($)": "",
-    "Transferor": "A", "Transferee": "B", "Transfer Date": dt.date(2026, 1, 1),
-    "Credit Amount Transferred ($)": 100000, "Consideration Received ($)": 90000,
+    "Transfer ID": "T-1",
+    "Program": "Grow NJ",
+    "Certificate ID": "C-1",
+    "Certificate Amount ($)": "",
+    "Transferor": "A",
+    "Transferee": "B",
+    "Transfer Date": dt.date(2026, 1, 1),
+    "Credit Amount Transferred ($)": 100000,
+    "Consideration Received ($)": 90000,
 }
 
 BAD_INPUT_CASES = [

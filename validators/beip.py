@@ -1,4 +1,5 @@
 """Sheets `BEIP` and `BEIP_Conversion`: Business Employment Incentive Program (shared/spec/beip.md)."""
+
 import pandas as pd
 
 from validators.columns import Column, RowCheck, SheetSpec
@@ -27,16 +28,29 @@ BEIP = SheetSpec(
         Column("Agreement Date", "date", required=True, hint="Date of the business employment incentive agreement."),
         Column("Grant Form", "code", required=True, codes=("Cash", "Tax Credit"), hint="Cash or Tax Credit."),
         Column("Smart Growth", "yesno", hint="Y when the grant promotes smart growth and the State Plan (b.)."),
-        Column(WP, "percent", minimum=0, maximum=1, hint="Share of the withholdings of the business granted (10% to 50%; 80% with smart growth)."),
+        Column(
+            WP,
+            "percent",
+            minimum=0,
+            maximum=1,
+            hint="Share of the withholdings of the business granted (10% to 50%; 80% with smart growth).",
+        ),
         Column(AW, "money", minimum=0, hint="Withholdings of the new employees, per year."),
-        Column(PP, "percent", minimum=0, maximum=1, hint="Share of the partners' estimated tax granted (10% to 30%; 50% with smart growth)."),
+        Column(
+            PP, "percent", minimum=0, maximum=1, hint="Share of the partners' estimated tax granted (10% to 30%; 50% with smart growth)."
+        ),
         Column(AP, "money", minimum=0, hint="Estimated tax of the partners, per year."),
         Column("Grant Term (years)", "integer", required=True, minimum=0, hint="Term of the grant in years (at most 10)."),
         Column("New Employees", "integer", required=True, minimum=0, minimum_exclusive=True, hint="New employees; more than 0."),
         Column(WAIVER, "yesno", hint="Y when the business elected to waive the 60% time-at-facility requirement (h.)."),
         Column("Waiver Election Date", "date", hint="Date of the waiver election."),
-        Column("Minimum Time at Facility", "percent", minimum=0, maximum=1,
-               hint="The least share of time any full-time employee spent at the facility through 2023."),
+        Column(
+            "Minimum Time at Facility",
+            "percent",
+            minimum=0,
+            maximum=1,
+            hint="The least share of time any full-time employee spent at the facility through 2023.",
+        ),
         Column(CREDIT_2022, "money", minimum=0, hint="Credit received for the 2022 tax period; required with the waiver."),
     ),
     computed={
@@ -51,8 +65,12 @@ BEIP = SheetSpec(
         RowCheck(WP, "MISSING_VALUE", "Withholdings Percentage, since Annual Withholdings is given", _half(AW, WP)),
         RowCheck(AP, "MISSING_VALUE", "Annual Partner Estimated Tax, since Partner Estimated Tax Percentage is given", _half(PP, AP)),
         RowCheck(PP, "MISSING_VALUE", "Partner Estimated Tax Percentage, since Annual Partner Estimated Tax is given", _half(AP, PP)),
-        RowCheck(CREDIT_2022, "MISSING_VALUE", "the 2022 Tax Period Credit, since the remote work waiver was elected (h.(2))",
-                 lambda f: f[WAIVER] & f[CREDIT_2022].isna()),
+        RowCheck(
+            CREDIT_2022,
+            "MISSING_VALUE",
+            "the 2022 Tax Period Credit, since the remote work waiver was elected (h.(2))",
+            lambda f: f[WAIVER] & f[CREDIT_2022].isna(),
+        ),
     ),
 )
 
@@ -62,12 +80,21 @@ BEIP_CONVERSION = SheetSpec(
     citation="C.34:1B-129 e.",
     columns=(
         Column("Grant ID", "text", required=True, record_id=True, hint="The BEIP grant converted; with Accrual Year, unique in the sheet."),
-        Column("Accrual Year", "integer", required=True, record_id=True,
-               hint="Calendar year the grant accrued but was not paid (2008 to 2025)."),
+        Column(
+            "Accrual Year",
+            "integer",
+            required=True,
+            record_id=True,
+            hint="Calendar year the grant accrued but was not paid (2008 to 2025).",
+        ),
         Column("Approved Amount ($)", "money", required=True, minimum=0, hint="Amount approved for conversion to tax credits."),
-        Column("Approval Year", "integer", maximum=2022,
-               hint="State fiscal year the authority approved the amount (e.(1) only); the schedule columns end at 2026, "
-                    "so the latest start is 2022."),
+        Column(
+            "Approval Year",
+            "integer",
+            maximum=2022,
+            hint="State fiscal year the authority approved the amount (e.(1) only); the schedule columns end at 2026, "
+            "so the latest start is 2022.",
+        ),
     ),
     computed={
         "Installments": "number",

@@ -1,4 +1,5 @@
 """Sheet `BRRAP`: Business Retention and Relocation Assistance grants (shared/spec/brrap.md)."""
+
 from validators.columns import Column, SheetSpec
 
 BRRAP = SheetSpec(
@@ -7,10 +8,19 @@ BRRAP = SheetSpec(
     citation="P.L.2004 c.65 s.7",
     columns=(
         Column("Grant ID", "text", required=True, record_id=True, hint="Unique ID of the grant of tax credits."),
-        Column("Business Name", "text", required=True,
-               hint="The business; the $10,000,000 single-business limit groups rows by this name (trimmed, case-insensitive)."),
-        Column("Employees Relocated or Retained", "integer", required=True, minimum=0,
-               hint="Full-time employees the project covers (at least 50 to be eligible)."),
+        Column(
+            "Business Name",
+            "text",
+            required=True,
+            hint="The business; the $10,000,000 single-business limit groups rows by this name (trimmed, case-insensitive).",
+        ),
+        Column(
+            "Employees Relocated or Retained",
+            "integer",
+            required=True,
+            minimum=0,
+            hint="Full-time employees the project covers (at least 50 to be eligible).",
+        ),
         Column("Yearly Tax Credit Amount ($)", "money", required=True, minimum=0, hint="The yearly tax credit amount of the project."),
         Column("Bonus Award ($)", "money", minimum=0, hint="Bonus award under section 5 of P.L.2004 c.65; blank means 0."),
         Column("First Tax Period", "integer", required=True, minimum=1900, maximum=2100, hint="Year the credit is issued."),

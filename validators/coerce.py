@@ -5,6 +5,7 @@ Every parser takes an object Series of raw cells (str, float, int, bool, date, d
 not be read ("bad"). Blank cells are never bad here: whether a blank is allowed is the
 schema's business (MISSING_VALUE).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -34,10 +35,15 @@ def _types(raw: pd.Series) -> pd.Series:
     return raw.map(type)
 
 
+def _is_str(types: pd.Series) -> pd.Series:
+    """Cells whose type is exactly str (not ExcelError, a str subclass)."""
+    return types.map(lambda t: t is str).astype(bool)
+
+
 def blank_mask(raw: pd.Series) -> pd.Series:
     """True where a cell is empty or holds only spaces."""
     blank = raw.isna()
-    is_str = _types(raw) == str
+    is_str = _is_str(_types(raw))
     if is_str.any():
         blank[is_str] = raw[is_str].str.replace(_SPACES, "", regex=True) == ""
     return blank
@@ -61,7 +67,7 @@ def _numbers(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
     t = _types(raw)
     blank = blank_mask(raw)
     is_num = _number_types(t)
-    is_str = (t == str) & ~blank
+    is_str = _is_str(t) & ~blank
     out = pd.Series(np.nan, index=raw.index, dtype="float64")
     if is_num.any():
         out[is_num] = raw[is_num].astype("float64")
@@ -93,7 +99,7 @@ def number(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
 def percent(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
     """Fraction (Float64), bad mask, and the mask of numbers above 1 read as percents."""
     t = _types(raw)
-    is_pct_text = (t == str) & raw.astype(str).str.strip().str.endswith("%")
+    is_pct_text = _is_str(t) & raw.astype(str).str.strip().str.endswith("%")
     cleaned = raw.where(~is_pct_text, raw.astype(str).str.strip().str.rstrip("%"))
     num, bad = _numbers(cleaned)
     num = num.where(~is_pct_text, num / 100)
@@ -126,13 +132,12 @@ def date(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
         serial = raw[is_num].astype("float64")
         ok = serial.between(*EXCEL_SERIAL_WINDOW)
         out[is_num] = (EXCEL_EPOCH + pd.to_timedelta(serial.where(ok).round(), unit="D")).dt.normalize()
-    is_str = (t == str) & ~blank
+    is_str = _is_str(t) & ~blank
     if is_str.any():
         text = raw[is_str].astype(str).str.strip()
         parsed = pd.to_datetime(text, format="%Y-%m-%d", errors="coerce")
         # unambiguous spellings finance workbooks use; d/m/y stays unread (3/4/2016 is March 4)
-        for fmt in ("%Y-%m-%d %H:%M:%S", "%m/%d/%Y", "%Y/%m/%d", "%m-%d-%Y", "%B %d, %Y", "%b %d, %Y", "%d-%b-%Y", "%d %B %Y",
-                    "%Y%m%d"):
+        for fmt in ("%Y-%m-%d %H:%M:%S", "%m/%d/%Y", "%Y/%m/%d", "%m-%d-%Y", "%B %d, %Y", "%b %d, %Y", "%d-%b-%Y", "%d %B %Y", "%Y%m%d"):
             parsed = parsed.fillna(pd.to_datetime(text, format=fmt, errors="coerce"))
         out[is_str] = parsed.dt.normalize()
     bad = ~blank & out.isna()
@@ -153,8 +158,8 @@ def text(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
             return v.isoformat()
         return str(v)
 
-    other = ~blank & (t != str)
-    out = raw.astype(object).where(t == str, None)
+    other = ~blank & ~_is_str(t)
+    out = raw.astype(object).where(_is_str(t), None)
     if other.any():
         out[other] = raw[other].map(as_text)
     out = out.where(blank, out.astype(str).str.strip()).where(~blank, None)

@@ -4,6 +4,7 @@ The reader (header matching, type coercion), the pandera schema, the template an
 returned workbook are all derived from these specifications, so a program's columns are
 written down exactly once, in `validators/<program>.py`.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,11 +1,23 @@
 """Sheet `Emerge`: Emerge program eligibility (shared/spec/emerge.md)."""
+
 from validators.columns import Column, RowCheck, SheetSpec
 from validators.grow_nj import PREMISES
 
-LOCATIONS = ("Government-Restricted Municipality", "Qualified Incentive Tract", "Enhanced Area", "Distressed Municipality",
-             "Other Qualified Incentive Area", "Outside Qualified Incentive Area")
-CERTIFICATIONS = ("Accommodates Majority of Employees", "Material Factor", "Meets Environmental Standards",
-                  "Affirmative Action Compliance", "Prevailing Wage Compliance")
+LOCATIONS = (
+    "Government-Restricted Municipality",
+    "Qualified Incentive Tract",
+    "Enhanced Area",
+    "Distressed Municipality",
+    "Other Qualified Incentive Area",
+    "Outside Qualified Incentive Area",
+)
+CERTIFICATIONS = (
+    "Accommodates Majority of Employees",
+    "Material Factor",
+    "Meets Environmental Standards",
+    "Affirmative Action Compliance",
+    "Prevailing Wage Compliance",
+)
 
 
 def _certification(header: str, hint: str) -> Column:
@@ -30,14 +42,28 @@ EMERGE = SheetSpec(
         Column("New Full-Time Jobs", "integer", required=True, minimum=0, hint="New full-time jobs."),
         Column("Retained Full-Time Jobs", "integer", required=True, minimum=0, hint="Retained full-time jobs."),
         Column("Current Workforce", "integer", minimum=0, hint="Full-time workforce at application; required for a small business."),
-        Column("Requested Tax Credit ($)", "money", required=True, minimum=0, minimum_exclusive=True,
-               hint="Tax credit requested; more than 0 (the net benefit ratio divides by it)."),
+        Column(
+            "Requested Tax Credit ($)",
+            "money",
+            required=True,
+            minimum=0,
+            minimum_exclusive=True,
+            hint="Tax credit requested; more than 0 (the net benefit ratio divides by it).",
+        ),
         Column("Net Benefit ($)", "money", required=True, hint="Present value of the net benefit to the State."),
-        Column("Withholdings Subject to NJ Income Tax", "percent", required=True, minimum=0, maximum=1,
-               hint="Share of the withholdings of the new and retained jobs subject to New Jersey gross income tax (at least 80%)."),
+        Column(
+            "Withholdings Subject to NJ Income Tax",
+            "percent",
+            required=True,
+            minimum=0,
+            maximum=1,
+            hint="Share of the withholdings of the new and retained jobs subject to New Jersey gross income tax (at least 80%).",
+        ),
         _certification("Accommodates Majority of Employees", "Y when the facility can accommodate more than half of the employees (d.)."),
         _certification("Material Factor", "Y when the award is a material factor in the decision (a.(4))."),
-        _certification("Meets Environmental Standards", "Y when the facility meets the environmental and sustainability standards (a.(6))."),
+        _certification(
+            "Meets Environmental Standards", "Y when the facility meets the environmental and sustainability standards (a.(6))."
+        ),
         _certification("Affirmative Action Compliance", "Y when the project complies with affirmative action requirements (a.(7))."),
         _certification("Prevailing Wage Compliance", "Y when workers are paid the prevailing wage (a.(8))."),
     ),
@@ -51,7 +77,11 @@ EMERGE = SheetSpec(
         "Eligible": "text",
     },
     row_checks=(
-        RowCheck("Current Workforce", "MISSING_VALUE", "the Current Workforce of a small business (its minimum is 25% of it)",
-                 lambda f: f["Small Business"] & f["Current Workforce"].isna()),
+        RowCheck(
+            "Current Workforce",
+            "MISSING_VALUE",
+            "the Current Workforce of a small business (its minimum is 25% of it)",
+            lambda f: f["Small Business"] & f["Current Workforce"].isna(),
+        ),
     ),
 )

@@ -1,4 +1,5 @@
 """Sheet `GrowNJ_Compliance`: Grow NJ annual compliance, forfeiture and carry-forward (shared/spec/grow-nj-compliance.md)."""
+
 from validators.columns import Column, SheetSpec
 
 GROW_NJ_COMPLIANCE = SheetSpec(
@@ -12,10 +13,23 @@ GROW_NJ_COMPLIANCE = SheetSpec(
         Column("Certification Date", "date", hint="When the authority accepted the capital investment and employment certification."),
         Column("Annual Credit ($)", "money", required=True, minimum=0, hint="The award per year in the incentive agreement."),
         Column("Agreement Jobs", "integer", required=True, minimum=0, hint="New + retained jobs in the incentive agreement."),
-        Column("Baseline Statewide Employees", "integer", required=True, minimum=0,
-               hint="Full-time employees statewide in the last tax period before approval."),
-        Column("Statewide Employees", "integer", required=True, minimum=0, hint="This period's average monthly full-time employment statewide."),
-        Column("Facility Employees", "integer", required=True, minimum=0, hint="This period's average monthly full-time employment at the facility."),
+        Column(
+            "Baseline Statewide Employees",
+            "integer",
+            required=True,
+            minimum=0,
+            hint="Full-time employees statewide in the last tax period before approval.",
+        ),
+        Column(
+            "Statewide Employees", "integer", required=True, minimum=0, hint="This period's average monthly full-time employment statewide."
+        ),
+        Column(
+            "Facility Employees",
+            "integer",
+            required=True,
+            minimum=0,
+            hint="This period's average monthly full-time employment at the facility.",
+        ),
         Column("Period Documentation Certified Date", "date", hint="When this period's credit documentation was certified."),
         Column("Tax Liability ($)", "money", required=True, minimum=0, hint="The holder's tax liability for the period."),
         Column("Facility Sold", "yesno", hint="Y when the owner sold the qualified business facility in this period (d.(3)(a))."),

@@ -1,4 +1,5 @@
 """Sheet `GSGZ_Property`: Garden State Growth Zone property tax exemption (shared/spec/gsgz-property.md)."""
+
 from validators.columns import Column, SheetSpec
 
 YEARS = range(1, 21)
@@ -10,7 +11,9 @@ GSGZ_PROPERTY = SheetSpec(
     columns=(
         Column("Property ID", "text", required=True, record_id=True, hint="Unique ID of the property."),
         Column("Owner", "text", hint="Owner of the property."),
-        Column("Development Entity", "yesno", hint="Y for a Garden State Growth Zone Development Entity (b., c.); N for another owner (e.)."),
+        Column(
+            "Development Entity", "yesno", hint="Y for a Garden State Growth Zone Development Entity (b., c.); N for another owner (e.)."
+        ),
         Column("Municipality Opted In", "yesno", hint="Y when the municipality adopted the opt-in ordinance (b.)."),
         Column("Certificate of Occupancy Date", "date", required=True, hint="Date of the final certificate of occupancy."),
         Column("Annual Taxes Otherwise Due ($)", "money", required=True, minimum=0, hint="Full taxes on the improvements per year."),

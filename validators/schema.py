@@ -4,6 +4,7 @@
 (`row, column, code, value, expected`), every bad cell of the sheet at once (pandera lazy mode).
 `row` is the frame position; the pipeline turns it into the Excel row.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,11 +44,7 @@ def _checks(col: Column) -> list[pa.Check]:
 def schema_for(spec: SheetSpec, present: set[str]) -> pa.DataFrameSchema:
     """The pandera schema of the columns present in the sheet (missing ones are reported apart)."""
     return pa.DataFrameSchema(
-        {
-            c.header: pa.Column(None, nullable=not c.required, checks=_checks(c))
-            for c in spec.columns
-            if c.header in present
-        },
+        {c.header: pa.Column(None, nullable=not c.required, checks=_checks(c)) for c in spec.columns if c.header in present},
         strict=False,
     )
 
@@ -66,8 +63,17 @@ def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list
         cells = raw[col.header] if col.header in raw else pd.Series("", index=raw.index, dtype=object)
         errors = (cells.map(type) == coerce.ExcelError).to_numpy()
         if errors.any():  # an Excel error value is reported as such and read as blank
-            findings.append(pd.DataFrame({"row": raw.index[errors], "column": col.header, "code": "BAD_TYPE",
-                                          "value": cells[errors].astype(str).to_numpy(), "expected": col.expected()}))
+            findings.append(
+                pd.DataFrame(
+                    {
+                        "row": raw.index[errors],
+                        "column": col.header,
+                        "code": "BAD_TYPE",
+                        "value": cells[errors].astype(str).to_numpy(),
+                        "expected": col.expected(),
+                    }
+                )
+            )
             cells = cells.where(~errors, "")
         scaled = None
         if col.kind == "code":
@@ -130,28 +136,26 @@ def validate(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataF
     missing = [c for c in spec.columns if c.required and c.header not in raw]
     for col in missing:
         findings.append(
-            pd.DataFrame(
-                {"row": [-1], "column": [col.header], "code": ["MISSING_COLUMN"], "value": [""], "expected": [col.expected()]}
-            )
+            pd.DataFrame({"row": [-1], "column": [col.header], "code": ["MISSING_COLUMN"], "value": [""], "expected": [col.expected()]})
         )
-    bad_type = {(r, c) for f in findings if (f["code"] == "BAD_TYPE").any() for r, c in zip(f["row"], f["column"])}
+    bad_type = {(r, c) for f in findings if (f["code"] == "BAD_TYPE").any() for r, c in zip(f["row"], f["column"], strict=False)}
     try:
         schema_for(spec, set(raw.columns)).validate(typed, lazy=True)
     except pa.errors.SchemaErrors as err:
         fc = err.failure_cases
         broken = fc[fc["index"].isna()]
         if len(broken):  # a check that failed to run, not a bad cell: never drop it silently
-            raise RuntimeError(f"schema check failed on sheet {spec.name}: {broken.to_dict('records')}")
+            raise RuntimeError(f"schema check failed on sheet {spec.name}: {broken.to_dict('records')}") from err
         fc = fc[fc["index"].notna()]
         code = fc["check"].astype(str).where(fc["check"] != "not_nullable", "MISSING_VALUE")
         fc = fc.assign(code=code)[code.isin(VALIDATION_CODES)]
         if len(fc):
             rows = fc["index"].astype(int).to_numpy()
             cols = fc["column"].astype(str).to_numpy()
-            keep = np.array([(r, c) not in bad_type for r, c in zip(rows, cols)], dtype=bool)
+            keep = np.array([(r, c) not in bad_type for r, c in zip(rows, cols, strict=False)], dtype=bool)
             fc, rows, cols = fc[keep], rows[keep], cols[keep]
             expected = {c.header: c.expected() for c in spec.columns}
-            values = [raw[c].iloc[r] if c in raw else "" for r, c in zip(rows, cols)]
+            values = [raw[c].iloc[r] if c in raw else "" for r, c in zip(rows, cols, strict=False)]
             findings.append(
                 pd.DataFrame(
                     {
@@ -164,7 +168,7 @@ def validate(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataF
                 )
             )
     findings.extend(_duplicates(spec, typed))
-    flagged = {(r, c) for f in findings for r, c in zip(f["row"], f["column"])}
+    flagged = {(r, c) for f in findings for r, c in zip(f["row"], f["column"], strict=False)}
     for check in spec.row_checks:
         mask = check.bad(typed).fillna(False).astype(bool).to_numpy()
         rows = [r for r in np.flatnonzero(mask) if (r, check.column) not in flagged]

@@ -6,12 +6,13 @@
 
 `programs()` discovers the modules, so adding a program never touches the pipeline.
 """
+
 from __future__ import annotations
 
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 import pandas as pd
 
@@ -30,7 +31,7 @@ class SummaryTable:
     formats: dict[str, str] = field(default_factory=dict)  # column -> money (integer cents) | percent
 
 
-@lru_cache(maxsize=None)
+@cache
 def programs() -> tuple:
     """Every calculator module, in name order."""
     mods = []

@@ -3,6 +3,7 @@
 Pure and vectorized; every number comes from `batch/rules/beip/parameters.yaml`. Percentages
 are read as exact decimals and amounts stay exact until rounded to the cent at the end.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,9 @@ from batch.calculators import Calculation, SummaryTable
 from batch.exact import Q
 from batch.findings import emit
 from batch.rules import Rules
-from validators.beip import AP, AW, BEIP as SPEC, CREDIT_2022, PP, WAIVER, WP
+from validators.beip import AP, AW, BEIP, CREDIT_2022, PP, WAIVER, WP
 
+SPEC = BEIP
 RULES = "beip"
 AWARD_COLUMN = "Total Grant ($)"
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
@@ -47,12 +49,18 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
         low, high, high_smart = rules[lo], rules[hi], rules[hi_smart]
         top = Q.of(high.value, n).where(~smart, Q.of(high_smart.value, n))
         bad = given & ((pct < Q.of(low.value, n)) | (pct > top))
-        findings.append(emit(
-            "GRANT_PERCENT_OUT_OF_RANGE", idx[bad], column=pct_col, percent=frame[pct_col],
-            minimum=float(low.value), maximum=pd.Series(top.float(), idx),
-            smart=pd.Series(np.where(smart, " (with smart growth)", ""), idx),
-            citation=pd.Series(np.where(smart, high_smart.cite, high.cite), idx),
-        ))
+        findings.append(
+            emit(
+                "GRANT_PERCENT_OUT_OF_RANGE",
+                idx[bad],
+                column=pct_col,
+                percent=frame[pct_col],
+                minimum=float(low.value),
+                maximum=pd.Series(top.float(), idx),
+                smart=pd.Series(np.where(smart, " (with smart growth)", ""), idx),
+                citation=pd.Series(np.where(smart, high_smart.cite, high.cite), idx),
+            )
+        )
 
     # Annual Grant = percentage x base for each complete pair
     w_given = (frame[WP].notna() & frame[AW].notna()).to_numpy()
@@ -76,10 +84,18 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     has_cap = ~pd.isna(cap)
     cap_q = Q(np.where(has_cap, cap, 0).astype(np.int64))
     over = has_cap & (average > cap_q)
-    findings.append(emit(
-        "AVERAGE_GRANT_OVER_50000", idx[over], total=_money(total, idx), average=_money(average, idx),
-        employees=frame[EMPLOYEES], maximum=pd.Series(cap_q.cents(), idx), date=frame[DATE], citation=cap_param.cite,
-    ))
+    findings.append(
+        emit(
+            "AVERAGE_GRANT_OVER_50000",
+            idx[over],
+            total=_money(total, idx),
+            average=_money(average, idx),
+            employees=frame[EMPLOYEES],
+            maximum=pd.Series(cap_q.cents(), idx),
+            date=frame[DATE],
+            citation=cap_param.cite,
+        )
+    )
 
     # h.: the remote work waiver
     elected = frame[WAIVER].to_numpy(dtype=bool)
@@ -88,15 +104,20 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     findings.append(emit("WAIVER_ELECTION_LATE", idx[late], date=frame[ELECTED_ON], deadline=deadline.value, citation=deadline.cite))
     min_time = rules["waiver_min_time_at_facility"]
     short_time = elected & frame[TIME].notna().to_numpy() & (Q.percent(frame[TIME]) < Q.of(min_time.value, n))
-    findings.append(emit("WAIVER_TIME_BELOW_10PCT", idx[short_time], time=frame[TIME], minimum=float(min_time.value), citation=min_time.cite))
+    findings.append(
+        emit("WAIVER_TIME_BELOW_10PCT", idx[short_time], time=frame[TIME], minimum=float(min_time.value), citation=min_time.cite)
+    )
     payment = Q(frame[CREDIT_2022].fillna(0)) * rules["waiver_payment_share"].value
 
-    computed = pd.DataFrame({
-        "Annual Grant ($)": pd.array(annual.cents(), dtype="Int64"),
-        "Total Grant ($)": pd.array(total.cents(), dtype="Int64"),
-        "Average Grant per New Employee ($)": pd.array(average.cents(), dtype="Int64"),
-        "Waiver Payment Due ($)": pd.Series(payment.cents(), index=idx, dtype="Int64").where(elected),
-    }, index=idx)
+    computed = pd.DataFrame(
+        {
+            "Annual Grant ($)": pd.array(annual.cents(), dtype="Int64"),
+            "Total Grant ($)": pd.array(total.cents(), dtype="Int64"),
+            "Average Grant per New Employee ($)": pd.array(average.cents(), dtype="Int64"),
+            "Waiver Payment Due ($)": pd.Series(payment.cents(), index=idx, dtype="Int64").where(elected),
+        },
+        index=idx,
+    )
     return Calculation(computed, findings, ineligible=pd.Series(False, index=idx))
 
 

@@ -4,6 +4,7 @@ Pure and vectorized: each row's Accrual Year picks its paragraph of e. in
 `batch/rules/beip_conversion/parameters.yaml`; the Approved Amount is split into installments to
 the cent (remainder to the last) and each lands in its tax period's `Credit YYYY ($)` column.
 """
+
 from __future__ import annotations
 
 import re
@@ -48,9 +49,16 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     which = np.select(masks, np.arange(len(tiers)), -1) if len(idx) else np.zeros(0, dtype=np.int64)
     covered = which >= 0
     first, last = min(t.extra["from_year"] for t in tiers), max(t.extra["to_year"] for t in tiers)
-    findings = [emit(
-        "ACCRUAL_YEAR_NOT_CONVERTIBLE", idx[~covered], year=frame[YEAR], first=first, last=last, citation=rules["conversion_section"].cite,
-    )]
+    findings = [
+        emit(
+            "ACCRUAL_YEAR_NOT_CONVERTIBLE",
+            idx[~covered],
+            year=frame[YEAR],
+            first=first,
+            last=last,
+            citation=rules["conversion_section"].cite,
+        )
+    ]
 
     # first tax period: the paragraph's year, or a later Approval Year where the paragraph says so
     start = pick(tiers, which, "value", 0).astype(np.int64)
@@ -79,11 +87,13 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
     """Credit per tax period year, and approved amounts by accrual year."""
     rows = frame[~status.isin(["Invalid", "Ineligible"])]
-    per_year = pd.DataFrame({
-        "Tax Period": [str(y) for y in CREDIT_COLUMNS],
-        "Grants": [int(rows[h].notna().sum()) for h in CREDIT_COLUMNS.values()],
-        "Credit ($)": [int(rows[h].fillna(0).sum()) for h in CREDIT_COLUMNS.values()],
-    })
+    per_year = pd.DataFrame(
+        {
+            "Tax Period": [str(y) for y in CREDIT_COLUMNS],
+            "Grants": [int(rows[h].notna().sum()) for h in CREDIT_COLUMNS.values()],
+            "Credit ($)": [int(rows[h].fillna(0).sum()) for h in CREDIT_COLUMNS.values()],
+        }
+    )
     by_accrual = rows.groupby(YEAR).agg(**{"Grants": (ID, "size"), "Approved ($)": (AMOUNT, "sum")}).reset_index()
     by_accrual[YEAR] = by_accrual[YEAR].astype(str)
     return [

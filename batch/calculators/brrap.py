@@ -4,6 +4,7 @@ Pure and vectorized. The cross-row limits (a business's $10,000,000 a year, the 
 aggregate a tax period) are checked on the credit of each (grant, year), summed with
 group-bys; rows are never compared in Python loops, and row order does not matter.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,12 +38,14 @@ def credit_by_year(frame: pd.DataFrame, computed: pd.DataFrame) -> pd.DataFrame:
     den = np.broadcast_to(np.maximum(periods, 1)[:, None], num.shape)
     parts = installments(grant, num, den)
     rows, k = np.nonzero(num)
-    return pd.DataFrame({
-        "row": frame.index[rows],
-        "business": name_key(frame[BUSINESS]).to_numpy()[rows],
-        "year": frame[FIRST].to_numpy(dtype=np.int64)[rows] + k,
-        "credit": parts[rows, k],
-    })
+    return pd.DataFrame(
+        {
+            "row": frame.index[rows],
+            "business": name_key(frame[BUSINESS]).to_numpy()[rows],
+            "year": frame[FIRST].to_numpy(dtype=np.int64)[rows] + k,
+            "credit": parts[rows, k],
+        }
+    )
 
 
 def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
@@ -58,13 +61,16 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     multiple = np.where(eligible, pick(tiers, which, "value", 0).astype(np.int64), 0)
     grant = multiple * frame[YEARLY].to_numpy(dtype=np.int64) + np.where(eligible, frame[BONUS].fillna(0).to_numpy(dtype=np.int64), 0)
     first = frame[FIRST].to_numpy(dtype=np.int64)
-    computed = pd.DataFrame({
-        "Multiple": multiple.astype(float),
-        "Grant Amount ($)": pd.array(grant, dtype="Int64"),
-        "Tax Periods": multiple.astype(float),
-        "Credit per Tax Period ($)": pd.array(np.where(eligible, grant // np.maximum(multiple, 1), 0), dtype="Int64"),
-        "Last Tax Period": np.where(eligible, first + multiple - 1, np.nan),
-    }, index=idx)
+    computed = pd.DataFrame(
+        {
+            "Multiple": multiple.astype(float),
+            "Grant Amount ($)": pd.array(grant, dtype="Int64"),
+            "Tax Periods": multiple.astype(float),
+            "Credit per Tax Period ($)": pd.array(np.where(eligible, grant // np.maximum(multiple, 1), 0), dtype="Int64"),
+            "Last Tax Period": np.where(eligible, first + multiple - 1, np.nan),
+        },
+        index=idx,
+    )
     per_year = credit_by_year(frame, computed)
     # the base installment of each grant (the last one may carry the remainder cents)
     if len(per_year):
@@ -73,8 +79,16 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
 
     coc = rules["certificate_of_compliance_after"]
     needs = eligible & (multiple > coc.value) & ~frame[COC].to_numpy(dtype=bool)
-    findings.append(emit("CERTIFICATE_OF_COMPLIANCE_REQUIRED", idx[needs], periods=pd.Series(multiple, idx),
-                         first=frame[FIRST], last=computed["Last Tax Period"], citation=coc.cite))
+    findings.append(
+        emit(
+            "CERTIFICATE_OF_COMPLIANCE_REQUIRED",
+            idx[needs],
+            periods=pd.Series(multiple, idx),
+            first=frame[FIRST],
+            last=computed["Last Tax Period"],
+            citation=coc.cite,
+        )
+    )
 
     findings += limit_findings(per_year, frame, rules)
     return Calculation(computed, findings, ineligible=pd.Series(~eligible, index=idx))
@@ -86,8 +100,14 @@ def run_credit_by_year(typed: pd.DataFrame, computed: pd.DataFrame, status: pd.S
     keep = (~status.isin(["Invalid", "Ineligible"])).to_numpy()
     per = credit_by_year(typed[keep], computed[keep])
     ids = SPEC.record_ids(typed)
-    return pd.DataFrame({"grant": ids.reindex(per["row"]).to_numpy(), "business": typed[BUSINESS].reindex(per["row"]).to_numpy(),
-                         "year": per["year"].to_numpy(), "credit": per["credit"].to_numpy()})
+    return pd.DataFrame(
+        {
+            "grant": ids.reindex(per["row"]).to_numpy(),
+            "business": typed[BUSINESS].reindex(per["row"]).to_numpy(),
+            "year": per["year"].to_numpy(),
+            "credit": per["credit"].to_numpy(),
+        }
+    )
 
 
 def limit_findings(per_year: pd.DataFrame, frame: pd.DataFrame, rules: Rules) -> list[pd.DataFrame]:
@@ -101,10 +121,18 @@ def limit_findings(per_year: pd.DataFrame, frame: pd.DataFrame, rules: Rules) ->
             continue
         total = per_year.groupby(keys)["credit"].transform("sum")
         hit = per_year[total > param.value].sort_values(["row", "year"], kind="stable")
-        out.append(emit(
-            code, pd.Index(hit["row"]), business=frame[BUSINESS], year=hit["year"].to_numpy(),
-            total=total[hit.index].to_numpy(), credit=hit["credit"].to_numpy(), limit=param.value, citation=param.cite,
-        ))
+        out.append(
+            emit(
+                code,
+                pd.Index(hit["row"]),
+                business=frame[BUSINESS],
+                year=hit["year"].to_numpy(),
+                total=total[hit.index].to_numpy(),
+                credit=hit["credit"].to_numpy(),
+                limit=param.value,
+                citation=param.cite,
+            )
+        )
     return out
 
 
@@ -122,12 +150,11 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     limit = rules["aggregate_annual_limit"].value
     pivot["Aggregate Limit ($)"] = limit
     pivot["Over Aggregate Limit"] = np.where(pivot["Total ($)"] > limit, "OVER", "")
-    over_business = (pivot[business_cols] > rules["business_annual_limit"].value)
+    over_business = pivot[business_cols] > rules["business_annual_limit"].value
     business_limit = money_text([rules["business_annual_limit"].value], cents=False)[0]
     pivot[f"Businesses Over ${business_limit}"] = over_business.apply(lambda r: ", ".join(c for c in business_cols if r[c]), axis=1)
     pivot = pivot.reset_index().rename(columns={"year": "Tax Period"})
     pivot["Tax Period"] = pivot["Tax Period"].astype(str)
     money = {c: "money" for c in business_cols + ["Total ($)", "Aggregate Limit ($)"]}
-    title = (f"Credit per tax period by business (single-business limit ${business_limit}; "
-             f"aggregate ${money_text([limit], cents=False)[0]})")
+    title = f"Credit per tax period by business (single-business limit ${business_limit}; aggregate ${money_text([limit], cents=False)[0]})"
     return [SummaryTable(title, pivot, money)]

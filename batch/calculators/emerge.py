@@ -2,6 +2,7 @@
 
 Pure and vectorized; every number comes from `batch/rules/emerge/parameters.yaml`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,9 @@ from batch.calculators.shared import first_tier, pick
 from batch.exact import HUNDREDTHS, Q
 from batch.findings import emit
 from batch.rules import Rules, lookup
-from validators.emerge import EMERGE as SPEC
+from validators.emerge import EMERGE
 
+SPEC = EMERGE
 RULES = "emerge"
 AWARD_COLUMN = "Requested Tax Credit ($)"
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
@@ -50,8 +52,16 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     capex = Q(frame[CAPEX])
     short = capex < min_capex
     donation = (min_capex - capex).where(short, 0)
-    findings.append(emit("CAPEX_BELOW_MINIMUM_DONATION_DUE", idx[short], capex=frame[CAPEX], minimum=pd.Series(min_capex.cents(), idx),
-                         donation=pd.Series(donation.cents(), idx), citation=rules["donation"].cite))
+    findings.append(
+        emit(
+            "CAPEX_BELOW_MINIMUM_DONATION_DUE",
+            idx[short],
+            capex=frame[CAPEX],
+            minimum=pd.Series(min_capex.cents(), idx),
+            donation=pd.Series(donation.cents(), idx),
+            citation=rules["donation"].cite,
+        )
+    )
 
     # c.(1): jobs
     new = frame[NEW].to_numpy(dtype=np.int64)
@@ -66,12 +76,24 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     meets_b_or_c = meets_new & ~small
     with_new, _ = lookup(rules["retained_with_new"], frame[LOCATION].where(frame[LOCATION].isin(list(rules["retained_with_new"])), "Other"))
     rule_d = meets_b_or_c & (retained >= with_new.to_numpy(dtype=np.int64))
-    rule_e = ~meets_b_or_c & ~rule_d & frame[LOCATION].isin(rules["retained_only_areas"].value).to_numpy() & (
-        retained >= rules["retained_only_minimum"].value)
+    rule_e = (
+        ~meets_b_or_c
+        & ~rule_d
+        & frame[LOCATION].isin(rules["retained_only_areas"].value).to_numpy()
+        & (retained >= rules["retained_only_minimum"].value)
+    )
     rule_f = ~meets_b_or_c & ~rule_d & ~rule_e & (retained >= rules["retained_anywhere_minimum"].value)
     jobs_short = ~meets_new & ~rule_e & ~rule_f
-    findings.append(emit("JOBS_BELOW_MINIMUM", idx[jobs_short], new=frame[NEW], minimum=pd.Series(min_new.float(), idx),
-                         retained=frame[RETAINED], citation=new_cite))
+    findings.append(
+        emit(
+            "JOBS_BELOW_MINIMUM",
+            idx[jobs_short],
+            new=frame[NEW],
+            minimum=pd.Series(min_new.float(), idx),
+            retained=frame[RETAINED],
+            citation=new_cite,
+        )
+    )
 
     # a.(5): net benefit, the lowest required ratio that applies
     tiers = rules["net_benefit_ratio"]
@@ -80,16 +102,30 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     required_q = Q.from_fractions(required)
     ratio_q = Q(frame[NET_BENEFIT]) / Q(frame[REQUESTED])
     nb_short = ratio_q < required_q
-    findings.append(emit("NET_BENEFIT_BELOW_THRESHOLD", idx[nb_short], net_benefit=frame[NET_BENEFIT], requested=frame[REQUESTED],
-                         ratio=pd.Series(np.floor(ratio_q.float() * HUNDREDTHS) / HUNDREDTHS, idx).map("{:.2f}".format),
-                         required=pd.Series(required_q.float(), idx).map("{:.2f}".format),
-                         citation=pd.Series(pick(tiers, which, "cite", ""), idx)))
+    findings.append(
+        emit(
+            "NET_BENEFIT_BELOW_THRESHOLD",
+            idx[nb_short],
+            net_benefit=frame[NET_BENEFIT],
+            requested=frame[REQUESTED],
+            ratio=pd.Series(np.floor(ratio_q.float() * HUNDREDTHS) / HUNDREDTHS, idx).map("{:.2f}".format),
+            required=pd.Series(required_q.float(), idx).map("{:.2f}".format),
+            citation=pd.Series(pick(tiers, which, "cite", ""), idx),
+        )
+    )
 
     # d.: withholdings subject to the New Jersey gross income tax
     minimum_share = rules["minimum_withholdings_share"]
     wh_short = Q.percent(frame[WITHHOLDINGS]) < Q.of(minimum_share.value, n)
-    findings.append(emit("WITHHOLDINGS_BELOW_80PCT", idx[wh_short], share=frame[WITHHOLDINGS], minimum=float(minimum_share.value),
-                         citation=minimum_share.cite))
+    findings.append(
+        emit(
+            "WITHHOLDINGS_BELOW_80PCT",
+            idx[wh_short],
+            share=frame[WITHHOLDINGS],
+            minimum=float(minimum_share.value),
+            citation=minimum_share.cite,
+        )
+    )
 
     # a.(4), (6), (7), (8), d.: certifications; N is an error, blank a warning
     cert_no = np.zeros(n, dtype=bool)
@@ -99,29 +135,50 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
         blank = value.isna().to_numpy()
         cert_no |= no
         findings.append(emit("CERTIFICATION_MISSING", idx[no], column=t.label, requirement=t.value, citation=t.cite))
-        findings.append(emit("CERTIFICATION_MISSING", idx[blank], variant="blank", severity="warning", column=t.label,
-                             requirement=t.value, citation=t.cite))
+        findings.append(
+            emit(
+                "CERTIFICATION_MISSING",
+                idx[blank],
+                variant="blank",
+                severity="warning",
+                column=t.label,
+                requirement=t.value,
+                citation=t.cite,
+            )
+        )
 
     ineligible = late | outside | jobs_short | nb_short | wh_short | cert_no
-    computed = pd.DataFrame({
-        "Minimum Capital Investment ($)": pd.array(min_capex.cents(), dtype="Int64"),
-        "Infrastructure Fund Donation ($)": pd.array(donation.cents(), dtype="Int64"),
-        "Minimum New Jobs": min_new.float(),
-        "Retained Jobs Eligible": np.where(rule_d | rule_e | rule_f, "Y", "N"),
-        "Required Net Benefit Ratio": required_q.float(),
-        "Net Benefit Ratio": ratio_q.float(),
-        "Eligible": np.where(ineligible, "N", "Y"),
-    }, index=idx)
+    computed = pd.DataFrame(
+        {
+            "Minimum Capital Investment ($)": pd.array(min_capex.cents(), dtype="Int64"),
+            "Infrastructure Fund Donation ($)": pd.array(donation.cents(), dtype="Int64"),
+            "Minimum New Jobs": min_new.float(),
+            "Retained Jobs Eligible": np.where(rule_d | rule_e | rule_f, "Y", "N"),
+            "Required Net Benefit Ratio": required_q.float(),
+            "Net Benefit Ratio": ratio_q.float(),
+            "Eligible": np.where(ineligible, "N", "Y"),
+        },
+        index=idx,
+    )
     return Calculation(computed, findings, ineligible=pd.Series(ineligible, index=idx))
 
 
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
     """Eligible and ineligible projects by Location, with the reasons."""
     rows = frame[status != "Invalid"]
-    by_location = rows.assign(_y=rows["Eligible"].eq("Y"), _n=rows["Eligible"].eq("N")).groupby(LOCATION).agg(
-        **{"Projects": (ID, "size"), "Eligible": ("_y", "sum"), "Ineligible": ("_n", "sum"),
-           "Requested Tax Credit ($)": (REQUESTED, "sum")}
-    ).reset_index()
+    by_location = (
+        rows.assign(_y=rows["Eligible"].eq("Y"), _n=rows["Eligible"].eq("N"))
+        .groupby(LOCATION)
+        .agg(
+            **{
+                "Projects": (ID, "size"),
+                "Eligible": ("_y", "sum"),
+                "Ineligible": ("_n", "sum"),
+                "Requested Tax Credit ($)": (REQUESTED, "sum"),
+            }
+        )
+        .reset_index()
+    )
     reasons = codes.drop_duplicates(["row", "Code"]).merge(frame[[LOCATION]], left_on="row", right_index=True)
     by_reason = reasons.pivot_table(index=LOCATION, columns="Code", values="row", aggfunc="count", fill_value=0).reset_index()
     return [

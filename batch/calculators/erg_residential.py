@@ -4,6 +4,7 @@ Pure and vectorized. The bucket limits hold across rows: running totals of Credi
 in Application Date order (row order breaking ties) per Category limit, per bucket (a), and
 for the whole program, each with group-wise cumulative sums.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,8 +15,9 @@ from batch.calculators.shared import date_order, pick, running_over
 from batch.exact import Q
 from batch.findings import emit
 from batch.rules import Rules, lookup
-from validators.erg_residential import ERG_RESIDENTIAL as SPEC
+from validators.erg_residential import ERG_RESIDENTIAL
 
+SPEC = ERG_RESIDENTIAL
 RULES = "erg_residential"
 AWARD_COLUMN = "Credits Requested ($)"
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
@@ -36,13 +38,14 @@ def bucket_groups(frame: pd.DataFrame, rules: Rules) -> pd.DataFrame:
     tiers = rules["buckets"]
     masks = [frame[CATEGORY].isin(t.extra["categories"]).to_numpy() for t in tiers]
     which = np.select(masks, np.arange(len(tiers)), -1) if len(frame) else np.zeros(0, dtype=np.int64)
-    return pd.DataFrame({k: pick(tiers, which, attr) for k, attr in
-                         (("bucket", "bucket"), ("group", "label"), ("limit", "value"), ("cite", "cite"))}, index=frame.index)
+    return pd.DataFrame(
+        {k: pick(tiers, which, attr) for k, attr in (("bucket", "bucket"), ("group", "label"), ("limit", "value"), ("cite", "cite"))},
+        index=frame.index,
+    )
 
 
 def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     idx = frame.index
-    n = len(frame)
     findings = []
 
     # b.(1): the pledge limit
@@ -50,8 +53,17 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     share_q = Q.from_fractions(share)
     pledge = Q(frame[REVENUE]) * share_q
     over_pledge = Q(frame[GRANT]) > pledge
-    findings.append(emit("PLEDGE_OVER_LIMIT", idx[over_pledge], grant=frame[GRANT], limit=pd.Series(pledge.cents(), idx),
-                         share=share.map(lambda s: f"{float(s):.0%}"), revenue=frame[REVENUE], citation=share_cite))
+    findings.append(
+        emit(
+            "PLEDGE_OVER_LIMIT",
+            idx[over_pledge],
+            grant=frame[GRANT],
+            limit=pd.Series(pledge.cents(), idx),
+            share=share.map(lambda s: f"{float(s):.0%}"),
+            revenue=frame[REVENUE],
+            citation=share_cite,
+        )
+    )
 
     # b.(2)(e): the project limit
     limit, limit_cite = lookup(rules["project_credit_limit"], _yn(frame[DISTRESSED]))
@@ -75,16 +87,34 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     order = date_order(counted[APP_DATE])
     credits = counted[CREDITS].astype("int64")
     cumulative = pd.Series(pd.NA, index=idx, dtype="Int64")
-    levels = [(groups.loc[counted.index, "group"], groups.loc[counted.index, "limit"].astype("int64"),
-               groups.loc[counted.index, "cite"], groups.loc[counted.index, "group"])]
+    levels = [
+        (
+            groups.loc[counted.index, "group"],
+            groups.loc[counted.index, "limit"].astype("int64"),
+            groups.loc[counted.index, "cite"],
+            groups.loc[counted.index, "group"],
+        )
+    ]
     for t in rules["bucket_totals"]:
         in_bucket = (groups.loc[counted.index, "bucket"] == t.extra["bucket"]).to_numpy()
         key = pd.Series(np.where(in_bucket, t.label, None), index=counted.index)
-        levels.append((key, pd.Series(np.where(in_bucket, t.value, np.iinfo(np.int64).max), index=counted.index),
-                       pd.Series(t.cite, index=counted.index), pd.Series(t.label, index=counted.index)))
+        levels.append(
+            (
+                key,
+                pd.Series(np.where(in_bucket, t.value, np.iinfo(np.int64).max), index=counted.index),
+                pd.Series(t.cite, index=counted.index),
+                pd.Series(t.label, index=counted.index),
+            )
+        )
     total = rules["program_total"]
-    levels.append((pd.Series("all", index=counted.index), pd.Series(total.value, index=counted.index),
-                   pd.Series(total.cite, index=counted.index), pd.Series("all qualified residential projects", index=counted.index)))
+    levels.append(
+        (
+            pd.Series("all", index=counted.index),
+            pd.Series(total.value, index=counted.index),
+            pd.Series(total.cite, index=counted.index),
+            pd.Series("all qualified residential projects", index=counted.index),
+        )
+    )
     for i, (key, lim, cite, name) in enumerate(levels):
         keep = key.notna().to_numpy()
         if not keep.any():
@@ -94,15 +124,28 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
         if i == 0:
             cumulative[run.index] = run.to_numpy()
         hit = over.index[over.to_numpy()]
-        findings.append(emit("BUCKET_LIMIT_EXCEEDED", hit, credits=frame[CREDITS], bucket=name, cumulative=run,
-                             limit=lim, date=frame[APP_DATE], citation=cite))
+        findings.append(
+            emit(
+                "BUCKET_LIMIT_EXCEEDED",
+                hit,
+                credits=frame[CREDITS],
+                bucket=name,
+                cumulative=run,
+                limit=lim,
+                date=frame[APP_DATE],
+                citation=cite,
+            )
+        )
 
-    computed = pd.DataFrame({
-        "Pledge Limit ($)": pd.array(pledge.cents(), dtype="Int64"),
-        "Project Credit Limit ($)": pd.array(limit.to_numpy(), dtype="Int64"),
-        "Bucket": groups["bucket"].to_numpy(),
-        "Bucket Cumulative ($)": cumulative,
-    }, index=idx)
+    computed = pd.DataFrame(
+        {
+            "Pledge Limit ($)": pd.array(pledge.cents(), dtype="Int64"),
+            "Project Credit Limit ($)": pd.array(limit.to_numpy(), dtype="Int64"),
+            "Bucket": groups["bucket"].to_numpy(),
+            "Bucket Cumulative ($)": cumulative,
+        },
+        index=idx,
+    )
     return Calculation(computed, findings, ineligible=pd.Series(late, index=idx))
 
 

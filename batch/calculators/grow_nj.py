@@ -11,15 +11,16 @@ increases (c.) -> gross limit (d.) -> new and retained credit (e.) -> MRERA alte
 (d., last paragraph) -> annual limit, 90% of withholdings, amount necessary (f.) -> total award
 -> net benefit test (244 a.(3)).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from batch.calculators import Calculation, SummaryTable
+from batch.calculators.shared import first_tier, pick, tier_applies
 from batch.exact import HUNDREDTHS, Q
 from batch.findings import emit, money_text, short_cite
-from batch.calculators.shared import first_tier, pick, tier_applies
 from batch.rules import Rules, lookup
 from validators.grow_nj import GROW_NJ as SPEC
 
@@ -35,7 +36,12 @@ ID, VERSION, APP_DATE, COUNTY, AREA = "Project ID", "Statute Version", "Applicat
 CAPEX, NEW, RETAINED, JNM = "Capital Investment ($)", "New Full-Time Jobs", "Retained Full-Time Jobs", "Jobs New to Municipality"
 GLA, PREMISES, BUSINESS = "Gross Leasable Area (sq ft)", "Premises Type", "Business Type"
 AVG, BENCH, MRI = "Average Salary ($)", "Benchmark Salary ($)", "Municipal Revitalization Index"
-WITHHOLD, NECESSARY, NET_BENEFIT, PERIOD = "Annual Withholdings ($)", "Amount Necessary ($)", "Net Benefit ($)", "Eligibility Period (years)"
+WITHHOLD, NECESSARY, NET_BENEFIT, PERIOD = (
+    "Annual Withholdings ($)",
+    "Amount Necessary ($)",
+    "Net Benefit ($)",
+    "Eligibility Period (years)",
+)
 MEGA, TARGETED, RETAIL, TOURISM = "Mega Project", "Targeted Industry", "Final Point of Sale Retail", "Tourism District"
 DISASTER, REPLACES = "Disaster Recovery Project", "Replaces Disaster-Damaged Facility"
 AUTO_HQ, SAME_MUNI = "US HQ of Automobile Manufacturer", "Same Municipality"
@@ -77,11 +83,19 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     min_capex = Q(rate.to_numpy(dtype=np.int64) * area_h, HUNDREDTHS) * capex_share
     capex_ok = capex >= min_capex
     min_capex_text = money_text(min_capex.cents())
-    findings.append(emit(
-        "CAPEX_BELOW_MINIMUM", idx[~capex_ok], capex=f[CAPEX], minimum=pd.Series(min_capex.cents(), idx),
-        rate=rate, area=f[GLA], premises=f[PREMISES], reduction=pd.Series(np.where(reduced, " x 2/3 (Growth Zone or South Jersey)", ""), idx),
-        citation=rate_cite,
-    ))
+    findings.append(
+        emit(
+            "CAPEX_BELOW_MINIMUM",
+            idx[~capex_ok],
+            capex=f[CAPEX],
+            minimum=pd.Series(min_capex.cents(), idx),
+            rate=rate,
+            area=f[GLA],
+            premises=f[PREMISES],
+            reduction=pd.Series(np.where(reduced, " x 2/3 (Growth Zone or South Jersey)", ""), idx),
+            citation=rate_cite,
+        )
+    )
 
     # -- eligibility: minimum jobs (244 c.)
     tech = f[BUSINESS].isin(["Technology Startup", "Manufacturing"]).to_numpy()
@@ -93,17 +107,27 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     min_ret = Q(min_ret_base.to_numpy(dtype=np.int64)) * jobs_share
     jobs_ok = (Q(new) >= min_new) | (Q(jobs) >= min_ret)
     min_new_f, min_ret_f = min_new.float(), min_ret.float()
-    findings.append(emit(
-        "JOBS_BELOW_MINIMUM", idx[~jobs_ok], new=f[NEW], retained=f[RETAINED], jobs=pd.Series(jobs, idx),
-        min_new=pd.Series(min_new_f, idx), min_retained=pd.Series(min_ret_f, idx), citation=jobs_cite,
-    ))
+    findings.append(
+        emit(
+            "JOBS_BELOW_MINIMUM",
+            idx[~jobs_ok],
+            new=f[NEW],
+            retained=f[RETAINED],
+            jobs=pd.Series(jobs, idx),
+            min_new=pd.Series(min_new_f, idx),
+            min_retained=pd.Series(min_ret_f, idx),
+            citation=jobs_cite,
+        )
+    )
 
     # -- eligibility: application deadlines (247 b.(1), b.(4)) and retail (244 e.)
     deadline, mega_deadline = common["application_deadline"], common["mega_project_deadline"]
     late = (f[APP_DATE] >= deadline.value).to_numpy()
     findings.append(emit("APPLICATION_AFTER_DEADLINE", idx[late], date=f[APP_DATE], deadline=deadline.value, citation=deadline.cite))
     mega_late = flag[MEGA] & (f[APP_DATE] > mega_deadline.value).to_numpy()
-    findings.append(emit("MEGA_PROJECT_APPLICATION_LATE", idx[mega_late], date=f[APP_DATE], deadline=mega_deadline.value, citation=mega_deadline.cite))
+    findings.append(
+        emit("MEGA_PROJECT_APPLICATION_LATE", idx[mega_late], date=f[APP_DATE], deadline=mega_deadline.value, citation=mega_deadline.cite)
+    )
     retail_areas = common["retail_allowed_areas"]
     retail_bad = flag[RETAIL] & ~(area.isin(retail_areas.value).to_numpy() | flag[TOURISM])
     findings.append(emit("RETAIL_NOT_ELIGIBLE", idx[retail_bad], area=area, citation=retail_areas.cite))
@@ -116,7 +140,11 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     base_finding = pick(base_tiers, which, "finding", None)
     create_fallback = base_finding == "CREATE_ZONE_BASE_NOT_MET"
     findings.append(emit("CREATE_ZONE_BASE_NOT_MET", idx[create_fallback], base=pd.Series(base, idx), citation=pd.Series(base_cite, idx)))
-    pieces = [np.where(which >= 0, pick(base_tiers, which, "label", "") + " " + money_text(base, cents=False) + " [" + _short(base_cite) + "]", "")]
+    pieces = [
+        np.where(
+            which >= 0, pick(base_tiers, which, "label", "") + " " + money_text(base, cents=False) + " [" + _short(base_cite) + "]", ""
+        )
+    ]
 
     # -- increases (246 c.)
     bonus = np.zeros(n, dtype=np.int64)
@@ -133,9 +161,21 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     steps = np.clip(((capex - min_capex) / (min_capex * step)).floor(), 0, None)
     ind_bonus = np.where(ind_which >= 0, np.minimum(steps * p["industrial_step_amount"].value, ind_cap), 0)
     bonus += ind_bonus
-    pieces.append(np.where(ind_bonus > 0, "industrial investment " + money_text(ind_bonus, cents=False) + " ("
-                           + steps.astype(str) + f" x {_pct(step)} over minimum, cap " + money_text(ind_cap, cents=False) + ") ["
-                           + _short(pick(ind_tiers, ind_which, "cite", "")) + "]", ""))
+    pieces.append(
+        np.where(
+            ind_bonus > 0,
+            "industrial investment "
+            + money_text(ind_bonus, cents=False)
+            + " ("
+            + steps.astype(str)
+            + f" x {_pct(step)} over minimum, cap "
+            + money_text(ind_cap, cents=False)
+            + ") ["
+            + _short(pick(ind_tiers, ind_which, "cite", ""))
+            + "]",
+            "",
+        )
+    )
     # (6) salary: each full 35% above the benchmark
     avg, bench = f[AVG], f[BENCH]
     salary_ok = (avg.notna() & bench.notna() & (bench > 0)).to_numpy()
@@ -144,18 +184,45 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     sal_steps = np.where(salary_ok, np.clip(((avg_q - bench_q) / (bench_q * p["salary_step"].value)).floor(), 0, None), 0)
     sal_bonus = np.minimum(sal_steps * p["salary_step_amount"].value, p["salary_bonus_cap"].value)
     bonus += sal_bonus
-    pieces.append(np.where(sal_bonus > 0, "salary " + money_text(sal_bonus, cents=False) + " (" + sal_steps.astype(str)
-                           + f" x {_pct(p['salary_step'].value)} over benchmark) [" + short_cite(p["salary_step"].cite) + "]", ""))
+    pieces.append(
+        np.where(
+            sal_bonus > 0,
+            "salary "
+            + money_text(sal_bonus, cents=False)
+            + " ("
+            + sal_steps.astype(str)
+            + f" x {_pct(p['salary_step'].value)} over benchmark) ["
+            + short_cite(p["salary_step"].cite)
+            + "]",
+            "",
+        )
+    )
     # (7) large employment, by New + Retained
     big_tiers = p["large_employment_bonus"]
     big_which = first_tier(big_tiers, f, [jobs >= t.extra["min_jobs"] for t in big_tiers])
     big_bonus = pick(big_tiers, big_which, "value", 0).astype(np.int64)
     bonus += big_bonus
-    pieces.append(np.where(big_which >= 0, pick(big_tiers, big_which, "label", "") + " " + money_text(big_bonus, cents=False)
-                           + " [" + _short(pick(big_tiers, big_which, "cite", "")) + "]", ""))
+    pieces.append(
+        np.where(
+            big_which >= 0,
+            pick(big_tiers, big_which, "label", "")
+            + " "
+            + money_text(big_bonus, cents=False)
+            + " ["
+            + _short(pick(big_tiers, big_which, "cite", ""))
+            + "]",
+            "",
+        )
+    )
     omitted = pick(big_tiers, big_which, "finding", None) == "TEXT_OMITS_601_800_TIER"
-    findings.append(emit("TEXT_OMITS_601_800_TIER", idx[omitted], jobs=pd.Series(jobs, idx),
-                         citation=pd.Series(pick(big_tiers, big_which, "cite", ""), idx)))
+    findings.append(
+        emit(
+            "TEXT_OMITS_601_800_TIER",
+            idx[omitted],
+            jobs=pd.Series(jobs, idx),
+            citation=pd.Series(pick(big_tiers, big_which, "cite", ""), idx),
+        )
+    )
     # (11) US headquarters of an automobile manufacturer retaining at least 400 jobs
     auto = flag[AUTO_HQ] & flag[SAME_MUNI] & (retained >= p["auto_hq_min_retained"].value)
     bonus += np.where(auto, p["auto_hq_bonus"].value, 0)
@@ -164,7 +231,11 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     mri = f[MRI].astype("Float64").fillna(-np.inf).to_numpy(dtype=float)
     sj_bonus = south_jersey & (mri > p["south_jersey_mri_threshold"].value)
     bonus += np.where(sj_bonus, p["south_jersey_mri_bonus"].value, 0)
-    pieces.append(np.where(sj_bonus, f"South Jersey MRI {_dollars(p['south_jersey_mri_bonus'].value)} [{short_cite(p['south_jersey_mri_bonus'].cite)}]", ""))
+    pieces.append(
+        np.where(
+            sj_bonus, f"South Jersey MRI {_dollars(p['south_jersey_mri_bonus'].value)} [{short_cite(p['south_jersey_mri_bonus'].cite)}]", ""
+        )
+    )
 
     # -- gross limit (246 d.): the first tier that applies; a disaster recovery project's limit if lower
     gross_tiers = p["gross_limit"]
@@ -178,8 +249,14 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     raw_gross = base + bonus
     gross = np.minimum(raw_gross, limit)
     sum_text = _join(pieces, " + ") + " = " + money_text(raw_gross, cents=False)
-    cap_text = "; cap " + money_text(limit, cents=False) + " [" + _short(limit_cite) + "]" + np.where(
-        raw_gross > limit, " applied: gross " + money_text(gross, cents=False), " not reached")
+    cap_text = (
+        "; cap "
+        + money_text(limit, cents=False)
+        + " ["
+        + _short(limit_cite)
+        + "]"
+        + np.where(raw_gross > limit, " applied: gross " + money_text(gross, cents=False), " not reached")
+    )
 
     # -- new and retained credit (246 e.)
     gross_q = Q(gross)
@@ -190,9 +267,12 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     per_retained = half.where(~capex_binds, per_job_capex).where(~full, gross_q * p["full_retained_share"].value)
     retained_text = np.select(
         [full, capex_binds],
-        [f"{_pct(p['full_retained_share'].value)} of gross [{short_cite(p['full_retained_share'].cite)}]",
-         f"capex x {p['retained_capex_share'].value} / " + jobs.astype(str)
-         + f" jobs, below {_pct(p['retained_share'].value)} of gross [{short_cite(p['retained_capex_share'].cite)}]"],
+        [
+            f"{_pct(p['full_retained_share'].value)} of gross [{short_cite(p['full_retained_share'].cite)}]",
+            f"capex x {p['retained_capex_share'].value} / "
+            + jobs.astype(str)
+            + f" jobs, below {_pct(p['retained_share'].value)} of gross [{short_cite(p['retained_capex_share'].cite)}]",
+        ],
         f"{_pct(p['retained_share'].value)} of gross [{short_cite(p['retained_share'].cite)}]",
     )
     ordinary = gross_q * Q(new) + per_retained * Q(retained)
@@ -201,17 +281,25 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     jnm = f[JNM].fillna(f[NEW]).to_numpy(dtype=np.int64)
     m_tiers = p["mrera_tiers"]
     mrera = (area == MRERA_AREA).to_numpy() & (jnm >= p["mrera_min_jobs_new_to_municipality"].value)
-    m_which = np.where(mrera, first_tier(m_tiers, f, [(jnm >= t.extra["min_jobs"]) & (capex >= Q.of(t.extra["min_capex"], n)) for t in m_tiers]), -1)
+    m_which = np.where(
+        mrera, first_tier(m_tiers, f, [(jnm >= t.extra["min_jobs"]) & (capex >= Q.of(t.extra["min_capex"], n)) for t in m_tiers]), -1
+    )
     m_limit = pick(m_tiers, m_which, "value", None)
     alt = capex * p["mrera_capex_share"].value
     has_limit = ~pd.isna(m_limit)
     alt = alt.where(~has_limit, alt.minimum(Q(np.where(has_limit, m_limit, 0).astype(np.int64))))
     use_alt = (m_which >= 0) & (alt > ordinary)
     annual = ordinary.where(~use_alt, alt)
-    findings.append(emit(
-        "MRERA_ALTERNATIVE_APPLIED", idx[use_alt], alternative=pd.Series(alt.cents(), idx), ordinary=pd.Series(ordinary.cents(), idx),
-        tier=pd.Series(pick(m_tiers, m_which, "label", ""), idx), citation=pd.Series(pick(m_tiers, m_which, "cite", ""), idx),
-    ))
+    findings.append(
+        emit(
+            "MRERA_ALTERNATIVE_APPLIED",
+            idx[use_alt],
+            alternative=pd.Series(alt.cents(), idx),
+            ordinary=pd.Series(ordinary.cents(), idx),
+            tier=pd.Series(pick(m_tiers, m_which, "label", ""), idx),
+            citation=pd.Series(pick(m_tiers, m_which, "cite", ""), idx),
+        )
+    )
 
     # -- annual limit (246 f.), then 90% of withholdings, then the amount necessary
     a_tiers = p["annual_limit"]
@@ -219,8 +307,15 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     cap = Q(pick(a_tiers, awhich, "value", 0).astype(np.int64))
     cap_cite = pick(a_tiers, awhich, "cite", "")
     capped = annual > cap
-    findings.append(emit("ANNUAL_CAP_APPLIED", idx[capped], credit=pd.Series(annual.cents(), idx),
-                         cap=pd.Series(cap.cents(), idx), citation=pd.Series(cap_cite, idx)))
+    findings.append(
+        emit(
+            "ANNUAL_CAP_APPLIED",
+            idx[capped],
+            credit=pd.Series(annual.cents(), idx),
+            cap=pd.Series(cap.cents(), idx),
+            citation=pd.Series(cap_cite, idx),
+        )
+    )
     before_cap = annual
     annual = annual.minimum(cap)
     exempt_flag = p["withholdings_exempt_flag"].value
@@ -231,15 +326,30 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     findings.append(emit("WITHHOLDINGS_NOT_PROVIDED", idx[wh_applies & ~wh_given], citation=p["withholdings_share"].cite))
     wh_limit = Q(f[WITHHOLD].fillna(0).astype("int64")) * p["withholdings_share"].value
     wh_cut = wh_applies & wh_given & (annual > wh_limit)
-    findings.append(emit("WITHHOLDINGS_CAP_APPLIED", idx[wh_cut], credit=pd.Series(annual.cents(), idx),
-                         withholdings=f[WITHHOLD], limit=pd.Series(wh_limit.cents(), idx), citation=p["withholdings_share"].cite))
+    findings.append(
+        emit(
+            "WITHHOLDINGS_CAP_APPLIED",
+            idx[wh_cut],
+            credit=pd.Series(annual.cents(), idx),
+            withholdings=f[WITHHOLD],
+            limit=pd.Series(wh_limit.cents(), idx),
+            citation=p["withholdings_share"].cite,
+        )
+    )
     before_wh = annual
     annual = annual.where(~wh_cut, wh_limit)
     necessity = p["necessity_threshold"]
     needs = ~use_alt & (annual > Q.of(necessity.value, n))
     an_given = f[NECESSARY].notna().to_numpy()
-    findings.append(emit("NECESSITY_DETERMINATION_REQUIRED", idx[needs & ~an_given], credit=pd.Series(annual.cents(), idx),
-                         threshold=necessity.value, citation=necessity.cite))
+    findings.append(
+        emit(
+            "NECESSITY_DETERMINATION_REQUIRED",
+            idx[needs & ~an_given],
+            credit=pd.Series(annual.cents(), idx),
+            threshold=necessity.value,
+            citation=necessity.cite,
+        )
+    )
     an_q = Q(f[NECESSARY].fillna(0).astype("int64"))
     an_cut = needs & an_given & (annual > an_q)
     before_an = annual
@@ -254,9 +364,17 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     share_q = Q.from_fractions(nb_share)
     nb_bad = nb_given & (nb < total * share_q)
     ratio = np.where(nb_given & (total.num != 0), (nb / total.where(total.num != 0, 1)).float(), np.nan)
-    findings.append(emit("NET_BENEFIT_BELOW_THRESHOLD", idx[nb_bad], net_benefit=f[NET_BENEFIT], total=pd.Series(total.cents(), idx),
-                         share=pd.Series(nb_share.map(lambda s: f"{float(s):.0%}").to_numpy(), idx),
-                         ratio=pd.Series(ratio, idx), citation=nb_cite))
+    findings.append(
+        emit(
+            "NET_BENEFIT_BELOW_THRESHOLD",
+            idx[nb_bad],
+            net_benefit=f[NET_BENEFIT],
+            total=pd.Series(total.cents(), idx),
+            share=pd.Series(nb_share.map(lambda s: f"{float(s):.0%}").to_numpy(), idx),
+            ratio=pd.Series(ratio, idx),
+            citation=nb_cite,
+        )
+    )
     findings.append(emit("NET_BENEFIT_NOT_PROVIDED", idx[~nb_given], citation=nb_cite))
 
     ineligible = ~capex_ok | ~jobs_ok | late | mega_late | retail_bad | nb_bad
@@ -264,51 +382,133 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str) -> tuple[pd
     total_cents = np.where(ineligible, 0, total.cents())
 
     # -- the Calculation column: one line a reviewer can check by hand
-    limits = _join([
-        np.where(use_alt, "MRERA alternative " + money_text(alt.cents()) + f" (capex x {p['mrera_capex_share'].value}, " + pick(m_tiers, m_which, "label", "")
-                 + ") [" + _short(pick(m_tiers, m_which, "cite", "")) + "] > ordinary", ""),
-        np.where(capped, "annual cap " + money_text(cap.cents()) + " [" + _short(cap_cite) + "] applied to "
-                 + money_text(before_cap.cents()), "annual cap " + money_text(cap.cents()) + " [" + _short(cap_cite) + "] not reached"),
-        np.where(wh_cut, "90% of withholdings " + money_text(wh_limit.cents()) + " [" + short_cite(p["withholdings_share"].cite)
-                 + "] applied to " + money_text(before_wh.cents()), ""),
-        np.where(an_cut, "amount necessary " + money_text(an_q.cents()) + " [" + short_cite(necessity.cite) + "] applied to "
-                 + money_text(before_an.cents()), ""),
-    ], "; ")
-    verdict = _join([
-        np.where(~capex_ok, "capex below minimum", ""), np.where(~jobs_ok, "jobs below minimum", ""),
-        np.where(late, "application after deadline", ""), np.where(mega_late, "mega project application late", ""),
-        np.where(retail_bad, "retail", ""), np.where(nb_bad, "net benefit below threshold", ""),
-    ], ", ")
-    nb_text = np.where(nb_given, "; net benefit " + money_text(f[NET_BENEFIT].fillna(0).to_numpy(dtype=np.int64)) + " vs "
-                       + nb_share.map(lambda s: f"{float(s):.0%}").to_numpy(dtype=object) + " of award ["
-                       + _short(nb_cite.to_numpy(dtype=object)) + "]" + np.where(nb_bad, " not met", " met"), "; net benefit not given")
+    limits = _join(
+        [
+            np.where(
+                use_alt,
+                "MRERA alternative "
+                + money_text(alt.cents())
+                + f" (capex x {p['mrera_capex_share'].value}, "
+                + pick(m_tiers, m_which, "label", "")
+                + ") ["
+                + _short(pick(m_tiers, m_which, "cite", ""))
+                + "] > ordinary",
+                "",
+            ),
+            np.where(
+                capped,
+                "annual cap " + money_text(cap.cents()) + " [" + _short(cap_cite) + "] applied to " + money_text(before_cap.cents()),
+                "annual cap " + money_text(cap.cents()) + " [" + _short(cap_cite) + "] not reached",
+            ),
+            np.where(
+                wh_cut,
+                "90% of withholdings "
+                + money_text(wh_limit.cents())
+                + " ["
+                + short_cite(p["withholdings_share"].cite)
+                + "] applied to "
+                + money_text(before_wh.cents()),
+                "",
+            ),
+            np.where(
+                an_cut,
+                "amount necessary "
+                + money_text(an_q.cents())
+                + " ["
+                + short_cite(necessity.cite)
+                + "] applied to "
+                + money_text(before_an.cents()),
+                "",
+            ),
+        ],
+        "; ",
+    )
+    verdict = _join(
+        [
+            np.where(~capex_ok, "capex below minimum", ""),
+            np.where(~jobs_ok, "jobs below minimum", ""),
+            np.where(late, "application after deadline", ""),
+            np.where(mega_late, "mega project application late", ""),
+            np.where(retail_bad, "retail", ""),
+            np.where(nb_bad, "net benefit below threshold", ""),
+        ],
+        ", ",
+    )
+    nb_text = np.where(
+        nb_given,
+        "; net benefit "
+        + money_text(f[NET_BENEFIT].fillna(0).to_numpy(dtype=np.int64))
+        + " vs "
+        + nb_share.map(lambda s: f"{float(s):.0%}").to_numpy(dtype=object)
+        + " of award ["
+        + _short(nb_cite.to_numpy(dtype=object))
+        + "]"
+        + np.where(nb_bad, " not met", " met"),
+        "; net benefit not given",
+    )
     calc = (
-        version + " text; min capex " + min_capex_text + " [" + _short(rate_cite.to_numpy(dtype=object)) + "] "
-        + np.where(capex_ok, "met", "NOT met") + "; min jobs " + pd.Series(min_new_f).map("{:g}".format).to_numpy(dtype=object)
-        + " new or " + pd.Series(min_ret_f).map("{:g}".format).to_numpy(dtype=object) + " total [" + _short(jobs_cite.to_numpy(dtype=object))
-        + "] " + np.where(jobs_ok, "met", "NOT met") + "; " + sum_text + cap_text
-        + "; retained/job " + money_text(per_retained.cents()) + " = " + retained_text
-        + "; annual " + new.astype(str) + " new x " + money_text(gross, cents=False) + " + " + retained.astype(str) + " retained x "
-        + money_text(per_retained.cents()) + " = " + money_text(ordinary.cents()) + "; " + limits
-        + "; total " + money_text(annual.cents()) + " x " + period.astype(str) + " years = " + money_text(total.cents())
-        + nb_text + np.where(ineligible, "; NOT ELIGIBLE (" + verdict + "): award 0", "; eligible")
+        version
+        + " text; min capex "
+        + min_capex_text
+        + " ["
+        + _short(rate_cite.to_numpy(dtype=object))
+        + "] "
+        + np.where(capex_ok, "met", "NOT met")
+        + "; min jobs "
+        + pd.Series(min_new_f).map("{:g}".format).to_numpy(dtype=object)
+        + " new or "
+        + pd.Series(min_ret_f).map("{:g}".format).to_numpy(dtype=object)
+        + " total ["
+        + _short(jobs_cite.to_numpy(dtype=object))
+        + "] "
+        + np.where(jobs_ok, "met", "NOT met")
+        + "; "
+        + sum_text
+        + cap_text
+        + "; retained/job "
+        + money_text(per_retained.cents())
+        + " = "
+        + retained_text
+        + "; annual "
+        + new.astype(str)
+        + " new x "
+        + money_text(gross, cents=False)
+        + " + "
+        + retained.astype(str)
+        + " retained x "
+        + money_text(per_retained.cents())
+        + " = "
+        + money_text(ordinary.cents())
+        + "; "
+        + limits
+        + "; total "
+        + money_text(annual.cents())
+        + " x "
+        + period.astype(str)
+        + " years = "
+        + money_text(total.cents())
+        + nb_text
+        + np.where(ineligible, "; NOT ELIGIBLE (" + verdict + "): award 0", "; eligible")
     )
 
-    computed = pd.DataFrame({
-        "Minimum Capital Investment ($)": pd.array(min_capex.cents(), dtype="Int64"),
-        "Minimum New Jobs": min_new_f,
-        "Minimum Retained Jobs": min_ret_f,
-        "Eligible": np.where(ineligible, "N", "Y"),
-        "Base Credit per Job ($)": pd.array(base, dtype="Int64"),
-        "Bonus per Job ($)": pd.array(bonus, dtype="Int64"),
-        "Gross Credit per Job ($)": pd.array(gross, dtype="Int64"),
-        "Retained Credit per Job ($)": pd.array(per_retained.cents(), dtype="Int64"),
-        "Annual Credit ($)": pd.array(annual_cents, dtype="Int64"),
-        "Total Award ($)": pd.array(total_cents, dtype="Int64"),
-        "Commitment Period (years)": (Q(period) * common["commitment_period_share"].value).float(),
-        "Net Benefit Ratio": ratio,
-        "Calculation": calc,
-    }, index=idx)
+    computed = pd.DataFrame(
+        {
+            "Minimum Capital Investment ($)": pd.array(min_capex.cents(), dtype="Int64"),
+            "Minimum New Jobs": min_new_f,
+            "Minimum Retained Jobs": min_ret_f,
+            "Eligible": np.where(ineligible, "N", "Y"),
+            "Base Credit per Job ($)": pd.array(base, dtype="Int64"),
+            "Bonus per Job ($)": pd.array(bonus, dtype="Int64"),
+            "Gross Credit per Job ($)": pd.array(gross, dtype="Int64"),
+            "Retained Credit per Job ($)": pd.array(per_retained.cents(), dtype="Int64"),
+            "Annual Credit ($)": pd.array(annual_cents, dtype="Int64"),
+            "Total Award ($)": pd.array(total_cents, dtype="Int64"),
+            "Commitment Period (years)": (Q(period) * common["commitment_period_share"].value).float(),
+            "Net Benefit Ratio": ratio,
+            "Calculation": calc,
+        },
+        index=idx,
+    )
     return computed, findings, ineligible
 
 
@@ -343,19 +543,26 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
     """Projects, eligible, annual credit and total award by Area and Statute Version; rows by code."""
     rows = frame.assign(_eligible=frame["Eligible"].eq("Y"))
-    pivot = rows.groupby([AREA, VERSION], sort=True, dropna=False).agg(
-        **{
-            "Projects": (ID, "size"),
-            "Eligible": ("_eligible", "sum"),
-            "Annual Credit ($)": ("Annual Credit ($)", "sum"),
-            "Total Award ($)": ("Total Award ($)", "sum"),
-        }
-    ).reset_index()
+    pivot = (
+        rows.groupby([AREA, VERSION], sort=True, dropna=False)
+        .agg(
+            **{
+                "Projects": (ID, "size"),
+                "Eligible": ("_eligible", "sum"),
+                "Annual Credit ($)": ("Annual Credit ($)", "sum"),
+                "Total Award ($)": ("Total Award ($)", "sum"),
+            }
+        )
+        .reset_index()
+    )
     pivot[AREA] = pivot[AREA].astype(object).fillna("(invalid)")
     pivot[VERSION] = pivot[VERSION].astype(object).fillna("(invalid)")
-    by_year = rows.assign(Year=rows[APP_DATE].dt.year.astype("Int64").astype(str)).groupby("Year").agg(
-        **{"Projects": (ID, "size"), "Eligible": ("_eligible", "sum"), "Total Award ($)": ("Total Award ($)", "sum")}
-    ).reset_index()
+    by_year = (
+        rows.assign(Year=rows[APP_DATE].dt.year.astype("Int64").astype(str))
+        .groupby("Year")
+        .agg(**{"Projects": (ID, "size"), "Eligible": ("_eligible", "sum"), "Total Award ($)": ("Total Award ($)", "sum")})
+        .reset_index()
+    )
     by_code = codes.drop_duplicates(["row", "Code"]).groupby("Code").size().rename("Projects").reset_index()
     money = {"Annual Credit ($)": "money", "Total Award ($)": "money"}
     return [

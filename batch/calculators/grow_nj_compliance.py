@@ -6,6 +6,7 @@ keeping each project's open carry-forward amounts oldest first (at most 20 of th
 cost grows linearly with the number of periods, never quadratically. Row order in the sheet
 does not matter.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -18,8 +19,9 @@ from batch.calculators.shared import name_key
 from batch.exact import Q
 from batch.findings import emit
 from batch.rules import Rules
-from validators.grow_nj_compliance import GROW_NJ_COMPLIANCE as SPEC
+from validators.grow_nj_compliance import GROW_NJ_COMPLIANCE
 
+SPEC = GROW_NJ_COMPLIANCE
 RULES = "grow_nj_compliance"
 AWARD_COLUMN = "Credit Allowed ($)"
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
@@ -28,10 +30,21 @@ YEAR_COLUMN = "Tax Period"
 
 ID, PERIOD, APPROVAL, CERTIFIED = "Project ID", "Tax Period", "Approval Date", "Certification Date"
 ANNUAL, AGREEMENT_JOBS, BASELINE = "Annual Credit ($)", "Agreement Jobs", "Baseline Statewide Employees"
-STATEWIDE, FACILITY, DOCS, LIABILITY, SOLD = ("Statewide Employees", "Facility Employees", "Period Documentation Certified Date",
-                                             "Tax Liability ($)", "Facility Sold")
-OUT = ["Credit Allowed ($)", "Credit Used ($)", "Carry-Forward Added ($)", "Carry-Forward Used ($)",
-       "Carry-Forward Balance ($)", "Carry-Forward Expired ($)"]
+STATEWIDE, FACILITY, DOCS, LIABILITY, SOLD = (
+    "Statewide Employees",
+    "Facility Employees",
+    "Period Documentation Certified Date",
+    "Tax Liability ($)",
+    "Facility Sold",
+)
+OUT = [
+    "Credit Allowed ($)",
+    "Credit Used ($)",
+    "Carry-Forward Added ($)",
+    "Carry-Forward Used ($)",
+    "Carry-Forward Balance ($)",
+    "Carry-Forward Expired ($)",
+]
 
 
 def carry_forward(project: np.ndarray, year: np.ndarray, allowed: np.ndarray, liability: np.ndarray, periods: int) -> np.ndarray:
@@ -40,7 +53,7 @@ def carry_forward(project: np.ndarray, year: np.ndarray, allowed: np.ndarray, li
     out = np.zeros((len(year), 5), dtype=np.int64)
     open_: deque = deque()  # [year, amount] of unused credit, oldest first
     last = None
-    for i, (p, y, allow, liab) in enumerate(zip(project.tolist(), year.tolist(), allowed.tolist(), liability.tolist())):
+    for i, (p, y, allow, liab) in enumerate(zip(project.tolist(), year.tolist(), allowed.tolist(), liability.tolist(), strict=False)):
         if p != last:
             open_.clear()
             last = p
@@ -77,17 +90,34 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     after_outer = (certified > approval + pd.DateOffset(years=outer.value)).fillna(False).to_numpy(dtype=bool)
     after_inner = (certified > approval + pd.DateOffset(years=inner.value)).fillna(False).to_numpy(dtype=bool) & ~after_outer
     findings.append(emit("CERTIFICATION_LATE", idx[after_inner], date=certified, years=inner.value, approved=approval, citation=inner.cite))
-    findings.append(emit("CERTIFICATION_AFTER_4_YEARS", idx[after_outer], date=certified, years=outer.value, approved=approval,
-                         citation=outer.cite))
+    findings.append(
+        emit("CERTIFICATION_AFTER_4_YEARS", idx[after_outer], date=certified, years=outer.value, approved=approval, citation=outer.cite)
+    )
 
     # d.(1), d.(2): workforce thresholds, each period on its own figures
     statewide, facility = rules["statewide_share"], rules["facility_share"]
     reduced = Q(frame[STATEWIDE]) < Q(frame[BASELINE]) * statewide.value
-    findings.append(emit("STATEWIDE_WORKFORCE_REDUCED", idx[reduced], employees=frame[STATEWIDE], baseline=frame[BASELINE],
-                         period=frame[PERIOD], citation=statewide.cite))
+    findings.append(
+        emit(
+            "STATEWIDE_WORKFORCE_REDUCED",
+            idx[reduced],
+            employees=frame[STATEWIDE],
+            baseline=frame[BASELINE],
+            period=frame[PERIOD],
+            citation=statewide.cite,
+        )
+    )
     below = Q(frame[FACILITY]) < Q(frame[AGREEMENT_JOBS]) * facility.value
-    findings.append(emit("FACILITY_EMPLOYMENT_BELOW_80PCT", idx[below], employees=frame[FACILITY], jobs=frame[AGREEMENT_JOBS],
-                         period=frame[PERIOD], citation=facility.cite))
+    findings.append(
+        emit(
+            "FACILITY_EMPLOYMENT_BELOW_80PCT",
+            idx[below],
+            employees=frame[FACILITY],
+            jobs=frame[AGREEMENT_JOBS],
+            period=frame[PERIOD],
+            citation=facility.cite,
+        )
+    )
 
     # c.(1): documentation certified within 3 years of the close of the period
     docs = rules["documentation_years"]
@@ -96,9 +126,16 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     blank = frame[DOCS].isna().to_numpy()
     late_docs = (frame[DOCS] > deadline).fillna(False).to_numpy(dtype=bool)
     uncertified = blank | late_docs
-    findings.append(emit("CREDIT_FORFEITED_UNCERTIFIED", idx[uncertified], period=frame[PERIOD], deadline=deadline,
-                         state=pd.Series(np.where(blank, "is not certified", "was certified on ") , idx)
-                         + frame[DOCS].dt.strftime("%Y-%m-%d").fillna(""), citation=docs.cite))
+    findings.append(
+        emit(
+            "CREDIT_FORFEITED_UNCERTIFIED",
+            idx[uncertified],
+            period=frame[PERIOD],
+            deadline=deadline,
+            state=pd.Series(np.where(blank, "is not certified", "was certified on "), idx) + frame[DOCS].dt.strftime("%Y-%m-%d").fillna(""),
+            citation=docs.cite,
+        )
+    )
 
     # d.(3)(a): a sale forfeits that period and every later one of the project
     key = name_key(frame[ID])
@@ -108,7 +145,9 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     first_sale = sold_year[order].groupby(key[order].to_numpy()).cummin().reindex(idx)
     forfeited_by_sale = (first_sale <= period).to_numpy()
     sale = rules["sale_forfeiture"]
-    findings.append(emit("FACILITY_SOLD_CREDITS_FORFEITED", idx[forfeited_by_sale], sold=first_sale, period=frame[PERIOD], citation=sale.cite))
+    findings.append(
+        emit("FACILITY_SOLD_CREDITS_FORFEITED", idx[forfeited_by_sale], sold=first_sale, period=frame[PERIOD], citation=sale.cite)
+    )
 
     zero = after_outer | reduced | below | uncertified | forfeited_by_sale
     allowed = np.where(zero, 0, frame[ANNUAL].to_numpy(dtype=np.int64))
@@ -117,8 +156,13 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     counted = order[~after_outer[idx.get_indexer(order)]]
     pos = idx.get_indexer(counted)
     result = np.zeros((n, 5), dtype=np.int64)
-    result[pos] = carry_forward(key[counted].to_numpy(), period[pos], allowed[pos],
-                                frame[LIABILITY].to_numpy(dtype=np.int64)[pos], rules["carry_forward_periods"].value)
+    result[pos] = carry_forward(
+        key[counted].to_numpy(),
+        period[pos],
+        allowed[pos],
+        frame[LIABILITY].to_numpy(dtype=np.int64)[pos],
+        rules["carry_forward_periods"].value,
+    )
     computed = pd.DataFrame(np.column_stack([allowed, result]), columns=OUT, index=idx).astype("Int64")
     return Calculation(computed, findings, ineligible=pd.Series(after_outer, index=idx))
 
@@ -126,8 +170,13 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
     """Credit allowed, used, carried forward and expired per project and per year."""
     rows = frame[status != "Invalid"]
-    sums = {"Credit Allowed ($)": "sum", "Credit Used ($)": "sum", "Carry-Forward Added ($)": "sum",
-            "Carry-Forward Used ($)": "sum", "Carry-Forward Expired ($)": "sum"}
+    sums = {
+        "Credit Allowed ($)": "sum",
+        "Credit Used ($)": "sum",
+        "Carry-Forward Added ($)": "sum",
+        "Carry-Forward Used ($)": "sum",
+        "Carry-Forward Expired ($)": "sum",
+    }
     money = {c: "money" for c in list(sums) + ["Carry-Forward Balance ($)"]}
     by_project = rows.sort_values(PERIOD).groupby(ID).agg({**sums, "Carry-Forward Balance ($)": "last", PERIOD: ["min", "max"]})
     by_project.columns = list(sums) + ["Carry-Forward Balance ($)", "First Period", "Last Period"]

@@ -3,17 +3,18 @@
 Pure and vectorized: each row's schedule (Development Entity or other owner) gives the share of
 taxes otherwise due paid in each of the 20 years after the certificate of occupancy.
 """
+
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from batch.calculators import Calculation, SummaryTable
 from batch.exact import Q
 from batch.findings import emit
 from batch.rules import Rules
-from validators.gsgz_property import GSGZ_PROPERTY as SPEC, YEARS
+from validators.gsgz_property import GSGZ_PROPERTY, YEARS
 
+SPEC = GSGZ_PROPERTY
 RULES = "gsgz_property"
 AWARD_COLUMN = "Total Exempted ($)"
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
@@ -22,7 +23,13 @@ AREA_COLUMN = None
 ROW_INDEPENDENT = True
 YEAR_COLUMN = "Certificate of Occupancy Date"
 
-ID, ENTITY, OPTED_IN, CO_DATE, TAXES = "Property ID", "Development Entity", "Municipality Opted In", "Certificate of Occupancy Date", "Annual Taxes Otherwise Due ($)"
+ID, ENTITY, OPTED_IN, CO_DATE, TAXES = (
+    "Property ID",
+    "Development Entity",
+    "Municipality Opted In",
+    "Certificate of Occupancy Date",
+    "Annual Taxes Otherwise Due ($)",
+)
 PAYMENTS = [f"Payment Year {y} ($)" for y in YEARS]
 
 
@@ -37,8 +44,15 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     late = entity & (frame[CO_DATE] > deadline).to_numpy(dtype=bool)
     findings = [
         emit("MUNICIPALITY_NOT_OPTED_IN", idx[not_opted], citation=opt.cite),
-        emit("CO_AFTER_DEADLINE", idx[late], date=frame[CO_DATE], years=window.value, enacted=enacted.value,
-             deadline=deadline, citation=window.cite),
+        emit(
+            "CO_AFTER_DEADLINE",
+            idx[late],
+            date=frame[CO_DATE],
+            years=window.value,
+            enacted=enacted.value,
+            deadline=deadline,
+            citation=window.cite,
+        ),
     ]
     ineligible = not_opted | late
 
@@ -47,7 +61,7 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     taxes = Q(frame[TAXES])
     computed = {}
     paid = Q.of(0, n)
-    for year, header in zip(YEARS, PAYMENTS):
+    for year, header in zip(YEARS, PAYMENTS, strict=False):
         share = Q.of(dev[year - 1], n).where(entity, Q.of(other[year - 1], n)).where(~ineligible, 1)
         payment = (taxes * share).cents()
         computed[header] = pd.array(payment, dtype="Int64")
@@ -62,10 +76,17 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     """Payments and exemptions per year after the certificate of occupancy, over every computed row."""
     rows = frame[status != "Invalid"]
     taxes = rows[TAXES].fillna(0)
-    table = pd.DataFrame({
-        "Year": [str(y) for y in YEARS],
-        "Payments ($)": [int(rows[h].fillna(0).sum()) for h in PAYMENTS],
-        "Exempted ($)": [int((taxes - rows[h].fillna(0)).sum()) for h in PAYMENTS],
-    })
-    return [SummaryTable("Payments in lieu of taxes and exemptions per year after the certificate", table,
-                         {"Payments ($)": "money", "Exempted ($)": "money"})]
+    table = pd.DataFrame(
+        {
+            "Year": [str(y) for y in YEARS],
+            "Payments ($)": [int(rows[h].fillna(0).sum()) for h in PAYMENTS],
+            "Exempted ($)": [int((taxes - rows[h].fillna(0)).sum()) for h in PAYMENTS],
+        }
+    )
+    return [
+        SummaryTable(
+            "Payments in lieu of taxes and exemptions per year after the certificate",
+            table,
+            {"Payments ($)": "money", "Exempted ($)": "money"},
+        )
+    ]

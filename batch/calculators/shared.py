@@ -1,5 +1,6 @@
 """Vectorized steps more than one calculator uses: ordered tiers, running totals over a limit,
 installments to the cent. (No SPEC here, so `programs()` does not take it for a program.)"""
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,8 +26,7 @@ def tier_applies(tier: Tier, f: pd.DataFrame, area_column: str = "Area") -> np.n
     return ok
 
 
-def first_tier(tiers: tuple[Tier, ...], f: pd.DataFrame, extra: list[np.ndarray] | None = None,
-               area_column: str = "Area") -> np.ndarray:
+def first_tier(tiers: tuple[Tier, ...], f: pd.DataFrame, extra: list[np.ndarray] | None = None, area_column: str = "Area") -> np.ndarray:
     """Index of the first tier that applies to each row (-1 when none). `extra` adds a mask per tier."""
     masks = [tier_applies(t, f, area_column) & (extra[i] if extra else True) for i, t in enumerate(tiers)]
     return np.select(masks, np.arange(len(tiers)), -1) if tiers else np.full(len(f), -1)

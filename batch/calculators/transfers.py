@@ -4,17 +4,19 @@ Pure and vectorized: `calculate(frame, rules)` takes the validated rows of the `
 sheet (money in integer cents) and returns the computed columns and the findings. Every number
 comes from `batch/rules/transfers/parameters.yaml`.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from batch.calculators import Calculation, SummaryTable
-from batch.findings import BASIS_POINTS, emit
 from batch.calculators.shared import date_order, name_key, running_over
+from batch.findings import BASIS_POINTS, emit
 from batch.rules import Rules, lookup
-from validators.transfers import TRANSFERS as SPEC
+from validators.transfers import TRANSFERS
 
+SPEC = TRANSFERS
 RULES = "transfers"
 # The amount that the Summary chart and the portfolio totals call this sheet's award.
 AWARD_COLUMN = "Credit Amount Transferred ($)"
@@ -69,14 +71,23 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     findings.append(emit("TRANSFER_BELOW_MINIMUM", frame.index[below & ~candidate], **common))
     findings.append(
         emit(
-            "TRANSFER_BELOW_MINIMUM", frame.index[candidate & ~allowed], variant="allowance_used",
-            transferor=frame[FROM], year=year, first_id=first_id, **common,
+            "TRANSFER_BELOW_MINIMUM",
+            frame.index[candidate & ~allowed],
+            variant="allowance_used",
+            transferor=frame[FROM],
+            year=year,
+            first_id=first_id,
+            **common,
         )
     )
     findings.append(
         emit(
-            "SMALL_TRANSFER_ALLOWANCE_USED", frame.index[allowed],
-            transferor=frame[FROM], year=year, effective=effective, **common,
+            "SMALL_TRANSFER_ALLOWANCE_USED",
+            frame.index[allowed],
+            transferor=frame[FROM],
+            year=year,
+            effective=effective,
+            **common,
         )
     )
 
@@ -89,9 +100,7 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     min_bp = (num * BASIS_POINTS) // den
     short = paid * den < credit * num
     ratio_fields = dict(consideration=paid, credit=credit, ratio=ratio_bp, citation=ratio_cite)
-    findings.append(
-        emit("CONSIDERATION_BELOW_75PCT", frame.index[short], minimum_ratio=min_bp, **ratio_fields)
-    )
+    findings.append(emit("CONSIDERATION_BELOW_75PCT", frame.index[short], minimum_ratio=min_bp, **ratio_fields))
     findings.append(emit("CONSIDERATION_ABOVE_FACE", frame.index[paid > credit], **ratio_fields))
 
     # Running total per certificate in Transfer Date order; over the Certificate Amount from the
@@ -101,8 +110,13 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     cert_amount = frame[CERT_AMT][order].groupby(cert[order].to_numpy()).ffill().reindex(frame.index)
     findings.append(
         emit(
-            "CERTIFICATE_OVERTRANSFERRED", frame.index[over], certificate=frame[CERT], to_date=to_date,
-            certificate_amount=cert_amount, excess=to_date - cert_amount, citation=min_cite,
+            "CERTIFICATE_OVERTRANSFERRED",
+            frame.index[over],
+            certificate=frame[CERT],
+            to_date=to_date,
+            certificate_amount=cert_amount,
+            excess=to_date - cert_amount,
+            citation=min_cite,
         )
     )
 
@@ -120,14 +134,17 @@ def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
     retransfer = frame.index[(~may_retransfer.astype(bool)) & frame.index.isin(seen.index)]
     findings.append(
         emit(
-            "BEIP_RETRANSFER_PROHIBITED", retransfer, transferor=frame[FROM], certificate=frame[CERT],
-            earlier_date=seen["date"], earlier_id=seen["id"], citation=retransfer_cite,
+            "BEIP_RETRANSFER_PROHIBITED",
+            retransfer,
+            transferor=frame[FROM],
+            certificate=frame[CERT],
+            earlier_date=seen["date"],
+            earlier_id=seen["id"],
+            citation=retransfer_cite,
         )
     )
 
-    computed = pd.DataFrame(
-        {MINIMUM: minimum, RATIO: ratio.astype("float64"), TO_DATE: to_date.astype("Int64")}, index=frame.index
-    )
+    computed = pd.DataFrame({MINIMUM: minimum, RATIO: ratio.astype("float64"), TO_DATE: to_date.astype("Int64")}, index=frame.index)
     return Calculation(computed, findings, ineligible=pd.Series(False, index=frame.index))
 
 
@@ -155,9 +172,7 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     pivot = pivot.join(counts.add_prefix("Rows with "), how="left").fillna(0)
     pivot = pivot.reset_index()
     formats = {"Credit Transferred ($)": "money", "Consideration ($)": "money", "Weighted Consideration Ratio": "percent"}
-    by_year = rows.assign(Year=rows[DATE].dt.year).pivot_table(
-        index=PROGRAM, columns="Year", values=CREDIT, aggfunc="sum", fill_value=0
-    )
+    by_year = rows.assign(Year=rows[DATE].dt.year).pivot_table(index=PROGRAM, columns="Year", values=CREDIT, aggfunc="sum", fill_value=0)
     by_year.columns = [str(c) for c in by_year.columns]
     by_year = by_year.reset_index()
     return [

@@ -9,12 +9,13 @@ A parameter's values are steps: `{since: DATE, value: V}`; a row's date picks th
 (`since: null` means in force for every earlier date). Money (`unit: USD`) is converted to
 integer cents and ratios (`unit: ratio`) to exact fractions when loaded.
 """
+
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -181,7 +182,7 @@ def _load_yaml(path: Path) -> dict:
         return yaml.safe_load(fh) or {}
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(program: str) -> Rules:
     """Every YAML file of `batch/rules/<program>/`: files with a `statute_version` go to
     `versions`, the others are merged into `parameters`; `findings.yaml` is the findings table."""
@@ -204,6 +205,6 @@ def load(program: str) -> Rules:
     return Rules(program, "; ".join(labels), digest.hexdigest(), params, versions, findings)
 
 
-@lru_cache(maxsize=None)
+@cache
 def common_findings() -> dict[str, dict]:
     return _load_yaml(RULES_DIR / "findings.yaml")

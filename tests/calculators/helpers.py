@@ -1,4 +1,5 @@
 """Run one calculator on rows given as {header: cell}; return per-row computed values and codes."""
+
 from __future__ import annotations
 
 import pandas as pd

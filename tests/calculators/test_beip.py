@@ -1,4 +1,5 @@
 """BEIP grants: tables of cases for shared/spec/beip.md, sheet BEIP."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -12,8 +13,15 @@ from validators.beip import BEIP
 from validators.schema import validate
 
 D = dt.date
-BASE = {"Grant ID": "G", "Agreement Date": D(2010, 1, 4), "Grant Form": "Tax Credit", "Withholdings Percentage": 0.4,
-        "Annual Withholdings ($)": 500_000, "Grant Term (years)": 10, "New Employees": 100}
+BASE = {
+    "Grant ID": "G",
+    "Agreement Date": D(2010, 1, 4),
+    "Grant Form": "Tax Credit",
+    "Withholdings Percentage": 0.4,
+    "Annual Withholdings ($)": 500_000,
+    "Grant Term (years)": 10,
+    "New Employees": 100,
+}
 
 
 def one(**change):
@@ -22,19 +30,52 @@ def one(**change):
 
 PERCENT_CASES = [
     # withholdings 10% to 50%, 80% with smart growth (a., b.); partners 10% to 30%, 50% with smart growth
-    ({"Withholdings Percentage": 0.10}, False), ({"Withholdings Percentage": 0.0999}, True),
-    ({"Withholdings Percentage": 0.50}, False), ({"Withholdings Percentage": 0.5001}, True),
-    ({"Withholdings Percentage": "50%"}, False), ({"Withholdings Percentage": 0.3}, False),
-    ({"Withholdings Percentage": 0.80, "Smart Growth": "Y"}, False), ({"Withholdings Percentage": 0.8001, "Smart Growth": "Y"}, True),
+    ({"Withholdings Percentage": 0.10}, False),
+    ({"Withholdings Percentage": 0.0999}, True),
+    ({"Withholdings Percentage": 0.50}, False),
+    ({"Withholdings Percentage": 0.5001}, True),
+    ({"Withholdings Percentage": "50%"}, False),
+    ({"Withholdings Percentage": 0.3}, False),
+    ({"Withholdings Percentage": 0.80, "Smart Growth": "Y"}, False),
+    ({"Withholdings Percentage": 0.8001, "Smart Growth": "Y"}, True),
     ({"Withholdings Percentage": 0.51, "Smart Growth": "N"}, True),
-    ({"Withholdings Percentage": None, "Annual Withholdings ($)": None, "Partner Estimated Tax Percentage": 0.30,
-      "Annual Partner Estimated Tax ($)": 100_000}, False),
-    ({"Withholdings Percentage": None, "Annual Withholdings ($)": None, "Partner Estimated Tax Percentage": 0.3001,
-      "Annual Partner Estimated Tax ($)": 100_000}, True),
-    ({"Withholdings Percentage": None, "Annual Withholdings ($)": None, "Partner Estimated Tax Percentage": 0.50,
-      "Annual Partner Estimated Tax ($)": 100_000, "Smart Growth": "Y"}, False),
-    ({"Withholdings Percentage": None, "Annual Withholdings ($)": None, "Partner Estimated Tax Percentage": 0.0999,
-      "Annual Partner Estimated Tax ($)": 100_000}, True),
+    (
+        {
+            "Withholdings Percentage": None,
+            "Annual Withholdings ($)": None,
+            "Partner Estimated Tax Percentage": 0.30,
+            "Annual Partner Estimated Tax ($)": 100_000,
+        },
+        False,
+    ),
+    (
+        {
+            "Withholdings Percentage": None,
+            "Annual Withholdings ($)": None,
+            "Partner Estimated Tax Percentage": 0.3001,
+            "Annual Partner Estimated Tax ($)": 100_000,
+        },
+        True,
+    ),
+    (
+        {
+            "Withholdings Percentage": None,
+            "Annual Withholdings ($)": None,
+            "Partner Estimated Tax Percentage": 0.50,
+            "Annual Partner Estimated Tax ($)": 100_000,
+            "Smart Growth": "Y",
+        },
+        False,
+    ),
+    (
+        {
+            "Withholdings Percentage": None,
+            "Annual Withholdings ($)": None,
+            "Partner Estimated Tax Percentage": 0.0999,
+            "Annual Partner Estimated Tax ($)": 100_000,
+        },
+        True,
+    ),
 ]
 
 
@@ -80,8 +121,12 @@ def test_average_grant_per_employee(date, withholdings, bad):
     assert ("AVERAGE_GRANT_OVER_50000" in got["codes"]) is bad
 
 
-WAIVER = {"Remote Work Waiver Elected": "Y", "Waiver Election Date": D(2023, 6, 1), "Minimum Time at Facility": 0.2,
-          "2022 Tax Period Credit ($)": 123_456.78}
+WAIVER = {
+    "Remote Work Waiver Elected": "Y",
+    "Waiver Election Date": D(2023, 6, 1),
+    "Minimum Time at Facility": 0.2,
+    "2022 Tax Period Credit ($)": 123_456.78,
+}
 WAIVER_CASES = [
     ({}, []),
     ({"Waiver Election Date": D(2023, 12, 31)}, []),

@@ -1,4 +1,5 @@
 """BEIP grant-to-credit conversion installments: shared/spec/beip.md, sheet BEIP_Conversion (C.34:1B-129 e.)."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -20,8 +21,18 @@ SCHEDULE = [
     # (accrual year, installments, first tax period) for every year 2007 to 2026
     (2007, 0, None),
     *[(y, 5, 2017) for y in range(2008, 2014)],
-    (2014, 4, 2019), (2015, 4, 2019), (2016, 3, 2020), (2017, 3, 2020), (2018, 2, 2022), (2019, 2, 2022),
-    (2020, 2, 2023), (2021, 2, 2023), (2022, 2, 2023), (2023, 2, 2023), (2024, 1, 2025), (2025, 1, 2025),
+    (2014, 4, 2019),
+    (2015, 4, 2019),
+    (2016, 3, 2020),
+    (2017, 3, 2020),
+    (2018, 2, 2022),
+    (2019, 2, 2022),
+    (2020, 2, 2023),
+    (2021, 2, 2023),
+    (2022, 2, 2023),
+    (2023, 2, 2023),
+    (2024, 1, 2025),
+    (2025, 1, 2025),
     (2026, 0, None),
 ]
 
@@ -57,22 +68,30 @@ def test_approval_year_does_not_move_other_paragraphs():
     assert got["First Tax Period"] == 2020
 
 
-@pytest.mark.parametrize("amount,expected", [
-    # 100.00 / 3 = 33.333...: 33.33, 33.33 and the remainder 33.34
-    (100, {2020: 33.33, 2021: 33.33, 2022: 33.34}),
-    # 0.02 / 3: 0.00, 0.00, 0.02
-    (0.02, {2020: 0.0, 2021: 0.0, 2022: 0.02}),
-    (0, {2020: 0.0, 2021: 0.0, 2022: 0.0}),
-])
+@pytest.mark.parametrize(
+    "amount,expected",
+    [
+        # 100.00 / 3 = 33.333...: 33.33, 33.33 and the remainder 33.34
+        (100, {2020: 33.33, 2021: 33.33, 2022: 33.34}),
+        # 0.02 / 3: 0.00, 0.00, 0.02
+        (0.02, {2020: 0.0, 2021: 0.0, 2022: 0.02}),
+        (0, {2020: 0.0, 2021: 0.0, 2022: 0.0}),
+    ],
+)
 def test_remainder_goes_to_the_last_installment(amount, expected):
     got = run_rows(beip_conversion, [{"Grant ID": "G", "Accrual Year": 2016, "Approved Amount ($)": amount}])[0]
     assert credits(got) == expected
 
 
 def test_grant_and_year_together_are_the_record_id():
-    raw = pd.DataFrame([{"Grant ID": "G", "Accrual Year": 2010, "Approved Amount ($)": 1},
-                        {"Grant ID": "G", "Accrual Year": 2011, "Approved Amount ($)": 1},
-                        {"Grant ID": "G", "Accrual Year": 2010, "Approved Amount ($)": 2}], dtype=object)
+    raw = pd.DataFrame(
+        [
+            {"Grant ID": "G", "Accrual Year": 2010, "Approved Amount ($)": 1},
+            {"Grant ID": "G", "Accrual Year": 2011, "Approved Amount ($)": 1},
+            {"Grant ID": "G", "Accrual Year": 2010, "Approved Amount ($)": 2},
+        ],
+        dtype=object,
+    )
     _, findings = validate(BEIP_CONVERSION, raw)
     assert findings[["row", "code", "value"]].values.tolist() == [[2, "DUPLICATE_ID", "G / 2010"]]
 

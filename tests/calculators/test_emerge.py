@@ -1,4 +1,5 @@
 """Emerge eligibility: tables of cases for shared/spec/emerge.md (C.34:1B-339)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -12,13 +13,28 @@ from validators.emerge import EMERGE
 from validators.schema import validate
 
 D = dt.date
-CERTS = {"Accommodates Majority of Employees": "Y", "Material Factor": "Y", "Meets Environmental Standards": "Y",
-         "Affirmative Action Compliance": "Y", "Prevailing Wage Compliance": "Y"}
+CERTS = {
+    "Accommodates Majority of Employees": "Y",
+    "Material Factor": "Y",
+    "Meets Environmental Standards": "Y",
+    "Affirmative Action Compliance": "Y",
+    "Prevailing Wage Compliance": "Y",
+}
 # min capex $40 x 10,000 = $400,000; 35 new jobs; required net benefit 4.00 (Other Qualified Incentive Area)
-BASE = {"Project ID": "E", "Application Date": D(2024, 1, 8), "Location": "Other Qualified Incentive Area",
-        "Premises Type": "Non-Industrial Rehab", "Gross Leasable Area (sq ft)": 10_000, "Capital Investment ($)": 500_000,
-        "New Full-Time Jobs": 35, "Retained Full-Time Jobs": 0, "Requested Tax Credit ($)": 1_000_000,
-        "Net Benefit ($)": 4_000_000, "Withholdings Subject to NJ Income Tax": 0.9, **CERTS}
+BASE = {
+    "Project ID": "E",
+    "Application Date": D(2024, 1, 8),
+    "Location": "Other Qualified Incentive Area",
+    "Premises Type": "Non-Industrial Rehab",
+    "Gross Leasable Area (sq ft)": 10_000,
+    "Capital Investment ($)": 500_000,
+    "New Full-Time Jobs": 35,
+    "Retained Full-Time Jobs": 0,
+    "Requested Tax Credit ($)": 1_000_000,
+    "Net Benefit ($)": 4_000_000,
+    "Withholdings Subject to NJ Income Tax": 0.9,
+    **CERTS,
+}
 
 
 def one(**change):
@@ -43,7 +59,9 @@ def test_outside_a_qualified_incentive_area():
 
 CAPEX_CASES = [
     # (capex, donation, warning)
-    (400_000, 0, False), (399_999.99, 0.01, True), (250_000, 150_000, True),
+    (400_000, 0, False),
+    (399_999.99, 0.01, True),
+    (250_000, 150_000, True),
 ]
 
 
@@ -100,8 +118,11 @@ def test_small_business_without_workforce_is_missing_value():
 
 NET_BENEFIT_CASES = [
     # (change, required, net benefit that is exactly enough)
-    ({}, 4.0, 4_000_000), ({"Location": "Distressed Municipality"}, 3.0, 3_000_000), ({"Location": "Enhanced Area"}, 3.0, 3_000_000),
-    ({"Location": "Government-Restricted Municipality"}, 2.0, 2_000_000), ({"Mega Project": "Y"}, 2.0, 2_000_000),
+    ({}, 4.0, 4_000_000),
+    ({"Location": "Distressed Municipality"}, 3.0, 3_000_000),
+    ({"Location": "Enhanced Area"}, 3.0, 3_000_000),
+    ({"Location": "Government-Restricted Municipality"}, 2.0, 2_000_000),
+    ({"Mega Project": "Y"}, 2.0, 2_000_000),
     ({"Mega Project": "Y", "Location": "Enhanced Area"}, 2.0, 2_000_000),  # the lowest that applies
 ]
 

@@ -6,6 +6,7 @@ gross $3,000 (cap $10,500); retained/job $1,500 (50%); annual 50 x $3,000 = $150
 (cap $4,000,000; 90% of $1,000,000 withholdings = $900,000); total x 10 = $1,500,000.
 Money in expectations is in dollars.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,14 +24,30 @@ RULES = load("grow_nj")
 D = dt.date
 
 BASE = {
-    "Project ID": "P-1", "Statute Version": "2017", "Application Date": D(2016, 1, 4), "County": "Bergen",
-    "Area": "Priority", "Business Type": "Other", "Premises Type": "Non-Industrial Rehab",
-    "Gross Leasable Area (sq ft)": 10_000, "Capital Investment ($)": 1_000_000, "New Full-Time Jobs": 50,
-    "Retained Full-Time Jobs": 0, "Annual Withholdings ($)": 1_000_000, "Net Benefit ($)": 100_000_000,
+    "Project ID": "P-1",
+    "Statute Version": "2017",
+    "Application Date": D(2016, 1, 4),
+    "County": "Bergen",
+    "Area": "Priority",
+    "Business Type": "Other",
+    "Premises Type": "Non-Industrial Rehab",
+    "Gross Leasable Area (sq ft)": 10_000,
+    "Capital Investment ($)": 1_000_000,
+    "New Full-Time Jobs": 50,
+    "Retained Full-Time Jobs": 0,
+    "Annual Withholdings ($)": 1_000_000,
+    "Net Benefit ($)": 100_000_000,
 }
 
-MONEY = {"Minimum Capital Investment ($)", "Base Credit per Job ($)", "Bonus per Job ($)", "Gross Credit per Job ($)",
-         "Retained Credit per Job ($)", "Annual Credit ($)", "Total Award ($)"}
+MONEY = {
+    "Minimum Capital Investment ($)",
+    "Base Credit per Job ($)",
+    "Bonus per Job ($)",
+    "Gross Credit per Job ($)",
+    "Retained Credit per Job ($)",
+    "Annual Credit ($)",
+    "Total Award ($)",
+}
 
 
 def run(*overrides: dict):
@@ -59,10 +76,24 @@ def check(override: dict, expected: dict):
 
 
 def test_base_case():
-    check({}, {"Minimum Capital Investment ($)": 400_000, "Minimum New Jobs": 35, "Minimum Retained Jobs": 50,
-               "Eligible": "Y", "Base Credit per Job ($)": 3_000, "Bonus per Job ($)": 0, "Gross Credit per Job ($)": 3_000,
-               "Retained Credit per Job ($)": 1_500, "Annual Credit ($)": 150_000, "Total Award ($)": 1_500_000,
-               "Commitment Period (years)": 15.0, "Net Benefit Ratio": 100_000_000 / 1_500_000, "codes": []})
+    check(
+        {},
+        {
+            "Minimum Capital Investment ($)": 400_000,
+            "Minimum New Jobs": 35,
+            "Minimum Retained Jobs": 50,
+            "Eligible": "Y",
+            "Base Credit per Job ($)": 3_000,
+            "Bonus per Job ($)": 0,
+            "Gross Credit per Job ($)": 3_000,
+            "Retained Credit per Job ($)": 1_500,
+            "Annual Credit ($)": 150_000,
+            "Total Award ($)": 1_500_000,
+            "Commitment Period (years)": 15.0,
+            "Net Benefit Ratio": 100_000_000 / 1_500_000,
+            "codes": [],
+        },
+    )
 
 
 CAPEX_CASES = [
@@ -99,14 +130,32 @@ JOB_CASES = [
     ("other 34 new + 16 retained = 50", {"New Full-Time Jobs": 34, "Retained Full-Time Jobs": 16}, 35, 50, True),
     ("other 0 new + 50 retained", {"New Full-Time Jobs": 0, "Retained Full-Time Jobs": 50}, 35, 50, True),
     ("tech 10 new", {"Business Type": "Technology Startup", "New Full-Time Jobs": 10}, 10, 25, True),
-    ("tech 9 new + 15 retained", {"Business Type": "Technology Startup", "New Full-Time Jobs": 9, "Retained Full-Time Jobs": 15}, 10, 25, False),
-    ("manufacturing 9 new + 16 retained", {"Business Type": "Manufacturing", "New Full-Time Jobs": 9, "Retained Full-Time Jobs": 16}, 10, 25, True),
+    (
+        "tech 9 new + 15 retained",
+        {"Business Type": "Technology Startup", "New Full-Time Jobs": 9, "Retained Full-Time Jobs": 15},
+        10,
+        25,
+        False,
+    ),
+    (
+        "manufacturing 9 new + 16 retained",
+        {"Business Type": "Manufacturing", "New Full-Time Jobs": 9, "Retained Full-Time Jobs": 16},
+        10,
+        25,
+        True,
+    ),
     ("targeted 25 new", {"Targeted Industry": "Y", "New Full-Time Jobs": 25}, 25, 35, True),
     ("targeted 24 new", {"Targeted Industry": "Y", "New Full-Time Jobs": 24}, 25, 35, False),
     # Growth Zone: 35 x 3/4 = 26.25 new, 50 x 3/4 = 37.5 total
     ("growth zone 27 new", {"Area": "Growth Zone", "New Full-Time Jobs": 27}, 26.25, 37.5, True),
     ("growth zone 26 new", {"Area": "Growth Zone", "New Full-Time Jobs": 26}, 26.25, 37.5, False),
-    ("growth zone 26 new + 12 retained = 38", {"Area": "Growth Zone", "New Full-Time Jobs": 26, "Retained Full-Time Jobs": 12}, 26.25, 37.5, True),
+    (
+        "growth zone 26 new + 12 retained = 38",
+        {"Area": "Growth Zone", "New Full-Time Jobs": 26, "Retained Full-Time Jobs": 12},
+        26.25,
+        37.5,
+        True,
+    ),
     ("south jersey tech 7.5", {"County": "Camden", "Business Type": "Technology Startup", "New Full-Time Jobs": 7}, 7.5, 18.75, False),
     ("south jersey tech 8", {"County": "Camden", "Business Type": "Technology Startup", "New Full-Time Jobs": 8}, 7.5, 18.75, True),
 ]
@@ -134,13 +183,16 @@ def test_application_dates(name, override, codes):
     assert got["ineligible"] == bool(codes)
 
 
-@pytest.mark.parametrize("override,bad", [
-    ({"Final Point of Sale Retail": "Y"}, True),
-    ({"Final Point of Sale Retail": "Y", "Area": "Growth Zone"}, False),
-    ({"Final Point of Sale Retail": "Y", "Area": "Growth Zone (MRERA)"}, False),
-    ({"Final Point of Sale Retail": "Y", "Tourism District": "Y"}, False),
-    ({"Final Point of Sale Retail": "N"}, False),
-])
+@pytest.mark.parametrize(
+    "override,bad",
+    [
+        ({"Final Point of Sale Retail": "Y"}, True),
+        ({"Final Point of Sale Retail": "Y", "Area": "Growth Zone"}, False),
+        ({"Final Point of Sale Retail": "Y", "Area": "Growth Zone (MRERA)"}, False),
+        ({"Final Point of Sale Retail": "Y", "Tourism District": "Y"}, False),
+        ({"Final Point of Sale Retail": "N"}, False),
+    ],
+)
 def test_retail(override, bad):
     got = run(override)[0]
     assert ("RETAIL_NOT_ELIGIBLE" in got["codes"]) is bad and got["ineligible"] is bad
@@ -255,8 +307,16 @@ def test_salary_increase(name, avg, bench, bonus):
 
 LARGE_CASES = [
     # New + Retained (new only here, the test's jobs are all new)
-    (250, 0), (251, 500), (400, 500), (401, 750), (600, 750), (601, 1_000), (800, 1_000), (801, 1_250),
-    (1_000, 1_250), (1_001, 1_500),
+    (250, 0),
+    (251, 500),
+    (400, 500),
+    (401, 750),
+    (600, 750),
+    (601, 1_000),
+    (800, 1_000),
+    (801, 1_250),
+    (1_000, 1_250),
+    (1_001, 1_500),
 ]
 
 
@@ -264,8 +324,15 @@ LARGE_CASES = [
 @pytest.mark.parametrize("jobs,bonus", LARGE_CASES)
 def test_large_employment_increase(jobs, bonus, version):
     # capex raised so the retained/withholding limits stay out of the way; withholdings large
-    got = check({"New Full-Time Jobs": jobs, "Statute Version": version, "Capital Investment ($)": 50_000_000,
-                 "Annual Withholdings ($)": 100_000_000}, {"Bonus per Job ($)": bonus})
+    got = check(
+        {
+            "New Full-Time Jobs": jobs,
+            "Statute Version": version,
+            "Capital Investment ($)": 50_000_000,
+            "Annual Withholdings ($)": 100_000_000,
+        },
+        {"Bonus per Job ($)": bonus},
+    )
     omitted = version == "2014" and 601 <= jobs <= 800
     assert ("TEXT_OMITS_601_800_TIER" in got["codes"]) is omitted
 
@@ -275,11 +342,14 @@ def test_large_employment_counts_new_and_retained():
     check({"New Full-Time Jobs": 200, "Retained Full-Time Jobs": 201, "Capital Investment ($)": 50_000_000}, {"Bonus per Job ($)": 750})
 
 
-@pytest.mark.parametrize("override,bonus", [
-    ({"US HQ of Automobile Manufacturer": "Y", "Same Municipality": "Y", "Retained Full-Time Jobs": 400}, 1_500 + 500),
-    ({"US HQ of Automobile Manufacturer": "Y", "Same Municipality": "Y", "Retained Full-Time Jobs": 399}, 0 + 500),
-    ({"US HQ of Automobile Manufacturer": "Y", "Same Municipality": "N", "Retained Full-Time Jobs": 400}, 0 + 500),
-])
+@pytest.mark.parametrize(
+    "override,bonus",
+    [
+        ({"US HQ of Automobile Manufacturer": "Y", "Same Municipality": "Y", "Retained Full-Time Jobs": 400}, 1_500 + 500),
+        ({"US HQ of Automobile Manufacturer": "Y", "Same Municipality": "Y", "Retained Full-Time Jobs": 399}, 0 + 500),
+        ({"US HQ of Automobile Manufacturer": "Y", "Same Municipality": "N", "Retained Full-Time Jobs": 400}, 0 + 500),
+    ],
+)
 def test_auto_headquarters_increase(override, bonus):
     # 50 new + 399 or 400 retained = 449/450 jobs -> also the 401-600 tier? no: 401-600 is 750
     o = {**override, "Capital Investment ($)": 50_000_000}
@@ -288,9 +358,16 @@ def test_auto_headquarters_increase(override, bonus):
     check(o, {"Bonus per Job ($)": bonus - 500 + large})
 
 
-@pytest.mark.parametrize("county,mri,bonus", [
-    ("Camden", 465, 0), ("Camden", 465.01, 1_000), ("Salem", 600, 1_000), ("Bergen", 600, 0), ("Camden", "", 0),
-])
+@pytest.mark.parametrize(
+    "county,mri,bonus",
+    [
+        ("Camden", 465, 0),
+        ("Camden", 465.01, 1_000),
+        ("Salem", 600, 1_000),
+        ("Bergen", 600, 0),
+        ("Camden", "", 0),
+    ],
+)
 def test_south_jersey_revitalization_increase(county, mri, bonus):
     check({"County": county, "Municipal Revitalization Index": mri}, {"Bonus per Job ($)": bonus})
 
@@ -299,42 +376,124 @@ GROSS_CASES = [
     # (name, override, gross): base + bonus, limited by the first cap that applies
     # growth zone: 5,000 + 1,500 + 2,000 + 1,500 + 1,000 + 1,000 + 500 + 500 + 250 + 250 = 13,500, + 5,000 industrial
     # (10) = 18,500 -> 15,000
-    ("growth zone over 15,000", {"Area": "Growth Zone", "Deep Poverty Pocket": "Y", "Transit Oriented Development": "Y",
-                                 "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y",
-                                 "Vacant Million Square Foot Building": "Y", "Qualified Incubator": "Y",
-                                 "Mixed-Use Moderate Income Housing": "Y", "LEED Silver or Remediation": "Y",
-                                 "On-Site Solar 50 Percent": "Y", "Premises Type": "Industrial Rehab"}, 15_000),
+    (
+        "growth zone over 15,000",
+        {
+            "Area": "Growth Zone",
+            "Deep Poverty Pocket": "Y",
+            "Transit Oriented Development": "Y",
+            "Redevelopment Area Near Highways": "Y",
+            "Light Rail Half Mile": "Y",
+            "Vacant Million Square Foot Building": "Y",
+            "Qualified Incubator": "Y",
+            "Mixed-Use Moderate Income Housing": "Y",
+            "LEED Silver or Remediation": "Y",
+            "On-Site Solar 50 Percent": "Y",
+            "Premises Type": "Industrial Rehab",
+        },
+        15_000,
+    ),
     # the same without the industrial increase: 13,500, under the cap
-    ("growth zone under 15,000", {"Area": "Growth Zone", "Deep Poverty Pocket": "Y", "Transit Oriented Development": "Y",
-                                  "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y",
-                                  "Vacant Million Square Foot Building": "Y", "Qualified Incubator": "Y",
-                                  "Mixed-Use Moderate Income Housing": "Y", "LEED Silver or Remediation": "Y",
-                                  "On-Site Solar 50 Percent": "Y"}, 13_500),
+    (
+        "growth zone under 15,000",
+        {
+            "Area": "Growth Zone",
+            "Deep Poverty Pocket": "Y",
+            "Transit Oriented Development": "Y",
+            "Redevelopment Area Near Highways": "Y",
+            "Light Rail Half Mile": "Y",
+            "Vacant Million Square Foot Building": "Y",
+            "Qualified Incubator": "Y",
+            "Mixed-Use Moderate Income Housing": "Y",
+            "LEED Silver or Remediation": "Y",
+            "On-Site Solar 50 Percent": "Y",
+        },
+        13_500,
+    ),
     # urban transit hub: 5,000 + 2,000 + 1,500 + 1,500 + 1,000 + 1,000 = 12,000 at the cap; + 500 -> capped
-    ("uth over 12,000", {"Area": "Urban Transit Hub", "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y",
-                         "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y",
-                         "Vacant Million Square Foot Building": "Y", "Qualified Incubator": "Y"}, 12_000),
+    (
+        "uth over 12,000",
+        {
+            "Area": "Urban Transit Hub",
+            "Transit Oriented Development": "Y",
+            "Deep Poverty Pocket": "Y",
+            "Redevelopment Area Near Highways": "Y",
+            "Light Rail Half Mile": "Y",
+            "Vacant Million Square Foot Building": "Y",
+            "Qualified Incubator": "Y",
+        },
+        12_000,
+    ),
     # distressed: 4,000 + 2,000 + 1,500 + 1,500 + 1,500 + 1,000 = 11,500 -> 11,000
-    ("distressed over 11,000", {"Area": "Distressed", "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y",
-                                "Redevelopment Area Near Highways": "Y", "Marine Terminal South Jersey Port District": "Y",
-                                "Light Rail Half Mile": "Y"}, 11_000),
+    (
+        "distressed over 11,000",
+        {
+            "Area": "Distressed",
+            "Transit Oriented Development": "Y",
+            "Deep Poverty Pocket": "Y",
+            "Redevelopment Area Near Highways": "Y",
+            "Marine Terminal South Jersey Port District": "Y",
+            "Light Rail Half Mile": "Y",
+        },
+        11_000,
+    ),
     # priority: 3,000 + 2,000 + 1,500 + 1,500 + 1,500 + 1,000 = 10,500 exactly
-    ("priority at 10,500", {"Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y", "Redevelopment Area Near Highways": "Y",
-                            "Marine Terminal South Jersey Port District": "Y", "Light Rail Half Mile": "Y"}, 10_500),
+    (
+        "priority at 10,500",
+        {
+            "Transit Oriented Development": "Y",
+            "Deep Poverty Pocket": "Y",
+            "Redevelopment Area Near Highways": "Y",
+            "Marine Terminal South Jersey Port District": "Y",
+            "Light Rail Half Mile": "Y",
+        },
+        10_500,
+    ),
     # other eligible: 500 + 2,000 + 1,500 + 1,500 + 1,000 = 6,500 -> 6,000
-    ("other eligible over 6,000", {"Area": "Other Eligible", "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y",
-                                   "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y"}, 6_000),
+    (
+        "other eligible over 6,000",
+        {
+            "Area": "Other Eligible",
+            "Transit Oriented Development": "Y",
+            "Deep Poverty Pocket": "Y",
+            "Redevelopment Area Near Highways": "Y",
+            "Light Rail Half Mile": "Y",
+        },
+        6_000,
+    ),
     # disaster recovery: 3,000 + 2,000 = 5,000 -> 2,000, whatever the area
     ("disaster recovery", {"Disaster Recovery Project": "Y", "Transit Oriented Development": "Y"}, 2_000),
     ("disaster recovery below its cap", {"Disaster Recovery Project": "Y", "Area": "Other Eligible"}, 500),
     # mega project in an urban transit hub takes the mega cap 15,000, not 12,000: 5,000 + 2,000 + 1,500 x 3 + 1,000 x 2 = 13,500
-    ("mega in uth", {"Area": "Urban Transit Hub", "Mega Project": "Y", "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y",
-                     "Redevelopment Area Near Highways": "Y", "Marine Terminal South Jersey Port District": "Y",
-                     "Light Rail Half Mile": "Y", "Vacant Million Square Foot Building": "Y"}, 13_500),
+    (
+        "mega in uth",
+        {
+            "Area": "Urban Transit Hub",
+            "Mega Project": "Y",
+            "Transit Oriented Development": "Y",
+            "Deep Poverty Pocket": "Y",
+            "Redevelopment Area Near Highways": "Y",
+            "Marine Terminal South Jersey Port District": "Y",
+            "Light Rail Half Mile": "Y",
+            "Vacant Million Square Foot Building": "Y",
+        },
+        13_500,
+    ),
     # create zone: 12,000 in 2017 (5,000 + 2,000 + 1,500 x 3 + 500 = 12,000, + 1,000 light rail -> 12,000)
-    ("create zone cap 2017", {"Area": "Create Zone", "Targeted Industry": "Y", "Doctoral University Collaboration": "Y",
-                              "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y", "Redevelopment Area Near Highways": "Y",
-                              "Marine Terminal South Jersey Port District": "Y", "Light Rail Half Mile": "Y"}, 12_000),
+    (
+        "create zone cap 2017",
+        {
+            "Area": "Create Zone",
+            "Targeted Industry": "Y",
+            "Doctoral University Collaboration": "Y",
+            "Transit Oriented Development": "Y",
+            "Deep Poverty Pocket": "Y",
+            "Redevelopment Area Near Highways": "Y",
+            "Marine Terminal South Jersey Port District": "Y",
+            "Light Rail Half Mile": "Y",
+        },
+        12_000,
+    ),
 ]
 
 
@@ -353,13 +512,25 @@ RETAINED_CASES = [
     ("both equal", {"Retained Full-Time Jobs": 50, "Capital Investment ($)": 1_500_000}, 1_500, 225_000),
     # 1,000,000 / (10 x 70) = 1,428.5714...: annual 50 x 3,000 + 20 x 1,428.5714 = 178,571.43; total 1,785,714.29
     ("exact fraction", {"Retained Full-Time Jobs": 20}, 1_428.57, 178_571.43),
-    ("replaces disaster-damaged facility: 100%", {"Retained Full-Time Jobs": 50, "Replaces Disaster-Damaged Facility": "Y"},
-     3_000, 300_000),
+    (
+        "replaces disaster-damaged facility: 100%",
+        {"Retained Full-Time Jobs": 50, "Replaces Disaster-Damaged Facility": "Y"},
+        3_000,
+        300_000,
+    ),
     # mega + auto HQ in a Priority area: 100% of gross (5,000 base, + 1,500 auto HQ needs same municipality: not here)
-    ("mega auto hq in priority: 100%", {"Retained Full-Time Jobs": 50, "Mega Project": "Y", "US HQ of Automobile Manufacturer": "Y"},
-     5_000, 500_000),
-    ("mega auto hq in distressed: 50%/capex", {"Retained Full-Time Jobs": 50, "Mega Project": "Y", "Area": "Distressed",
-                                               "US HQ of Automobile Manufacturer": "Y"}, 1_000, 300_000),
+    (
+        "mega auto hq in priority: 100%",
+        {"Retained Full-Time Jobs": 50, "Mega Project": "Y", "US HQ of Automobile Manufacturer": "Y"},
+        5_000,
+        500_000,
+    ),
+    (
+        "mega auto hq in distressed: 50%/capex",
+        {"Retained Full-Time Jobs": 50, "Mega Project": "Y", "Area": "Distressed", "US HQ of Automobile Manufacturer": "Y"},
+        1_000,
+        300_000,
+    ),
 ]
 
 
@@ -380,8 +551,12 @@ MRERA_CASES = [
     ("tier a at thresholds", {"Capital Investment ($)": 5_000_000}, 500_000, True),
     ("capex a cent short", {"Capital Investment ($)": 4_999_999.99}, 175_000, False),
     ("34 jobs new to municipality", {"Capital Investment ($)": 5_000_000, "Jobs New to Municipality": 34}, 175_000, False),
-    ("jobs new to municipality counted, not new jobs", {"Capital Investment ($)": 5_000_000, "New Full-Time Jobs": 30,
-                                                         "Retained Full-Time Jobs": 10, "Jobs New to Municipality": 35}, 500_000, True),
+    (
+        "jobs new to municipality counted, not new jobs",
+        {"Capital Investment ($)": 5_000_000, "New Full-Time Jobs": 30, "Retained Full-Time Jobs": 10, "Jobs New to Municipality": 35},
+        500_000,
+        True,
+    ),
     # (a) limit 2,000,000: capex 9,999,999.99 / 10 = 999,999.999 -> 1,000,000.00 ; with 70 jobs still (a) by capex
     ("tier a limit 2,000,000", {"Capital Investment ($)": 9_999_999.99, "Jobs New to Municipality": 70}, 1_000_000, True),
     # (b) 70 and 10,000,000: 1,000,000 ; limit 3,000,000 at capex 30,000,000 with 70 jobs
@@ -414,9 +589,21 @@ def test_ordinary_larger_case_arithmetic():
 ANNUAL_CASES = [
     # (name, override, annual, codes among the limit findings)
     # priority: 10,500 x 400 = 4,200,000 -> 4,000,000 cap, then 90% of 5,000,000 = 4,500,000 no cut
-    ("priority cap", {"Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y", "Redevelopment Area Near Highways": "Y",
-                      "Marine Terminal South Jersey Port District": "Y", "Light Rail Half Mile": "Y", "New Full-Time Jobs": 400,
-                      "Capital Investment ($)": 50_000_000, "Annual Withholdings ($)": 5_000_000}, 4_000_000, ["ANNUAL_CAP_APPLIED"]),
+    (
+        "priority cap",
+        {
+            "Transit Oriented Development": "Y",
+            "Deep Poverty Pocket": "Y",
+            "Redevelopment Area Near Highways": "Y",
+            "Marine Terminal South Jersey Port District": "Y",
+            "Light Rail Half Mile": "Y",
+            "New Full-Time Jobs": 400,
+            "Capital Investment ($)": 50_000_000,
+            "Annual Withholdings ($)": 5_000_000,
+        },
+        4_000_000,
+        ["ANNUAL_CAP_APPLIED"],
+    ),
     # 90% of 100,000 = 90,000 < 150,000
     ("withholdings cut", {"Annual Withholdings ($)": 100_000}, 90_000, ["WITHHOLDINGS_CAP_APPLIED"]),
     # 90% of 166,666.67 = 150,000.003 -> no cut; 166,666.66 -> 149,999.994 cut
@@ -428,21 +615,48 @@ ANNUAL_CASES = [
     ("distressed: no 90% limit", {"Area": "Distressed", "Annual Withholdings ($)": 10_000}, 200_000, []),
     ("mega: no 90% limit", {"Mega Project": "Y", "Annual Withholdings ($)": ""}, 250_000, []),
     # 2014: a redevelopment or rehabilitation area lifts the 90% limit; 2017 does not
-    ("2014 redevelopment area", {"Statute Version": "2014", "Redevelopment or Rehabilitation Area": "Y",
-                                 "Annual Withholdings ($)": 10_000}, 150_000, []),
-    ("2017 redevelopment area", {"Redevelopment or Rehabilitation Area": "Y", "Annual Withholdings ($)": 10_000}, 9_000,
-     ["WITHHOLDINGS_CAP_APPLIED"]),
+    (
+        "2014 redevelopment area",
+        {"Statute Version": "2014", "Redevelopment or Rehabilitation Area": "Y", "Annual Withholdings ($)": 10_000},
+        150_000,
+        [],
+    ),
+    (
+        "2017 redevelopment area",
+        {"Redevelopment or Rehabilitation Area": "Y", "Annual Withholdings ($)": 10_000},
+        9_000,
+        ["WITHHOLDINGS_CAP_APPLIED"],
+    ),
     # 2017 tourism district: f.(1) 35,000,000 cap and no 90% limit
     ("2017 tourism district", {"Tourism District": "Y", "Annual Withholdings ($)": 10_000}, 150_000, []),
-    ("2014 tourism district", {"Statute Version": "2014", "Tourism District": "Y", "Annual Withholdings ($)": 10_000}, 9_000,
-     ["WITHHOLDINGS_CAP_APPLIED"]),
+    (
+        "2014 tourism district",
+        {"Statute Version": "2014", "Tourism District": "Y", "Annual Withholdings ($)": 10_000},
+        9_000,
+        ["WITHHOLDINGS_CAP_APPLIED"],
+    ),
     # 2017 create zone: f.(3) 10,000,000 and no 90% limit
-    ("create zone no 90%", {"Area": "Create Zone", "Targeted Industry": "Y", "Doctoral University Collaboration": "Y",
-                            "Annual Withholdings ($)": 10_000}, 50 * 5_500, []),
+    (
+        "create zone no 90%",
+        {"Area": "Create Zone", "Targeted Industry": "Y", "Doctoral University Collaboration": "Y", "Annual Withholdings ($)": 10_000},
+        50 * 5_500,
+        [],
+    ),
     # cap then 90%: 4,200,000 -> 4,000,000 -> 90% of 1,000,000 = 900,000
-    ("cap then withholdings", {"Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y", "Redevelopment Area Near Highways": "Y",
-                               "Marine Terminal South Jersey Port District": "Y", "Light Rail Half Mile": "Y", "New Full-Time Jobs": 400,
-                               "Capital Investment ($)": 50_000_000}, 900_000, ["ANNUAL_CAP_APPLIED", "WITHHOLDINGS_CAP_APPLIED"]),
+    (
+        "cap then withholdings",
+        {
+            "Transit Oriented Development": "Y",
+            "Deep Poverty Pocket": "Y",
+            "Redevelopment Area Near Highways": "Y",
+            "Marine Terminal South Jersey Port District": "Y",
+            "Light Rail Half Mile": "Y",
+            "New Full-Time Jobs": 400,
+            "Capital Investment ($)": 50_000_000,
+        },
+        900_000,
+        ["ANNUAL_CAP_APPLIED", "WITHHOLDINGS_CAP_APPLIED"],
+    ),
 ]
 LIMIT_CODES = ("ANNUAL_CAP_APPLIED", "WITHHOLDINGS_CAP_APPLIED", "WITHHOLDINGS_NOT_PROVIDED")
 
@@ -454,9 +668,15 @@ def test_annual_limits(name, override, annual, codes):
 
 
 # Amount necessary. Urban Transit Hub: 5,000 + 2,000 + 1,500 + 1,500 + 1,000 + 1,000 = 12,000 per job, at the cap
-UTH = {"Area": "Urban Transit Hub", "Transit Oriented Development": "Y", "Deep Poverty Pocket": "Y",
-       "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y", "Vacant Million Square Foot Building": "Y",
-       "Capital Investment ($)": 50_000_000}
+UTH = {
+    "Area": "Urban Transit Hub",
+    "Transit Oriented Development": "Y",
+    "Deep Poverty Pocket": "Y",
+    "Redevelopment Area Near Highways": "Y",
+    "Light Rail Half Mile": "Y",
+    "Vacant Million Square Foot Building": "Y",
+    "Capital Investment ($)": 50_000_000,
+}
 NECESSITY_CASES = [
     # 12,000 x 333 = 3,996,000; x 334 = 4,008,000 (over 4,000,000)
     ("under 4,000,000", {"New Full-Time Jobs": 333}, 3_996_000, []),
@@ -473,14 +693,23 @@ def test_amount_necessary(name, override, annual, codes):
 
 
 # Mega project in a Priority area: 5,000 + 2,000 (TOD) + 1,500 (highways) + 1,000 (light rail) + 500 (251-400 jobs)
-MEGA = {"Mega Project": "Y", "Application Date": D(2016, 1, 4), "Transit Oriented Development": "Y",
-        "Redevelopment Area Near Highways": "Y", "Light Rail Half Mile": "Y", "Capital Investment ($)": 50_000_000}
+MEGA = {
+    "Mega Project": "Y",
+    "Application Date": D(2016, 1, 4),
+    "Transit Oriented Development": "Y",
+    "Redevelopment Area Near Highways": "Y",
+    "Light Rail Half Mile": "Y",
+    "Capital Investment ($)": 50_000_000,
+}
 
 
-@pytest.mark.parametrize("jobs,annual,codes", [
-    (400, 4_000_000, []),  # 10,000 x 400 = 4,000,000: not "in excess of"
-    (401, 4_110_250, ["NECESSITY_DETERMINATION_REQUIRED"]),  # (10,000 - 500 + 750) x 401 = 4,110,250
-])
+@pytest.mark.parametrize(
+    "jobs,annual,codes",
+    [
+        (400, 4_000_000, []),  # 10,000 x 400 = 4,000,000: not "in excess of"
+        (401, 4_110_250, ["NECESSITY_DETERMINATION_REQUIRED"]),  # (10,000 - 500 + 750) x 401 = 4,110,250
+    ],
+)
 def test_necessity_threshold(jobs, annual, codes):
     got = check({**MEGA, "New Full-Time Jobs": jobs}, {"Annual Credit ($)": annual})
     assert [c for c in got["codes"] if c == "NECESSITY_DETERMINATION_REQUIRED"] == codes
@@ -525,15 +754,28 @@ def test_eligibility_period_over_10_is_out_of_range():
 def test_calculation_line_shows_each_component():
     got = run({"Transit Oriented Development": "Y", "Retained Full-Time Jobs": 20})[0]
     line = got["Calculation"]
-    for piece in ("2017 text", "min capex 400,000.00 [244b(3)] met", "base 3,000 [246b(3)]", "TOD 2,000 [246c(4)]",
-                  "= 5,000", "cap 10,500 [246d(4)] not reached", "annual cap 4,000,000.00 [246f(5)] not reached",
-                  "x 10 years", "eligible"):
+    for piece in (
+        "2017 text",
+        "min capex 400,000.00 [244b(3)] met",
+        "base 3,000 [246b(3)]",
+        "TOD 2,000 [246c(4)]",
+        "= 5,000",
+        "cap 10,500 [246d(4)] not reached",
+        "annual cap 4,000,000.00 [246f(5)] not reached",
+        "x 10 years",
+        "eligible",
+    ):
         assert piece in line, (piece, line)
 
 
 def test_shuffled_rows_same_results():
-    overrides = [{}, {"Area": "Growth Zone"}, {"Statute Version": "2014", "New Full-Time Jobs": 700},
-                 {**MRERA, "Capital Investment ($)": 5_000_000}, {"Capital Investment ($)": 1}]
+    overrides = [
+        {},
+        {"Area": "Growth Zone"},
+        {"Statute Version": "2014", "New Full-Time Jobs": 700},
+        {**MRERA, "Capital Investment ($)": 5_000_000},
+        {"Capital Investment ($)": 1},
+    ]
     a = run(*overrides)
     b = run(*reversed(overrides))
     strip = lambda r: {k: v for k, v in r.items() if k != "Project ID"}  # noqa: E731

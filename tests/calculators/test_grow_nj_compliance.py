@@ -1,4 +1,5 @@
 """Grow NJ compliance and carry-forward: tables of cases for shared/spec/grow-nj-compliance.md (C.34:1B-247)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -10,21 +11,34 @@ from helpers import run_rows
 from batch.calculators import grow_nj_compliance
 
 D = dt.date
-BASE = {"Project ID": "P", "Tax Period": 2020, "Approval Date": D(2016, 3, 15), "Certification Date": D(2018, 1, 10),
-        "Annual Credit ($)": 1_000, "Agreement Jobs": 100, "Baseline Statewide Employees": 500, "Statewide Employees": 500,
-        "Facility Employees": 100, "Period Documentation Certified Date": D(2021, 6, 1), "Tax Liability ($)": 5_000}
+BASE = {
+    "Project ID": "P",
+    "Tax Period": 2020,
+    "Approval Date": D(2016, 3, 15),
+    "Certification Date": D(2018, 1, 10),
+    "Annual Credit ($)": 1_000,
+    "Agreement Jobs": 100,
+    "Baseline Statewide Employees": 500,
+    "Statewide Employees": 500,
+    "Facility Employees": 100,
+    "Period Documentation Certified Date": D(2021, 6, 1),
+    "Tax Liability ($)": 5_000,
+}
 
 
 def one(**change):
     return run_rows(grow_nj_compliance, [{**BASE, **change}])[0]
 
 
-@pytest.mark.parametrize("certified,codes,allowed", [
-    (D(2019, 3, 15), [], 1_000),  # exactly 3 years after approval
-    (D(2019, 3, 16), ["CERTIFICATION_LATE"], 1_000),
-    (D(2020, 3, 15), ["CERTIFICATION_LATE"], 1_000),  # exactly 4 years: late, not after 4
-    (D(2020, 3, 16), ["CERTIFICATION_AFTER_4_YEARS"], 0),
-])
+@pytest.mark.parametrize(
+    "certified,codes,allowed",
+    [
+        (D(2019, 3, 15), [], 1_000),  # exactly 3 years after approval
+        (D(2019, 3, 16), ["CERTIFICATION_LATE"], 1_000),
+        (D(2020, 3, 15), ["CERTIFICATION_LATE"], 1_000),  # exactly 4 years: late, not after 4
+        (D(2020, 3, 16), ["CERTIFICATION_AFTER_4_YEARS"], 0),
+    ],
+)
 def test_certification_date(certified, codes, allowed):
     got = one(**{"Certification Date": certified})
     assert got["codes"] == codes and got["Credit Allowed ($)"] == allowed
@@ -51,8 +65,7 @@ def test_documentation_within_three_years_of_period_close(certified, forfeit):
 
 
 def series(n, start=2020, **change):
-    return [{**BASE, "Tax Period": start + i, "Period Documentation Certified Date": D(start + 1 + i, 6, 1), **change}
-            for i in range(n)]
+    return [{**BASE, "Tax Period": start + i, "Period Documentation Certified Date": D(start + 1 + i, 6, 1), **change} for i in range(n)]
 
 
 def test_forfeiture_lasts_only_the_period():
@@ -73,15 +86,14 @@ def test_sale_forfeits_that_period_and_every_later_one():
 def test_carry_forward_own_credit_first_then_oldest():
     rows = series(4, **{"Annual Credit ($)": 1_000})
     liab = [300, 200, 2_900, 100]
-    for r, v in zip(rows, liab):
+    for r, v in zip(rows, liab, strict=False):
         r["Tax Liability ($)"] = v
     got = run_rows(grow_nj_compliance, rows)
     cols = ["Credit Used ($)", "Carry-Forward Added ($)", "Carry-Forward Used ($)", "Carry-Forward Balance ($)"]
     # 2020: uses 300, carries 700. 2021: uses 200, carries 800 (balance 1,500).
     # 2022: own 1,000 then 1,500 carried (700 of 2020, 800 of 2021): uses 2,500, balance 0.
     # 2023: uses 100, carries 900
-    assert [[g[c] for c in cols] for g in got] == [[300, 700, 0, 700], [200, 800, 0, 1_500], [2_500, 0, 1_500, 0],
-                                                   [100, 900, 0, 900]]
+    assert [[g[c] for c in cols] for g in got] == [[300, 700, 0, 700], [200, 800, 0, 1_500], [2_500, 0, 1_500, 0], [100, 900, 0, 900]]
 
 
 @pytest.mark.parametrize("used_in,expired", [(20, 0), (21, 700)])
@@ -100,15 +112,19 @@ def test_carry_forward_lasts_20_periods(used_in, expired):
 
 def test_expiry_with_missing_years():
     # rows for 2020 and 2045 only: the 2020 carry-forward expired in between and is reported in 2045
-    rows = [{**BASE, "Tax Period": 2020, "Tax Liability ($)": 300},
-            {**BASE, "Tax Period": 2045, "Period Documentation Certified Date": D(2046, 1, 1), "Tax Liability ($)": 5_000}]
+    rows = [
+        {**BASE, "Tax Period": 2020, "Tax Liability ($)": 300},
+        {**BASE, "Tax Period": 2045, "Period Documentation Certified Date": D(2046, 1, 1), "Tax Liability ($)": 5_000},
+    ]
     got = run_rows(grow_nj_compliance, rows)
     assert (got[1]["Carry-Forward Used ($)"], got[1]["Carry-Forward Expired ($)"], got[1]["Credit Used ($)"]) == (0, 700, 1_000)
 
 
 def test_projects_do_not_share_carry_forward():
-    rows = [{**BASE, "Project ID": "A", "Tax Liability ($)": 0}, {**BASE, "Project ID": "B", "Tax Period": 2021,
-            "Period Documentation Certified Date": D(2022, 1, 1), "Tax Liability ($)": 3_000}]
+    rows = [
+        {**BASE, "Project ID": "A", "Tax Liability ($)": 0},
+        {**BASE, "Project ID": "B", "Tax Period": 2021, "Period Documentation Certified Date": D(2022, 1, 1), "Tax Liability ($)": 3_000},
+    ]
     got = run_rows(grow_nj_compliance, rows)
     assert got[1]["Carry-Forward Used ($)"] == 0 and got[1]["Credit Used ($)"] == 1_000
 
@@ -120,12 +136,12 @@ def test_shuffled_rows_same_results():
     rows[3]["Statewide Employees"] = 300
     base = run_rows(grow_nj_compliance, rows)
     key = lambda r: (r["Project ID"], r["Tax Period"])  # noqa: E731
-    expected = {key(r): g for r, g in zip(rows, base)}
+    expected = {key(r): g for r, g in zip(rows, base, strict=False)}
     rng = np.random.default_rng(5)
     for _ in range(4):
         perm = rng.permutation(len(rows))
         got = run_rows(grow_nj_compliance, [rows[i] for i in perm])
-        assert {key(rows[i]): g for i, g in zip(perm, got)} == expected
+        assert {key(rows[i]): g for i, g in zip(perm, got, strict=False)} == expected
 
 
 def test_linear_in_periods():

@@ -1,4 +1,5 @@
 """Growth Zone property tax exemption: tables of cases for shared/spec/gsgz-property.md (C.52:27D-489s)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -9,8 +10,13 @@ from helpers import run_rows
 from batch.calculators import gsgz_property
 
 D = dt.date
-BASE = {"Property ID": "P", "Development Entity": "Y", "Municipality Opted In": "Y",
-        "Certificate of Occupancy Date": D(2018, 6, 1), "Annual Taxes Otherwise Due ($)": 100_000}
+BASE = {
+    "Property ID": "P",
+    "Development Entity": "Y",
+    "Municipality Opted In": "Y",
+    "Certificate of Occupancy Date": D(2018, 6, 1),
+    "Annual Taxes Otherwise Due ($)": 100_000,
+}
 
 
 def payments(got):
@@ -38,11 +44,14 @@ def test_cents_round_each_year():
     assert payments(got)[10] == 1_234.57 and payments(got)[12] == 3_703.70
 
 
-@pytest.mark.parametrize("change,code", [
-    ({"Municipality Opted In": "N"}, "MUNICIPALITY_NOT_OPTED_IN"),
-    ({"Municipality Opted In": ""}, "MUNICIPALITY_NOT_OPTED_IN"),
-    ({"Certificate of Occupancy Date": D(2023, 9, 19)}, "CO_AFTER_DEADLINE"),
-])
+@pytest.mark.parametrize(
+    "change,code",
+    [
+        ({"Municipality Opted In": "N"}, "MUNICIPALITY_NOT_OPTED_IN"),
+        ({"Municipality Opted In": ""}, "MUNICIPALITY_NOT_OPTED_IN"),
+        ({"Certificate of Occupancy Date": D(2023, 9, 19)}, "CO_AFTER_DEADLINE"),
+    ],
+)
 def test_ineligible_pays_in_full(change, code):
     got = run_rows(gsgz_property, [{**BASE, **change}])[0]
     assert got["codes"] == [code] and got["ineligible"]
