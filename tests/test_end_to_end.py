@@ -1,4 +1,4 @@
-"""A workbook in, the returned workbook re-opened: the contract of shared/spec/README.md."""
+"""A workbook in, the returned workbook re-opened: the contract of README.md."""
 
 from __future__ import annotations
 

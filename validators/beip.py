@@ -1,4 +1,4 @@
-"""Sheets `BEIP` and `BEIP_Conversion`: Business Employment Incentive Program (shared/spec/beip.md)."""
+"""Sheets `BEIP` and `BEIP_Conversion`: Business Employment Incentive Program (README, sheet `BEIP`)."""
 
 import pandas as pd
 

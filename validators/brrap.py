@@ -1,4 +1,4 @@
-"""Sheet `BRRAP`: Business Retention and Relocation Assistance grants (shared/spec/brrap.md)."""
+"""Sheet `BRRAP`: Business Retention and Relocation Assistance grants (README, sheet `BRRAP`)."""
 
 from validators.columns import Column, SheetSpec
 

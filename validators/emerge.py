@@ -1,4 +1,4 @@
-"""Sheet `Emerge`: Emerge program eligibility (shared/spec/emerge.md)."""
+"""Sheet `Emerge`: Emerge program eligibility (README, sheet `Emerge`)."""
 
 from validators.columns import Column, RowCheck, SheetSpec
 from validators.grow_nj import PREMISES

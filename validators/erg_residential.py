@@ -1,4 +1,4 @@
-"""Sheet `ERG_Residential`: ERG qualified residential project tax credits (shared/spec/erg-residential.md)."""
+"""Sheet `ERG_Residential`: ERG qualified residential project tax credits (README, sheet `ERG_Residential`)."""
 
 from validators.columns import Column, SheetSpec
 

@@ -1,4 +1,4 @@
-"""Sheet `GrowNJ`: Grow New Jersey Assistance Program award (shared/spec/grow-nj.md)."""
+"""Sheet `GrowNJ`: Grow New Jersey Assistance Program award (README, sheet `GrowNJ`)."""
 
 from validators.columns import Column, RowCheck, SheetSpec
 

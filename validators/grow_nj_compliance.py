@@ -1,4 +1,4 @@
-"""Sheet `GrowNJ_Compliance`: Grow NJ annual compliance, forfeiture and carry-forward (shared/spec/grow-nj-compliance.md)."""
+"""Sheet `GrowNJ_Compliance`: Grow NJ annual compliance, forfeiture and carry-forward (README, sheet `GrowNJ_Compliance`)."""
 
 from validators.columns import Column, SheetSpec
 

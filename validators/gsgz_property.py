@@ -1,4 +1,4 @@
-"""Sheet `GSGZ_Property`: Garden State Growth Zone property tax exemption (shared/spec/gsgz-property.md)."""
+"""Sheet `GSGZ_Property`: Garden State Growth Zone property tax exemption (README, sheet `GSGZ_Property`)."""
 
 from validators.columns import Column, SheetSpec
 

@@ -1,4 +1,4 @@
-"""Sheet `Transfers`: tax credit transfer certificates (shared/spec/transfers.md)."""
+"""Sheet `Transfers`: tax credit transfer certificates (README, sheet `Transfers`)."""
 
 from validators.columns import Column, SheetSpec
 

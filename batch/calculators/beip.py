@@ -1,4 +1,4 @@
-"""BEIP grants (shared/spec/beip.md, sheet `BEIP`; C.34:1B-129 a.-d., h.).
+"""BEIP grants (README, sheet `BEIP`, sheet `BEIP`; C.34:1B-129 a.-d., h.).
 
 Pure and vectorized; every number comes from `batch/rules/beip/parameters.yaml`. Percentages
 are read as exact decimals and amounts stay exact until rounded to the cent at the end.

@@ -1,4 +1,4 @@
-"""BEIP grant-to-credit conversions (shared/spec/beip.md, sheet `BEIP_Conversion`; C.34:1B-129 e.).
+"""BEIP grant-to-credit conversions (README, sheet `BEIP`, sheet `BEIP_Conversion`; C.34:1B-129 e.).
 
 Pure and vectorized: each row's Accrual Year picks its paragraph of e. in
 `batch/rules/beip_conversion/parameters.yaml`; the Approved Amount is split into installments to

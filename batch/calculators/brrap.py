@@ -1,4 +1,4 @@
-"""BRRAP grants of tax credits (shared/spec/brrap.md; P.L.2004 c.65 s.7).
+"""BRRAP grants of tax credits (README, sheet `BRRAP`; P.L.2004 c.65 s.7).
 
 Pure and vectorized. The cross-row limits (a business's $10,000,000 a year, the $20,000,000
 aggregate a tax period) are checked on the credit of each (grant, year), summed with

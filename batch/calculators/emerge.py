@@ -1,4 +1,4 @@
-"""Emerge program eligibility (shared/spec/emerge.md; C.34:1B-339).
+"""Emerge program eligibility (README, sheet `Emerge`; C.34:1B-339).
 
 Pure and vectorized; every number comes from `batch/rules/emerge/parameters.yaml`.
 """

@@ -1,4 +1,4 @@
-"""ERG qualified residential project tax credits (shared/spec/erg-residential.md; C.52:27D-489f b.).
+"""ERG qualified residential project tax credits (README, sheet `ERG_Residential`; C.52:27D-489f b.).
 
 Pure and vectorized. The bucket limits hold across rows: running totals of Credits Requested
 in Application Date order (row order breaking ties) per Category limit, per bucket (a), and

@@ -1,4 +1,4 @@
-"""Grow New Jersey Assistance Program award (shared/spec/grow-nj.md).
+"""Grow New Jersey Assistance Program award (README, sheet `GrowNJ`).
 
 Pure and vectorized: `calculate(frame, rules)` takes the validated rows of the `GrowNJ` sheet
 (money in integer cents) and returns the computed columns, the findings and the rows the

@@ -1,4 +1,4 @@
-"""Grow NJ annual compliance, forfeiture and carry-forward (shared/spec/grow-nj-compliance.md; C.34:1B-247).
+"""Grow NJ annual compliance, forfeiture and carry-forward (README, sheet `GrowNJ_Compliance`; C.34:1B-247).
 
 The forfeiture rules are vectorized over the sheet. The carry-forward is a time series per
 project: rows are put in (project, Tax Period) order once, then one linear pass walks them,

@@ -1,4 +1,4 @@
-"""Garden State Growth Zone property tax exemption (shared/spec/gsgz-property.md; C.52:27D-489s).
+"""Garden State Growth Zone property tax exemption (README, sheet `GSGZ_Property`; C.52:27D-489s).
 
 Pure and vectorized: each row's schedule (Development Entity or other owner) gives the share of
 taxes otherwise due paid in each of the 20 years after the certificate of occupancy.

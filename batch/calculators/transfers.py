@@ -1,4 +1,4 @@
-"""Tax credit transfer certificates (shared/spec/transfers.md).
+"""Tax credit transfer certificates (README, sheet `Transfers`).
 
 Pure and vectorized: `calculate(frame, rules)` takes the validated rows of the `Transfers`
 sheet (money in integer cents) and returns the computed columns and the findings. Every number

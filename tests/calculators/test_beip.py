@@ -1,4 +1,4 @@
-"""BEIP grants: tables of cases for shared/spec/beip.md, sheet BEIP."""
+"""BEIP grants: tables of cases for README, sheet `BEIP`, sheet BEIP."""
 
 from __future__ import annotations
 

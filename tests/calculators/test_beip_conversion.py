@@ -1,4 +1,4 @@
-"""BEIP grant-to-credit conversion installments: shared/spec/beip.md, sheet BEIP_Conversion (C.34:1B-129 e.)."""
+"""BEIP grant-to-credit conversion installments: README, sheet `BEIP`, sheet BEIP_Conversion (C.34:1B-129 e.)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""BRRAP grants: tables of cases for shared/spec/brrap.md (P.L.2004 c.65 s.7)."""
+"""BRRAP grants: tables of cases for README, sheet `BRRAP` (P.L.2004 c.65 s.7)."""
 
 from __future__ import annotations
 

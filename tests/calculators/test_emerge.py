@@ -1,4 +1,4 @@
-"""Emerge eligibility: tables of cases for shared/spec/emerge.md (C.34:1B-339)."""
+"""Emerge eligibility: tables of cases for README, sheet `Emerge` (C.34:1B-339)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ERG qualified residential credits: tables of cases for shared/spec/erg-residential.md (C.52:27D-489f b.)."""
+"""ERG qualified residential credits: tables of cases for README, sheet `ERG_Residential` (C.52:27D-489f b.)."""
 
 from __future__ import annotations
 

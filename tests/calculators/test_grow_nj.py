@@ -1,4 +1,4 @@
-"""Grow NJ calculator: tables of cases per rule of shared/spec/grow-nj.md.
+"""Grow NJ calculator: tables of cases per rule of README, sheet `GrowNJ`.
 
 Every case starts from BASE, an eligible 2017 project in a Priority area of Bergen County:
 min capex $40 x 10,000 sq ft = $400,000; jobs 50 new (min 35 new or 50 total); base $3,000;

@@ -1,4 +1,4 @@
-"""Grow NJ compliance and carry-forward: tables of cases for shared/spec/grow-nj-compliance.md (C.34:1B-247)."""
+"""Grow NJ compliance and carry-forward: tables of cases for README, sheet `GrowNJ_Compliance` (C.34:1B-247)."""
 
 from __future__ import annotations
 

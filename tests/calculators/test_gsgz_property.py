@@ -1,4 +1,4 @@
-"""Growth Zone property tax exemption: tables of cases for shared/spec/gsgz-property.md (C.52:27D-489s)."""
+"""Growth Zone property tax exemption: tables of cases for README, sheet `GSGZ_Property` (C.52:27D-489s)."""
 
 from __future__ import annotations
 

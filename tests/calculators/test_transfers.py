@@ -1,4 +1,4 @@
-"""Transfers calculator: one table of cases per rule of shared/spec/transfers.md.
+"""Transfers calculator: one table of cases per rule of README, sheet `Transfers`.
 
 Each case lists the rows of a small sheet (in sheet order) and, per row, the finding codes
 the calculator must emit, in order; the comment gives the arithmetic.
