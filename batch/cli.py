@@ -25,6 +25,19 @@ def _settings(**flags):
         raise click.UsageError(str(err)) from err
 
 
+def _as_of_date(ctx, param, value):
+    return value.date() if value is not None else None
+
+
+AS_OF_OPTION = click.option(
+    "--as-of",
+    "as_of",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    callback=_as_of_date,
+    help="The run's as-of date, YYYY-MM-DD, for deadlines that depend on the day of the run [the day each file is processed].",
+)
+
+
 def _batch_options(fn):
     for option in reversed(
         [
@@ -37,6 +50,7 @@ def _batch_options(fn):
             click.option("--keep-inputs", is_flag=True, default=None, help="Leave inputs where they are (ad-hoc runs)."),
             click.option("--force", is_flag=True, default=None, help="Process files even if identical ones were processed before."),
             click.option("--wait", is_flag=True, default=None, help="Wait for another run on the same inbox instead of exiting."),
+            AS_OF_OPTION,
         ]
     ):
         fn = option(fn)
@@ -138,7 +152,10 @@ def template(out_dir: Path):
 
 @main.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def validate(file: Path):
+@AS_OF_OPTION
+@click.option("--ledger", type=click.Path(path_type=Path), help="Ledger read for prior incentives [OUTBOX/.njcredits/ledger.sqlite].")
+@click.option("--out", "outbox", type=click.Path(path_type=Path), help="Outbox whose ledger to read [./outbox].")
+def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None):
     """Validate and calculate FILE without writing; print the findings as a table."""
     import pandas as pd
     from rich.console import Console
@@ -147,8 +164,9 @@ def validate(file: Path):
     from batch.pipeline import process
     from batch.reading import UnreadableWorkbook
 
+    settings = _settings(as_of=as_of, ledger=ledger, outbox=outbox)
     try:
-        result = process(file)
+        result = process(file, settings.limits, as_of=settings.as_of, ledger=settings.ledger if settings.ledger.exists() else None)
     except UnreadableWorkbook as err:
         click.echo(f"FAILED {file.name}: {err}", err=True)
         sys.exit(1)

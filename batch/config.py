@@ -12,11 +12,13 @@ timeout_seconds = 1800          # longest one file may take
 max_uncompressed_mb = 2048      # refuse a workbook that would inflate beyond this
 max_compression_ratio = 100     # refuse a part (1 MiB or more) that inflates more than this many times
 max_cells = 60000000            # refuse a sheet declaring more rows x columns than this
+as_of = 2026-11-30              # the run's as-of date (default: the day each file is processed)
 ```
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -46,6 +48,7 @@ class Settings:
     max_uncompressed_mb: int = 2048
     max_compression_ratio: int = 100
     max_cells: int = 60_000_000
+    as_of: dt.date | None = None  # None: the day each file is processed, in local time
 
     @property
     def limits(self):
@@ -63,6 +66,18 @@ def default_inbox(cwd: Path) -> Path:
     if (cwd / "sample_inputs").is_dir() and (cwd / "batch" / "pipeline.py").is_file():
         return cwd / "sample_inputs"
     return cwd / "inbox"
+
+
+def _as_of(value, path: Path) -> dt.date | None:
+    """A TOML date (as_of = 2026-11-30), ISO text, or a date from the --as-of flag."""
+    if value is None or (isinstance(value, dt.date) and not isinstance(value, dt.datetime)):
+        return value
+    if isinstance(value, dt.datetime):
+        return value.date()
+    try:
+        return dt.date.fromisoformat(str(value))
+    except ValueError:
+        raise ConfigError(f"{path}: as_of = {value!r} is not a date; write it as as_of = 2026-11-30.") from None
 
 
 def load(cwd: Path | None = None, **flags) -> Settings:
@@ -92,6 +107,7 @@ def load(cwd: Path | None = None, **flags) -> Settings:
         force=bool(values.get("force", False)),
         wait=bool(values.get("wait", False)),
         settle_seconds=float(values.get("settle_seconds", 2.0)),
+        as_of=_as_of(values.get("as_of"), path),
         **{
             k: type(getattr(Settings, k))(values[k])
             for k in ("memory_limit_mb", "timeout_seconds", "max_uncompressed_mb", "max_compression_ratio", "max_cells")

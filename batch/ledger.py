@@ -2,7 +2,12 @@
 
 It answers "what did we run in March and what came out", lets a run skip a file whose SHA-256
 was already processed successfully, and keeps the per-record results that the run report's
-`Changes` sheet compares month over month.
+`Changes` sheet compares month over month, and the BEIP and BRRAP records that Grow NJ checks
+for prior incentives (C.34:1B-247 e.).
+
+The schema changes only by numbered migrations (`MIGRATIONS`): each runs once, in order, in one
+transaction, and the database's `user_version` records the last one applied. An existing ledger
+is migrated in place when it is opened for writing; a later change adds one entry to the list.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-SCHEMA = """
+BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, started TEXT NOT NULL, ended TEXT, tool_version TEXT, rules_versions TEXT,
     inbox TEXT, outbox TEXT, files INTEGER DEFAULT 0, processed INTEGER DEFAULT 0, failed INTEGER DEFAULT 0,
@@ -33,13 +38,71 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE INDEX IF NOT EXISTS records_key ON records(sheet, record_id);
 """
 
+# (number, script). Never edit an entry that has shipped: add a new one.
+MIGRATIONS: list[tuple[int, str]] = [
+    (1, BASE_SCHEMA),
+    (
+        2,
+        """
+        ALTER TABLE records ADD COLUMN business_name TEXT;
+        ALTER TABLE records ADD COLUMN record_date TEXT;
+        ALTER TABLE files ADD COLUMN as_of TEXT;
+        """,
+    ),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+RECORD_FIELDS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date"]
+
+
+def migrate(db: sqlite3.Connection) -> int:
+    """Apply every migration newer than the database's user_version, each in its own transaction
+    (BEGIN IMMEDIATE, so two processes opening one ledger do not both apply it). Returns the version."""
+    for number, script in MIGRATIONS:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] >= number:
+                db.execute("ROLLBACK")
+                continue
+            for statement in (s.strip() for s in script.split(";")):
+                if statement:
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {int(number)}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | None = None) -> pd.DataFrame:
+    """The latest record of each (sheet, record ID) of `sheets` in the ledger, from runs other than
+    `exclude_run`, with its Business Name, status and date, the workbook and the run's date.
+    The ledger is opened read-only; a ledger from before migration 2 has no names and gives nothing."""
+    cols = ["sheet", "record_id", "business_name", "status", "date", "year", "workbook", "run_date"]
+    uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True, timeout=60)) as db:
+        names = {row[1] for row in db.execute("PRAGMA table_info(records)")}
+        if "business_name" not in names:
+            return pd.DataFrame(columns=cols)
+        marks = ",".join("?" * len(sheets))
+        query = f"""
+            SELECT r.sheet, r.record_id, r.business_name, r.status, r.record_date AS date, r.year, r.file AS workbook,
+                   substr(u.started, 1, 10) AS run_date
+            FROM records r JOIN runs u ON u.run_id = r.run_id
+            WHERE r.sheet IN ({marks}) AND r.business_name IS NOT NULL AND r.run_id IS NOT ?
+            ORDER BY u.started DESC, r.rowid DESC
+        """
+        found = pd.read_sql_query(query, db, params=(*sheets, exclude_run))
+    return found.drop_duplicates(["sheet", "record_id"], keep="first")[cols].reset_index(drop=True)
+
 
 class Ledger:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(self._connect()) as db, db:
-            db.executescript(SCHEMA)
+        with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            migrate(db)
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=60)
@@ -92,6 +155,7 @@ class Ledger:
             "archived",
             "seconds",
             "timings",
+            "as_of",
         ]
         values = [info.get(c) for c in cols]
         values[cols.index("rows_per_sheet")] = json.dumps(info.get("rows_per_sheet") or {})
@@ -100,14 +164,9 @@ class Ledger:
             db.execute(f"INSERT INTO files (run_id, {', '.join(cols)}) VALUES (?{', ?' * len(cols)})", [run_id, *values])
             if records is not None and len(records):
                 db.executemany(
-                    "INSERT INTO records (run_id, file, sheet, record_id, status, award_cents, codes, area, year)"
-                    " VALUES (?,?,?,?,?,?,?,?,?)",
-                    (
-                        (run_id, info["name"], *row)
-                        for row in records[["sheet", "record_id", "status", "award_cents", "codes", "area", "year"]].itertuples(
-                            index=False, name=None
-                        )
-                    ),
+                    "INSERT INTO records (run_id, file, sheet, record_id, status, award_cents, codes, area, year, business_name,"
+                    " record_date) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    ((run_id, info["name"], *row) for row in records.reindex(columns=RECORD_FIELDS).itertuples(index=False, name=None)),
                 )
 
     def runs(self) -> pd.DataFrame:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from batch import rules as rules_mod
-from batch.calculators import Calculation, SummaryTable, programs
+from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable, programs
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.reading import IntakeSheet, OtherSheet, read_workbook, sheet_key
 from batch.safety import Limits
@@ -51,6 +51,7 @@ class Result:
     sheets: list[SheetResult | OtherSheet] = field(default_factory=list)
     findings: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FINDINGS_COLUMNS))
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage: read, validate, calculate, annotate, write
+    as_of: dt.date | None = None  # the run's as-of date for this file
 
     def timed(self, stage: str, started: float) -> float:
         now = time.perf_counter()
@@ -84,13 +85,58 @@ class Result:
                         ),
                         "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
                     }
-                )
+                ).assign(**_prior_fields(r))
             )
-        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year"]
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date"]
+        return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
     def rules_versions(self) -> dict[str, str]:
         return {r.module.SPEC.name: rules_mod.load(r.module.RULES).label for r in self.intake}
+
+
+def _prior_fields(r: SheetResult) -> dict:
+    """Business Name and the date an incentive was received, for sheets that are prior incentives
+    of another program (the module's PRIOR_INCENTIVE: its name column and its date or year column)."""
+    prior = getattr(r.module, "PRIOR_INCENTIVE", None)
+    n = len(r.typed)
+    if not prior:
+        return {"business_name": np.full(n, None, dtype=object), "record_date": np.full(n, None, dtype=object)}
+    name = r.typed[prior["name"]].astype(object).where(r.typed[prior["name"]].notna(), None)
+    date = r.typed[prior["date"]].dt.strftime("%Y-%m-%d") if "date" in prior else pd.Series(None, index=r.typed.index, dtype=object)
+    return {"business_name": name.to_numpy(dtype=object), "record_date": date.astype(object).where(date.notna(), None).to_numpy()}
+
+
+def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd.DataFrame:
+    """The prior incentive records a Grow NJ row is checked against (C.34:1B-247 e.): every row of
+    this workbook's prior-incentive sheets (BEIP, BRRAP), and the latest record of each (sheet,
+    record ID) of earlier runs in the ledger. A ledger record with the sheet and record ID of a row
+    of this workbook is that row, and the workbook wins, so a round trip or a forced rerun names each
+    record once. Columns: PRIOR_COLUMNS."""
+    mine = result.records()
+    mine = mine[mine["sheet"].isin([m.SPEC.name for m in programs() if getattr(m, "PRIOR_INCENTIVE", None)])]
+    here = pd.DataFrame(
+        {
+            "sheet": mine["sheet"],
+            "record_id": mine["record_id"],
+            "business_name": mine["business_name"],
+            "status": mine["status"],
+            "date": mine["record_date"],
+            "year": mine["year"],
+            "workbook": result.path.name,
+            "run_date": "this run",
+        }
+    )
+    parts = [here]
+    if ledger is not None and Path(ledger).exists():
+        from batch.ledger import read_prior_records
+
+        sheets = tuple(m.SPEC.name for m in programs() if getattr(m, "PRIOR_INCENTIVE", None))
+        earlier = read_prior_records(Path(ledger), sheets, exclude_run=run_id)
+        if len(earlier):
+            known = set(zip(here["sheet"], here["record_id"], strict=True))
+            keep = [(s, r) not in known for s, r in zip(earlier["sheet"], earlier["record_id"], strict=True)]
+            parts.append(earlier[keep])
+    return pd.concat(parts, ignore_index=True)[PRIOR_COLUMNS]
 
 
 def sha256_of(path: Path) -> str:
@@ -141,19 +187,19 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
 CALC_CHUNK_ROWS = 20_000
 
 
-def calculate_in_chunks(module, valid: pd.DataFrame, rules) -> Calculation:
+def calculate_in_chunks(module, valid: pd.DataFrame, rules, context: RunContext) -> Calculation:
     """A calculator whose rows do not depend on each other (ROW_INDEPENDENT) runs on chunks of rows,
     so its intermediate columns take the memory of a chunk, not of the sheet; the others see every
     row at once (their limits hold across rows)."""
     if not getattr(module, "ROW_INDEPENDENT", False) or len(valid) <= CALC_CHUNK_ROWS:
-        return module.calculate(valid, rules)
-    parts = [module.calculate(valid.iloc[i : i + CALC_CHUNK_ROWS], rules) for i in range(0, len(valid), CALC_CHUNK_ROWS)]
+        return module.calculate(valid, rules, context)
+    parts = [module.calculate(valid.iloc[i : i + CALC_CHUNK_ROWS], rules, context) for i in range(0, len(valid), CALC_CHUNK_ROWS)]
     return Calculation(
         pd.concat([p.computed for p in parts]), [f for p in parts for f in p.findings], pd.concat([p.ineligible for p in parts])
     )
 
 
-def process_sheet(sheet: IntakeSheet, module, result: Result | None = None) -> SheetResult:
+def process_sheet(sheet: IntakeSheet, module, result: Result | None = None, context: RunContext | None = None) -> SheetResult:
     spec = sheet.spec
     rules = rules_mod.load(module.RULES)
     clock = time.perf_counter()
@@ -166,7 +212,7 @@ def process_sheet(sheet: IntakeSheet, module, result: Result | None = None) -> S
         invalid[:] = True
     invalid[errors.loc[errors["row"] >= 0, "row"].astype(int).to_numpy()] = True
     valid = typed[~invalid]
-    calc = calculate_in_chunks(module, valid, rules)
+    calc = calculate_in_chunks(module, valid, rules, context or RunContext.today())
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
@@ -208,18 +254,34 @@ def process_sheet(sheet: IntakeSheet, module, result: Result | None = None) -> S
     return SheetResult(sheet, module, typed, computed, status, row_findings, findings, summary)
 
 
-def process(path: Path, limits: Limits = Limits()) -> Result:
-    """Read, validate and calculate one workbook (no output written)."""
+def process(
+    path: Path, limits: Limits = Limits(), as_of: dt.date | None = None, ledger: Path | None = None, run_id: str | None = None
+) -> Result:
+    """Read, validate and calculate one workbook (no output written).
+
+    `as_of` is the run's as-of date (default: today, in local time). `ledger`, when given, is read
+    (never written) for the prior incentive records of earlier runs, leaving out those of `run_id`.
+    """
     path = Path(path)
-    result = Result(path, sha256_of(path), dt.datetime.now(dt.UTC))
+    result = Result(path, sha256_of(path), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
     by_key = _specs()
     clock = time.perf_counter()
     book = read_workbook(path, {k: m.SPEC for k, m in by_key.items()}, limits)
     result.timed("read", clock)
+    context = RunContext(result.as_of)
+    # sheets that read prior incentive records (Grow NJ) are computed after those that give them
+    intake = [(i, s, by_key[sheet_key(s.name)]) for i, s in enumerate(book.sheets) if isinstance(s, IntakeSheet)]
+    done: dict[int, SheetResult] = {}
+    for i, sheet, module in sorted(intake, key=lambda t: bool(getattr(t[2], "READS_PRIOR_INCENTIVES", False))):
+        if getattr(module, "READS_PRIOR_INCENTIVES", False) and not len(context.prior):
+            result.sheets = [done[k] for k in sorted(done)]
+            context = RunContext(result.as_of, prior_records(result, ledger, run_id))
+        done[i] = process_sheet(sheet, module, result, context)
+    result.sheets = []
     extra = []
-    for sheet in book.sheets:
-        if isinstance(sheet, IntakeSheet):
-            result.sheets.append(process_sheet(sheet, by_key[sheet_key(sheet.name)], result))
+    for i, sheet in enumerate(book.sheets):
+        if i in done:
+            result.sheets.append(done[i])
         else:
             result.sheets.append(sheet)
             table = rules_mod.common_findings()

@@ -122,14 +122,15 @@ def _place_output(partial: Path, final: Path, run_id: str) -> Path:
     return final
 
 
-def work(path: str, partial: str, limits=None) -> dict:
-    """Process one workbook and write its output under the partial name."""
+def work(path: str, partial: str, limits=None, as_of: dt.date | None = None, ledger: str | None = None, run_id: str | None = None) -> dict:
+    """Process one workbook and write its output under the partial name. `as_of` None means the day
+    the file is processed (local time); the ledger is only read (prior incentive records)."""
     from batch.pipeline import process
     from batch.safety import Limits
     from batch.writing import write
 
     started = time.perf_counter()
-    result = process(Path(path), limits or Limits())
+    result = process(Path(path), limits or Limits(), as_of=as_of, ledger=Path(ledger) if ledger else None, run_id=run_id)
     write(result, Path(partial))
     sev = result.findings["Severity"].value_counts()
     return {
@@ -143,6 +144,7 @@ def work(path: str, partial: str, limits=None) -> dict:
         "rules_versions": result.rules_versions(),
         "seconds": round(time.perf_counter() - started, 3),
         "timings": result.timings,
+        "as_of": result.as_of.isoformat(),
     }
 
 
@@ -252,7 +254,7 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
             finish(path, FileOutcome(path.name, "failed", reason), info)
             return
         final = _place_output(partial, settings.outbox / output_name(path), run_id)
-        info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings")})
+        info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings", "as_of")})
         info["records"] = result["records"].assign(file=path.name)
         records.append(info["records"])
         if len(result["per_year"]):
@@ -296,7 +298,7 @@ def _run(settings: Settings, files, echo, progress) -> RunOutcome:
     return RunOutcome(run_id, outcomes, report)
 
 
-def _child(conn, path: str, partial: str, memory_mb: int, limits) -> None:
+def _child(conn, path: str, partial: str, memory_mb: int, limits, as_of, ledger: str, run_id: str) -> None:
     """A child process reading one file, under an address-space limit: whatever the file does to the
     readers (a Rust abort, a MemoryError), only this process ends."""
     if memory_mb:
@@ -305,7 +307,7 @@ def _child(conn, path: str, partial: str, memory_mb: int, limits) -> None:
     # collector would otherwise walk millions of cell objects again and again (superlinear time)
     gc.disable()
     try:
-        conn.send(("ok", work(path, partial, limits)))
+        conn.send(("ok", work(path, partial, limits, as_of, ledger, run_id)))
     except MemoryError:
         conn.send(
             (
@@ -332,7 +334,8 @@ def isolated(todo: list, settings: Settings, run_id: str):
             path, info = queue.pop(0)
             partial = settings.outbox / f".{output_name(path)}.{run_id}{PARTIAL}"
             recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(send, str(path), str(partial), settings.memory_limit_mb, settings.limits), daemon=True)
+            args = (send, str(path), str(partial), settings.memory_limit_mb, settings.limits, settings.as_of, str(settings.ledger), run_id)
+            proc = ctx.Process(target=_child, args=args, daemon=True)
             proc.start()
             send.close()
             running[recv] = (proc, path, info, partial, time.monotonic())

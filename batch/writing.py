@@ -350,6 +350,7 @@ def _write_run(wb, fmts: Formats, result: Result) -> None:
         ("Input file", result.path.name),
         ("Input SHA-256", result.sha256),
         ("Run at (UTC)", result.started.strftime("%Y-%m-%d %H:%M:%S")),
+        ("As-of date", result.as_of.isoformat() if result.as_of else ""),
         ("njcredits version", __version__),
     ] + [(f"Rules version: {sheet}", label) for sheet, label in result.rules_versions().items()]
     for i, (key, value) in enumerate(lines, start=1):

@@ -1,7 +1,9 @@
 """One module per program. Each module defines:
 
 - `SPEC`: the intake sheet (validators), `RULES`: its rules folder, `AWARD_COLUMN`;
-- `calculate(frame, rules) -> Calculation`: pure and vectorized over the valid rows;
+- `calculate(frame, rules, context) -> Calculation`: pure and vectorized over the valid rows;
+  `context` (a `RunContext`) is what the run hands every calculator: the as-of date, and the prior
+  incentive records of BEIP and BRRAP for Grow NJ;
 - `summarize(frame, status, codes, rules) -> list[SummaryTable]`: the sheet's Summary pivots.
 
 `programs()` discovers the modules, so adding a program never touches the pipeline.
@@ -9,12 +11,33 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
 from functools import cache
 
 import pandas as pd
+
+PRIOR_COLUMNS = ["sheet", "record_id", "business_name", "status", "date", "year", "workbook", "run_date"]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a calculator may read beyond its own sheet; the same for every sheet of a workbook.
+
+    - `as_of`: the run's as-of date (deadlines that depend on the day of the run);
+    - `prior`: records of earlier incentives (BEIP and BRRAP rows of this workbook and of earlier
+      runs in the ledger), with the columns PRIOR_COLUMNS; empty when there are none.
+    """
+
+    as_of: dt.date
+    prior: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PRIOR_COLUMNS))
+
+    @classmethod
+    def today(cls) -> RunContext:
+        """The context of a run on the machine's local date, with no prior records."""
+        return cls(dt.date.today())
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.calculators import Calculation, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.exact import Q
 from batch.findings import emit
 from batch.rules import Rules
@@ -23,6 +23,8 @@ AREA_COLUMN = "Grant Form"
 # Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
 ROW_INDEPENDENT = True
 YEAR_COLUMN = "Agreement Date"
+# A BEIP grant is a prior incentive for Grow NJ (C.34:1B-247 e.): received on its Agreement Date.
+PRIOR_INCENTIVE = {"name": "Business Name", "date": "Agreement Date"}
 
 ID, DATE, FORM, SMART = "Grant ID", "Agreement Date", "Grant Form", "Smart Growth"
 TERM, EMPLOYEES = "Grant Term (years)", "New Employees"
@@ -33,7 +35,7 @@ def _money(q: Q, idx) -> pd.Series:
     return pd.Series(q.cents(), index=idx)
 
 
-def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
     idx = frame.index
     n = len(frame)
     smart = frame[SMART].to_numpy(dtype=bool)

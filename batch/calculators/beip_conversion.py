@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from batch.calculators import Calculation, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.calculators.shared import installments, pick
 from batch.findings import emit
 from batch.rules import Rules
@@ -41,7 +41,7 @@ def _share_matrix(tiers) -> tuple[np.ndarray, np.ndarray]:
     return num, den
 
 
-def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
     idx = frame.index
     tiers = rules["schedule"]
     year = frame[YEAR].to_numpy(dtype=np.int64)

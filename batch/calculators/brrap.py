@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.calculators import Calculation, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.calculators.shared import installments, name_key, pick
 from batch.findings import emit, money_text
 from batch.rules import Rules
@@ -21,6 +21,8 @@ AWARD_COLUMN = "Grant Amount ($)"
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
 AREA_COLUMN = None
 YEAR_COLUMN = "First Tax Period"
+# A BRRAP grant is a prior incentive for Grow NJ (C.34:1B-247 e.): received in its First Tax Period (the year column).
+PRIOR_INCENTIVE = {"name": "Business Name"}
 
 ID, BUSINESS, EMPLOYEES = "Grant ID", "Business Name", "Employees Relocated or Retained"
 YEARLY, BONUS, FIRST, COC = "Yearly Tax Credit Amount ($)", "Bonus Award ($)", "First Tax Period", "Certificate of Compliance"
@@ -48,7 +50,7 @@ def credit_by_year(frame: pd.DataFrame, computed: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
     idx = frame.index
     tiers = rules["multiple"]
     employees = frame[EMPLOYEES].to_numpy(dtype=np.int64)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.calculators import Calculation, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.calculators.shared import first_tier, pick
 from batch.exact import HUNDREDTHS, Q
 from batch.findings import emit
@@ -30,7 +30,7 @@ NEW, RETAINED, WORKFORCE = "New Full-Time Jobs", "Retained Full-Time Jobs", "Cur
 REQUESTED, NET_BENEFIT, WITHHOLDINGS = "Requested Tax Credit ($)", "Net Benefit ($)", "Withholdings Subject to NJ Income Tax"
 
 
-def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
     idx = frame.index
     n = len(frame)
     small = frame[SMALL].to_numpy(dtype=bool)

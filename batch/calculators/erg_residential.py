@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.calculators import Calculation, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.calculators.shared import date_order, pick, running_over
 from batch.exact import Q
 from batch.findings import emit
@@ -44,7 +44,7 @@ def bucket_groups(frame: pd.DataFrame, rules: Rules) -> pd.DataFrame:
     )
 
 
-def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
     idx = frame.index
     findings = []
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.calculators import Calculation, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.calculators.shared import first_tier, pick, tier_applies
 from batch.exact import HUNDREDTHS, Q
 from batch.findings import emit, money_text, short_cite
@@ -524,7 +524,7 @@ def _short(cites) -> np.ndarray:
     return np.asarray(pd.Series(np.asarray(cites, dtype=object)).map(short_cite), dtype=object)
 
 
-def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
     computed, findings, ineligible = [], [], []
     for version, params in rules.versions.items():
         rows = frame[(frame[VERSION] == version).to_numpy()]

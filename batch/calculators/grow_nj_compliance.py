@@ -14,7 +14,7 @@ from collections import deque
 import numpy as np
 import pandas as pd
 
-from batch.calculators import Calculation, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.calculators.shared import name_key
 from batch.exact import Q
 from batch.findings import emit
@@ -79,7 +79,7 @@ def carry_forward(project: np.ndarray, year: np.ndarray, allowed: np.ndarray, li
     return out
 
 
-def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
     idx = frame.index
     n = len(frame)
     findings = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from batch.calculators import Calculation, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.exact import Q
 from batch.findings import emit
 from batch.rules import Rules
@@ -33,7 +33,7 @@ ID, ENTITY, OPTED_IN, CO_DATE, TAXES = (
 PAYMENTS = [f"Payment Year {y} ($)" for y in YEARS]
 
 
-def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
     idx = frame.index
     n = len(frame)
     entity = frame[ENTITY].to_numpy(dtype=bool)

@@ -3,6 +3,8 @@ installments to the cent. (No SPEC here, so `programs()` does not take it for a 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -46,6 +48,21 @@ def date_order(dates: pd.Series) -> pd.Index:
 def name_key(s: pd.Series) -> pd.Series:
     """Names and IDs are compared trimmed and case-insensitively."""
     return s.astype(str).str.strip().str.casefold()
+
+
+# A trailing legal form, after punctuation is gone and case folded: "acme corp." -> "acme".
+_LEGAL_FORM = re.compile(r"\s+(?:inc|incorporated|llc|l\s?l\s?c|corp|corporation|co|company|ltd|l\s?p|l\s?l\s?p)$")
+
+
+def business_key(s: pd.Series) -> pd.Series:
+    """The one business-name rule: case, punctuation, repeated spaces and a trailing legal form
+    (Inc, Incorporated, LLC, L.L.C., Corp, Corporation, Co, Company, Ltd, LP, LLP) ignored, so
+    `Acme Corp.` and `ACME Corporation` are one business. A blank name gives NA and matches nothing."""
+    text = s.astype("string").str.casefold()
+    text = text.str.replace(r"[^\w\s]+", " ", regex=True).str.replace(r"[\s_]+", " ", regex=True).str.strip()
+    # "l l c" (from "L.L.C.") is matched too; the form is cut only when a name stands before it
+    text = text.str.replace(_LEGAL_FORM, "", regex=True).str.strip()
+    return text.where(text.notna() & (text != ""), pd.NA)
 
 
 def running_over(order: pd.Index, group: pd.Series, amount: pd.Series, limit) -> tuple[pd.Series, pd.Series]:

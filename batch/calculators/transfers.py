@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.calculators import Calculation, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.calculators.shared import date_order, name_key, running_over
 from batch.findings import BASIS_POINTS, emit
 from batch.rules import Rules, lookup
@@ -34,7 +34,7 @@ def _cents(values) -> pd.Series:
     return pd.Series(values, dtype="Int64")
 
 
-def calculate(frame: pd.DataFrame, rules: Rules) -> Calculation:
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
     dates = frame[DATE]
     credit = frame[CREDIT].astype("int64")
     paid = frame[PAID].astype("int64")
