@@ -1,5 +1,6 @@
 """Sheet `GrowNJ`: Grow New Jersey Assistance Program award (README, sheet `GrowNJ`)."""
 
+from batch.rules import load
 from validators.columns import Column, RowCheck, SheetSpec
 
 COUNTIES = (
@@ -29,6 +30,8 @@ AREAS = ("Urban Transit Hub", "Growth Zone", "Growth Zone (MRERA)", "Create Zone
 BUSINESS_TYPES = ("Technology Startup", "Manufacturing", "Other")
 PREMISES = ("Industrial Rehab", "Industrial New", "Non-Industrial Rehab", "Non-Industrial New")
 VERSIONS = ("2014", "2017")
+# The paragraphs of the C.34:1B-243 definition of a mega project, in the rules data's order.
+MEGA_BASES = tuple(dict.fromkeys(t.extra["basis"] for t in load("grow_nj")["mega_project_definition"]))
 
 
 def _flag(header: str, hint: str) -> Column:
@@ -58,7 +61,14 @@ GROW_NJ = SheetSpec(
             codes=AREAS,
             hint="Incentive area of the facility; Growth Zone (MRERA) is a Growth Zone qualifying under MRERA.",
         ),
-        _flag("Mega Project", "Y when the project is a mega project."),
+        _flag("Mega Project", 'Y when the business seeks a credit for a mega project (C.34:1B-243 "mega project").'),
+        Column(
+            "Mega Project Basis",
+            "code",
+            codes=MEGA_BASES,
+            hint="Which paragraph of the C.34:1B-243 mega project definition the project meets; "
+            "blank: every paragraph the amounts can show is tried.",
+        ),
         _flag("Disaster Recovery Project", "Y for a disaster recovery project (gross limit $2,000, 246 d.(6))."),
         _flag("Replaces Disaster-Damaged Facility", "Y when the project replaces a disaster-damaged facility (246 e.)."),
         _flag("Tourism District", "Y when the facility is in the Atlantic City Tourism District."),
@@ -115,6 +125,18 @@ GROW_NJ = SheetSpec(
         ),
         Column("Net Benefit ($)", "money", hint="Present value of the net benefit to the State."),
         Column("Eligibility Period (years)", "integer", minimum=1, maximum=10, hint="1 to 10; blank means 10."),
+        Column(
+            "Prior Incentive Obligations Satisfied",
+            "yesno",
+            blank_unknown=True,
+            hint="C.34:1B-247 e.(1): Y when the business met the obligations of an earlier BEIP or BRRAP award; blank means not stated.",
+        ),
+        Column(
+            "Separate From Prior Award",
+            "yesno",
+            blank_unknown=True,
+            hint="C.34:1B-247 e.(2): Y when the capital investment and jobs are apart from an earlier award's; blank means not stated.",
+        ),
     ),
     computed={
         "Minimum Capital Investment ($)": "money",

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from conftest import typed_frame
 
-from batch.calculators import grow_nj
+from batch.calculators import PRIOR_COLUMNS, RunContext, grow_nj
 from batch.rules import load
 from validators.grow_nj import GROW_NJ
 from validators.schema import validate
@@ -50,10 +50,15 @@ MONEY = {
 }
 
 
-def run(*overrides: dict):
+# A mega project that meets the definition: C.34:1B-243 "mega project" a.(2), "more than 1,000
+# full-time employees ... created or retained" (1,001 new jobs; the (7) increase of 1,001+ jobs is $1,500)
+MEGA_OK = {"Mega Project": "Y", "Mega Project Basis": "Port District", "New Full-Time Jobs": 1_001}
+
+
+def run(*overrides: dict, context: RunContext | None = None):
     rows = [{**BASE, "Project ID": f"P-{i}", **o} for i, o in enumerate(overrides)]
     frame = typed_frame(GROW_NJ, rows)
-    calc = grow_nj.calculate(frame, RULES)
+    calc = grow_nj.calculate(frame, RULES, context or RunContext(dt.date(2026, 11, 30)))
     found = pd.concat([f for f in calc.findings if len(f)] or [pd.DataFrame(columns=["row", "code"])])
     codes = found.groupby("row")["code"].agg(list)
     out = []
@@ -65,10 +70,12 @@ def run(*overrides: dict):
     return out
 
 
-def check(override: dict, expected: dict):
-    got = run(override)[0]
+def check(override: dict, expected: dict, context: RunContext | None = None):
+    got = run(override, context=context)[0]
     for key, value in expected.items():
-        if isinstance(value, float):
+        if key in MONEY:  # money compared exactly, in cents
+            assert round(got[key] * 100) == round(value * 100), (key, got[key], got["Calculation"])
+        elif isinstance(value, float):
             assert got[key] == pytest.approx(value), (key, got[key], got["Calculation"])
         else:
             assert got[key] == value, (key, got[key], got["Calculation"])
@@ -170,8 +177,10 @@ def test_minimum_jobs(name, override, min_new, min_total, eligible):
 DATE_CASES = [
     ("day before the deadline", {"Application Date": D(2019, 6, 30)}, []),
     ("on the deadline", {"Application Date": D(2019, 7, 1)}, ["APPLICATION_AFTER_DEADLINE"]),
-    ("mega on 2017-09-18", {"Mega Project": "Y", "Application Date": D(2017, 9, 18)}, []),
-    ("mega on 2017-09-19", {"Mega Project": "Y", "Application Date": D(2017, 9, 19)}, ["MEGA_PROJECT_APPLICATION_LATE"]),
+    # 247 b.(4): a mega project applies "within four years" of 2013-09-18: on 2017-09-18 in time
+    ("mega on 2017-09-17", {**MEGA_OK, "Application Date": D(2017, 9, 17)}, []),
+    ("mega on 2017-09-18", {**MEGA_OK, "Application Date": D(2017, 9, 18)}, []),
+    ("mega on 2017-09-19", {**MEGA_OK, "Application Date": D(2017, 9, 19)}, ["MEGA_PROJECT_APPLICATION_LATE"]),
     ("not mega on 2017-09-19", {"Application Date": D(2017, 9, 19)}, []),
 ]
 
@@ -180,7 +189,8 @@ DATE_CASES = [
 def test_application_dates(name, override, codes):
     got = run(override)[0]
     assert [c for c in got["codes"] if c in ("APPLICATION_AFTER_DEADLINE", "MEGA_PROJECT_APPLICATION_LATE")] == codes
-    assert got["ineligible"] == bool(codes)
+    # a late mega application bars only the mega-project credit: the row is computed as ordinary, not ineligible
+    assert got["ineligible"] == ("APPLICATION_AFTER_DEADLINE" in codes)
 
 
 @pytest.mark.parametrize(
@@ -203,7 +213,9 @@ BASE_CASES = [
     ("urban transit hub", {"Area": "Urban Transit Hub"}, 5_000, None),
     ("growth zone", {"Area": "Growth Zone"}, 5_000, None),
     ("growth zone mrera", {"Area": "Growth Zone (MRERA)"}, 5_000, None),
-    ("mega project in priority", {"Mega Project": "Y"}, 5_000, None),
+    ("mega project in priority", MEGA_OK, 5_000, None),
+    # 50 jobs, $1,000,000: no paragraph of the definition is met, so the Priority base of $3,000
+    ("mega project not meeting the definition", {"Mega Project": "Y"}, 3_000, "MEGA_PROJECT_DEFINITION_NOT_MET"),
     ("distressed", {"Area": "Distressed"}, 4_000, None),
     ("priority", {}, 3_000, None),
     ("other eligible", {"Area": "Other Eligible"}, 500, None),
@@ -218,7 +230,8 @@ BASE_CASES = [
 @pytest.mark.parametrize("name,override,base,code", BASE_CASES, ids=[c[0] for c in BASE_CASES])
 def test_base_amount(name, override, base, code):
     got = check(override, {"Base Credit per Job ($)": base})
-    assert ("CREATE_ZONE_BASE_NOT_MET" in got["codes"]) is (code is not None)
+    assert ("CREATE_ZONE_BASE_NOT_MET" in got["codes"]) is (code == "CREATE_ZONE_BASE_NOT_MET")
+    assert code is None or code in got["codes"]
 
 
 def test_create_zone_is_bad_code_under_2014():
@@ -276,7 +289,8 @@ INDUSTRIAL_CASES = [
     # (10): growth zone, min 200,000 x 2/3 = 133,333.33; 100% over = 266,666.67 -> 5 steps -> 5,000
     ("growth zone 100%: 5,000 under (10)", {"Capital Investment ($)": 266_666.67, "Area": "Growth Zone"}, 5_000 + 0),
     ("growth zone 200%: capped at 5,000", {"Capital Investment ($)": 400_000, "Area": "Growth Zone"}, 5_000),
-    ("mega project: (10) cap", {"Capital Investment ($)": 400_000, "Mega Project": "Y"}, 5_000),
+    # mega project: (10) cap 5,000, plus 1,500 for 1,001+ jobs (7)(e) = 6,500
+    ("mega project: (10) cap", {"Capital Investment ($)": 400_000, **MEGA_OK}, 5_000 + 1_500),
     ("not industrial premises", {"Premises Type": "Non-Industrial Rehab", "Capital Investment ($)": 4_000_000}, 0),
 ]
 
@@ -464,12 +478,13 @@ GROSS_CASES = [
     # disaster recovery: 3,000 + 2,000 = 5,000 -> 2,000, whatever the area
     ("disaster recovery", {"Disaster Recovery Project": "Y", "Transit Oriented Development": "Y"}, 2_000),
     ("disaster recovery below its cap", {"Disaster Recovery Project": "Y", "Area": "Other Eligible"}, 500),
-    # mega project in an urban transit hub takes the mega cap 15,000, not 12,000: 5,000 + 2,000 + 1,500 x 3 + 1,000 x 2 = 13,500
+    # mega project in an urban transit hub takes the mega cap 15,000, not 12,000:
+    # 5,000 + 2,000 + 1,500 x 3 + 1,000 x 2 + 1,500 (1,001+ jobs) = 15,000
     (
         "mega in uth",
         {
             "Area": "Urban Transit Hub",
-            "Mega Project": "Y",
+            **MEGA_OK,
             "Transit Oriented Development": "Y",
             "Deep Poverty Pocket": "Y",
             "Redevelopment Area Near Highways": "Y",
@@ -477,7 +492,7 @@ GROSS_CASES = [
             "Light Rail Half Mile": "Y",
             "Vacant Million Square Foot Building": "Y",
         },
-        13_500,
+        15_000,
     ),
     # create zone: 12,000 in 2017 (5,000 + 2,000 + 1,500 x 3 + 500 = 12,000, + 1,000 light rail -> 12,000)
     (
@@ -518,18 +533,33 @@ RETAINED_CASES = [
         3_000,
         300_000,
     ),
-    # mega + auto HQ in a Priority area: 100% of gross (5,000 base, + 1,500 auto HQ needs same municipality: not here)
+    # mega + auto HQ in a Priority area (243 b.(2): 50 new + 1,001 retained, more than 1,000): 100% of gross;
+    # gross 5,000 base + 1,500 (1,001+ jobs) = 6,500 (+ 1,500 auto HQ needs same municipality: not here);
+    # annual 50 x 6,500 + 1,001 x 6,500 = 6,831,500 (cap f.(2) 30,000,000; amount necessary blank)
     (
         "mega auto hq in priority: 100%",
-        {"Retained Full-Time Jobs": 50, "Mega Project": "Y", "US HQ of Automobile Manufacturer": "Y"},
-        5_000,
-        500_000,
+        {
+            "Retained Full-Time Jobs": 1_001,
+            "Mega Project": "Y",
+            "Mega Project Basis": "Automobile HQ",
+            "US HQ of Automobile Manufacturer": "Y",
+        },
+        6_500,
+        6_831_500,
     ),
+    # Automobile HQ needs a Priority area: in a Distressed area the definition is not met and the row is ordinary:
+    # base 4,000; retained: 1,000,000 / (10 x 100) = 1,000 < 2,000 -> 1,000; annual 50 x 4,000 + 50 x 1,000 = 250,000
     (
-        "mega auto hq in distressed: 50%/capex",
-        {"Retained Full-Time Jobs": 50, "Mega Project": "Y", "Area": "Distressed", "US HQ of Automobile Manufacturer": "Y"},
+        "mega auto hq in distressed: not a mega project",
+        {
+            "Retained Full-Time Jobs": 50,
+            "Mega Project": "Y",
+            "Mega Project Basis": "Automobile HQ",
+            "Area": "Distressed",
+            "US HQ of Automobile Manufacturer": "Y",
+        },
         1_000,
-        300_000,
+        250_000,
     ),
 ]
 
@@ -539,9 +569,11 @@ def test_retained_credit(name, override, per_job, annual):
     check(override, {"Retained Credit per Job ($)": per_job, "Annual Credit ($)": annual})
 
 
-def test_total_award_rounds_only_at_the_end():
-    # 178,571.428571... x 10 = 1,785,714.29 (not 178,571.43 x 10 = 1,785,714.30)
-    check({"Retained Full-Time Jobs": 20}, {"Total Award ($)": 1_785_714.29})
+def test_total_award_is_the_rounded_annual_credit_times_the_years():
+    # 246 a.: the credit is allowed each year, so the Annual Credit is rounded once, half up:
+    # 178,571.428571... -> 178,571.43; Total Award = 178,571.43 x 10 = 1,785,714.30 (what the ten credits add up to,
+    # not 178,571.428571... x 10 = 1,785,714.29)
+    check({"Retained Full-Time Jobs": 20}, {"Annual Credit ($)": 178_571.43, "Total Award ($)": 1_785_714.30})
 
 
 MRERA = {"Area": "Growth Zone (MRERA)", "County": "Camden", "New Full-Time Jobs": 35, "Retained Full-Time Jobs": 0}
@@ -613,7 +645,8 @@ ANNUAL_CASES = [
     ("other eligible withholdings", {"Area": "Other Eligible", "Annual Withholdings ($)": 10_000}, 9_000, ["WITHHOLDINGS_CAP_APPLIED"]),
     # not under f.(5)/(6): no 90% limit
     ("distressed: no 90% limit", {"Area": "Distressed", "Annual Withholdings ($)": 10_000}, 200_000, []),
-    ("mega: no 90% limit", {"Mega Project": "Y", "Annual Withholdings ($)": ""}, 250_000, []),
+    # mega: f.(2), no 90% limit: 1,001 x 6,500 = 6,506,500 (amount necessary blank: a warning, no limit)
+    ("mega: no 90% limit", {**MEGA_OK, "Annual Withholdings ($)": ""}, 6_506_500, []),
     # 2014: a redevelopment or rehabilitation area lifts the 90% limit; 2017 does not
     (
         "2014 redevelopment area",
@@ -627,8 +660,20 @@ ANNUAL_CASES = [
         9_000,
         ["WITHHOLDINGS_CAP_APPLIED"],
     ),
-    # 2017 tourism district: f.(1) 35,000,000 cap and no 90% limit
-    ("2017 tourism district", {"Tourism District": "Y", "Annual Withholdings ($)": 10_000}, 150_000, []),
+    # Tourism District counts for f.(1) only in a Growth Zone: in a Priority area the f.(5) cap and 90% stay
+    (
+        "2017 tourism district in priority",
+        {"Tourism District": "Y", "Annual Withholdings ($)": 10_000},
+        9_000,
+        ["WITHHOLDINGS_CAP_APPLIED"],
+    ),
+    # in a Growth Zone: f.(1) 35,000,000, no 90% limit; 50 x 5,000 = 250,000
+    (
+        "2017 tourism district in growth zone",
+        {"Area": "Growth Zone", "Tourism District": "Y", "Annual Withholdings ($)": 10_000},
+        250_000,
+        [],
+    ),
     (
         "2014 tourism district",
         {"Statute Version": "2014", "Tourism District": "Y", "Annual Withholdings ($)": 10_000},
@@ -780,3 +825,361 @@ def test_shuffled_rows_same_results():
     b = run(*reversed(overrides))
     strip = lambda r: {k: v for k, v in r.items() if k != "Project ID"}  # noqa: E731
     assert [strip(r) for r in a] == [strip(r) for r in reversed(b)]
+
+
+# -- the mega-project definition (C.34:1B-243 "mega project") --------------------------------------
+# Each paragraph at its thresholds: "in excess of $20,000,000" (a cent over passes), "more than 250"
+# (251 passes), "more than 1,000" (1,001 passes). Jobs are new + retained, except Corporate HQ (new only).
+# A met definition gives the $5,000 base of 246 b.(1) in a Priority area; a row that fails is computed as an
+# ordinary Priority project (base $3,000) with MEGA_PROJECT_DEFINITION_NOT_MET.
+BIG = {"Capital Investment ($)": 20_000_000.01, "New Full-Time Jobs": 251}
+MEGA_DEFINITION_CASES = [
+    # (name, override, met)
+    ("port: capex a cent over 20M and 251 jobs", {"Mega Project Basis": "Port District", **BIG}, True),
+    ("port: capex exactly 20M", {"Mega Project Basis": "Port District", **BIG, "Capital Investment ($)": 20_000_000}, False),
+    ("port: 250 jobs", {"Mega Project Basis": "Port District", **BIG, "New Full-Time Jobs": 250}, False),
+    (
+        "port: 125 new + 126 retained = 251",
+        {"Mega Project Basis": "Port District", **BIG, "New Full-Time Jobs": 125, "Retained Full-Time Jobs": 126},
+        True,
+    ),
+    ("port: 1,001 jobs, little capex", {"Mega Project Basis": "Port District", "New Full-Time Jobs": 1_001}, True),
+    ("port: 1,000 jobs", {"Mega Project Basis": "Port District", "New Full-Time Jobs": 1_000}, False),
+    ("aviation: 1,001 jobs", {"Mega Project Basis": "Aviation District", "New Full-Time Jobs": 1_001}, True),
+    ("growth zone basis in a growth zone", {"Mega Project Basis": "Growth Zone", "Area": "Growth Zone", **BIG}, True),
+    ("growth zone basis in MRERA", {"Mega Project Basis": "Growth Zone", "Area": "Growth Zone (MRERA)", **BIG}, True),
+    ("growth zone basis in a priority area", {"Mega Project Basis": "Growth Zone", **BIG}, False),
+    # Automobile HQ: US HQ of Automobile Manufacturer = Y and the Area Priority
+    ("auto HQ in priority", {"Mega Project Basis": "Automobile HQ", "US HQ of Automobile Manufacturer": "Y", **BIG}, True),
+    ("auto HQ without the flag", {"Mega Project Basis": "Automobile HQ", **BIG}, False),
+    (
+        "auto HQ in distressed",
+        {"Mega Project Basis": "Automobile HQ", "US HQ of Automobile Manufacturer": "Y", "Area": "Distressed", **BIG},
+        False,
+    ),
+    (
+        "auto HQ in urban transit hub",
+        {"Mega Project Basis": "Automobile HQ", "US HQ of Automobile Manufacturer": "Y", "Area": "Urban Transit Hub", **BIG},
+        False,
+    ),
+    # c.: urban transit hub, capex in excess of $50,000,000 and more than 250 jobs
+    (
+        "uth: 50M + a cent, 251 jobs",
+        {
+            "Mega Project Basis": "Urban Transit Hub",
+            "Area": "Urban Transit Hub",
+            "Capital Investment ($)": 50_000_000.01,
+            "New Full-Time Jobs": 251,
+        },
+        True,
+    ),
+    (
+        "uth: exactly 50M",
+        {
+            "Mega Project Basis": "Urban Transit Hub",
+            "Area": "Urban Transit Hub",
+            "Capital Investment ($)": 50_000_000,
+            "New Full-Time Jobs": 251,
+        },
+        False,
+    ),
+    (
+        "uth basis outside a hub",
+        {"Mega Project Basis": "Urban Transit Hub", "Capital Investment ($)": 50_000_000.01, "New Full-Time Jobs": 251},
+        False,
+    ),
+    # d.: corporate headquarters, more than 250 employees "created": new jobs only
+    (
+        "corporate HQ: 251 new",
+        {"Mega Project Basis": "Corporate HQ", "Capital Investment ($)": 50_000_000.01, "New Full-Time Jobs": 251},
+        True,
+    ),
+    (
+        "corporate HQ: 250 new + 100 retained",
+        {
+            "Mega Project Basis": "Corporate HQ",
+            "Capital Investment ($)": 50_000_000.01,
+            "New Full-Time Jobs": 250,
+            "Retained Full-Time Jobs": 100,
+        },
+        False,
+    ),
+    # e.: a South Jersey county, capex in excess of $20,000,000 and more than 150 jobs
+    (
+        "south jersey: 151 jobs in Camden",
+        {"Mega Project Basis": "South Jersey Redevelopment Area", "County": "Camden", **BIG, "New Full-Time Jobs": 151},
+        True,
+    ),
+    (
+        "south jersey: 150 jobs",
+        {"Mega Project Basis": "South Jersey Redevelopment Area", "County": "Camden", **BIG, "New Full-Time Jobs": 150},
+        False,
+    ),
+    ("south jersey basis in Bergen", {"Mega Project Basis": "South Jersey Redevelopment Area", **BIG, "New Full-Time Jobs": 151}, False),
+    # blank basis: any of a.(1), a.(2), d., e. (with the warning MEGA_PROJECT_BASIS_NOT_GIVEN)
+    ("blank basis: 20M + a cent and 251 jobs", BIG, True),
+    ("blank basis: 1,001 jobs", {"New Full-Time Jobs": 1_001}, True),
+    ("blank basis: south jersey 151 jobs", {"County": "Camden", **BIG, "New Full-Time Jobs": 151}, True),
+    ("blank basis: 100 jobs", {"New Full-Time Jobs": 100}, False),
+]
+
+
+@pytest.mark.parametrize("name,override,met", MEGA_DEFINITION_CASES, ids=[c[0] for c in MEGA_DEFINITION_CASES])
+def test_mega_project_definition(name, override, met):
+    got = run({"Mega Project": "Y", **override})[0]
+    assert ("MEGA_PROJECT_DEFINITION_NOT_MET" in got["codes"]) is (not met), got["Calculation"]
+    assert ("MEGA_PROJECT_BASIS_NOT_GIVEN" in got["codes"]) is ("Mega Project Basis" not in override)
+    if override.get("Area") in (None, "Priority"):
+        assert got["Base Credit per Job ($)"] == (5_000 if met else 3_000)
+    assert not got["ineligible"] or "CAPEX_BELOW_MINIMUM" in got["codes"]
+
+
+def test_mega_project_with_100_jobs_is_computed_as_ordinary():
+    # Mega Project = Y, basis Port District, 100 new jobs and $1,000,000: neither (1) nor (2) of a. holds.
+    # Ordinary Priority project: base 3,000, cap 10,500 [246d(4)], annual 100 x 3,000 = 300,000,
+    # f.(5) limit 4,000,000 and 90% of 1,000,000 = 900,000 not reached; total 3,000,000.
+    got = check(
+        {"Mega Project": "Y", "Mega Project Basis": "Port District", "New Full-Time Jobs": 100},
+        {"Base Credit per Job ($)": 3_000, "Annual Credit ($)": 300_000, "Total Award ($)": 3_000_000},
+    )
+    assert got["codes"] == ["MEGA_PROJECT_DEFINITION_NOT_MET"] and not got["ineligible"]
+    assert "mega project definition NOT met" in got["Calculation"]
+
+
+def test_mega_project_basis_ignored_without_mega_project():
+    got = run({"Mega Project Basis": "Port District", "New Full-Time Jobs": 1_001})[0]
+    assert not [c for c in got["codes"] if c.startswith("MEGA")] and got["Base Credit per Job ($)"] == 3_000
+
+
+def test_late_mega_application_is_computed_as_ordinary():
+    # 247 b.(4): applied 2018-01-02, after 2017-09-18: the mega-project credit is barred, not the project.
+    # Ordinary Priority: base 3,000 + 1,500 (1,001+ jobs) = 4,500; annual 1,001 x 4,500 = 4,504,500 over the
+    # f.(5) limit of 4,000,000; 90% of 1,000,000 withholdings = 900,000 -> 900,000; total 9,000,000.
+    got = check(
+        {**MEGA_OK, "Application Date": D(2018, 1, 2)},
+        {"Base Credit per Job ($)": 3_000, "Gross Credit per Job ($)": 4_500, "Annual Credit ($)": 900_000, "Total Award ($)": 9_000_000},
+    )
+    assert "MEGA_PROJECT_APPLICATION_LATE" in got["codes"] and not got["ineligible"] and got["Eligible"] == "Y"
+    assert "MEGA_PROJECT_DEFINITION_NOT_MET" not in got["codes"]
+
+
+# -- the amount necessary, tested on the amount under a. to e. (246 f., last paragraph) -------------
+FLAGS_8000 = {
+    "Transit Oriented Development": "Y",
+    "Deep Poverty Pocket": "Y",
+    "Qualified Incubator": "Y",
+    "LEED Silver or Remediation": "Y",
+}
+PRIORITY_1001 = {"New Full-Time Jobs": 1_001, "Annual Withholdings ($)": 10_000_000}
+NECESSITY_PRIORITY_CASES = [
+    # Priority, 1,001 jobs: gross 3,000 + 1,500 = 4,500; a.-e. 1,001 x 4,500 = 4,504,500, in excess of 4,000,000,
+    # so the credit is the least of the f.(5) maximum 4,000,000, 90% of 10,000,000 and the amount necessary.
+    ("blank: warning, the maximum", {}, 4_000_000, ["ANNUAL_CAP_APPLIED", "NECESSITY_DETERMINATION_REQUIRED"]),
+    ("given below the maximum", {"Amount Necessary ($)": 3_000_000}, 3_000_000, ["ANNUAL_CAP_APPLIED"]),
+    ("given above the maximum", {"Amount Necessary ($)": 4_500_000}, 4_000_000, ["ANNUAL_CAP_APPLIED"]),
+    # 90% of 3,000,000 = 2,700,000 is the least
+    (
+        "withholdings the least",
+        {"Annual Withholdings ($)": 3_000_000, "Amount Necessary ($)": 3_500_000},
+        2_700_000,
+        ["ANNUAL_CAP_APPLIED", "WITHHOLDINGS_CAP_APPLIED"],
+    ),
+    # Other Eligible: base 500 + 1,500 = 2,000 x 2,500 = 5,000,000 > 4,000,000; f.(6) maximum 2,500,000
+    (
+        "other eligible, 2,500 jobs",
+        {"Area": "Other Eligible", "New Full-Time Jobs": 2_500, "Amount Necessary ($)": 2_000_000},
+        2_000_000,
+        ["ANNUAL_CAP_APPLIED"],
+    ),
+    # 500 jobs with TOD, deep poverty, incubator and LEED: 3,000 + 2,000 + 1,500 + 500 + 250 + 750 (401-600) = 8,000;
+    # 500 x 8,000 = 4,000,000, not "in excess of" 4,000,000: no amount-necessary limit, f.(5) not exceeded
+    ("4,000,000 exactly: not in excess", {**FLAGS_8000, "New Full-Time Jobs": 500, "Amount Necessary ($)": 1_000_000}, 4_000_000, []),
+    # 501 x 8,000 = 4,008,000, in excess: the least of 4,000,000 (f.(5)) and the amount necessary 1,000,000
+    (
+        "4,008,000: in excess",
+        {**FLAGS_8000, "New Full-Time Jobs": 501, "Amount Necessary ($)": 1_000_000},
+        1_000_000,
+        ["ANNUAL_CAP_APPLIED"],
+    ),
+]
+
+
+@pytest.mark.parametrize("name,override,annual,codes", NECESSITY_PRIORITY_CASES, ids=[c[0] for c in NECESSITY_PRIORITY_CASES])
+def test_amount_necessary_reaches_priority_and_other_eligible(name, override, annual, codes):
+    got = check({**PRIORITY_1001, **override}, {"Annual Credit ($)": annual, "Total Award ($)": annual * 10})
+    found = [c for c in got["codes"] if c in (*LIMIT_CODES, "NECESSITY_DETERMINATION_REQUIRED")]
+    assert found == codes, got["Calculation"]
+
+
+# -- the MRERA alternative after every limit of f. (246 d., last paragraph) --------------------------
+# Camden, Growth Zone (MRERA), 800 new jobs: gross 5,000 + 1,000 (601-800) = 6,000; a.-e. 800 x 6,000 = 4,800,000,
+# in excess of 4,000,000. Alternative: Capital Investment / 10, tier (e) (250 jobs new to the municipality and
+# $30,000,000) has no tier limit, capped by f.(1) 35,000,000.
+MRERA_800 = {
+    "Area": "Growth Zone (MRERA)",
+    "County": "Camden",
+    "New Full-Time Jobs": 800,
+    "Gross Leasable Area (sq ft)": 100_000,
+    "Capital Investment ($)": 30_000_000,
+    "Net Benefit ($)": 60_000_000,
+}
+MRERA_ORDER_CASES = [
+    # (name, override, annual, codes): the $30M project with a $1M amount necessary: ordinary 1,000,000 (the
+    # amount necessary), alternative 3,000,000 (not subject to it) -> 3,000,000 a year, not 1,000,000
+    ("30M, amount necessary 1M", {"Amount Necessary ($)": 1_000_000}, 3_000_000, ["MRERA_ALTERNATIVE_APPLIED"]),
+    # amount necessary blank: ordinary 4,800,000 > alternative 3,000,000; the ordinary amount keeps its warning
+    ("30M, amount necessary blank", {}, 4_800_000, ["NECESSITY_DETERMINATION_REQUIRED"]),
+    # 50M: alternative 5,000,000 > 4,800,000: the ordinary amount's warning is not given
+    (
+        "50M, amount necessary blank",
+        {"Capital Investment ($)": 50_000_000, "Net Benefit ($)": 60_000_000},
+        5_000_000,
+        ["MRERA_ALTERNATIVE_APPLIED"],
+    ),
+    # tie: 48,000,000 / 10 = 4,800,000 = ordinary: the ordinary amount is kept
+    (
+        "tie keeps ordinary",
+        {"Capital Investment ($)": 48_000_000, "Net Benefit ($)": 60_000_000},
+        4_800_000,
+        ["NECESSITY_DETERMINATION_REQUIRED"],
+    ),
+    # 400M: 40,000,000 capped by f.(1) at 35,000,000, which is what is awarded
+    (
+        "alternative capped by f.(1)",
+        {"Capital Investment ($)": 400_000_000, "Net Benefit ($)": 400_000_000},
+        35_000_000,
+        ["MRERA_ALTERNATIVE_APPLIED", "ANNUAL_CAP_APPLIED"],
+    ),
+]
+
+
+@pytest.mark.parametrize("name,override,annual,codes", MRERA_ORDER_CASES, ids=[c[0] for c in MRERA_ORDER_CASES])
+def test_mrera_alternative_is_compared_after_the_limits(name, override, annual, codes):
+    got = check({**MRERA_800, **override}, {"Annual Credit ($)": annual, "Total Award ($)": annual * 10})
+    limit_codes = ("MRERA_ALTERNATIVE_APPLIED", *LIMIT_CODES, "NECESSITY_DETERMINATION_REQUIRED")
+    assert [c for c in got["codes"] if c in limit_codes] == codes, got["Calculation"]
+
+
+def test_mrera_calculation_shows_both_amounts():
+    got = run({**MRERA_800, "Amount Necessary ($)": 1_000_000})[0]
+    assert "amount necessary [246f] 1,000,000.00 applied to 4,800,000.00" in got["Calculation"]
+    assert "MRERA alternative 3,000,000.00" in got["Calculation"] and "vs ordinary 1,000,000.00: alternative used" in got["Calculation"]
+
+
+# -- Tourism District (246 f.(1)) --------------------------------------------------------------------
+TOURISM_CASES = [
+    # (name, override, annual, info given)
+    # Priority: 50 x 3,000 = 150,000; f.(5) and 90% of 10,000 = 9,000 still apply
+    ("priority", {"Tourism District": "Y", "Annual Withholdings ($)": 10_000}, 9_000, True),
+    ("distressed", {"Tourism District": "Y", "Area": "Distressed"}, 200_000, True),
+    # Growth Zone: f.(1); 50 x 5,000 = 250,000
+    ("growth zone", {"Tourism District": "Y", "Area": "Growth Zone"}, 250_000, False),
+    ("2014 priority", {"Tourism District": "Y", "Statute Version": "2014", "Annual Withholdings ($)": 10_000}, 9_000, True),
+    ("no flag", {"Annual Withholdings ($)": 10_000}, 9_000, False),
+]
+
+
+@pytest.mark.parametrize("name,override,annual,info", TOURISM_CASES, ids=[c[0] for c in TOURISM_CASES])
+def test_tourism_district_counts_only_in_a_growth_zone(name, override, annual, info):
+    got = check(override, {"Annual Credit ($)": annual})
+    assert ("TOURISM_DISTRICT_OUTSIDE_GROWTH_ZONE" in got["codes"]) is info
+
+
+def test_tourism_district_gets_the_f1_limit_in_a_growth_zone():
+    # Growth Zone + Tourism District, 2017: f.(1) 35,000,000, not f.(2) 30,000,000.
+    # gross 5,000 + 2,000 + 1,500 + 1,500 + 1,000 + 1,500 (1,001+ jobs) = 12,500; 2,500 x 12,500 = 31,250,000:
+    # under f.(1), over f.(2) (amount necessary 40,000,000 is above both)
+    rich = {
+        "Transit Oriented Development": "Y",
+        "Deep Poverty Pocket": "Y",
+        "Redevelopment Area Near Highways": "Y",
+        "Light Rail Half Mile": "Y",
+        "Capital Investment ($)": 500_000_000,
+        "Net Benefit ($)": 1_000_000_000,
+        "Amount Necessary ($)": 40_000_000,
+        "New Full-Time Jobs": 2_500,
+        "Area": "Growth Zone",
+    }
+    check({**rich, "Tourism District": "Y"}, {"Gross Credit per Job ($)": 12_500, "Annual Credit ($)": 31_250_000})
+    check(rich, {"Annual Credit ($)": 30_000_000})
+
+
+# -- prior incentives (C.34:1B-247 e.) -------------------------------------------------------------
+def _prior(*rows) -> pd.DataFrame:
+    """Prior records as the pipeline hands them over: (sheet, record ID, business, status, date, year)."""
+    return pd.DataFrame(
+        [
+            {
+                "sheet": s,
+                "record_id": r,
+                "business_name": b,
+                "status": st,
+                "date": d,
+                "year": y,
+                "workbook": "old.xlsx",
+                "run_date": "2026-10-01",
+            }
+            for s, r, b, st, d, y in rows
+        ],
+        columns=PRIOR_COLUMNS,
+    )
+
+
+ACME_BEIP = ("BEIP", "B-1", "ACME Corporation", "OK", "2015-06-01", 2015)
+PRIOR_CASES = [
+    # (name, grow overrides, prior rows, code, ineligible); the Grow NJ application is dated 2016-01-04
+    ("both blank", {}, [ACME_BEIP], "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN", False),
+    ("obligations satisfied", {"Prior Incentive Obligations Satisfied": "Y"}, [ACME_BEIP], "PRIOR_INCENTIVE_RECEIVED", False),
+    (
+        "separate",
+        {"Separate From Prior Award": "Y", "Prior Incentive Obligations Satisfied": "N"},
+        [ACME_BEIP],
+        "PRIOR_INCENTIVE_RECEIVED",
+        False,
+    ),
+    ("one N, one blank", {"Prior Incentive Obligations Satisfied": "N"}, [ACME_BEIP], "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN", False),
+    (
+        "both N",
+        {"Prior Incentive Obligations Satisfied": "N", "Separate From Prior Award": "N"},
+        [ACME_BEIP],
+        "PRIOR_INCENTIVE_BARS_AGREEMENT",
+        True,
+    ),
+    # received on the application date is not "previously": BEIP Agreement Date must be before it
+    ("BEIP on the application date", {}, [("BEIP", "B-1", "Acme Corp.", "OK", "2016-01-04", 2016)], None, False),
+    ("BEIP the day before", {}, [("BEIP", "B-1", "Acme Corp.", "OK", "2016-01-03", 2016)], "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN", False),
+    # BRRAP: First Tax Period not after the application's year
+    ("BRRAP first period 2016", {}, [("BRRAP", "R-1", "acme, inc.", "OK", None, 2016)], "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN", False),
+    ("BRRAP first period 2017", {}, [("BRRAP", "R-1", "acme, inc.", "OK", None, 2017)], None, False),
+    # records that do not count: Invalid or Ineligible, another business, a blank name
+    ("invalid prior", {}, [("BEIP", "B-1", "Acme", "Invalid", "2015-06-01", 2015)], None, False),
+    ("ineligible prior", {}, [("BRRAP", "R-1", "Acme", "Ineligible", None, 2014)], None, False),
+    (
+        "flagged prior counts",
+        {},
+        [("BEIP", "B-1", "Acme LLC", "Flagged", "2015-06-01", 2015)],
+        "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN",
+        False,
+    ),
+    ("another business", {}, [("BEIP", "B-1", "Acme Widgets", "OK", "2015-06-01", 2015)], None, False),
+    ("blank grow name", {"Business Name": ""}, [ACME_BEIP], None, False),
+]
+
+
+@pytest.mark.parametrize("name,override,prior,code,ineligible", PRIOR_CASES, ids=[c[0] for c in PRIOR_CASES])
+def test_prior_incentives(name, override, prior, code, ineligible):
+    context = RunContext(dt.date(2026, 11, 30), _prior(*prior))
+    got = run({"Business Name": "Acme Corp.", **override}, context=context)[0]
+    found = [c for c in got["codes"] if c.startswith("PRIOR_INCENTIVE")]
+    assert found == ([code] if code else [])
+    assert got["ineligible"] is ineligible and bool(got["Total Award ($)"] == 0) is ineligible
+
+
+def test_prior_incentive_finding_names_every_record():
+    prior = _prior(ACME_BEIP, ("BRRAP", "R-9", "ACME CO", "OK", None, 2014))
+    context = RunContext(dt.date(2026, 11, 30), prior)
+    frame = typed_frame(GROW_NJ, [{**BASE, "Business Name": "Acme Corp."}])
+    calc = grow_nj.calculate(frame, RULES, context)
+    found = pd.concat([f for f in calc.findings if len(f)])
+    row = found[found["code"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"].iloc[0]
+    assert row["records"] == "BEIP B-1 (old.xlsx, run 2026-10-01); BRRAP R-9 (old.xlsx, run 2026-10-01)"

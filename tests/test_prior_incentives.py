@@ -1,0 +1,145 @@
+"""Prior incentives (C.34:1B-247 e.) through `njcredits run`: a BEIP or BRRAP record of the same
+workbook or of an earlier run in the ledger, named once, the workbook winning over the ledger."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+
+import python_calamine
+from click.testing import CliRunner
+from conftest import write_workbook
+
+from batch.cli import main
+
+D = dt.date
+BEIP_HEADERS = ["Grant ID", "Business Name", "Agreement Date", "Grant Form", "Withholdings Percentage", "Annual Withholdings ($)",
+                "Grant Term (years)", "New Employees"]  # fmt: skip
+BRRAP_HEADERS = ["Grant ID", "Business Name", "Employees Relocated or Retained", "Yearly Tax Credit Amount ($)", "First Tax Period"]
+GROW_HEADERS = [
+    "Project ID", "Business Name", "Application Date", "County", "Area", "Business Type", "Premises Type",
+    "Gross Leasable Area (sq ft)", "Capital Investment ($)", "New Full-Time Jobs", "Retained Full-Time Jobs",
+    "Annual Withholdings ($)", "Net Benefit ($)", "Prior Incentive Obligations Satisfied", "Separate From Prior Award",
+]  # fmt: skip
+
+
+BEIP_DATE = D(2015, 6, 1)
+
+
+def beip(gid="B-1", name="Acme Corp.", date=BEIP_DATE):
+    return [gid, name, date, "Cash", 0.3, 100_000, 10, 10]
+
+
+def grow(pid="G-1", name="ACME Corporation", satisfied="", separate=""):
+    # Priority, 50 new jobs: 50 x 3,000 = 150,000 a year; applied 2016-01-04, after the BEIP agreement of 2015-06-01
+    return [pid, name, D(2016, 1, 4), "Bergen", "Priority", "Other", "Non-Industrial Rehab", 10_000, 1_000_000, 50, 0,
+            1_000_000, 100_000_000, satisfied, separate]  # fmt: skip
+
+
+def run(inbox, out, *args):
+    result = CliRunner().invoke(main, ["run", str(inbox), "--out", str(out), "--as-of", "2026-11-30", *args])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def grow_rows(path):
+    sheet = python_calamine.CalamineWorkbook.from_path(str(path)).get_sheet_by_name("GrowNJ").to_python()
+    return [dict(zip(sheet[0], r, strict=False)) for r in sheet[1:]]
+
+
+def findings(path, code):
+    sheet = python_calamine.CalamineWorkbook.from_path(str(path)).get_sheet_by_name("Findings").to_python()
+    rows = [dict(zip(sheet[0], r, strict=False)) for r in sheet[1:]]
+    return [r for r in rows if r["Code"] == code]
+
+
+def test_prior_record_in_the_same_workbook(tmp_path):
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    write_workbook(inbox / "acme.xlsx", {"GrowNJ": [GROW_HEADERS, grow()], "BEIP": [BEIP_HEADERS, beip()]})
+    run(inbox, out)
+    (row,) = grow_rows(out / "acme.annotated.xlsx")
+    assert row["Status"] == "Flagged" and row["Findings"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"
+    assert row["Annual Credit ($)"] == 150_000
+    (f,) = findings(out / "acme.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")
+    assert f["Column"] == "Business Name" and f["Severity"] == "warning"
+    assert "BEIP B-1 (acme.xlsx, run this run)" in f["Message"] and f["Citation"] == "C.34:1B-247 e."
+
+
+def test_both_conditions_n_bar_the_agreement(tmp_path):
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    rows = [grow("G-1", satisfied="N", separate="N"), grow("G-2", satisfied="Y"), grow("G-3", name="Other Business Inc")]
+    write_workbook(inbox / "acme.xlsx", {"GrowNJ": [GROW_HEADERS, *rows], "BEIP": [BEIP_HEADERS, beip()]})
+    run(inbox, out)
+    got = {r["Project ID"]: r for r in grow_rows(out / "acme.annotated.xlsx")}
+    assert (got["G-1"]["Status"], got["G-1"]["Findings"], got["G-1"]["Total Award ($)"]) == (
+        "Ineligible",
+        "PRIOR_INCENTIVE_BARS_AGREEMENT",
+        0,
+    )
+    assert (got["G-2"]["Status"], got["G-2"]["Findings"], got["G-2"]["Total Award ($)"]) == ("OK", "PRIOR_INCENTIVE_RECEIVED", 1_500_000)
+    assert (got["G-3"]["Status"], got["G-3"]["Findings"]) == ("OK", "")
+
+
+def test_prior_record_through_the_ledger_and_a_round_trip(tmp_path):
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    # October: the BEIP grant and a BRRAP grant of the same business (BRRAP first period 2015 <= 2016)
+    write_workbook(
+        inbox / "beip.xlsx", {"BEIP": [BEIP_HEADERS, beip()], "BRRAP": [BRRAP_HEADERS, ["R-1", "ACME CO", 300, 1_000_000, 2015]]}
+    )
+    run(inbox, out)
+    # November: the Grow NJ application alone
+    write_workbook(inbox / "grow.xlsx", {"GrowNJ": [GROW_HEADERS, grow()]})
+    run(inbox, out)
+    (f,) = findings(out / "grow.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert f"BEIP B-1 (beip.xlsx, run {today})" in f["Message"] and f"BRRAP R-1 (beip.xlsx, run {today})" in f["Message"]
+
+    # the BEIP workbook's returned file dropped back in with the Grow NJ row: each record is named once
+    # (the workbook's own row wins over the ledger's), the result is the first run's
+    both = tmp_path / "both.xlsx"
+    write_workbook(both, {"GrowNJ": [GROW_HEADERS, grow()], "BEIP": [BEIP_HEADERS, beip()]})
+    shutil.copy(both, inbox / "both.xlsx")
+    run(inbox, out)
+    first = findings(out / "both.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")[0]["Message"]
+    assert first.count("BEIP B-1") == 1 and "BEIP B-1 (both.xlsx, run this run)" in first and "BRRAP R-1" in first
+    shutil.copy(out / "both.annotated.xlsx", inbox / "both.annotated.xlsx")
+    run(inbox, out)
+    again = findings(out / "both.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")[0]["Message"]
+    assert again.replace("both.annotated.xlsx", "both.xlsx") == first
+    # and a forced rerun of the same file gives the same result
+    shutil.copy(both, inbox / "both.xlsx")
+    run(inbox, out, "--force")
+    assert findings(out / "both.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")[0]["Message"] == first
+
+
+def test_validate_reads_the_ledger(tmp_path):
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    write_workbook(inbox / "beip.xlsx", {"BEIP": [BEIP_HEADERS, beip()]})
+    run(inbox, out)
+    grow_file = write_workbook(tmp_path / "grow.xlsx", {"GrowNJ": [GROW_HEADERS, grow()]})
+    result = CliRunner().invoke(main, ["validate", str(grow_file), "--out", str(out), "--as-of", "2026-11-30"])
+    assert "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN" in result.output and "BEIP B-1" in result.output
+
+
+def test_ledger_before_the_migration_gains_the_new_columns(tmp_path):
+    import sqlite3
+
+    from batch.ledger import BASE_SCHEMA, SCHEMA_VERSION, Ledger
+
+    path = tmp_path / "ledger.sqlite"
+    with sqlite3.connect(path) as db:  # a ledger written by the first release: tables, no user_version
+        db.executescript(BASE_SCHEMA)
+        db.execute("INSERT INTO runs (run_id, started) VALUES ('old', '2026-01-01T00:00:00')")
+        db.execute("INSERT INTO records (run_id, file, sheet, record_id, status) VALUES ('old', 'a.xlsx', 'BEIP', 'B-0', 'OK')")
+    Ledger(path)
+    Ledger(path)  # a second open applies nothing twice
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        cols = {r[1] for r in db.execute("PRAGMA table_info(records)")}
+        assert {"business_name", "record_date"} <= cols
+        # a record written before the migration carries no name and matches nothing
+        assert db.execute("SELECT business_name FROM records WHERE record_id='B-0'").fetchone() == (None,)
