@@ -33,6 +33,13 @@ GROW_NJ_COMPLIANCE = SheetSpec(
         Column("Period Documentation Certified Date", "date", hint="When this period's credit documentation was certified."),
         Column("Tax Liability ($)", "money", required=True, minimum=0, hint="The holder's tax liability for the period."),
         Column("Facility Sold", "yesno", hint="Y when the owner sold the qualified business facility in this period (d.(3)(a))."),
+        Column(
+            "Seller Holds the Credits",
+            "yesno",
+            blank_unknown=True,
+            hint="When Facility Sold is Y: Y when the seller is the business holding these credits, N when another owner"
+            " (a landlord) sold; blank is read as Y, with a warning (d.(3)(a)).",
+        ),
     ),
     computed={
         "Credit Allowed ($)": "money",

@@ -5,6 +5,9 @@ project: rows are put in (project, Tax Period) order once, then one linear pass 
 keeping each project's open carry-forward amounts oldest first (at most 20 of them), so the
 cost grows linearly with the number of periods, never quadratically. Row order in the sheet
 does not matter.
+
+Deadlines that depend on the day of the run (a blank Certification Date, a blank Period
+Documentation Certified Date) are judged on the run's as-of date, `context.as_of`.
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ YEAR_COLUMN = "Tax Period"
 
 ID, PERIOD, APPROVAL, CERTIFIED = "Project ID", "Tax Period", "Approval Date", "Certification Date"
 ANNUAL, AGREEMENT_JOBS, BASELINE = "Annual Credit ($)", "Agreement Jobs", "Baseline Statewide Employees"
-STATEWIDE, FACILITY, DOCS, LIABILITY, SOLD = (
+STATEWIDE, FACILITY, DOCS, LIABILITY, SOLD, SELLER = (
     "Statewide Employees",
     "Facility Employees",
     "Period Documentation Certified Date",
     "Tax Liability ($)",
     "Facility Sold",
+    "Seller Holds the Credits",
 )
 OUT = [
     "Credit Allowed ($)",
@@ -80,19 +84,47 @@ def carry_forward(project: np.ndarray, year: np.ndarray, allowed: np.ndarray, li
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+    context = context or RunContext.today()
+    as_of = pd.Timestamp(context.as_of)
+    as_of_text = context.as_of.isoformat()
     idx = frame.index
     n = len(frame)
     findings = []
     approval, certified = frame[APPROVAL], frame[CERTIFIED]
 
-    # b.(2): certification within 3 years of approval; never more than 4
+    # b.(2): certification within 3 years of approval (two six-month extensions); never more than 4.
+    # A blank Certification Date is judged on the as-of date: barred once more than 4 years have passed.
     inner, outer = rules["certification_years"], rules["certification_outer_years"]
-    after_outer = (certified > approval + pd.DateOffset(years=outer.value)).fillna(False).to_numpy(dtype=bool)
-    after_inner = (certified > approval + pd.DateOffset(years=inner.value)).fillna(False).to_numpy(dtype=bool) & ~after_outer
+    due = approval + pd.DateOffset(years=inner.value)
+    latest = approval + pd.DateOffset(years=outer.value)
+    cert_blank = certified.isna().to_numpy()
+    after_outer_given = (certified > latest).fillna(False).to_numpy(dtype=bool)
+    after_inner = (certified > due).fillna(False).to_numpy(dtype=bool) & ~after_outer_given
+    after_outer_blank = cert_blank & (as_of > latest).fillna(False).to_numpy(dtype=bool)
+    pending = cert_blank & ~after_outer_blank
+    past_due = (as_of > due).fillna(False).to_numpy(dtype=bool)
+    after_outer = after_outer_given | after_outer_blank
     findings.append(emit("CERTIFICATION_LATE", idx[after_inner], date=certified, years=inner.value, approved=approval, citation=inner.cite))
     findings.append(
-        emit("CERTIFICATION_AFTER_4_YEARS", idx[after_outer], date=certified, years=outer.value, approved=approval, citation=outer.cite)
+        emit(
+            "CERTIFICATION_AFTER_4_YEARS", idx[after_outer_given], date=certified, years=outer.value, approved=approval, citation=outer.cite
+        )
     )
+    findings.append(
+        emit(
+            "CERTIFICATION_AFTER_4_YEARS",
+            idx[after_outer_blank],
+            variant="blank",
+            as_of=as_of_text,
+            years=outer.value,
+            approved=approval,
+            latest=latest,
+            citation=outer.cite,
+        )
+    )
+    pending_fields = dict(as_of=as_of_text, years=inner.value, approved=approval, due=due, latest=latest, citation=inner.cite)
+    findings.append(emit("CERTIFICATION_PENDING", idx[pending & ~past_due], **pending_fields))
+    findings.append(emit("CERTIFICATION_PENDING", idx[pending & past_due], variant="extended", **pending_fields))
 
     # d.(1), d.(2): workforce thresholds, each period on its own figures
     statewide, facility = rules["statewide_share"], rules["facility_share"]
@@ -119,35 +151,42 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
         )
     )
 
-    # c.(1): documentation certified within 3 years of the close of the period
+    # c.(1): documentation certified within 3 years of the close of the period (31 December); a credit
+    # forfeits when it "remains uncertified as of" that deadline, so a blank date forfeits only once the
+    # deadline is before the as-of date
     docs = rules["documentation_years"]
     period = frame[PERIOD].to_numpy(dtype=np.int64)
     deadline = pd.Series(pd.to_datetime(pd.DataFrame({"year": period + docs.value, "month": 12, "day": 31})).to_numpy(), index=idx)
-    blank = frame[DOCS].isna().to_numpy()
+    docs_blank = frame[DOCS].isna().to_numpy()
     late_docs = (frame[DOCS] > deadline).fillna(False).to_numpy(dtype=bool)
-    uncertified = blank | late_docs
-    findings.append(
-        emit(
-            "CREDIT_FORFEITED_UNCERTIFIED",
-            idx[uncertified],
-            period=frame[PERIOD],
-            deadline=deadline,
-            state=pd.Series(np.where(blank, "is not certified", "was certified on "), idx) + frame[DOCS].dt.strftime("%Y-%m-%d").fillna(""),
-            citation=docs.cite,
-        )
-    )
+    lapsed = docs_blank & (deadline < as_of).to_numpy(dtype=bool)
+    docs_pending = docs_blank & ~lapsed
+    uncertified = late_docs | lapsed
+    common = {"period": frame[PERIOD], "deadline": deadline, "years": docs.value, "citation": docs.cite}
+    findings.append(emit("CREDIT_FORFEITED_UNCERTIFIED", idx[late_docs], date=frame[DOCS], **common))
+    findings.append(emit("CREDIT_FORFEITED_UNCERTIFIED", idx[lapsed], variant="blank", as_of=as_of_text, **common))
+    findings.append(emit("DOCUMENTATION_PENDING", idx[docs_pending], as_of=as_of_text, **common))
 
-    # d.(3)(a): a sale forfeits that period and every later one of the project
+    # d.(3)(a): a sale by the business holding the credits forfeits that period and every later one of
+    # the project; a sale by another owner (Seller Holds the Credits = N) leaves the credits unaffected.
+    # A blank Seller Holds the Credits is read by the rules default (Y), with a warning.
+    sale, holder_default = rules["sale_forfeiture"], rules["seller_holds_credits_when_blank"]
     key = name_key(frame[ID])
     order = pd.DataFrame({"key": key, "period": period}, index=idx).sort_values(["key", "period"], kind="stable").index
     sold = frame[SOLD].to_numpy(dtype=bool)
-    sold_year = pd.Series(np.where(sold, period, np.iinfo(np.int64).max), index=idx)
+    seller = frame[SELLER].astype("boolean")
+    holder_blank = sold & seller.isna().to_numpy()
+    seller_holds = seller.fillna(bool(holder_default.value)).to_numpy(dtype=bool)
+    forfeiting_sale = sold & seller_holds
+    unaffected = sold & ~seller_holds
+    findings.append(emit("SALE_HOLDER_NOT_GIVEN", idx[holder_blank], period=frame[PERIOD], citation=holder_default.cite))
+    sold_year = pd.Series(np.where(forfeiting_sale, period, np.iinfo(np.int64).max), index=idx)
     first_sale = sold_year[order].groupby(key[order].to_numpy()).cummin().reindex(idx)
     forfeited_by_sale = (first_sale <= period).to_numpy()
-    sale = rules["sale_forfeiture"]
     findings.append(
         emit("FACILITY_SOLD_CREDITS_FORFEITED", idx[forfeited_by_sale], sold=first_sale, period=frame[PERIOD], citation=sale.cite)
     )
+    findings.append(emit("FACILITY_SOLD_CREDITS_UNAFFECTED", idx[unaffected], period=frame[PERIOD], citation=sale.cite))
 
     zero = after_outer | reduced | below | uncertified | forfeited_by_sale
     allowed = np.where(zero, 0, frame[ANNUAL].to_numpy(dtype=np.int64))
