@@ -2,11 +2,13 @@
 
 import pandas as pd
 
+from batch.rules import load as load_rules
 from validators.columns import Column, RowCheck, SheetSpec
 
 WP, AW = "Withholdings Percentage", "Annual Withholdings ($)"
 PP, AP = "Partner Estimated Tax Percentage", "Annual Partner Estimated Tax ($)"
 WAIVER, CREDIT_2022 = "Remote Work Waiver Elected", "2022 Tax Period Credit ($)"
+CASH, TAX_CREDIT = "Cash", "Tax Credit"
 PAIRS = "a Withholdings Percentage with Annual Withholdings, or a Partner Estimated Tax Percentage with Annual Partner Estimated Tax"
 
 
@@ -26,7 +28,7 @@ BEIP = SheetSpec(
         Column("Grant ID", "text", required=True, record_id=True, hint="Unique ID of the grant agreement."),
         Column("Business Name", "text", hint="The business receiving the grant."),
         Column("Agreement Date", "date", required=True, hint="Date of the business employment incentive agreement."),
-        Column("Grant Form", "code", required=True, codes=("Cash", "Tax Credit"), hint="Cash or Tax Credit."),
+        Column("Grant Form", "code", required=True, codes=(CASH, TAX_CREDIT), hint="Cash or Tax Credit."),
         Column("Smart Growth", "yesno", hint="Y when the grant promotes smart growth and the State Plan (b.)."),
         Column(
             WP,
@@ -43,7 +45,7 @@ BEIP = SheetSpec(
         Column("Grant Term (years)", "integer", required=True, minimum=0, hint="Term of the grant in years (at most 10)."),
         Column("New Employees", "integer", required=True, minimum=0, minimum_exclusive=True, hint="New employees; more than 0."),
         Column(WAIVER, "yesno", hint="Y when the business elected to waive the 60% time-at-facility requirement (h.)."),
-        Column("Waiver Election Date", "date", hint="Date of the waiver election."),
+        Column("Waiver Election Date", "date", hint="Date of the waiver election; it must be before 2023-12-31 (h.)."),
         Column(
             "Minimum Time at Facility",
             "percent",
@@ -51,7 +53,12 @@ BEIP = SheetSpec(
             maximum=1,
             hint="The least share of time any full-time employee spent at the facility through 2023.",
         ),
-        Column(CREDIT_2022, "money", minimum=0, hint="Credit received for the 2022 tax period; required with the waiver."),
+        Column(
+            CREDIT_2022,
+            "money",
+            minimum=0,
+            hint="Credit received for the 2022 tax period; with the waiver, 5% of it is due to the authority (h.(2)).",
+        ),
     ),
     computed={
         "Annual Grant ($)": "money",
@@ -65,14 +72,27 @@ BEIP = SheetSpec(
         RowCheck(WP, "MISSING_VALUE", "Withholdings Percentage, since Annual Withholdings is given", _half(AW, WP)),
         RowCheck(AP, "MISSING_VALUE", "Annual Partner Estimated Tax, since Partner Estimated Tax Percentage is given", _half(PP, AP)),
         RowCheck(PP, "MISSING_VALUE", "Partner Estimated Tax Percentage, since Annual Partner Estimated Tax is given", _half(AP, PP)),
-        RowCheck(
-            CREDIT_2022,
-            "MISSING_VALUE",
-            "the 2022 Tax Period Credit, since the remote work waiver was elected (h.(2))",
-            lambda f: f[WAIVER] & f[CREDIT_2022].isna(),
-        ),
     ),
 )
+
+# Approval Year: the State fiscal years the intake accepts (e.(1): approved from State fiscal year 2017 on).
+APPROVAL_YEARS = range(2017, 2027)
+
+
+def _credit_years(approval_years: range) -> range:
+    """Every tax period an installment of e. can land in: from the earliest first tax period to the
+    last installment of the latest schedule, e.(1) started in the last Approval Year (2026 to 2030)."""
+    tiers = load_rules("beip_conversion")["schedule"]
+    first = min(t.value for t in tiers)
+    last = 0
+    for t in tiers:
+        count = len(t.extra.get("shares", ())) or t.extra["installments"]
+        start = max(t.value, approval_years[-1]) if t.extra.get("starts_at_later_approval") else t.value
+        last = max(last, start + count - 1)
+    return range(first, last + 1)
+
+
+CREDIT_YEARS = _credit_years(APPROVAL_YEARS)
 
 BEIP_CONVERSION = SheetSpec(
     name="BEIP_Conversion",
@@ -91,14 +111,14 @@ BEIP_CONVERSION = SheetSpec(
         Column(
             "Approval Year",
             "integer",
-            maximum=2022,
-            hint="State fiscal year the authority approved the amount (e.(1) only); the schedule columns end at 2026, "
-            "so the latest start is 2022.",
+            minimum=APPROVAL_YEARS[0],
+            maximum=APPROVAL_YEARS[-1],
+            hint=f"State fiscal year the authority approved the amount (e.(1) only), {APPROVAL_YEARS[0]} to {APPROVAL_YEARS[-1]}.",
         ),
     ),
     computed={
         "Installments": "number",
         "First Tax Period": "number",
-        **{f"Credit {year} ($)": "money" for year in range(2017, 2027)},
+        **{f"Credit {year} ($)": "money" for year in CREDIT_YEARS},
     },
 )

@@ -1,4 +1,4 @@
-"""BEIP grants (README, sheet `BEIP`, sheet `BEIP`; C.34:1B-129 a.-d., h.).
+"""BEIP grants (README, sheets `BEIP` and `BEIP_Conversion`, sheet `BEIP`; C.34:1B-129 a.-d., h.).
 
 Pure and vectorized; every number comes from `batch/rules/beip/parameters.yaml`. Percentages
 are read as exact decimals and amounts stay exact until rounded to the cent at the end.
@@ -13,7 +13,7 @@ from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.exact import Q
 from batch.findings import emit
 from batch.rules import Rules
-from validators.beip import AP, AW, BEIP, CREDIT_2022, PP, WAIVER, WP
+from validators.beip import AP, AW, BEIP, CREDIT_2022, PP, TAX_CREDIT, WAIVER, WP
 
 SPEC = BEIP
 RULES = "beip"
@@ -99,24 +99,47 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
         )
     )
 
-    # h.: the remote work waiver
+    # h.: the remote work waiver, elected "before December 31, 2023": an election on that day is late
     elected = frame[WAIVER].to_numpy(dtype=bool)
     deadline = rules["waiver_election_deadline"]
-    late = elected & (frame[ELECTED_ON] > deadline.value).fillna(False).to_numpy(dtype=bool)
-    findings.append(emit("WAIVER_ELECTION_LATE", idx[late], date=frame[ELECTED_ON], deadline=deadline.value, citation=deadline.cite))
     min_time = rules["waiver_min_time_at_facility"]
-    short_time = elected & frame[TIME].notna().to_numpy() & (Q.percent(frame[TIME]) < Q.of(min_time.value, n))
+    date_blank = elected & frame[ELECTED_ON].isna().to_numpy()
+    time_blank = elected & frame[TIME].isna().to_numpy()
+    late = elected & ~date_blank & (frame[ELECTED_ON] >= deadline.value).fillna(False).to_numpy(dtype=bool)
+    findings.append(emit("WAIVER_ELECTION_LATE", idx[late], date=frame[ELECTED_ON], deadline=deadline.value, citation=deadline.cite))
+    # h.(1): at least 10% of the time at the facility
+    short_time = elected & ~time_blank & (Q.percent(frame[TIME]) < Q.of(min_time.value, n))
     findings.append(
         emit("WAIVER_TIME_BELOW_10PCT", idx[short_time], time=frame[TIME], minimum=float(min_time.value), citation=min_time.cite)
     )
-    payment = Q(frame[CREDIT_2022].fillna(0)) * rules["waiver_payment_share"].value
+    # a blank election date or time at the facility: the election cannot be checked (Flagged, still computed)
+    both = date_blank & time_blank
+    facts_missing = date_blank | time_blank
+    findings.append(
+        emit(
+            "WAIVER_FACTS_MISSING",
+            idx[facts_missing],
+            column=pd.Series(np.where(date_blank, ELECTED_ON, TIME), idx),
+            missing=pd.Series(np.where(both, f"{ELECTED_ON} and {TIME}", np.where(date_blank, ELECTED_ON, TIME)), idx),
+            verb=pd.Series(np.where(both, "are", "is"), idx),
+            deadline=deadline.value,
+            minimum=float(min_time.value),
+            citation=deadline.cite,
+        )
+    )
+    # h.(2): 5% of the 2022 credit, once the 2022 credit is known; a Tax Credit grant without it is warned of
+    share = rules["waiver_payment_share"]
+    credit_given = frame[CREDIT_2022].notna().to_numpy()
+    payment = Q(frame[CREDIT_2022].fillna(0)) * share.value
+    no_credit = elected & ~credit_given & (frame[FORM] == TAX_CREDIT).to_numpy(dtype=bool)
+    findings.append(emit("WAIVER_CREDIT_NOT_GIVEN", idx[no_credit], share=float(share.value), citation=share.cite))
 
     computed = pd.DataFrame(
         {
             "Annual Grant ($)": pd.array(annual.cents(), dtype="Int64"),
             "Total Grant ($)": pd.array(total.cents(), dtype="Int64"),
             "Average Grant per New Employee ($)": pd.array(average.cents(), dtype="Int64"),
-            "Waiver Payment Due ($)": pd.Series(payment.cents(), index=idx, dtype="Int64").where(elected),
+            "Waiver Payment Due ($)": pd.Series(payment.cents(), index=idx, dtype="Int64").where(elected & credit_given),
         },
         index=idx,
     )

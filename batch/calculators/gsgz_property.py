@@ -1,7 +1,8 @@
 """Garden State Growth Zone property tax exemption (README, sheet `GSGZ_Property`; C.52:27D-489s).
 
 Pure and vectorized: each row's schedule (Development Entity or other owner) gives the share of
-taxes otherwise due paid in each of the 20 years after the certificate of occupancy.
+taxes otherwise due paid in each of the 20 years after the certificate of occupancy; the county's
+minimum share is 5% of the payments in lieu of taxes under c. only.
 """
 
 from __future__ import annotations
@@ -58,17 +59,24 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
 
     dev = rules["development_entity_schedule"].value
     other = rules["other_owner_schedule"].value
+    first_pilot, last_pilot = rules["county_share_years"].value
+    # c.: "five percent of all payments pursuant to this subsection": the payments in lieu of taxes of an
+    # eligible Development Entity (years 11 to 20); another owner (e.) and an Ineligible row pay ordinary taxes
+    pilot = entity & ~ineligible
     taxes = Q(frame[TAXES])
     computed = {}
     paid = Q.of(0, n)
-    for year, header in zip(YEARS, PAYMENTS, strict=False):
+    in_lieu = Q.of(0, n)
+    for year, header in zip(YEARS, PAYMENTS, strict=True):
         share = Q.of(dev[year - 1], n).where(entity, Q.of(other[year - 1], n)).where(~ineligible, 1)
         payment = (taxes * share).cents()
         computed[header] = pd.array(payment, dtype="Int64")
         paid = paid + Q(payment)
+        if first_pilot <= year <= last_pilot:
+            in_lieu = in_lieu + Q(payment).where(pilot, 0)
     full = (taxes * Q.of(len(YEARS), n)).cents()
     computed["Total Exempted ($)"] = pd.array(full - paid.cents(), dtype="Int64")
-    computed["County Share Minimum ($)"] = pd.array((paid * rules["county_share"].value).cents(), dtype="Int64")
+    computed["County Share Minimum ($)"] = pd.array((in_lieu * rules["county_share"].value).cents(), dtype="Int64")
     return Calculation(pd.DataFrame(computed, index=idx), findings, ineligible=pd.Series(ineligible, index=idx))
 
 

@@ -127,26 +127,93 @@ WAIVER = {
     "Minimum Time at Facility": 0.2,
     "2022 Tax Period Credit ($)": 123_456.78,
 }
+# 5% x 123,456.78 = 6,172.839 -> 6,172.84 (h.(2))
+PAYMENT = 6_172.84
 WAIVER_CASES = [
-    ({}, []),
-    ({"Waiver Election Date": D(2023, 12, 31)}, []),
-    ({"Waiver Election Date": D(2024, 1, 1)}, ["WAIVER_ELECTION_LATE"]),
-    ({"Minimum Time at Facility": 0.10}, []),
-    ({"Minimum Time at Facility": 0.0999}, ["WAIVER_TIME_BELOW_10PCT"]),
-    ({"Minimum Time at Facility": "9%"}, ["WAIVER_TIME_BELOW_10PCT"]),
+    # (change to the waiver row, codes, Waiver Payment Due)
+    pytest.param({}, [], PAYMENT, id="elected in time, 20% at the facility"),
+    # h.: "may elect, before December 31, 2023": the day before is in time, the day itself is late
+    pytest.param({"Waiver Election Date": D(2023, 12, 30)}, [], PAYMENT, id="a waiver dated 2023-12-30"),
+    pytest.param({"Waiver Election Date": D(2023, 12, 31)}, ["WAIVER_ELECTION_LATE"], PAYMENT, id="a waiver dated 2023-12-31"),
+    pytest.param({"Waiver Election Date": D(2024, 1, 1)}, ["WAIVER_ELECTION_LATE"], PAYMENT, id="a waiver dated 2024-01-01"),
+    # h.(1): "at least 10 percent of the employee's time at the qualified business facility"
+    pytest.param({"Minimum Time at Facility": 0.10}, [], PAYMENT, id="time 10%"),
+    pytest.param({"Minimum Time at Facility": 0.0999}, ["WAIVER_TIME_BELOW_10PCT"], PAYMENT, id="time 9.99%"),
+    pytest.param({"Minimum Time at Facility": 0.1001}, [], PAYMENT, id="time 10.01%"),
+    pytest.param({"Minimum Time at Facility": "9%"}, ["WAIVER_TIME_BELOW_10PCT"], PAYMENT, id="time 9% as text"),
+    # a blank fact: the election cannot be checked; an error (Flagged) and the grant still computed
+    pytest.param({"Waiver Election Date": None}, ["WAIVER_FACTS_MISSING"], PAYMENT, id="election date blank"),
+    pytest.param({"Minimum Time at Facility": None}, ["WAIVER_FACTS_MISSING"], PAYMENT, id="time at facility blank"),
+    pytest.param(
+        {"Waiver Election Date": None, "Minimum Time at Facility": None}, ["WAIVER_FACTS_MISSING"], PAYMENT, id="both facts blank"
+    ),
+    pytest.param(
+        {"Waiver Election Date": None, "Minimum Time at Facility": 0.05},
+        ["WAIVER_TIME_BELOW_10PCT", "WAIVER_FACTS_MISSING"],
+        PAYMENT,
+        id="date blank and time short",
+    ),
+    # h.(2): the payment follows the receipt of the 2022 credit certificate; blank credit, blank payment
+    pytest.param({"2022 Tax Period Credit ($)": None}, ["WAIVER_CREDIT_NOT_GIVEN"], None, id="tax credit grant, 2022 credit blank"),
+    pytest.param({"2022 Tax Period Credit ($)": None, "Grant Form": "Cash"}, [], None, id="cash grant, 2022 credit blank"),
+    pytest.param({"Grant Form": "Cash"}, [], PAYMENT, id="cash grant, 2022 credit given"),
+    # 5% x 0 = 0; 5% x 0.10 = 0.005 -> 0.01 (half up); 5% x 0.09 = 0.0045 -> 0.00
+    pytest.param({"2022 Tax Period Credit ($)": 0}, [], 0.0, id="2022 credit 0"),
+    pytest.param({"2022 Tax Period Credit ($)": 0.10}, [], 0.01, id="2022 credit 0.10"),
+    pytest.param({"2022 Tax Period Credit ($)": 0.09}, [], 0.0, id="2022 credit 0.09"),
+    # without the waiver nothing of h. is checked and nothing is due
+    pytest.param(
+        {"Remote Work Waiver Elected": "N", "Waiver Election Date": D(2024, 1, 1), "Minimum Time at Facility": None},
+        [],
+        None,
+        id="not elected",
+    ),
+    pytest.param({"Remote Work Waiver Elected": "", "2022 Tax Period Credit ($)": None}, [], None, id="waiver blank"),
 ]
 
 
-@pytest.mark.parametrize("change,codes", WAIVER_CASES)
-def test_remote_work_waiver(change, codes):
-    got = one(**{**WAIVER, **change})
+@pytest.mark.parametrize("change,codes,payment", WAIVER_CASES)
+def test_remote_work_waiver(change, codes, payment):
+    got = one(**{**WAIVER, **{k: ("" if v is None else v) for k, v in change.items()}})
     assert got["codes"] == codes
-    # 5% x 123,456.78 = 6,172.839 -> 6,172.84
-    assert got["Waiver Payment Due ($)"] == 6_172.84
+    assert got["Waiver Payment Due ($)"] == payment
+    # errors and warnings of h. never stop the grant: 40% x 500,000 x 10 years
+    assert got["Total Grant ($)"] == 2_000_000 and not got["ineligible"]
 
 
 def test_no_waiver_no_payment():
     assert one()["Waiver Payment Due ($)"] is None
+
+
+def test_waiver_findings_in_the_findings_sheet(workbook):
+    from batch.pipeline import process
+
+    rows = [
+        {**BASE, **WAIVER, "Grant ID": "A"},
+        {**BASE, **WAIVER, "Grant ID": "B", "Waiver Election Date": D(2023, 12, 31)},
+        {**BASE, **WAIVER, "Grant ID": "C", "Waiver Election Date": None},
+        {**BASE, **WAIVER, "Grant ID": "D", "Waiver Election Date": None, "Minimum Time at Facility": None},
+        {**BASE, **WAIVER, "Grant ID": "E", "2022 Tax Period Credit ($)": None},
+        {**BASE, **WAIVER, "Grant ID": "F", "Grant Form": "Cash", "2022 Tax Period Credit ($)": None},
+    ]
+    headers = list(rows[0])
+    res = process(workbook({"BEIP": [headers] + [[r[h] for h in headers] for r in rows]})).intake[0]
+    # blank facts are errors of the calculation, not of the intake: Flagged, the grant computed
+    assert res.status.tolist() == ["OK", "Flagged", "Flagged", "Flagged", "Flagged", "OK"]
+    assert res.computed["Total Grant ($)"].tolist() == [200_000_000] * 6
+    got = res.findings[["Record ID", "Column", "Code", "Severity"]].values.tolist()
+    assert got == [
+        ["B", "Waiver Election Date", "WAIVER_ELECTION_LATE", "error"],
+        ["C", "Waiver Election Date", "WAIVER_FACTS_MISSING", "error"],
+        ["D", "Waiver Election Date", "WAIVER_FACTS_MISSING", "error"],
+        ["E", "2022 Tax Period Credit ($)", "WAIVER_CREDIT_NOT_GIVEN", "warning"],
+    ]
+    messages = res.findings["Message"].tolist()
+    assert "elected on 2023-12-31; the election had to be made before 2023-12-31" in messages[0]
+    assert "but Waiver Election Date is blank" in messages[1]
+    assert "but Waiver Election Date and Minimum Time at Facility are blank" in messages[2]
+    assert "Waiver Payment Due (5.00% of that credit" in messages[3]
+    assert res.findings["Citation"].tolist() == ["C.34:1B-129 h."] * 3 + ["C.34:1B-129 h.(2)"]
 
 
 def test_errors_flag_but_still_compute():
@@ -160,7 +227,6 @@ MISSING_CASES = [
     ({"Annual Withholdings ($)": None}, "Annual Withholdings ($)"),
     ({"Withholdings Percentage": None}, "Withholdings Percentage"),
     ({"Partner Estimated Tax Percentage": 0.2}, "Annual Partner Estimated Tax ($)"),
-    ({"Remote Work Waiver Elected": "Y"}, "2022 Tax Period Credit ($)"),
 ]
 
 
@@ -169,6 +235,20 @@ def test_missing_values(change, column):
     raw = pd.DataFrame([{**BASE, **{k: ("" if v is None else v) for k, v in change.items()}}], dtype=object)
     _, findings = validate(BEIP, raw)
     assert findings[["column", "code"]].values.tolist() == [[column, "MISSING_VALUE"]]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the waiver facts and the 2022 credit are optional cells: the calculator reports a blank one
+        {"Remote Work Waiver Elected": "Y"},
+        {"Remote Work Waiver Elected": "Y", "Grant Form": "Cash"},
+        {"Remote Work Waiver Elected": "Y", "Waiver Election Date": D(2023, 6, 1), "Minimum Time at Facility": 0.2},
+    ],
+)
+def test_waiver_blanks_are_not_intake_errors(change):
+    raw = pd.DataFrame([{**BASE, **change}], dtype=object)
+    assert validate(BEIP, raw)[1].empty
 
 
 def test_percent_over_100_is_out_of_range():

@@ -10,7 +10,8 @@ from batch.calculators import beip_conversion
 from validators.beip import BEIP_CONVERSION
 from validators.schema import validate
 
-YEARS = range(2017, 2027)
+# Credit 2017 ($) through Credit 2030 ($): a 2026 approval's five installments (e.(1)) run 2026 to 2030
+YEARS = range(2017, 2031)
 
 
 def credits(got: dict) -> dict[int, float]:
@@ -56,16 +57,42 @@ def test_2008_2013_percentages():
     assert credits(got) == {2017: 5_000.0, 2018: 20_000.0, 2019: 25_000.0, 2020: 25_000.0, 2021: 25_000.01}
 
 
-@pytest.mark.parametrize("approval,first", [(None, 2017), (2016, 2017), (2017, 2017), (2018, 2018), (2022, 2022)])
+def test_credit_columns_run_2017_to_2030():
+    credit = [h for h in BEIP_CONVERSION.computed if h.startswith("Credit ")]
+    assert credit == [f"Credit {y} ($)" for y in YEARS]
+
+
+APPROVAL_CASES = [
+    # e.(1): "the five-year period shall commence in that fiscal year" when approved after the start of 2017:
+    # at 2017 the period starts in 2017 as for a blank Approval Year; one year after, it starts a year later
+    (None, 2017),
+    (2017, 2017),
+    (2018, 2018),
+    (2022, 2022),
+    (2025, 2025),
+    # the last Approval Year: 2026 to 2030, the last credit column
+    (2026, 2026),
+]
+
+
+@pytest.mark.parametrize("approval,first", APPROVAL_CASES)
 def test_later_approval_moves_the_five_year_period(approval, first):
     row = {"Grant ID": "G", "Accrual Year": 2012, "Approved Amount ($)": 200_000, "Approval Year": approval or ""}
     got = run_rows(beip_conversion, [row])[0]
-    assert got["First Tax Period"] == first and sorted(credits(got)) == list(range(first, first + 5))
+    # 5%, 20%, 25%, 25%, 25% of 200,000: 10,000, 40,000, 50,000, 50,000, 50,000 in five consecutive years
+    shares = [10_000, 40_000, 50_000, 50_000, 50_000]
+    assert got["First Tax Period"] == first and credits(got) == dict(zip(range(first, first + 5), shares, strict=True))
+    assert got["Installments"] == 5 and not got["codes"]
 
 
-def test_approval_year_does_not_move_other_paragraphs():
-    got = run_rows(beip_conversion, [{"Grant ID": "G", "Accrual Year": 2016, "Approved Amount ($)": 300, "Approval Year": 2021}])[0]
-    assert got["First Tax Period"] == 2020
+@pytest.mark.parametrize(
+    "year,approval,first",
+    # only e.(1) (accrued 2008-2013) moves with the Approval Year; e.(2) to e.(13) keep their tax period
+    [(2013, 2026, 2026), (2014, 2026, 2019), (2016, 2021, 2020), (2023, 2026, 2023), (2025, 2026, 2025)],
+)
+def test_approval_year_moves_only_paragraph_1(year, approval, first):
+    got = run_rows(beip_conversion, [{"Grant ID": "G", "Accrual Year": year, "Approved Amount ($)": 300, "Approval Year": approval}])[0]
+    assert got["First Tax Period"] == first
 
 
 @pytest.mark.parametrize(
@@ -96,6 +123,11 @@ def test_grant_and_year_together_are_the_record_id():
     assert findings[["row", "code", "value"]].values.tolist() == [[2, "DUPLICATE_ID", "G / 2010"]]
 
 
-def test_approval_year_after_2022_is_out_of_range():
-    raw = pd.DataFrame([{"Grant ID": "G", "Accrual Year": 2010, "Approved Amount ($)": 1, "Approval Year": 2023}], dtype=object)
-    assert validate(BEIP_CONVERSION, raw)[1]["code"].tolist() == ["OUT_OF_RANGE"]
+@pytest.mark.parametrize(
+    "approval,codes",
+    # Approval Year: State fiscal years 2017 to 2026
+    [(2016, ["OUT_OF_RANGE"]), (2017, []), (2018, []), (2025, []), (2026, []), (2027, ["OUT_OF_RANGE"]), ("", [])],
+)
+def test_approval_year_range(approval, codes):
+    raw = pd.DataFrame([{"Grant ID": "G", "Accrual Year": 2010, "Approved Amount ($)": 1, "Approval Year": approval}], dtype=object)
+    assert validate(BEIP_CONVERSION, raw)[1]["code"].tolist() == codes

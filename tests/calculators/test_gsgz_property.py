@@ -33,9 +33,35 @@ def test_development_entity_schedule():
 
 def test_other_owner_schedule():
     got = run_rows(gsgz_property, [{**BASE, "Development Entity": "N", "Municipality Opted In": ""}])[0]
-    # five years not assessed, then 100%: paid 15 x 100,000 = 1,500,000; exempted 500,000; county 75,000
+    # five years not assessed, then 100%: paid 15 x 100,000 = 1,500,000; exempted 500,000; ordinary taxes, no county share
     assert payments(got) == [0] * 5 + [100_000] * 15
-    assert (got["Total Exempted ($)"], got["County Share Minimum ($)"], got["codes"]) == (500_000, 75_000, [])
+    assert (got["Total Exempted ($)"], got["County Share Minimum ($)"], got["codes"]) == (500_000, 0, [])
+
+
+COUNTY_CASES = [
+    # c.: "not less than five percent of all payments pursuant to this subsection": years 11 to 20 of a Development Entity
+    # 10,000 x (1 + ... + 9) + 100,000 = 550,000; 5% = 27,500
+    pytest.param({}, 27_500, id="development entity"),
+    # years 11-20 of 12,345.67: 1,234.57 + 2,469.13 + 3,703.70 + 4,938.27 + 6,172.84 (6,172.835 half up)
+    # + 7,407.40 + 8,641.97 + 9,876.54 + 11,111.10 + 12,345.67 = 67,901.19; 5% = 3,395.0595 -> 3,395.06
+    pytest.param({"Annual Taxes Otherwise Due ($)": 12_345.67}, 3_395.06, id="development entity, cents"),
+    # 10% of 0.10 = 0.01 in year 11 ... : 0.01+0.02+...+0.09+0.10 = 0.55; 5% = 0.0275 -> 0.03
+    pytest.param({"Annual Taxes Otherwise Due ($)": 0.10}, 0.03, id="development entity, 10 cents"),
+    # e.: the improvements are not assessed for five years, then ordinary taxes: no payment in lieu of taxes
+    pytest.param({"Development Entity": "N"}, 0, id="a non-Development-Entity property"),
+    pytest.param({"Development Entity": ""}, 0, id="Development Entity blank (N)"),
+    # Ineligible: full taxes every year, no payment in lieu of them
+    pytest.param({"Municipality Opted In": "N"}, 0, id="municipality not opted in"),
+    pytest.param({"Certificate of Occupancy Date": D(2023, 9, 19)}, 0, id="certificate after 2023-09-18"),
+    pytest.param({"Certificate of Occupancy Date": D(2023, 9, 18)}, 27_500, id="certificate on 2023-09-18"),
+    pytest.param({"Annual Taxes Otherwise Due ($)": 0}, 0, id="no taxes otherwise due"),
+]
+
+
+@pytest.mark.parametrize("change,county", COUNTY_CASES)
+def test_county_share_minimum(change, county):
+    got = run_rows(gsgz_property, [{**BASE, **change}])[0]
+    assert got["County Share Minimum ($)"] == county
 
 
 def test_cents_round_each_year():
@@ -55,7 +81,8 @@ def test_cents_round_each_year():
 def test_ineligible_pays_in_full(change, code):
     got = run_rows(gsgz_property, [{**BASE, **change}])[0]
     assert got["codes"] == [code] and got["ineligible"]
-    assert payments(got) == [100_000] * 20 and got["Total Exempted ($)"] == 0 and got["County Share Minimum ($)"] == 100_000
+    # full taxes, and no payment in lieu of taxes for the county's share
+    assert payments(got) == [100_000] * 20 and got["Total Exempted ($)"] == 0 and got["County Share Minimum ($)"] == 0
 
 
 @pytest.mark.parametrize("date,late", [(D(2023, 9, 18), False), (D(2023, 9, 19), True)])
