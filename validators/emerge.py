@@ -31,7 +31,7 @@ EMERGE = SheetSpec(
     columns=(
         Column("Project ID", "text", required=True, record_id=True, hint="Unique ID of the application."),
         Column("Business Name", "text", hint="The applicant."),
-        Column("Application Date", "date", required=True, hint="Date of the application (before 2029-03-01)."),
+        Column("Application Date", "date", required=True, hint="Date of the application (on or after 2021-01-07 and before 2029-03-01)."),
         Column("Location", "code", required=True, codes=LOCATIONS, hint="Where the qualified business facility is."),
         Column("Small Business", "yesno", hint="Y for a small business."),
         Column("Targeted Industry", "yesno", hint="Y when engaged primarily in a targeted industry."),

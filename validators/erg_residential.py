@@ -26,7 +26,13 @@ ERG_RESIDENTIAL = SheetSpec(
             "yesno",
             hint="Y in a deep poverty pocket or distressed municipality: project limit $40,000,000 instead of $20,000,000.",
         ),
-        Column("Growth Zone", "yesno", hint="Y in a Garden State Growth Zone: 85% of incremental revenue may be pledged instead of 75%."),
+        Column(
+            "Growth Zone",
+            "yesno",
+            hint="Y in a Garden State Growth Zone: 85% of incremental revenue may be pledged instead of 75%. "
+            "The categories South Jersey Growth Zone and Growth Zone Outside South Jersey are read as Y; "
+            "Y with a (c) or (d) category is a conflict and stays at 75%.",
+        ),
         Column("Application Date", "date", required=True, hint="Date of the incentive grant application (before 2016-07-01)."),
         Column("Temporary Certificate of Occupancy Date", "date", hint="Date of the temporary certificate of occupancy (by 2018-07-28)."),
         Column(

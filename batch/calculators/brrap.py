@@ -2,7 +2,9 @@
 
 Pure and vectorized. The cross-row limits (a business's $10,000,000 a year, the $20,000,000
 aggregate a tax period) are checked on the credit of each (grant, year), summed with
-group-bys; rows are never compared in Python loops, and row order does not matter.
+group-bys; rows are never compared in Python loops, and row order does not matter. A business is
+its Business Name under the one business-name rule (`business_key`): `Acme Corp.` and `ACME
+Corporation` are one business.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from batch.calculators import Calculation, RunContext, SummaryTable
-from batch.calculators.shared import installments, name_key, pick
+from batch.calculators.shared import business_key, installments, pick
 from batch.findings import emit, money_text
 from batch.rules import Rules
 from validators.brrap import BRRAP as SPEC
@@ -28,8 +30,17 @@ ID, BUSINESS, EMPLOYEES = "Grant ID", "Business Name", "Employees Relocated or R
 YEARLY, BONUS, FIRST, COC = "Yearly Tax Credit Amount ($)", "Bonus Award ($)", "First Tax Period", "Certificate of Compliance"
 
 
+def business_of(names: pd.Series) -> pd.Series:
+    """Each row's business: its Business Name under the one business-name rule (`business_key`).
+    A blank name matches nothing, so such a row is a business of its own."""
+    key = business_key(names).astype(object)
+    alone = pd.Series("\x00row " + names.index.astype(str), index=names.index)
+    return key.where(key.notna(), alone)
+
+
 def credit_by_year(frame: pd.DataFrame, computed: pd.DataFrame) -> pd.DataFrame:
-    """One row per (grant, tax period year) with credit: columns row, business, year, credit (cents)."""
+    """One row per (grant, tax period year) with credit: columns row, business (the business-name
+    key, see `business_of`), year, credit (cents)."""
     periods = computed["Tax Periods"].fillna(0).to_numpy(dtype=np.int64)
     grant = computed["Grant Amount ($)"].fillna(0).to_numpy(dtype=np.int64)
     width = int(periods.max()) if len(periods) else 0
@@ -43,7 +54,7 @@ def credit_by_year(frame: pd.DataFrame, computed: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "row": frame.index[rows],
-            "business": name_key(frame[BUSINESS]).to_numpy()[rows],
+            "business": business_of(frame[BUSINESS]).to_numpy()[rows],
             "year": frame[FIRST].to_numpy(dtype=np.int64)[rows] + k,
             "credit": parts[rows, k],
         }
@@ -98,14 +109,16 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
 
 def run_credit_by_year(typed: pd.DataFrame, computed: pd.DataFrame, status: pd.Series) -> pd.DataFrame:
     """Credit per (grant, year) of the rows that count, for the aggregate limit across every
-    workbook of a run (the run report)."""
+    workbook of a run (the run report). `business` is the business-name key (the one rule, as in
+    `credit_by_year`), `business_name` the name as written."""
     keep = (~status.isin(["Invalid", "Ineligible"])).to_numpy()
     per = credit_by_year(typed[keep], computed[keep])
     ids = SPEC.record_ids(typed)
     return pd.DataFrame(
         {
             "grant": ids.reindex(per["row"]).to_numpy(),
-            "business": typed[BUSINESS].reindex(per["row"]).to_numpy(),
+            "business": per["business"].to_numpy(),
+            "business_name": typed[BUSINESS].reindex(per["row"]).to_numpy(),
             "year": per["year"].to_numpy(),
             "credit": per["credit"].to_numpy(),
         }
@@ -115,12 +128,18 @@ def run_credit_by_year(typed: pd.DataFrame, computed: pd.DataFrame, status: pd.S
 def limit_findings(per_year: pd.DataFrame, frame: pd.DataFrame, rules: Rules) -> list[pd.DataFrame]:
     """Every (grant, year) whose business, or the whole sheet, is over its annual limit that year."""
     out = []
+    if per_year.empty:
+        return out
+    # every spelling of each business's name among the grants counted, in row order, for the message
+    counted = pd.Index(per_year["row"].drop_duplicates())
+    spelled = pd.DataFrame(
+        {"business": business_of(frame[BUSINESS])[counted], "name": frame[BUSINESS][counted].astype(str).str.strip()}
+    ).sort_index()
+    spellings = spelled.drop_duplicates().groupby("business", sort=False)["name"].agg("; ".join)
     for code, param, keys in (
         ("BUSINESS_ANNUAL_LIMIT_EXCEEDED", rules["business_annual_limit"], ["business", "year"]),
         ("AGGREGATE_ANNUAL_LIMIT_EXCEEDED", rules["aggregate_annual_limit"], ["year"]),
     ):
-        if per_year.empty:
-            continue
         total = per_year.groupby(keys)["credit"].transform("sum")
         hit = per_year[total > param.value].sort_values(["row", "year"], kind="stable")
         out.append(
@@ -128,6 +147,7 @@ def limit_findings(per_year: pd.DataFrame, frame: pd.DataFrame, rules: Rules) ->
                 code,
                 pd.Index(hit["row"]),
                 business=frame[BUSINESS],
+                names=spellings.reindex(hit["business"]).to_numpy(),
                 year=hit["year"].to_numpy(),
                 total=total[hit.index].to_numpy(),
                 credit=hit["credit"].to_numpy(),
@@ -144,7 +164,8 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     per_year = credit_by_year(rows, rows)
     if per_year.empty:
         return []
-    names = rows[BUSINESS].groupby(name_key(rows[BUSINESS]).to_numpy()).first()
+    # one column per business (the one business-name rule), headed by its first spelling
+    names = rows[BUSINESS].groupby(business_of(rows[BUSINESS]).to_numpy()).first()
     pivot = per_year.pivot_table(index="year", columns="business", values="credit", aggfunc="sum", fill_value=0)
     pivot.columns = [names.get(c, c) for c in pivot.columns]
     business_cols = list(pivot.columns)

@@ -37,7 +37,10 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
     findings = []
     ineligible = np.zeros(n, dtype=bool)
 
-    # f.: the application deadline; a.(3): a qualified incentive area
+    # a., f.: on or after the effective date of P.L.2020, c.156 and before the deadline; a.(3): a qualified incentive area
+    start = rules["program_start"]
+    early = (frame[DATE] < start.value).to_numpy(dtype=bool)
+    findings.append(emit("APPLICATION_BEFORE_PROGRAM", idx[early], date=frame[DATE], start=start.value, citation=start.cite))
     deadline = rules["application_deadline"]
     late = (frame[DATE] >= deadline.value).to_numpy(dtype=bool)
     findings.append(emit("APPLICATION_AFTER_DEADLINE", idx[late], date=frame[DATE], deadline=deadline.value, citation=deadline.cite))
@@ -147,7 +150,7 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
             )
         )
 
-    ineligible = late | outside | jobs_short | nb_short | wh_short | cert_no
+    ineligible = early | late | outside | jobs_short | nb_short | wh_short | cert_no
     computed = pd.DataFrame(
         {
             "Minimum Capital Investment ($)": pd.array(min_capex.cents(), dtype="Int64"),

@@ -48,18 +48,40 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
     idx = frame.index
     findings = []
 
-    # b.(1): the pledge limit
-    share, share_cite = lookup(rules["pledge_share"], _yn(frame[GZ]))
+    # b.(1): the pledge limit, 85% in a Garden State Growth Zone. A category that names a Growth
+    # Zone decides Y; a category of bucket (c) or (d) decides N (those buckets are for projects not
+    # qualifying under (a) or (b), and every Growth Zone project does); otherwise the column decides.
+    groups = bucket_groups(frame, rules)
+    said_gz = frame[GZ].to_numpy(dtype=bool)
+    gz_categories, excluded = rules["growth_zone_categories"], rules["growth_zone_excluded_buckets"]
+    by_category = frame[CATEGORY].isin(gz_categories.value).to_numpy()
+    conflict = said_gz & groups["bucket"].isin(excluded.value).to_numpy()
+    in_gz = by_category | (said_gz & ~conflict)
+    share, share_cite = lookup(rules["pledge_share"], _yn(pd.Series(in_gz, idx)))
     share_q = Q.from_fractions(share)
     pledge = Q(frame[REVENUE]) * share_q
+    limit_cents = pd.Series(pledge.cents(), idx)
+    share_text = share.map(lambda s: f"{float(s):.0%}")
+    pledge_fields = dict(category=frame[CATEGORY], share=share_text, limit=limit_cents, revenue=frame[REVENUE])
+    findings.append(emit("GROWTH_ZONE_FROM_CATEGORY", idx[by_category & ~said_gz], citation=gz_categories.cite, **pledge_fields))
+    findings.append(
+        emit(
+            "GROWTH_ZONE_CATEGORY_CONFLICT",
+            idx[conflict],
+            bucket=groups["bucket"],
+            zone_share=f"{float(rules['pledge_share']['Y'].value):.0%}",
+            citation=excluded.cite,
+            **pledge_fields,
+        )
+    )
     over_pledge = Q(frame[GRANT]) > pledge
     findings.append(
         emit(
             "PLEDGE_OVER_LIMIT",
             idx[over_pledge],
             grant=frame[GRANT],
-            limit=pd.Series(pledge.cents(), idx),
-            share=share.map(lambda s: f"{float(s):.0%}"),
+            limit=limit_cents,
+            share=share_text,
             revenue=frame[REVENUE],
             citation=share_cite,
         )
@@ -81,7 +103,6 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
     findings.append(emit("TCO_NOT_PROVIDED", idx[frame[TCO].isna().to_numpy()], deadline=tco.value, citation=tco.cite))
 
     # b.(2)(a)-(d): running totals, counting only rows the statute does not bar
-    groups = bucket_groups(frame, rules)
     counts = ~late
     counted = frame[counts]
     order = date_order(counted[APP_DATE])

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from batch.calculators import Calculation, RunContext, SummaryTable
-from batch.calculators.shared import date_order, name_key, running_over
+from batch.calculators.shared import business_key, date_order, name_key, running_over
 from batch.findings import BASIS_POINTS, emit
 from batch.rules import Rules, lookup
 from validators.transfers import TRANSFERS
@@ -32,6 +32,13 @@ MINIMUM, RATIO, TO_DATE = "Minimum Transfer ($)", "Consideration Ratio", "Certif
 
 def _cents(values) -> pd.Series:
     return pd.Series(values, dtype="Int64")
+
+
+def _party(names: pd.Series) -> pd.Series:
+    """Transferor and Transferee compared by the one business-name rule (`business_key`: `Acme Corp.`
+    and `ACME Corporation` are one party). A blank name matches nothing: such a row is a party of its own."""
+    key = business_key(names).astype(object)
+    return key.where(key.notna(), pd.Series("\x00row " + names.index.astype(str), index=names.index))
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
@@ -57,7 +64,7 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
     allowance = allowance.astype("int64")
     candidate = below & (allowance > 0)
     year = dates.dt.year
-    transferor = name_key(frame[FROM])
+    transferor = _party(frame[FROM])
     ordered = frame.loc[order[candidate.reindex(order).to_numpy()]]
     used = ordered.groupby([transferor[ordered.index], year[ordered.index]]).cumcount()
     first_id = ordered.groupby([transferor[ordered.index], year[ordered.index]])[ID].transform("first")
@@ -89,6 +96,15 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
             effective=effective,
             **common,
         )
+    )
+
+    # ERG Residential: no minimum (b.(3)), but the credits move "as if" awarded under C.34:1B-209.3,
+    # which is not in the sources: a transfer under $25,000 is for the reviewer to confirm
+    confirm_below, confirm_cite = lookup(rules["erg_confirm_no_minimum_below"], program)
+    confirm_below = _cents(confirm_below)
+    under = (credit < confirm_below).fillna(False).to_numpy(dtype=bool)
+    findings.append(
+        emit("ERG_TRANSFER_UNDER_25000", frame.index[under], credit=credit, threshold=confirm_below, date=dates, citation=confirm_cite)
     )
 
     # Consideration at least 75% of the credit transferred, compared exactly in integer cents
@@ -123,7 +139,7 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
     # BEIP: a transferee may not transfer its credit on (C.34:1B-129 g.(3), last sentence)
     may_retransfer, retransfer_cite = lookup(rules["transferee_may_retransfer"], program)
     first = (
-        pd.DataFrame({"cert": cert, "who": name_key(frame[TO]), "rank": rank, "id": frame[ID], "date": dates})
+        pd.DataFrame({"cert": cert, "who": _party(frame[TO]), "rank": rank, "id": frame[ID], "date": dates})
         .sort_values("rank")
         .drop_duplicates(["cert", "who"])
     )

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
+from conftest import typed_frame
 from helpers import run_rows
 
 from batch.calculators import brrap
+from batch.findings import render
+from batch.rules import load
+from validators.schema import validate
 
 BASE = {
     "Grant ID": "G",
@@ -47,7 +52,8 @@ def test_credit_per_period_remainder_to_last():
     assert got["Credit per Tax Period ($)"] == 1_000_000.00
 
 
-@pytest.mark.parametrize("employees,coc,warn", [(250, "N", False), (251, "N", True), (251, "Y", False), (1_001, "", True)])
+# b.(2): use beyond the first tax period needs a certificate of compliance; a blank cell means No
+@pytest.mark.parametrize("employees,coc,warn", [(250, "N", False), (251, "N", True), (251, "Y", False), (251, "", True), (1_001, "", True)])
 def test_certificate_of_compliance(employees, coc, warn):
     got = rows({"Employees Relocated or Retained": employees, "Certificate of Compliance": coc})[0]
     assert ("CERTIFICATE_OF_COMPLIANCE_REQUIRED" in got["codes"]) is warn
@@ -66,6 +72,101 @@ def test_single_business_limit(second, over):
     got = rows({"Yearly Tax Credit Amount ($)": 6_000_000}, {"Yearly Tax Credit Amount ($)": second, "Business Name": "  ACME insurance "})
     for g in got:
         assert ("BUSINESS_ANNUAL_LIMIT_EXCEEDED" in g["codes"]) is over
+
+
+ACME_CASES = [
+    # a.: a single business may apply at most $10,000,000 a year. "Acme Corp." and "ACME Corporation" are one
+    # business (README, the one business-name rule): 6,000,000 + the second grant, in 2024
+    (3_999_999.99, False),  # 9,999,999.99
+    (4_000_000, False),  # 10,000,000.00 exactly: allowed
+    (4_000_000.01, True),  # 10,000,000.01: over, both rows flagged
+]
+
+
+@pytest.mark.parametrize("second,over", ACME_CASES)
+def test_single_business_limit_acme_corp_and_acme_corporation(second, over):
+    got = rows(
+        {"Business Name": "Acme Corp.", "Yearly Tax Credit Amount ($)": 6_000_000},
+        {"Business Name": "ACME Corporation", "Yearly Tax Credit Amount ($)": second},
+    )
+    assert [g["codes"] for g in got] == [["BUSINESS_ANNUAL_LIMIT_EXCEEDED"] if over else []] * 2
+
+
+NAME_CASES = [
+    # (first name, second name, one business?): case, punctuation, repeated spaces and a trailing legal form ignored
+    ("Acme Corp.", "ACME Corporation", True),
+    ("Acme, Inc.", "acme   incorporated", True),
+    ("Acme L.L.C.", "ACME LLC", True),
+    ("Acme Insurance Co", "Acme Insurance Company", True),
+    ("Acme Ltd", "Acme LP", True),
+    ("Acme-Jersey LLP", "acme jersey", True),
+    ("Acme", "Acme Holdings", False),  # "Holdings" is not a legal form
+    ("Acme Corp", "Apex Corp", False),
+]
+
+
+@pytest.mark.parametrize("first,second,same", NAME_CASES)
+def test_business_name_rule(first, second, same):
+    # 6,000,000 + 4,000,000.01 = 10,000,000.01 is over the limit only when the two names are one business
+    got = rows(
+        {"Business Name": first, "Yearly Tax Credit Amount ($)": 6_000_000},
+        {"Business Name": second, "Yearly Tax Credit Amount ($)": 4_000_000.01},
+    )
+    assert [("BUSINESS_ANNUAL_LIMIT_EXCEEDED" in g["codes"]) for g in got] == [same, same]
+
+
+def _two_acmes():
+    frame = typed_frame(
+        brrap.SPEC,
+        [
+            {**BASE, "Grant ID": "G-1", "Business Name": "Acme Corp.", "Yearly Tax Credit Amount ($)": 6_000_000},
+            {**BASE, "Grant ID": "G-2", "Business Name": "ACME Corporation", "Yearly Tax Credit Amount ($)": 4_000_000.01},
+            {**BASE, "Grant ID": "G-3", "Business Name": "Other LLC", "Yearly Tax Credit Amount ($)": 1_000_000},
+        ],
+    )
+    rules = load("brrap")
+    return frame, rules, brrap.calculate(frame, rules)
+
+
+def test_business_limit_message_names_every_spelling():
+    frame, rules, calc = _two_acmes()
+    raw = pd.concat([f for f in calc.findings if len(f)])
+    shown = render(raw, "BRRAP", rules.findings)
+    assert shown["Code"].tolist() == ["BUSINESS_ANNUAL_LIMIT_EXCEEDED"] * 2
+    # 6,000,000 + 4,000,000.01 = 10,000,000.01 in 2024
+    assert "has $10,000,000.01 of BRRAP credit in 2024" in shown["Message"].iloc[1]
+    assert shown["Message"].str.contains("Acme Corp.; ACME Corporation", regex=False).all()
+
+
+def test_summary_pivot_has_one_column_per_business():
+    frame, rules, calc = _two_acmes()
+    table = brrap.summarize(
+        pd.concat([frame, calc.computed], axis=1), pd.Series("OK", index=frame.index), pd.DataFrame(columns=["row", "Code"]), rules
+    )[0].table
+    # Acme Corp. and ACME Corporation in one column, headed by the first spelling: 6,000,000 + 4,000,000.01, in cents
+    assert [c for c in table.columns if "Acme" in c or "ACME" in c or "Other" in c] == ["Acme Corp.", "Other LLC"]
+    assert table["Acme Corp."].tolist() == [1_000_000_001] and table["Businesses Over $10,000,000"].tolist() == ["Acme Corp."]
+
+
+def test_run_credit_by_year_groups_by_the_business_name_rule():
+    # the run report's cross-workbook figures carry the same business key as the sheet's own limit
+    frame, rules, calc = _two_acmes()
+    per = brrap.run_credit_by_year(frame, calc.computed, pd.Series("Flagged", index=frame.index))
+    assert per["business"].tolist() == ["acme", "acme", "other"]
+    assert per["business_name"].tolist() == ["Acme Corp.", "ACME Corporation", "Other LLC"]
+    assert per.groupby("business")["credit"].sum().to_dict() == {"acme": 1_000_000_001, "other": 100_000_000}
+
+
+def test_blank_name_matches_nothing():
+    # README: "A blank name matches nothing": two blank names are two businesses, never grouped together
+    keys = brrap.business_of(pd.Series(["", None, "Acme Corp.", "ACME Corporation"], index=[10, 11, 12, 13]))
+    assert keys[10] != keys[11] and keys[12] == keys[13] == "acme"
+
+
+def test_business_name_is_required():
+    # the page: Business Name required (the limit groups by it; a blank name would match nothing)
+    raw = pd.DataFrame([{**BASE, "Business Name": ""}], dtype=object)
+    assert validate(brrap.SPEC, raw)[1][["column", "code"]].values.tolist() == [["Business Name", "MISSING_VALUE"]]
 
 
 def test_single_business_limit_by_year():

@@ -6,6 +6,7 @@ import datetime as dt
 
 import pandas as pd
 import pytest
+from conftest import typed_frame
 from helpers import run_rows
 
 from batch.calculators import emerge
@@ -46,10 +47,44 @@ def test_base_case_is_eligible():
     assert (got["Eligible"], got["codes"], got["Minimum Capital Investment ($)"], got["Minimum New Jobs"]) == ("Y", [], 400_000, 35)
 
 
-@pytest.mark.parametrize("date,late", [(D(2029, 2, 28), False), (D(2029, 3, 1), True)])
-def test_application_deadline(date, late):
+APPLICATION_DATE_CASES = [
+    # a. and f.: "Beginning on the effective date of P.L.2020, c.156" (approved and effective 2021-01-07)
+    # "but prior to March 1, 2029"
+    (D(2020, 6, 1), ["APPLICATION_BEFORE_PROGRAM"]),  # an application dated before the program existed
+    (D(2021, 1, 6), ["APPLICATION_BEFORE_PROGRAM"]),  # the day before the effective date
+    (D(2021, 1, 7), []),  # the effective date itself: "on or after"
+    (D(2021, 1, 8), []),
+    (D(2029, 2, 28), []),
+    (D(2029, 3, 1), ["APPLICATION_AFTER_DEADLINE"]),  # not "prior to March 1, 2029"
+    (D(2029, 3, 2), ["APPLICATION_AFTER_DEADLINE"]),
+]
+
+
+@pytest.mark.parametrize("date,codes", APPLICATION_DATE_CASES)
+def test_application_window(date, codes):
     got = one(**{"Application Date": date})
-    assert ("APPLICATION_AFTER_DEADLINE" in got["codes"]) is late and got["ineligible"] is late
+    assert got["codes"] == codes and got["ineligible"] is bool(codes) and got["Eligible"] == ("N" if codes else "Y")
+
+
+def test_program_start_message_and_rules_data():
+    from batch.findings import render
+    from batch.rules import load
+
+    rules = load("emerge")
+    start = rules["program_start"]
+    assert start.value == pd.Timestamp("2021-01-07") and "P.L.2020, c.156" in start.source and start.interpretation
+    frame = typed_frame(EMERGE, [{**BASE, "Application Date": D(2020, 6, 1)}])
+    calc = emerge.calculate(frame, rules)
+    shown = render(pd.concat([f for f in calc.findings if len(f)]), "Emerge", rules.findings)
+    assert shown[["Code", "Severity", "Column"]].values.tolist() == [["APPLICATION_BEFORE_PROGRAM", "error", "Application Date"]]
+    assert "2020-06-01 is before 2021-01-07" in shown["Message"].iloc[0] and shown["Citation"].iloc[0] == "C.34:1B-339 a., f."
+
+
+@pytest.mark.parametrize("column", ["Small Business", "Targeted Industry", "Mega Project"])
+def test_blank_yes_no_means_no(column):
+    # README: a blank yes/no cell means No unless the page says otherwise (it does only for the certifications)
+    blank, no = run_rows(emerge, [{**BASE, "Project ID": "B", column: ""}, {**BASE, "Project ID": "N", column: "N"}])
+    assert blank == no
 
 
 def test_outside_a_qualified_incentive_area():

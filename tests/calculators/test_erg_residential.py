@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
+import pandas as pd
 import pytest
+from conftest import typed_frame
 from helpers import run_rows
 
 from batch.calculators import erg_residential
@@ -26,26 +28,89 @@ def rows(*changes):
     return run_rows(erg_residential, [{**BASE, "Project ID": f"P-{i}", **c} for i, c in enumerate(changes)])
 
 
+GZ_FROM_CATEGORY, GZ_CONFLICT, OVER = "GROWTH_ZONE_FROM_CATEGORY", "GROWTH_ZONE_CATEGORY_CONFLICT", "PLEDGE_OVER_LIMIT"
+
+SJGZ, GZOSJ, DIST, OTHER = (
+    "South Jersey Growth Zone",
+    "Growth Zone Outside South Jersey",
+    "Distressed, Deep Poverty or Highlands",
+    "Other ERG Incentive Area",
+)
+
+
+def pledge(category: str, growth_zone: str, grant: float) -> dict:
+    return {"Category": category, "Growth Zone": growth_zone, "Annual Incentive Grant ($)": grant}
+
+
 PLEDGE_CASES = [
-    # 75% x 1,000,000 = 750,000; 85% in a Growth Zone = 850,000
-    ({"Annual Incentive Grant ($)": 750_000}, 750_000, False),
-    ({"Annual Incentive Grant ($)": 750_000.01}, 750_000, True),
-    ({"Annual Incentive Grant ($)": 850_000, "Growth Zone": "Y"}, 850_000, False),
-    ({"Annual Incentive Grant ($)": 850_000.01, "Growth Zone": "Y"}, 850_000, True),
+    # (change, pledge limit, codes). Revenue 1,000,000: 75% = 750,000; 85% in a Growth Zone = 850,000.
+    # b.(1): "Up to an average of 75 percent ... or 85 percent ... in a Garden State Growth Zone"
+    # bucket (d), no Growth Zone: 75%, at the limit, one cent below and one cent above
+    (pledge(OTHER, "", 750_000), 750_000, []),
+    (pledge(OTHER, "", 749_999.99), 750_000, []),
+    (pledge(OTHER, "", 750_000.01), 750_000, [OVER]),
+    # a category that names no Growth Zone, outside (c) and (d): the column decides (Y 85%, N 75%)
+    (pledge("Commuter Rail Transit Hub", "Y", 850_000), 850_000, []),
+    (pledge("Commuter Rail Transit Hub", "Y", 849_999.99), 850_000, []),
+    (pledge("Commuter Rail Transit Hub", "Y", 850_000.01), 850_000, [OVER]),
+    (pledge("Commuter Rail Transit Hub", "N", 750_000.01), 750_000, [OVER]),
+    (pledge("South Jersey MRI 400+", "Y", 850_000), 850_000, []),
+    # a Growth Zone category gets 85% whatever the column says; N or blank: info, the category decided
+    (pledge(SJGZ, "Y", 850_000), 850_000, []),
+    (pledge(SJGZ, "N", 850_000), 850_000, [GZ_FROM_CATEGORY]),
+    (pledge(SJGZ, "", 849_999.99), 850_000, [GZ_FROM_CATEGORY]),
+    (pledge(SJGZ, "", 850_000.01), 850_000, [GZ_FROM_CATEGORY, OVER]),
+    (pledge(GZOSJ, "Y", 850_000.01), 850_000, [OVER]),
+    (pledge(GZOSJ, "N", 850_000), 850_000, [GZ_FROM_CATEGORY]),
+    (pledge(GZOSJ, "", 850_000.01), 850_000, [GZ_FROM_CATEGORY, OVER]),
+    # Growth Zone = Y in bucket (c) or (d), "otherwise not qualifying" under (a) or (b): the category
+    # decides, 75%, with the warning
+    (pledge(DIST, "Y", 750_000), 750_000, [GZ_CONFLICT]),
+    (pledge(DIST, "Y", 750_000.01), 750_000, [GZ_CONFLICT, OVER]),
+    (pledge(DIST, "N", 750_000), 750_000, []),
+    (pledge(OTHER, "Y", 749_999.99), 750_000, [GZ_CONFLICT]),
+    (pledge(OTHER, "Y", 850_000), 750_000, [GZ_CONFLICT, OVER]),
     # 75% x 333,333.33 = 249,999.9975 -> shown 250,000.00; a grant of 250,000.00 is over the exact limit
-    ({"Projected Annual Incremental Revenue ($)": 333_333.33, "Annual Incentive Grant ($)": 250_000}, 250_000, True),
+    ({"Projected Annual Incremental Revenue ($)": 333_333.33, "Annual Incentive Grant ($)": 250_000}, 250_000, [OVER]),
 ]
 
 
-@pytest.mark.parametrize("change,limit,over", PLEDGE_CASES)
-def test_pledge_limit(change, limit, over):
+@pytest.mark.parametrize("change,limit,codes", PLEDGE_CASES)
+def test_pledge_limit(change, limit, codes):
     got = rows(change)[0]
-    assert got["Pledge Limit ($)"] == limit and ("PLEDGE_OVER_LIMIT" in got["codes"]) is over
+    assert got["Pledge Limit ($)"] == limit and got["codes"] == codes
+
+
+def test_growth_zone_messages():
+    from batch.findings import render
+    from batch.rules import load
+
+    frame = typed_frame(
+        erg_residential.SPEC,
+        [
+            {**BASE, "Project ID": "A", "Category": SJGZ, "Growth Zone": "N"},
+            {**BASE, "Project ID": "B", "Category": OTHER, "Growth Zone": "Y"},
+        ],
+    )
+    rules = load("erg_residential")
+    calc = erg_residential.calculate(frame, rules)
+    raw = pd.concat([f for f in calc.findings if len(f)])
+    shown = render(raw, "ERG_Residential", rules.findings).set_index("Code")
+    info, warning = shown.loc[GZ_FROM_CATEGORY], shown.loc[GZ_CONFLICT]
+    assert (info["Severity"], info["Column"], warning["Severity"], warning["Column"]) == ("info", "Growth Zone", "warning", "Growth Zone")
+    # 85% x 1,000,000 = 850,000 from the category; 75% = 750,000 in bucket (d) despite Y
+    assert "85%" in info["Message"] and "$850,000.00" in info["Message"] and "category decided" in info["Message"]
+    assert "bucket (d)" in warning["Message"] and "75%" in warning["Message"] and "not 85%" in warning["Message"]
+    assert "b.(2)(c), (d)" in warning["Citation"]
 
 
 PROJECT_CASES = [
+    # b.(2)(e): "not more than $40,000,000 ... in a deep poverty pocket or distressed municipality and not
+    # more than $20,000,000 ... to any other"; a blank Deep Poverty column means No
     ({"Credits Requested ($)": 20_000_000}, 20_000_000, False),
+    ({"Credits Requested ($)": 19_999_999.99}, 20_000_000, False),
     ({"Credits Requested ($)": 20_000_000.01}, 20_000_000, True),
+    ({"Credits Requested ($)": 20_000_000.01, "Deep Poverty Pocket or Distressed Municipality": "N"}, 20_000_000, True),
     (
         {
             "Credits Requested ($)": 40_000_000,

@@ -89,8 +89,14 @@ MINIMUM_CASES = [
     ),
     ("beip certificate 80,000: minimum 80,000, at it", [row("a", "BEIP", 80_000, 80_000, cert_amount=80_000)], [[]]),
     ("beip certificate 80,000: one cent below", [row("a", "BEIP", 79_999.99, 79_999.99, cert_amount=80_000)], [["TRANSFER_BELOW_MINIMUM"]]),
-    # ERG residential: no minimum (C.52:27D-489f b.(3))
-    ("erg one cent", [row("a", "ERG Residential", 0.01, 0.01)], [[]]),
+    # ERG residential: no minimum (C.52:27D-489f b.(3) states none), but under $25,000 the reviewer is
+    # asked to confirm it (b.(2)(e): transferred "as if" awarded under C.34:1B-209.3, not in the sources)
+    ("erg one cent", [row("a", "ERG Residential", 0.01, 0.01)], [["ERG_TRANSFER_UNDER_25000"]]),
+    ("erg one cent below 25,000", [row("a", "ERG Residential", 24_999.99, 24_999.99)], [["ERG_TRANSFER_UNDER_25000"]]),
+    ("erg at 25,000", [row("a", "ERG Residential", 25_000, 25_000)], [[]]),
+    ("erg one cent above 25,000", [row("a", "ERG Residential", 25_000.01, 25_000.01)], [[]]),
+    # before 2014-10-24 too: ERG has no earlier text with a minimum
+    ("erg 2014-10-23 under 25,000", [row("a", "ERG Residential", 24_999.99, 24_999.99, D(2014, 10, 23))], [["ERG_TRANSFER_UNDER_25000"]]),
     # Grow NJ has no certificate cap on its minimum: certificate 20,000, transfer 20,000 is still below 25,000
     ("grow nj certificate below the minimum", [row("a", credit=20_000, paid=20_000, cert_amount=20_000)], [["TRANSFER_BELOW_MINIMUM"]]),
 ]
@@ -115,6 +121,22 @@ def test_minimum_column_values():
     assert calc.computed["Minimum Transfer ($)"].tolist() == [2_500_000, 10_000_000, 2_500_000, 8_000_000, 10_000_000, 0]
 
 
+def test_erg_transfer_under_25000_message_and_rules_data():
+    from batch.findings import render
+
+    param = RULES["minimum_transfer"]["ERG Residential"]
+    # both citations and the page's interpretation are in the rules data
+    assert "b.(3)" in param.cite and "b.(2)(e)" in param.cite and "209.3" in param.interpretation
+    assert param.value == 0 and RULES["erg_confirm_no_minimum_below"]["ERG Residential"].value == 2_500_000  # cents
+    calc = check([row("a", "ERG Residential", 24_999.99, 24_999.99, date=D(2026, 3, 2))], [["ERG_TRANSFER_UNDER_25000"]])
+    assert calc.computed["Minimum Transfer ($)"].tolist() == [0]
+    shown = render(pd.concat([f for f in calc.findings if len(f)]), "Transfers", RULES.findings)
+    assert shown[["Code", "Severity", "Column"]].values.tolist() == [["ERG_TRANSFER_UNDER_25000", "info", "Credit Amount Transferred ($)"]]
+    message = shown["Message"].iloc[0]
+    assert "$24,999.99 on 2026-03-02 is under $25,000.00" in message and "confirm that no minimum applies" in message
+    assert shown["Citation"].iloc[0] == "C.52:27D-489f b.(3); C.52:27D-489f b.(2)(e)"
+
+
 ALLOWANCE_CASES = [
     # two smaller UTH transfers by one transferor in 2013: the first (by date) is allowed, the second is not
     (
@@ -137,6 +159,17 @@ ALLOWANCE_CASES = [
             row("c", "Urban Transit Hub", 40_000, 40_000, D(2013, 8, 1), frm=" SELLER llc "),
         ],
         [["SMALL_TRANSFER_ALLOWANCE_USED"], ["SMALL_TRANSFER_ALLOWANCE_USED"], ["TRANSFER_BELOW_MINIMUM"]],
+    ),
+    # the one business-name rule (README): punctuation and a trailing legal form ignored, so
+    # "Seller Corp." and "SELLER Corporation" are one transferor with one allowance
+    (
+        "business-name rule: one transferor",
+        [
+            row("a", "Urban Transit Hub", 60_000, 60_000, D(2013, 6, 28), frm="Seller Corp."),
+            row("b", "Urban Transit Hub", 50_000, 50_000, D(2013, 7, 1), frm="SELLER Corporation"),
+            row("c", "Urban Transit Hub", 40_000, 40_000, D(2013, 8, 1), frm="Seller Holdings"),
+        ],
+        [["SMALL_TRANSFER_ALLOWANCE_USED"], ["TRANSFER_BELOW_MINIMUM"], ["SMALL_TRANSFER_ALLOWANCE_USED"]],
     ),
     # a new calendar year is a new tax period
     (
@@ -277,6 +310,14 @@ RETRANSFER_CASES = [
     (
         "names compared case-insensitively",
         [row("a", "BEIP", frm="A", to="Buyer Inc.", date=D(2026, 1, 1)), row("b", "BEIP", frm=" BUYER INC. ", to="C", date=D(2026, 2, 1))],
+        [[], ["BEIP_RETRANSFER_PROHIBITED"]],
+    ),
+    (
+        "business-name rule: Buyer Inc. and BUYER, INCORPORATED are one party",
+        [
+            row("a", "BEIP", frm="A", to="Buyer Inc.", date=D(2026, 1, 1)),
+            row("b", "BEIP", frm="BUYER, INCORPORATED", to="C", date=D(2026, 2, 1)),
+        ],
         [[], ["BEIP_RETRANSFER_PROHIBITED"]],
     ),
     (
