@@ -123,7 +123,7 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
             "date": mine["record_date"],
             "year": mine["year"],
             "workbook": result.path.name,
-            "run_date": "this run",
+            "run_date": result.started.strftime("%Y-%m-%d"),
         }
     )
     parts = [here]
@@ -272,10 +272,12 @@ def process(
     # sheets that read prior incentive records (Grow NJ) are computed after those that give them
     intake = [(i, s, by_key[sheet_key(s.name)]) for i, s in enumerate(book.sheets) if isinstance(s, IntakeSheet)]
     done: dict[int, SheetResult] = {}
+    prior_ready = False
     for i, sheet, module in sorted(intake, key=lambda t: bool(getattr(t[2], "READS_PRIOR_INCENTIVES", False))):
-        if getattr(module, "READS_PRIOR_INCENTIVES", False) and not len(context.prior):
-            result.sheets = [done[k] for k in sorted(done)]
+        if getattr(module, "READS_PRIOR_INCENTIVES", False) and not prior_ready:
+            result.sheets = [done[k] for k in sorted(done)]  # the prior incentive sheets, computed above
             context = RunContext(result.as_of, prior_records(result, ledger, run_id))
+            prior_ready = True
         done[i] = process_sheet(sheet, module, result, context)
     result.sheets = []
     extra = []

@@ -49,6 +49,7 @@ def _grow_nj_row(i: int) -> list:
         COUNTIES[i % len(COUNTIES)],
         area,
         flags[0] if i % 17 == 0 else "",
+        "" if i % 2 else "Port District",  # Mega Project Basis
         "",
         flags[1] if i % 23 == 0 else "",
         "",
@@ -83,6 +84,8 @@ def _grow_nj_row(i: int) -> list:
         "" if i % 4 else 3_000_000,
         50_000_000 + (i * 104729) % 400_000_000,
         10,
+        "",  # Prior Incentive Obligations Satisfied
+        "",  # Separate From Prior Award
     ]
 
 
@@ -147,13 +150,14 @@ def make_workbook(path: Path, sheet: str, headers: list[str], row_fn, rows: int)
 
 
 def workbook(program: str, rows: int) -> Path:
-    path = DATA / f"{program}-{rows}.xlsx"
+    sheet, headers, row_fn = (
+        ("GrowNJ", GROW_NJ_HEADERS, _grow_nj_row) if program == "grownj" else ("Transfers", TRANSFER_HEADERS, _transfer_row)
+    )
+    assert len(row_fn(0)) == len(headers), f"the {sheet} benchmark row does not fit the sheet's {len(headers)} columns"
+    path = DATA / f"{program}-{rows}-{len(headers)}cols.xlsx"  # a cached file of other columns is never reused
     if not path.exists():
         print(f"  generating {path.name} ...", flush=True)
-        if program == "grownj":
-            make_workbook(path, "GrowNJ", GROW_NJ_HEADERS, _grow_nj_row, rows)
-        else:
-            make_workbook(path, "Transfers", TRANSFER_HEADERS, _transfer_row, rows)
+        make_workbook(path, sheet, headers, row_fn, rows)
     return path
 
 

@@ -584,6 +584,7 @@ GROW_NJ_HEADERS = [
     "County",
     "Area",
     "Mega Project",
+    "Mega Project Basis",
     "Disaster Recovery Project",
     "Replaces Disaster-Damaged Facility",
     "Tourism District",
@@ -618,6 +619,8 @@ GROW_NJ_HEADERS = [
     "Amount Necessary ($)",
     "Net Benefit ($)",
     "Eligibility Period (years)",
+    "Prior Incentive Obligations Satisfied",
+    "Separate From Prior Award",
 ]
 GROW_NJ_BASE = {
     "Statute Version": "2017",
@@ -1064,6 +1067,7 @@ GROW_NJ_ROWS = [
         county="Bergen",
         area="Priority",
         mega=Y,
+        basis="Automobile HQ",
         bt="Other",
         prem="Non-Industrial Rehab",
         gla=400_000,
@@ -1101,6 +1105,7 @@ GROW_NJ_ROWS = [
         county="Hudson",
         area="Priority",
         mega=Y,
+        basis="Corporate HQ",
         bt="Other",
         tgt=Y,
         prem="Non-Industrial New",
@@ -1112,7 +1117,7 @@ GROW_NJ_ROWS = [
         bench=76_000,
         wh=60_000_000,
         nb=800_000_000,
-    ),  # mega project filed after 2017-09-18
+    ),  # mega project filed after 2017-09-18: computed as an ordinary project
     # Other Eligible
     dict(
         pid="GNJ-1408",
@@ -1211,6 +1216,10 @@ KEYS = {
     "county": "County",
     "area": "Area",
     "mega": "Mega Project",
+    "basis": "Mega Project Basis",
+    "tourism": "Tourism District",
+    "satisfied": "Prior Incentive Obligations Satisfied",
+    "separate": "Separate From Prior Award",
     "disaster": "Disaster Recovery Project",
     "bt": "Business Type",
     "tgt": "Targeted Industry",

@@ -65,7 +65,7 @@ def test_calculation_lets_a_reviewer_rebuild_the_award(returned):
         "TOD 2,000 [246c(4)]",
         "salary 250",
         "= 7,750",
-        "annual 120 new x 7,750",
+        "a.-e. 120 new x 7,750",
         "= 930,000.00",
         "x 10 years = 9,300,000.00",
     ):

@@ -63,7 +63,8 @@ def test_prior_record_in_the_same_workbook(tmp_path):
     assert row["Annual Credit ($)"] == 150_000
     (f,) = findings(out / "acme.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")
     assert f["Column"] == "Business Name" and f["Severity"] == "warning"
-    assert "BEIP B-1 (acme.xlsx, run this run)" in f["Message"] and f["Citation"] == "C.34:1B-247 e."
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert f"BEIP B-1 (acme.xlsx, run {today})" in f["Message"] and f["Citation"] == "C.34:1B-247 e."
 
 
 def test_both_conditions_n_bar_the_agreement(tmp_path):
@@ -104,7 +105,7 @@ def test_prior_record_through_the_ledger_and_a_round_trip(tmp_path):
     shutil.copy(both, inbox / "both.xlsx")
     run(inbox, out)
     first = findings(out / "both.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")[0]["Message"]
-    assert first.count("BEIP B-1") == 1 and "BEIP B-1 (both.xlsx, run this run)" in first and "BRRAP R-1" in first
+    assert first.count("BEIP B-1") == 1 and f"BEIP B-1 (both.xlsx, run {today})" in first and "BRRAP R-1" in first
     shutil.copy(out / "both.annotated.xlsx", inbox / "both.annotated.xlsx")
     run(inbox, out)
     again = findings(out / "both.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")[0]["Message"]

@@ -733,8 +733,6 @@ def explain(s: Project) -> np.ndarray:
         + ordinary
         + "; "
         + limits
-        + "; ordinary "
-        + money_text(s.ordinary.cents())
         + mrera
         + "; annual "
         + money_text(s.annual)
