@@ -51,6 +51,13 @@ class Q:
         return cls(values)
 
     @classmethod
+    def decimal(cls, values: pd.Series) -> Q:
+        """A number column (floats, as Excel stores them) as the decimals that were typed: read to the
+        billionth, 10000.004 sq ft is 10000004/1000 exactly (NA read as 0)."""
+        x = pd.Series(values, dtype="Float64").fillna(0).to_numpy(dtype=float)
+        return cls(np.round(x * PERCENT_RESOLUTION).astype(np.int64), PERCENT_RESOLUTION)
+
+    @classmethod
     def percent(cls, values: pd.Series) -> Q:
         """A percent column (fractions as floats; NA read as 0) as exact fractions."""
         x = pd.Series(values, dtype="Float64").fillna(0).to_numpy(dtype=float)

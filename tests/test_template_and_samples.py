@@ -55,3 +55,39 @@ def test_committed_samples_are_current(tmp_path):
     ):
         fresh = build(tmp_path / committed.name)
         assert _cells(fresh) == _cells(committed), f"{committed} is stale: run `python tests/samples.py`"
+
+
+# The table of the README's first section: the bundled samples as of 2026-11-30.
+SAMPLE_COUNTS = {  # sheet: (rows, OK, Flagged, Ineligible, Invalid)
+    "Transfers": (41, 20, 15, 0, 6),
+    "GrowNJ": (30, 16, 4, 8, 2),
+    "BEIP": (12, 7, 4, 0, 1),
+    "BEIP_Conversion": (13, 10, 0, 2, 1),
+    "BRRAP": (9, 3, 5, 1, 0),
+    "ERG_Residential": (11, 5, 5, 1, 0),
+    "Emerge": (12, 5, 1, 5, 1),
+    "GSGZ_Property": (7, 5, 0, 2, 0),
+    "GrowNJ_Compliance": (20, 9, 9, 2, 0),
+}
+
+
+def test_samples_give_the_counts_the_readme_states(tmp_path):
+    from click.testing import CliRunner
+
+    from batch.cli import main
+
+    result = CliRunner().invoke(main, ["run", str(ROOT / "sample_inputs"), "--out", str(tmp_path), "--as-of", "2026-11-30"])
+    assert result.exit_code == 0 and "4 processed, 0 skipped, 0 failed" in result.output, result.output
+    counts = {}
+    for path in tmp_path.glob("*.annotated.xlsx"):
+        book = python_calamine.CalamineWorkbook.from_path(str(path))
+        for name in book.sheet_names:
+            if name in SAMPLE_COUNTS:
+                rows = book.get_sheet_by_name(name).to_python()
+                head = next(i for i, r in enumerate(rows) if "Status" in r)
+                status = [r[rows[head].index("Status")] for r in rows[head + 1 :] if any(str(v).strip() for v in r)]
+                counts[name] = (len(status), *(status.count(s) for s in ("OK", "Flagged", "Ineligible", "Invalid")))
+    assert counts == SAMPLE_COUNTS
+    readme = (ROOT / "README.md").read_text()
+    for sheet, (rows, ok, flagged, ineligible, invalid) in SAMPLE_COUNTS.items():
+        assert f"| {sheet} | {rows} | {ok} | {flagged} | {ineligible} | {invalid} |" in readme

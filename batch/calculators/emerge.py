@@ -50,8 +50,7 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
 
     # b.: minimum capital investment (none for a small business); the uninvested balance is donated
     rate, rate_cite = lookup(rules["minimum_capex_per_sq_ft"], frame[PREMISES])
-    area_h = np.round(frame[GLA].to_numpy(dtype=float) * HUNDREDTHS).astype(np.int64)
-    min_capex = Q(rate.to_numpy(dtype=np.int64) * area_h, HUNDREDTHS).where(~small, rules["small_business_minimum_capex"].value)
+    min_capex = (Q(rate.to_numpy(dtype=np.int64)) * Q.decimal(frame[GLA])).where(~small, rules["small_business_minimum_capex"].value)
     capex = Q(frame[CAPEX])
     short = capex < min_capex
     donation = (min_capex - capex).where(short, 0)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from batch.calculators import Calculation, RunContext, SummaryTable
 from batch.calculators.shared import business_key, first_tier, pick, tier_applies
-from batch.exact import HUNDREDTHS, Q
+from batch.exact import Q
 from batch.findings import emit, money_text, short_cite
 from batch.rules import Rules, lookup
 from validators.grow_nj import GROW_NJ as SPEC
@@ -160,9 +160,8 @@ def eligibility_244(s: Project) -> None:
     point-of-final-purchase retail outside a Growth Zone and the Tourism District."""
     f, common = s.f, s.common
     rate, s.rate_cite = lookup(common["minimum_capex_per_sq_ft"], f[PREMISES])
-    area_h = np.round(f[GLA].to_numpy(dtype=float) * HUNDREDTHS).astype(np.int64)  # square feet, to the hundredth
     capex_share = _ratio_q(common["reduced_minimum_capex_share"].value, s.reduced)
-    s.min_capex = Q(rate.to_numpy(dtype=np.int64) * area_h, HUNDREDTHS) * capex_share
+    s.min_capex = Q(rate.to_numpy(dtype=np.int64)) * Q.decimal(f[GLA]) * capex_share
     s.capex_ok = s.capex >= s.min_capex
     reduction = f"{common['reduced_minimum_capex_share'].value} (Growth Zone or South Jersey)"
     s.emit(

@@ -118,6 +118,19 @@ CAPEX_CASES = [
     # South Jersey county: the same reduction
     ("south jersey county", {"County": "Cape May", "Capital Investment ($)": 266_666.67}, 266_666.67, []),
     ("fractional area", {"Gross Leasable Area (sq ft)": 10_000.5, "Capital Investment ($)": 400_019.99}, 400_020, ["CAPEX_BELOW_MINIMUM"]),
+    # the area is read as the decimal typed: $120 x 10,000.004 sq ft = $1,200,000.48 exactly
+    (
+        "area to the thousandth",
+        {"Premises Type": "Non-Industrial New", "Gross Leasable Area (sq ft)": 10_000.004, "Capital Investment ($)": 1_200_000.48},
+        1_200_000.48,
+        [],
+    ),  # fmt: skip
+    (
+        "area to the thousandth, a cent short",
+        {"Premises Type": "Non-Industrial New", "Gross Leasable Area (sq ft)": 10_000.004, "Capital Investment ($)": 1_200_000.47},
+        1_200_000.48,
+        ["CAPEX_BELOW_MINIMUM"],
+    ),  # fmt: skip
 ]
 
 
