@@ -16,6 +16,15 @@ def main():
     """Validate New Jersey tax-credit intake workbooks and return annotated workbooks."""
 
 
+def _ledger(path):
+    from batch.ledger import Ledger, LedgerUnreadable
+
+    try:
+        return Ledger(path)
+    except LedgerUnreadable as err:
+        raise click.ClickException(str(err)) from err
+
+
 def _settings(**flags):
     from batch.config import ConfigError, load
 
@@ -68,6 +77,7 @@ def run(inbox: Path | None, **flags):
     settings = _settings(inbox=inbox, **flags)
     if not settings.inbox.is_dir():
         raise click.UsageError(f"Inbox {settings.inbox} does not exist; give a folder of intake workbooks.")
+    _ledger(settings.ledger)  # an unusable ledger stops the run before any file is touched
     try:
         outcome = run_batch(settings, echo=click.echo, progress=sys.stderr.isatty())
     except RunLocked as err:
@@ -85,13 +95,11 @@ def history(ledger: Path | None, outbox: Path | None, run_id: str | None):
     from rich.console import Console
     from rich.table import Table
 
-    from batch.ledger import Ledger
-
     settings = _settings(ledger=ledger, outbox=outbox)
     if not settings.ledger.exists():
         click.echo(f"No ledger at {settings.ledger}: no runs yet.")
         return
-    book = Ledger(settings.ledger)
+    book = _ledger(settings.ledger)
     console = Console(width=200 if not sys.stdout.isatty() else None)
     if run_id:
         table = Table(title=f"Files of run {run_id}")
@@ -138,6 +146,7 @@ def watch(inbox: Path | None, **flags):
 
     settings = _settings(inbox=inbox, **flags)
     settings.inbox.mkdir(parents=True, exist_ok=True)
+    _ledger(settings.ledger)
     watch_inbox(settings, echo=click.echo)
 
 
@@ -161,15 +170,30 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None):
     from rich.console import Console
     from rich.table import Table
 
+    from batch.ledger import LedgerUnreadable
     from batch.pipeline import process
     from batch.reading import UnreadableWorkbook
 
     settings = _settings(as_of=as_of, ledger=ledger, outbox=outbox)
+    book = settings.ledger if settings.ledger.is_file() else None
     try:
-        result = process(file, settings.limits, as_of=settings.as_of, ledger=settings.ledger if settings.ledger.exists() else None)
+        try:
+            result = process(file, settings.limits, as_of=settings.as_of, ledger=book)
+        except LedgerUnreadable as err:
+            click.echo(f"{err} Prior incentives of earlier runs were not checked.", err=True)
+            book = None
+            result = process(file, settings.limits, as_of=settings.as_of, ledger=None)
     except UnreadableWorkbook as err:
         click.echo(f"FAILED {file.name}: {err}", err=True)
         sys.exit(1)
+    click.echo(
+        f"As of {result.as_of.isoformat()}; "
+        + (
+            f"prior incentives read from the ledger {book}."
+            if book
+            else f"no ledger at {settings.ledger}: prior incentives of earlier runs not checked."
+        )
+    )
     table = Table(title=f"Findings in {file.name}", show_lines=False)
     for col in ("Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"):
         table.add_column(col, overflow="fold")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -72,12 +73,12 @@ def _as_of(value, path: Path) -> dt.date | None:
     """A TOML date (as_of = 2026-11-30), ISO text, or a date from the --as-of flag."""
     if value is None or (isinstance(value, dt.date) and not isinstance(value, dt.datetime)):
         return value
-    if isinstance(value, dt.datetime):
-        return value.date()
-    try:
-        return dt.date.fromisoformat(str(value))
-    except ValueError:
-        raise ConfigError(f"{path}: as_of = {value!r} is not a date; write it as as_of = 2026-11-30.") from None
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
+        try:
+            return dt.date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise ConfigError(f"{path}: as_of = {value!r} is not a date; write it as as_of = 2026-11-30.")
 
 
 def load(cwd: Path | None = None, **flags) -> Settings:

@@ -75,34 +75,57 @@ def migrate(db: sqlite3.Connection) -> int:
 
 
 def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | None = None) -> pd.DataFrame:
-    """The latest record of each (sheet, record ID) of `sheets` in the ledger, from runs other than
-    `exclude_run`, with its Business Name, status and date, the workbook and the run's date.
-    The ledger is opened read-only; a ledger from before migration 2 has no names and gives nothing."""
-    cols = ["sheet", "record_id", "business_name", "status", "date", "year", "workbook", "run_date"]
-    uri = f"{Path(path).resolve().as_uri()}?mode=ro"
-    with closing(sqlite3.connect(uri, uri=True, timeout=60)) as db:
-        names = {row[1] for row in db.execute("PRAGMA table_info(records)")}
-        if "business_name" not in names:
-            return pd.DataFrame(columns=cols)
-        marks = ",".join("?" * len(sheets))
-        query = f"""
-            SELECT r.sheet, r.record_id, r.business_name, r.status, r.record_date AS date, r.year, r.file AS workbook,
-                   substr(u.started, 1, 10) AS run_date
-            FROM records r JOIN runs u ON u.run_id = r.run_id
-            WHERE r.sheet IN ({marks}) AND r.business_name IS NOT NULL AND r.run_id IS NOT ?
-            ORDER BY u.started DESC, r.rowid DESC
-        """
-        found = pd.read_sql_query(query, db, params=(*sheets, exclude_run))
+    """The latest record of each (sheet, record ID) of `sheets` in the ledger, with its Business Name,
+    status and date, the workbook and the run's date. Only runs that had ended before `exclude_run`
+    started count (every ended run when it is None), so what a run reads never depends on another run
+    still going on. The ledger is opened read-only (`LedgerUnreadable` when it cannot be read); a
+    ledger from before migration 2 has no names and gives nothing."""
+    cols = ["sheet", "record_id", "business_name", "status", "date", "year", "workbook", "run_date"]  # PRIOR_COLUMNS but `received`
+    marks = ",".join("?" * len(sheets))
+    query = f"""
+        SELECT r.sheet, r.record_id, r.business_name, r.status, r.record_date AS date, r.year, r.file AS workbook,
+               substr(u.started, 1, 10) AS run_date
+        FROM records r JOIN runs u ON u.run_id = r.run_id
+        WHERE r.sheet IN ({marks}) AND r.business_name IS NOT NULL AND u.ended IS NOT NULL
+          AND (? IS NULL OR u.ended <= (SELECT started FROM runs WHERE run_id = ?))
+        ORDER BY u.started DESC, r.rowid DESC
+    """
+    try:
+        with closing(_read_only(path)) as db:
+            if "business_name" not in {row[1] for row in db.execute("PRAGMA table_info(records)")}:
+                return pd.DataFrame(columns=cols)
+            found = pd.read_sql_query(query, db, params=(*sheets, exclude_run, exclude_run))
+    except sqlite3.Error as err:
+        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
     return found.drop_duplicates(["sheet", "record_id"], keep="first")[cols].reset_index(drop=True)
+
+
+class LedgerUnreadable(Exception):
+    """The ledger file is not a readable SQLite ledger; the message says which file and what to do."""
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """Open the ledger for reading only. A ledger in WAL mode on a read-only folder cannot make its
+    shared-memory file; it is then opened as immutable (no writer can be running there)."""
+    uri = Path(path).resolve().as_uri()
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60)
+        db.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+        return db
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True)
 
 
 class Ledger:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            migrate(db)
+        try:
+            with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as db:
+                db.execute("PRAGMA journal_mode=WAL")
+                migrate(db)
+        except sqlite3.Error as err:
+            raise LedgerUnreadable(f"The ledger {self.path} cannot be opened ({err}); move it aside or give another --ledger.") from err
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=60)

@@ -136,7 +136,12 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
             known = set(zip(here["sheet"], here["record_id"], strict=True))
             keep = [(s, r) not in known for s, r in zip(earlier["sheet"], earlier["record_id"], strict=True)]
             parts.append(earlier[keep])
-    return pd.concat(parts, ignore_index=True)[PRIOR_COLUMNS]
+    prior = pd.concat(parts, ignore_index=True)
+    # the fact that decides "received before", in the words of the record's own sheet
+    spec = {m.SPEC.name: (m.PRIOR_INCENTIVE, m.YEAR_COLUMN) for m in programs() if getattr(m, "PRIOR_INCENTIVE", None)}
+    column = prior["sheet"].map({sheet: incentive.get("date") or year for sheet, (incentive, year) in spec.items()})
+    value = prior["date"].where(prior["date"].notna(), pd.array(prior["year"], dtype="Int64").astype(str))
+    return prior.assign(received=column + " " + value.astype(str))[PRIOR_COLUMNS]
 
 
 def sha256_of(path: Path) -> str:

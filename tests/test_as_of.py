@@ -82,3 +82,10 @@ def test_a_bad_as_of_is_a_usage_error(tmp_path):
         load(cwd=tmp_path)
     result = CliRunner().invoke(main, ["validate", str(compliance_book(tmp_path)), "--as-of", "30/11/2026"])
     assert result.exit_code == 2 and "--as-of" in result.output
+
+
+@pytest.mark.parametrize("value", ["20261130", "2026_11_30", '"2026-W49-1"', "2026-11-30T10:00:00", '"2026-02-30"', "1"])
+def test_as_of_must_be_a_calendar_date(tmp_path, value):
+    (tmp_path / "njcredits.toml").write_text(f"as_of = {value}\n")
+    with pytest.raises(ConfigError, match="is not a date"):
+        load(cwd=tmp_path)

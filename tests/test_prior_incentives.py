@@ -64,7 +64,7 @@ def test_prior_record_in_the_same_workbook(tmp_path):
     (f,) = findings(out / "acme.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")
     assert f["Column"] == "Business Name" and f["Severity"] == "warning"
     today = dt.datetime.now(dt.UTC).date().isoformat()
-    assert f"BEIP B-1 (acme.xlsx, run {today})" in f["Message"] and f["Citation"] == "C.34:1B-247 e."
+    assert f"BEIP B-1 (Agreement Date 2015-06-01; acme.xlsx, run {today})" in f["Message"] and f["Citation"] == "C.34:1B-247 e."
 
 
 def test_both_conditions_n_bar_the_agreement(tmp_path):
@@ -96,7 +96,10 @@ def test_prior_record_through_the_ledger_and_a_round_trip(tmp_path):
     run(inbox, out)
     (f,) = findings(out / "grow.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")
     today = dt.datetime.now(dt.UTC).date().isoformat()
-    assert f"BEIP B-1 (beip.xlsx, run {today})" in f["Message"] and f"BRRAP R-1 (beip.xlsx, run {today})" in f["Message"]
+    assert (
+        f"BEIP B-1 (Agreement Date 2015-06-01; beip.xlsx, run {today})" in f["Message"]
+        and f"BRRAP R-1 (First Tax Period 2015; beip.xlsx, run {today})" in f["Message"]
+    )
 
     # the BEIP workbook's returned file dropped back in with the Grow NJ row: each record is named once
     # (the workbook's own row wins over the ledger's), the result is the first run's
@@ -105,7 +108,9 @@ def test_prior_record_through_the_ledger_and_a_round_trip(tmp_path):
     shutil.copy(both, inbox / "both.xlsx")
     run(inbox, out)
     first = findings(out / "both.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")[0]["Message"]
-    assert first.count("BEIP B-1") == 1 and f"BEIP B-1 (both.xlsx, run {today})" in first and "BRRAP R-1" in first
+    assert (
+        first.count("BEIP B-1") == 1 and f"BEIP B-1 (Agreement Date 2015-06-01; both.xlsx, run {today})" in first and "BRRAP R-1" in first
+    )
     shutil.copy(out / "both.annotated.xlsx", inbox / "both.annotated.xlsx")
     run(inbox, out)
     again = findings(out / "both.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")[0]["Message"]
@@ -144,3 +149,38 @@ def test_ledger_before_the_migration_gains_the_new_columns(tmp_path):
         assert {"business_name", "record_date"} <= cols
         # a record written before the migration carries no name and matches nothing
         assert db.execute("SELECT business_name FROM records WHERE record_id='B-0'").fetchone() == (None,)
+
+
+def test_only_runs_ended_before_this_one_started_are_read(tmp_path):
+    import sqlite3
+
+    from batch.ledger import Ledger, read_prior_records
+
+    path = tmp_path / "ledger.sqlite"
+    Ledger(path)
+    with sqlite3.connect(path) as db:
+        for run, started, ended in (("done", "2026-10-01T00:00:00", "2026-10-01T01:00:00"), ("going", "2026-11-30T00:00:00", None),
+                                    ("me", "2026-11-30T00:00:01", None)):  # fmt: skip
+            db.execute("INSERT INTO runs (run_id, started, ended) VALUES (?,?,?)", (run, started, ended))
+            db.execute(
+                "INSERT INTO records (run_id, file, sheet, record_id, status, business_name, record_date, year)"
+                " VALUES (?, 'b.xlsx', 'BEIP', ?, 'OK', 'Acme', '2015-01-01', 2015)",
+                (run, "B-" + run),
+            )
+    # a run still going on (another inbox sharing the ledger) is never read, so the result never depends on timing
+    assert read_prior_records(path, ("BEIP",), exclude_run="me")["record_id"].tolist() == ["B-done"]
+    assert read_prior_records(path, ("BEIP",))["record_id"].tolist() == ["B-done"]
+
+
+def test_an_unreadable_ledger_is_one_clear_line(tmp_path):
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    (out / ".njcredits").mkdir(parents=True)
+    (out / ".njcredits" / "ledger.sqlite").write_text("not a database")
+    grow_file = write_workbook(inbox / "grow.xlsx", {"GrowNJ": [GROW_HEADERS, grow()]})
+    for args in (["run", str(inbox), "--out", str(out)], ["history", "--out", str(out)]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1 and "cannot be opened" in result.output and "Traceback" not in result.output, result.output
+    assert grow_file.exists()  # nothing was moved
+    result = CliRunner().invoke(main, ["validate", str(grow_file), "--out", str(out)])
+    assert result.exit_code == 0 and "Prior incentives of earlier runs were not checked" in result.output, result.output

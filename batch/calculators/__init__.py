@@ -19,7 +19,8 @@ from functools import cache
 
 import pandas as pd
 
-PRIOR_COLUMNS = ["sheet", "record_id", "business_name", "status", "date", "year", "workbook", "run_date"]
+# date: ISO date received (BEIP Agreement Date), or year (BRRAP First Tax Period); received: the same in words
+PRIOR_COLUMNS = ["sheet", "record_id", "business_name", "status", "date", "year", "received", "workbook", "run_date"]
 
 
 @dataclass(frozen=True)

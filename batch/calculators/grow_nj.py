@@ -18,6 +18,8 @@ step reads the columns earlier steps left on the `Project` and adds its own:
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 
@@ -61,6 +63,8 @@ NAME, SATISFIED, SEPARATE = "Business Name", "Prior Incentive Obligations Satisf
 MRERA_AREA = "Growth Zone (MRERA)"
 # statuses of a prior record that do not count (running totals and limits count neither)
 NOT_COUNTED = ("Invalid", "Ineligible")
+# a prior-incentive finding names this many records, then says how many more there are
+LISTED_PRIOR_RECORDS = 10
 
 
 class Project:
@@ -139,10 +143,12 @@ def mega_project_243(s: Project) -> None:
         np.char.add(", Area ", f[AREA].astype(str).to_numpy().astype(str)).astype(object)
         + np.where(s.south_jersey, ", a South Jersey county", ""),
     )
+    requirement = f[MEGA_BASIS].astype(object).map(_mega_requirements(tiers)).fillna(_mega_requirements(tiers)[None])
     s.emit(
         "MEGA_PROJECT_DEFINITION_NOT_MET",
         s.mega_not_met,
         basis=s.series(np.where(pd.isna(basis), "", " under basis " + basis.astype(str))),
+        requirement=requirement,
         capex=f[CAPEX],
         jobs=s.series(s.jobs),
         new=f[NEW],
@@ -152,6 +158,30 @@ def mega_project_243(s: Project) -> None:
     s.emit("MEGA_PROJECT_APPLICATION_LATE", s.mega_late, date=f[APP_DATE], deadline=deadline.value, citation=deadline.cite)
     s.f = f.assign(**{MEGA: s.mega})
     s.flag[MEGA] = s.mega
+
+
+def _mega_requirements(tiers) -> dict:
+    """What each basis of the mega-project definition needs, in words, from the rules data (None: a
+    blank basis, any tier tried when the basis is blank)."""
+
+    def words(t) -> str:
+        jobs = "new jobs" if t.extra["jobs"] == "created" else "jobs"
+        parts = [f"Capital Investment over ${_dollars([t.extra['min_capex_over']])[0]}"] if "min_capex_over" in t.extra else []
+        parts.append(f"more than {t.extra['min_jobs_over']:,} {jobs}")
+        text = " with ".join(parts)
+        if t.area:
+            text += " in area " + " or ".join(t.area)
+        if t.extra.get("south_jersey"):
+            text += " in a South Jersey county"
+        for flag in t.all_flags:
+            text += f" and {flag} = Y"
+        return text
+
+    out: dict = {}
+    for t in tiers:
+        out.setdefault(t.extra["basis"], []).append(words(t))
+    out[None] = [words(t) for t in tiers if t.extra.get("when_blank")]
+    return {k: ", or ".join(v) for k, v in out.items()}
 
 
 def eligibility_244(s: Project) -> None:
@@ -428,39 +458,19 @@ def prior_incentives_247e(s: Project) -> None:
     bar = s.common["prior_incentive_bar"]
     s.prior_bars = np.zeros(s.n, dtype=bool)
     s.prior_text = np.full(s.n, "", dtype=object)
-    prior = s.context.prior
-    prior = prior[~prior["status"].isin(NOT_COUNTED)].assign(key=business_key(prior["business_name"]))
-    rows = pd.DataFrame({"pos": np.arange(s.n), "key": business_key(f[NAME]).to_numpy(), "app": f[APP_DATE].to_numpy()})
-    pairs = rows.dropna(subset=["key"]).merge(prior.dropna(subset=["key"]), on="key")
-    if pairs.empty:
+    count, text = _prior_matches(f, s.context.prior)
+    has = count > 0
+    if not has.any():
         return
-    received = pd.to_datetime(pairs["date"], errors="coerce")
-    app = pd.to_datetime(pairs["app"])
-    year = pd.to_numeric(pairs["year"], errors="coerce")
-    before = np.where(received.notna(), received < app, year <= app.dt.year)
-    pairs = pairs[np.asarray(before, dtype=bool)]
-    if pairs.empty:
-        return
-    label = (
-        pairs["sheet"]
-        + " "
-        + pairs["record_id"].astype(str)
-        + " ("
-        + pairs["workbook"].astype(str)
-        + ", run "
-        + pairs["run_date"].astype(str)
-        + ")"
-    )
-    named = label.groupby(pairs["pos"].to_numpy()).agg("; ".join)
-    has = np.zeros(s.n, dtype=bool)
-    has[named.index.to_numpy()] = True
-    s.prior_text[named.index.to_numpy()] = named.to_numpy()
+    s.prior_text = text
     satisfied = f[SATISFIED].astype("boolean").to_numpy(dtype=object, na_value=None)
     separate = f[SEPARATE].astype("boolean").to_numpy(dtype=object, na_value=None)
     either_yes = (satisfied == True) | (separate == True)  # noqa: E712 - nullable booleans: True, False or None
     both_no = (satisfied == False) & (separate == False)  # noqa: E712
     s.prior_bars = has & both_no
     records = s.series(s.prior_text)
+    business = f[NAME]
+    date = f[APP_DATE]
     because = np.select(
         [satisfied == True, separate == True],  # noqa: E712
         [f"{SATISFIED} = Y (e.(1))", f"{SEPARATE} = Y (e.(2))"],
@@ -471,17 +481,75 @@ def prior_incentives_247e(s: Project) -> None:
         f"{SATISFIED} and {SEPARATE} are",
         np.where(pd.isna(satisfied), f"{SATISFIED} is", f"{SEPARATE} is"),
     )
-    business = f[NAME]
-    s.emit("PRIOR_INCENTIVE_RECEIVED", has & either_yes, business=business, records=records, because=s.series(because), citation=bar.cite)
+    s.emit(
+        "PRIOR_INCENTIVE_RECEIVED",
+        has & either_yes,
+        business=business,
+        date=date,
+        records=records,
+        because=s.series(because),
+        citation=bar.cite,
+    )
     s.emit(
         "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN",
         has & ~either_yes & ~both_no,
         business=business,
+        date=date,
         records=records,
         blank=s.series(blank),
         citation=bar.cite,
     )
-    s.emit("PRIOR_INCENTIVE_BARS_AGREEMENT", s.prior_bars, business=business, records=records, citation=bar.cite)
+    s.emit("PRIOR_INCENTIVE_BARS_AGREEMENT", s.prior_bars, business=business, date=date, records=records, citation=bar.cite)
+
+
+def _semi(a: str, b: str) -> str:
+    return a + "; " + b
+
+
+def _prior_matches(f: pd.DataFrame, prior: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """For each row, how many prior records count and the text naming them (the earliest
+    LISTED_PRIOR_RECORDS, then "and N more"). A record counts from the day after its Agreement Date
+    (BEIP), or from 1 January of its First Tax Period (BRRAP), so a row's records are the first ones of
+    its business in that order: one sorted pass (merge_asof), never every row against every record."""
+    n = len(f)
+    count, text = np.zeros(n, dtype=np.int64), np.full(n, "", dtype=object)
+    prior = prior[~prior["status"].isin(NOT_COUNTED)].assign(key=business_key(prior["business_name"])).dropna(subset=["key"])
+    if prior.empty:
+        return count, text
+    date = pd.to_datetime(prior["date"], errors="coerce")
+    year_start = pd.to_datetime(pd.to_numeric(prior["year"], errors="coerce").astype("Int64").astype(str) + "-01-01", errors="coerce")
+    prior = prior.assign(counts_from=date.add(pd.Timedelta(days=1)).fillna(year_start)).dropna(subset=["counts_from"])
+    prior = prior.sort_values(["key", "counts_from", "sheet", "record_id"], kind="stable")
+    prior = prior.assign(rank=prior.groupby("key").cumcount() + 1)
+    prior["label"] = (
+        prior["sheet"] + " " + prior["record_id"].astype(str) + " (" + prior["received"].astype(str) + "; "
+        + prior["workbook"].astype(str) + ", run " + prior["run_date"].astype(str) + ")"
+    )  # fmt: skip
+    listed = prior[prior["rank"] <= LISTED_PRIOR_RECORDS]
+    # the text of each business's first 1, 2, ... LISTED_PRIOR_RECORDS records
+    prefixes = listed.assign(text=listed.groupby("key")["label"].transform(lambda labels: list(itertools.accumulate(labels, _semi))))
+    rows = pd.DataFrame(
+        {"pos": np.arange(n), "key": business_key(f[NAME]).to_numpy(), "app": f[APP_DATE].astype("datetime64[ns]").to_numpy()}
+    )
+    rows = rows.dropna(subset=["key", "app"]).astype({"key": object}).sort_values("app", kind="stable")
+    right = (
+        prior[["key", "counts_from", "rank"]]
+        .astype({"key": object, "counts_from": "datetime64[ns]"})
+        .sort_values(["counts_from", "rank"], kind="stable")
+    )
+    hit = pd.merge_asof(rows, right, left_on="app", right_on="counts_from", by="key", direction="backward").dropna(subset=["rank"])
+    if hit.empty:
+        return count, text
+    hit = hit.assign(rank=hit["rank"].astype(np.int64))
+    hit = hit.assign(shown=np.minimum(hit["rank"], LISTED_PRIOR_RECORDS)).merge(
+        prefixes[["key", "rank", "text"]].astype({"key": object}).rename(columns={"rank": "shown"}), on=["key", "shown"], how="left"
+    )
+    m = hit["rank"].to_numpy()
+    more = np.where(m > LISTED_PRIOR_RECORDS, "; and " + pd.Series(m - LISTED_PRIOR_RECORDS).map("{:,}".format).to_numpy() + " more", "")
+    pos = hit["pos"].to_numpy()
+    count[pos] = m
+    text[pos] = hit["text"].to_numpy(dtype=object) + more
+    return count, text
 
 
 STEPS = (

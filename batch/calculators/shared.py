@@ -51,14 +51,17 @@ def name_key(s: pd.Series) -> pd.Series:
 
 
 # A trailing legal form, after punctuation is gone and case folded: "acme corp." -> "acme".
+_INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufeff\u00ad]")  # zero-width characters and soft hyphens
 _LEGAL_FORM = re.compile(r"\s+(?:inc|incorporated|llc|l\s?l\s?c|corp|corporation|co|company|ltd|l\s?p|l\s?l\s?p)$")
 
 
 def business_key(s: pd.Series) -> pd.Series:
     """The one business-name rule: case, punctuation, repeated spaces and a trailing legal form
     (Inc, Incorporated, LLC, L.L.C., Corp, Corporation, Co, Company, Ltd, LP, LLP) ignored, so
-    `Acme Corp.` and `ACME Corporation` are one business. A blank name gives NA and matches nothing."""
-    text = s.astype("string").str.casefold()
+    `Acme Corp.` and `ACME Corporation` are one business; Unicode forms are unified (NFKC) and invisible
+    characters dropped. A blank name gives NA and matches nothing."""
+    # NFKC first: a name typed with a combining accent, or in full-width letters, is the same name
+    text = s.astype("string").str.normalize("NFKC").str.replace(_INVISIBLE, "", regex=True).str.casefold()
     text = text.str.replace(r"[^\w\s]+", " ", regex=True).str.replace(r"[\s_]+", " ", regex=True).str.strip()
     # "l l c" (from "L.L.C.") is matched too; the form is cut only when a name stands before it
     text = text.str.replace(_LEGAL_FORM, "", regex=True).str.strip()

@@ -1129,6 +1129,7 @@ def _prior(*rows) -> pd.DataFrame:
                 "status": st,
                 "date": d,
                 "year": y,
+                "received": f"Agreement Date {d}" if d else f"First Tax Period {y}",
                 "workbook": "old.xlsx",
                 "run_date": "2026-10-01",
             }
@@ -1195,4 +1196,33 @@ def test_prior_incentive_finding_names_every_record():
     calc = grow_nj.calculate(frame, RULES, context)
     found = pd.concat([f for f in calc.findings if len(f)])
     row = found[found["code"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"].iloc[0]
-    assert row["records"] == "BEIP B-1 (old.xlsx, run 2026-10-01); BRRAP R-9 (old.xlsx, run 2026-10-01)"
+    # the earliest first: BRRAP R-9 counts from 2014-01-01, BEIP B-1 from 2015-06-02 (the day after its agreement)
+    assert row["records"] == (
+        "BRRAP R-9 (First Tax Period 2014; old.xlsx, run 2026-10-01); BEIP B-1 (Agreement Date 2015-06-01; old.xlsx, run 2026-10-01)"
+    )
+    assert row["date"] == pd.Timestamp("2016-01-04")
+
+
+def test_prior_incentive_finding_lists_ten_records_then_counts_the_rest():
+    # 25 BEIP grants of the business, agreements 2014-01-01 to 2014-01-25: the message names the first 10
+    prior = _prior(*[("BEIP", f"B-{i:02d}", "Acme Inc", "OK", f"2014-01-{i:02d}", 2014) for i in range(1, 26)])
+    frame = typed_frame(GROW_NJ, [{**BASE, "Business Name": "Acme Corp."}])
+    calc = grow_nj.calculate(frame, RULES, RunContext(dt.date(2026, 11, 30), prior))
+    found = pd.concat([f for f in calc.findings if len(f)])
+    records = found[found["code"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"].iloc[0]["records"]
+    assert records.count("BEIP B-") == 10 and records.startswith("BEIP B-01 ") and "B-10 " in records and "B-11" not in records
+    assert records.endswith("; and 15 more")
+
+
+def test_prior_incentives_of_many_rows_are_matched_in_order():
+    # 3 Grow NJ applications of one business against grants received on either side of their dates:
+    # 2015-03-01 sees B-1 (2015-01-10) only; 2016-01-04 sees B-1 and R-1 (First Tax Period 2016); 2014-12-31 sees none
+    prior = _prior(("BEIP", "B-1", "Acme", "OK", "2015-01-10", 2015), ("BRRAP", "R-1", "ACME LLC", "OK", None, 2016))
+    rows = [{**BASE, "Project ID": f"P-{i}", "Business Name": "acme", "Application Date": d}
+            for i, d in enumerate([D(2015, 3, 1), D(2016, 1, 4), D(2014, 12, 31)])]  # fmt: skip
+    calc = grow_nj.calculate(typed_frame(GROW_NJ, rows), RULES, RunContext(dt.date(2026, 11, 30), prior))
+    found = pd.concat([f for f in calc.findings if len(f)])
+    by_row = dict(zip(found["row"], found["records"], strict=True))
+    assert by_row[0].startswith("BEIP B-1 ") and "R-1" not in by_row[0]
+    assert by_row[1].startswith("BEIP B-1 ") and "BRRAP R-1" in by_row[1]
+    assert 2 not in by_row
