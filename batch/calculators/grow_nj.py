@@ -732,19 +732,11 @@ def explain(s: Project) -> np.ndarray:
             ),
             np.where(
                 s.needs,
-                np.where(
-                    s.an_cut,
-                    f"a.-e. over {_dollars([necessity.value])[0]}: amount necessary [{short_cite(necessity.cite)}] "
-                    + money_text(s.an.cents())
-                    + " applied to "
-                    + money_text(s.before_an.cents()),
-                    np.where(
-                        s.an_given,
-                        f"a.-e. over {_dollars([necessity.value])[0]}: amount necessary [{short_cite(necessity.cite)}] "
-                        + money_text(s.an.cents())
-                        + " not reached",
-                        f"a.-e. over {_dollars([necessity.value])[0]}: amount necessary [{short_cite(necessity.cite)}] not given",
-                    ),
+                f"a.-e. over {_dollars([necessity.value])[0]}: amount necessary [{short_cite(necessity.cite)}] "
+                + np.where(
+                    s.an_given,
+                    money_text(s.an.cents()) + np.where(s.an_cut, " applied to " + money_text(s.before_an.cents()), " not reached"),
+                    "not given",
                 ),
                 "",
             ),
