@@ -77,12 +77,15 @@ def run(inbox: Path | None, **flags):
     settings = _settings(inbox=inbox, **flags)
     if not settings.inbox.is_dir():
         raise click.UsageError(f"Inbox {settings.inbox} does not exist; give a folder of intake workbooks.")
-    _ledger(settings.ledger)  # an unusable ledger stops the run before any file is touched
+    from batch.ledger import LedgerUnreadable
+
     try:
         outcome = run_batch(settings, echo=click.echo, progress=sys.stderr.isatty())
     except RunLocked as err:
         click.echo(str(err), err=True)
         sys.exit(1)
+    except LedgerUnreadable as err:  # raised before any input is touched
+        raise click.ClickException(str(err)) from err
     sys.exit(1 if outcome.failed else 0)
 
 
@@ -146,7 +149,7 @@ def watch(inbox: Path | None, **flags):
 
     settings = _settings(inbox=inbox, **flags)
     settings.inbox.mkdir(parents=True, exist_ok=True)
-    _ledger(settings.ledger)
+    _ledger(settings.ledger)  # an unusable ledger is said once, before watching
     watch_inbox(settings, echo=click.echo)
 
 

@@ -55,7 +55,9 @@ class Q:
         """A number column (floats, as Excel stores them) as the decimals that were typed: read to the
         billionth, 10000.004 sq ft is 10000004/1000 exactly (NA read as 0)."""
         x = pd.Series(values, dtype="Float64").fillna(0).to_numpy(dtype=float)
-        return cls(np.round(x * PERCENT_RESOLUTION).astype(np.int64), PERCENT_RESOLUTION)
+        whole = np.floor(x)  # the whole part as a Python integer, so any size stays exact
+        part = np.round((x - whole) * PERCENT_RESOLUTION).astype(np.int64)
+        return cls(whole.astype(np.int64).astype(object) * PERCENT_RESOLUTION + part.astype(object), PERCENT_RESOLUTION)
 
     @classmethod
     def percent(cls, values: pd.Series) -> Q:

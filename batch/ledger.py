@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from contextlib import closing
 from pathlib import Path
 
@@ -116,13 +117,26 @@ def _read_only(path: Path) -> sqlite3.Connection:
         return sqlite3.connect(f"{uri}?immutable=1", uri=True)
 
 
+def _wal(db: sqlite3.Connection, seconds: float = 60) -> None:
+    """Switch to WAL; a new ledger opened by two processes at once may be busy for a moment."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class Ledger:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as db:
-                db.execute("PRAGMA journal_mode=WAL")
+                _wal(db)
                 migrate(db)
         except sqlite3.Error as err:
             raise LedgerUnreadable(f"The ledger {self.path} cannot be opened ({err}); move it aside or give another --ledger.") from err

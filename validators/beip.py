@@ -42,7 +42,14 @@ BEIP = SheetSpec(
             PP, "percent", minimum=0, maximum=1, hint="Share of the partners' estimated tax granted (10% to 30%; 50% with smart growth)."
         ),
         Column(AP, "money", minimum=0, hint="Estimated tax of the partners, per year."),
-        Column("Grant Term (years)", "integer", required=True, minimum=0, hint="Term of the grant in years (at most 10)."),
+        Column(
+            "Grant Term (years)",
+            "integer",
+            required=True,
+            minimum=0,
+            maximum=1000,
+            hint="Term of the grant in years (the statute allows at most 10; over 1,000 is not read as a term).",
+        ),
         Column("New Employees", "integer", required=True, minimum=0, minimum_exclusive=True, hint="New employees; more than 0."),
         Column(WAIVER, "yesno", hint="Y when the business elected to waive the 60% time-at-facility requirement (h.)."),
         Column("Waiver Election Date", "date", hint="Date of the waiver election; it must be before 2023-12-31 (h.)."),

@@ -13,7 +13,7 @@ BRRAP = SheetSpec(
             "text",
             required=True,
             hint="The business; the $10,000,000 single-business limit groups rows by this name, ignoring case, punctuation, "
-            "repeated spaces and a trailing legal form (Acme Corp. and ACME Corporation are one business).",
+            "spaces and a trailing legal form (Acme Corp. and ACME Corporation are one business).",
         ),
         Column(
             "Employees Relocated or Retained",

@@ -141,7 +141,8 @@ def limit_findings(per_year: pd.DataFrame, frame: pd.DataFrame, rules: Rules) ->
         ("AGGREGATE_ANNUAL_LIMIT_EXCEEDED", rules["aggregate_annual_limit"], ["year"]),
     ):
         total = per_year.groupby(keys)["credit"].transform("sum")
-        hit = per_year[total > param.value].sort_values(["row", "year"], kind="stable")
+        # the rows of that business (or sheet) that have credit in a year over the limit
+        hit = per_year[(total > param.value) & (per_year["credit"] > 0)].sort_values(["row", "year"], kind="stable")
         out.append(
             emit(
                 code,

@@ -56,15 +56,18 @@ _LEGAL_FORM = re.compile(r"\s+(?:inc|incorporated|llc|l\s?l\s?c|corp|corporation
 
 
 def business_key(s: pd.Series) -> pd.Series:
-    """The one business-name rule: case, punctuation, repeated spaces and a trailing legal form
-    (Inc, Incorporated, LLC, L.L.C., Corp, Corporation, Co, Company, Ltd, LP, LLP) ignored, so
-    `Acme Corp.` and `ACME Corporation` are one business; Unicode forms are unified (NFKC) and invisible
-    characters dropped. A blank name gives NA and matches nothing."""
+    """The one business-name rule: case, punctuation, spaces and a trailing legal form (Inc,
+    Incorporated, LLC, L.L.C., Corp, Corporation, Co, Company, Ltd, LP, LLP) ignored, so `Acme Corp.`
+    and `ACME Corporation` are one business, and so are `O'Brien` and `OBrien`, `Acme-Jersey` and
+    `Acme Jersey`; Unicode forms are unified (NFKC) and invisible characters dropped. A blank name
+    gives NA and matches nothing."""
     # NFKC first: a name typed with a combining accent, or in full-width letters, is the same name
     text = s.astype("string").str.normalize("NFKC").str.replace(_INVISIBLE, "", regex=True).str.casefold()
-    text = text.str.replace(r"[^\w\s]+", " ", regex=True).str.replace(r"[\s_]+", " ", regex=True).str.strip()
+    text = text.str.replace(r"[^\w\s]+|_+", " ", regex=True).str.replace(r"\s+", " ", regex=True).str.strip()
     # "l l c" (from "L.L.C.") is matched too; the form is cut only when a name stands before it
-    text = text.str.replace(_LEGAL_FORM, "", regex=True).str.strip()
+    text = text.str.replace(_LEGAL_FORM, "", regex=True)
+    # then punctuation and spaces are ignored: O'Brien is OBrien, Acme-Jersey is Acme Jersey
+    text = text.str.replace(" ", "", regex=False)
     return text.where(text.notna() & (text != ""), pd.NA)
 
 

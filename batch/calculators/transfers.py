@@ -122,7 +122,8 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
     # Running total per certificate in Transfer Date order; over the Certificate Amount from the
     # row that crosses it onward
     cert = name_key(frame[CERT])
-    to_date, over = running_over(order, cert, credit, frame[CERT_AMT])
+    limited, limit_cite = lookup(rules["certificate_amount_limit"], program)
+    to_date, over = running_over(order, cert, credit, frame[CERT_AMT].where(limited.astype(bool)))
     cert_amount = frame[CERT_AMT][order].groupby(cert[order].to_numpy()).ffill().reindex(frame.index)
     findings.append(
         emit(
@@ -132,7 +133,7 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
             to_date=to_date,
             certificate_amount=cert_amount,
             excess=to_date - cert_amount,
-            citation=min_cite,
+            citation=limit_cite,
         )
     )
 

@@ -254,3 +254,11 @@ def test_waiver_blanks_are_not_intake_errors(change):
 def test_percent_over_100_is_out_of_range():
     raw = pd.DataFrame([{**BASE, "Withholdings Percentage": "150%"}], dtype=object)
     assert validate(BEIP, raw)[1]["code"].tolist() == ["OUT_OF_RANGE"]
+
+
+@pytest.mark.parametrize("term,invalid", [(1_000, False), (1_001, True)])
+def test_an_absurd_grant_term_is_out_of_range(term, invalid):
+    # a term over 1,000 years is not read as a term (the statute allows 10): OUT_OF_RANGE, never an overflow
+    raw = pd.DataFrame([{**BASE, "Grant Term (years)": term}], dtype=object)
+    _, found = validate(BEIP, raw)
+    assert ("OUT_OF_RANGE" in set(found["code"])) is invalid

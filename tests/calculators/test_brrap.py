@@ -223,3 +223,19 @@ def test_shuffled_rows_same_findings():
         perm = rng.permutation(len(changes))
         got = run_rows(brrap, [{**BASE, "Grant ID": f"G-{i}", **changes[i]} for i in perm])
         assert {int(p): sorted(g["codes"]) for p, g in zip(perm, got, strict=False)} == expected
+
+
+def test_business_limit_flags_only_rows_with_credit_that_year():
+    # "flag every row of that business that has credit in that year": a $0 grant of the business has none.
+    # 10,000,000.01 + 0 = 10,000,000.01 over the limit in 2024: the first row only
+    got = rows({"Yearly Tax Credit Amount ($)": 10_000_000.01}, {"Business Name": "Acme Insurance Inc", "Yearly Tax Credit Amount ($)": 0})
+    assert "BUSINESS_ANNUAL_LIMIT_EXCEEDED" in got[0]["codes"] and "BUSINESS_ANNUAL_LIMIT_EXCEEDED" not in got[1]["codes"]
+
+
+def test_business_names_ignore_punctuation():
+    # "O'Brien Co" and "OBrien" are one business: 6,000,000 + 5,000,000 = 11,000,000 over 10,000,000
+    got = rows(
+        {"Business Name": "O'Brien Co", "Yearly Tax Credit Amount ($)": 6_000_000},
+        {"Business Name": "OBrien", "Yearly Tax Credit Amount ($)": 5_000_000},
+    )
+    assert all("BUSINESS_ANNUAL_LIMIT_EXCEEDED" in g["codes"] for g in got)

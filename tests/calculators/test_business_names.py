@@ -15,6 +15,10 @@ SAME = [
     ("Café Labs", "Cafe\u0301 Labs"),  # the accent typed as one character or combined (NFKC)
     ("ＡＣＭＥ", "ACME"),  # full-width letters
     ("Ac\u200bme", "Acme"),  # a zero-width space
+    ("O'Brien Co", "OBrien"),  # punctuation is ignored, not read as a space
+    ("A.C.M.E. Inc", "ACME"),
+    ("Acme-Jersey LLP", "acme jersey"),  # spaces are ignored as well as punctuation
+    ("AT&T", "AT T"),
     ("The Company Co", "The Company Inc"),  # one trailing legal form is removed, not every word that looks like one
 ]
 DIFFERENT = [

@@ -195,3 +195,9 @@ def test_certification_severity_in_the_findings_sheet(workbook):
     f = res.findings[res.findings["Code"] == "CERTIFICATION_MISSING"]
     assert f[["Record ID", "Severity"]].values.tolist() == [["A", "error"], ["B", "warning"]]
     assert res.status.tolist() == ["Ineligible", "Flagged"]
+
+
+def test_a_very_large_area_stays_exact():
+    # $120 x 10,000,000,000 sq ft = $1,200,000,000,000 (beyond 64-bit integers of billionths of a foot)
+    got = one(**{"Premises Type": "Non-Industrial New", "Gross Leasable Area (sq ft)": 10_000_000_000, "Capital Investment ($)": 1_000})
+    assert got["Minimum Capital Investment ($)"] == 1_200_000_000_000 and "CAPEX_BELOW_MINIMUM_DONATION_DUE" in got["codes"]
