@@ -18,7 +18,7 @@ import pandas as pd
 from batch import rules as rules_mod
 from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable, programs
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
-from batch.reading import IntakeSheet, OtherSheet, read_workbook, sheet_key
+from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, read_workbook, sheet_key
 from batch.safety import Limits
 from batch.sheetxml import column_letters
 from validators.schema import VALIDATION_CODES, validate
@@ -156,6 +156,23 @@ def _specs() -> dict[str, object]:
     return {sheet_key(m.SPEC.name): m for m in programs()}
 
 
+def _no_room(sheet: IntakeSheet) -> pd.DataFrame:
+    """NO_ROOM_FOR_RESULTS: the sheet's cells reach so near Excel's last column that the tool's
+    columns cannot follow them; the sheet is refused (one finding, every row Invalid)."""
+    last = sheet.results_at - 1
+    return pd.DataFrame(
+        {
+            "row": [-1],
+            "code": ["NO_ROOM_FOR_RESULTS"],
+            "column": [""],
+            "last_column": [column_letters(last)],
+            "last_number": [last + 1],
+            "needed": [sheet.tool_columns],
+            "room": [max(EXCEL_COLUMNS - sheet.results_at, 0)],
+        }
+    )
+
+
 def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
     """What the reader saw in the cells: formulas without a value, columns named twice."""
     out = []
@@ -209,9 +226,11 @@ def process_sheet(sheet: IntakeSheet, module, result: Result | None = None, cont
     rules = rules_mod.load(module.RULES)
     clock = time.perf_counter()
     typed, vfind = validate(spec, sheet.raw)
+    if sheet.no_room:  # refused, not checked: its one finding makes every row Invalid
+        vfind = _no_room(sheet)
     clock = result.timed("validate", clock) if result else clock
     n = len(typed)
-    errors = vfind[vfind["code"].isin(VALIDATION_CODES)]
+    errors = vfind if sheet.no_room else vfind[vfind["code"].isin(VALIDATION_CODES)]
     invalid = np.zeros(n, dtype=bool)
     if (errors["row"] < 0).any():
         invalid[:] = True
@@ -222,7 +241,8 @@ def process_sheet(sheet: IntakeSheet, module, result: Result | None = None, cont
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
 
-    raw = pd.concat([vfind, *_reader_findings(sheet), *[f for f in calc.findings if len(f)]], ignore_index=True)
+    reader = [] if sheet.no_room else _reader_findings(sheet)
+    raw = pd.concat([vfind, *reader, *[f for f in calc.findings if len(f)]], ignore_index=True)
     rendered = render(raw, sheet.name, rules.findings)
     pos = rendered["row"].astype(int).to_numpy() if len(rendered) else np.array([], dtype=int)
     at_row = pos >= 0

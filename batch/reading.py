@@ -10,22 +10,33 @@ from __future__ import annotations
 import csv
 import io
 import re
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import python_calamine
+from defusedxml import ElementTree
 
 from batch.safety import Limits, Refused, inspect, scan_cells
 from validators.coerce import ExcelError
 from validators.columns import SheetSpec, normalize_header
 
 HEADER_SEARCH_ROWS = 20  # the header is row 1 or the first row within the first 20 naming the columns
+EXCEL_COLUMNS = 16_384  # columns A..XFD
 FINDINGS_HEADERS = ["Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"]
 SUMMARY_TITLE = "Summary of"
 RUN_TITLE = "Run"
-RESERVED = {"findings", "summary", "run"}  # sheet names the run writes
+# The tool's own sheets. Each is marked by a workbook-level defined name `njcredits_<role>` that
+# refers to cell A1 of the sheet: Excel and LibreOffice keep such a name pointing at its sheet when
+# the sheet is renamed and turn it into #REF! when the sheet is deleted, and openpyxl and LibreOffice
+# keep it through a save. On reading, only the sheets these names point at are the tool's.
+TOOL_SHEETS = ("Findings", "Summary", "Run", "Rules")
+MARKER_PREFIX = "njcredits_"
+TOOL_SUFFIX = " (njcredits)"  # the tool's sheet when the user's workbook has a sheet of its name
+SHEET_NAME_LIMIT = 31  # Excel's limit on a sheet name, in UTF-16 code units
+SHEET_NAME_ILLEGAL = re.compile(r"[\[\]:*?/\\\x00-\x1f\x7f\ufffe\uffff]")
 
 
 class UnreadableWorkbook(Refused):
@@ -52,6 +63,24 @@ class IntakeSheet:
     kept: list[int] = field(default_factory=list)  # grid column of each kept column
     uncalculated: dict[tuple[int, int], str] = field(default_factory=dict)  # (grid row, grid col) -> formula
     duplicates: list[tuple[str, list[int]]] = field(default_factory=list)  # header matched by several columns
+    used_width: int = 0  # columns up to the last one holding a header or any cell, preamble included
+    filled: np.ndarray | None = None  # per kept column: some row below the header has a cell in it
+
+    @property
+    def results_at(self) -> int:
+        """The column of the tool's first column: right after the last column holding any cell."""
+        return max(self.used_width, len(self.headers))
+
+    @property
+    def tool_columns(self) -> int:
+        """How many columns the tool writes after the sheet's (computed columns, Status, Findings)."""
+        return len(self.spec.output_headers)
+
+    @property
+    def no_room(self) -> bool:
+        """The tool's columns cannot follow the sheet's cells before Excel's last column (XFD):
+        the sheet is refused with NO_ROOM_FOR_RESULTS."""
+        return self.results_at + self.tool_columns > EXCEL_COLUMNS
 
     @property
     def raw(self) -> pd.DataFrame:
@@ -77,8 +106,13 @@ class Workbook:
     sheets: list[IntakeSheet | OtherSheet] = field(default_factory=list)
 
 
-def _empty(col: pd.Series) -> np.ndarray:
-    return (col.isna() | (col.astype(object) == "")).to_numpy(dtype=bool)
+def _empty_cells(rows) -> np.ndarray:
+    """Rows x columns: True where the cell is empty (None, NaN or "")."""
+    frame = pd.DataFrame(rows, dtype=object)
+    if frame.empty:
+        return np.zeros(frame.shape, dtype=bool)
+    cells = frame.to_numpy(dtype=object)
+    return pd.isna(cells) | (cells == "")
 
 
 def _find_header(grid: list[list], spec: SheetSpec) -> int:
@@ -95,8 +129,84 @@ def _find_header(grid: list[list], spec: SheetSpec) -> int:
     return best
 
 
+def marker_name(role: str) -> str:
+    """The defined name that marks the tool's sheet `role` (one of TOOL_SHEETS)."""
+    return MARKER_PREFIX + role
+
+
+def quoted_sheet(name: str) -> str:
+    """A sheet name as a formula writes it: `'O''Brien'`."""
+    return "'" + name.replace("'", "''") + "'"
+
+
+MARKER_REF = re.compile(r"^=?\s*(?:'((?:[^']|'')+)'|([^'!#][^'!]*))!")  # a sheet, quoted or not (never #REF!)
+
+
+def marked_sheets(path: Path) -> set[str] | None:
+    """The names (casefolded) of the sheets the workbook's `njcredits_*` defined names point at, or
+    None when the workbook has no such name (not returned by the tool, or returned by a release
+    before the marker)."""
+    with zipfile.ZipFile(path) as z:
+        if "xl/workbook.xml" not in z.namelist():
+            return None
+        root = ElementTree.fromstring(z.read("xl/workbook.xml"))
+    marks = [
+        el.text or ""
+        for el in root.iter()
+        if el.tag.endswith("}definedName") and str(el.get("name", "")).casefold().startswith(MARKER_PREFIX)
+    ]
+    if not marks:
+        return None
+    out = set()
+    for text in marks:
+        m = MARKER_REF.match(text.strip())
+        if m:  # a name whose sheet was deleted reads #REF! and marks nothing
+            out.add((m.group(1).replace("''", "'") if m.group(1) else m.group(2).strip()).casefold())
+    return out
+
+
+def tool_sheet_name(role: str, taken) -> str:
+    """The name of the tool's sheet `role`: the role itself, unless a sheet of the user's already
+    has it (ignoring case, as Excel does); then `Role (njcredits)`, `Role (njcredits 2)`, ..."""
+    used = {str(n).casefold() for n in taken}
+    if role.casefold() not in used:
+        return role
+    n = 1
+    while True:
+        suffix = TOOL_SUFFIX if n == 1 else f"{TOOL_SUFFIX[:-1]} {n})"
+        name = _cut_utf16(role, SHEET_NAME_LIMIT - len(suffix)) + suffix
+        if name.casefold() not in used:
+            return name
+        n += 1
+
+
+def _cut_utf16(text: str, limit: int) -> str:
+    """The longest prefix of `text` of at most `limit` UTF-16 code units (the unit Excel counts)."""
+    units = 0
+    for i, ch in enumerate(text):
+        units += 2 if ord(ch) > 0xFFFF else 1
+        if units > limit:
+            return text[:i]
+    return text
+
+
+def csv_sheet_name(stem: str) -> str:
+    """A legal Excel sheet name from a CSV file's name: the characters Excel refuses in a sheet name
+    (`[]:*?/\\`, control characters) and bytes that are not UTF-8 become `_`, at most 31 UTF-16
+    units, no apostrophe or space at either end, never blank and never Excel's reserved `History`."""
+    text = stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\ufffd", "_")
+    name = SHEET_NAME_ILLEGAL.sub("_", text).strip(" '")
+    name = _cut_utf16(name, SHEET_NAME_LIMIT).rstrip(" '")
+    if not name:
+        return "CSV"
+    if name.casefold() == "history":
+        return f"{name} (CSV)"
+    return name
+
+
 def _is_ours(name: str, grid: list[list]) -> bool:
-    """A Findings, Summary or Run sheet written by a previous run (ignored on reading)."""
+    """A Findings, Summary or Run sheet written by a release before the marker (recognised by its
+    first cells; ignored on reading)."""
     first = grid[0] if grid else []
     key = sheet_key(name)
     if key == "findings":
@@ -123,24 +233,45 @@ def _intake_sheet(name: str, grid: list[list], spec: SheetSpec) -> IntakeSheet:
         fields.append(field_of.get(key))
     body = grid[h + 1 :]
     full = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
+    empty = _empty_cells(full)
     # a row is blank when every cell is empty (a cell of spaces is not: it comes back), counting the
     # dropped output columns too
-    nonblank = ~np.logical_and.reduce([_empty(full[c]) for c in full.columns]) if len(full.columns) else np.zeros(len(body), dtype=bool)
+    nonblank = ~empty.all(axis=1) if empty.shape[1] else np.zeros(len(body), dtype=bool)
+    # trailing columns with neither header nor data are padding, not columns (a stray cell far to
+    # the right keeps every column up to it, so it comes back in place)
+    in_kept = [j for j in kept if j < empty.shape[1]]
+    has_data = np.zeros(len(kept), dtype=bool)
+    has_data[: len(in_kept)] = ~empty[:, in_kept].all(axis=0) if len(in_kept) and len(body) else False
+    used = has_data | np.array([v not in ("", None) for v in headers], dtype=bool)
+    width = int(np.flatnonzero(used).max()) + 1 if used.any() else 0
+    del kept[width:], headers[width:], fields[width:]
     cells = full.reindex(columns=kept)[nonblank].reset_index(drop=True)
-    del full
+    del full, empty
     cells.columns = range(len(kept))
     excel_rows = np.flatnonzero(nonblank) + h + 2
-    # trailing columns with neither header nor data are padding, not columns
-    while headers and (headers[-1] in ("", None)) and _empty(cells[len(headers) - 1]).all():
-        cells = cells.drop(columns=len(headers) - 1)
-        headers.pop(), fields.pop(), kept.pop()
+    # the tool's columns follow the last column holding any cell: the input columns as written
+    # (the tool's own columns of a returned workbook left out), or a cell above the header row
+    above = _empty_cells(grid[:h])
+    preamble_width = int(np.flatnonzero(~above.all(axis=0)).max()) + 1 if above.size and not above.all() else 0
     duplicates = []
     for f in dict.fromkeys(x for x in fields if x):
         at = [kept[i] for i, x in enumerate(fields) if x == f]
         if len(at) > 1:
             duplicates.append((f, at))
     return IntakeSheet(
-        name, spec, [list(r) for r in grid[:h]], h, headers, fields, cells, excel_rows, len(body), kept, duplicates=duplicates
+        name,
+        spec,
+        [list(r) for r in grid[:h]],
+        h,
+        headers,
+        fields,
+        cells,
+        excel_rows,
+        len(body),
+        kept,
+        duplicates=duplicates,
+        used_width=max(len(kept), preamble_width),
+        filled=has_data[:width],
     )
 
 
@@ -160,11 +291,10 @@ def _csv_grid(path: Path) -> list[list]:
     return [r + [""] * (width - len(r)) for r in rows]
 
 
-def _grids(path: Path, limits: Limits):
-    """(sheet name, grid, cell notes) of every sheet, after the file passed inspection."""
-    kind = inspect(path, limits)
+def _grids(path: Path, kind: str):
+    """(sheet name, grid, cell notes) of every sheet, after the file passed inspection as `kind`."""
     if kind == "csv":
-        yield path.stem, _csv_grid(path), None
+        yield csv_sheet_name(path.stem), _csv_grid(path), None
         return
     try:
         book = python_calamine.CalamineWorkbook.from_path(str(path))
@@ -190,10 +320,19 @@ def _grids(path: Path, limits: Limits):
 
 def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limits()) -> Workbook:
     """Read every sheet of the workbook (or the one sheet of a CSV file, named after the file);
-    `specs` maps sheet keys (see `sheet_key`) to specs."""
-    wb = Workbook(Path(path))
-    for name, grid, note in _grids(Path(path), limits):
-        if _is_ours(name, grid):
+    `specs` maps sheet keys (see `sheet_key`) to specs.
+
+    The tool's own sheets of a returned workbook are left out: the sheets its marker names, or, in
+    a workbook without the marker (returned by an earlier release), the `Findings`, `Summary` and
+    `Run` sheets recognised by their first cells. A sheet of the user's with one of those names is
+    an ordinary sheet, carried through as it came."""
+    path = Path(path)
+    kind = inspect(path, limits)
+    marked = marked_sheets(path) if kind == "zip" else None
+    wb = Workbook(path)
+    for name, grid, note in _grids(path, kind):
+        ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
+        if ours:
             continue
         spec = specs.get(sheet_key(name))
         if spec:
@@ -201,9 +340,6 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
             if note:
                 sheet.uncalculated = dict(note.uncalculated)
             wb.sheets.append(sheet)
-        elif sheet_key(name) in RESERVED:
-            # a sheet of the user's that shares a name with one the run writes: kept, renamed
-            wb.sheets.append(OtherSheet(f"{name[:23]} (input)", grid))
         else:
             wb.sheets.append(OtherSheet(name, grid))
     return wb

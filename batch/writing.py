@@ -21,7 +21,7 @@ from batch import __version__, sheetxml
 from batch.calculators import SummaryTable
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import Result, SheetResult
-from batch.reading import RUN_TITLE, SUMMARY_TITLE, OtherSheet
+from batch.reading import EXCEL_COLUMNS, RUN_TITLE, SUMMARY_TITLE, OtherSheet, marker_name, quoted_sheet, tool_sheet_name
 
 MONEY = "#,##0.00"
 PERCENT = "0.00%"
@@ -110,6 +110,21 @@ def _annotations(res: SheetResult) -> dict[int, dict[int, tuple[str, str]]]:
     return out
 
 
+def _layout(sheet) -> tuple[int, list[str], int, int]:
+    """Where the sheet's columns go: the input columns written (never past XFD), the computed
+    headers, the column of the tool's first column, and the last column of the sheet.
+
+    The tool's columns (computed, Status, Findings) follow the last column holding a header or any
+    cell, so they never cover a cell of the user's; a sheet with no room for them before XFD
+    (NO_ROOM_FOR_RESULTS) comes back with its own cells only."""
+    k = min(len(sheet.headers), EXCEL_COLUMNS)  # only a CSV can be wider than a sheet
+    at = sheet.results_at
+    if sheet.no_room:
+        return k, [], at, max(min(at, EXCEL_COLUMNS), 1) - 1
+    computed_headers = list(sheet.spec.computed)
+    return k, computed_headers, at, at + len(computed_headers) + 1
+
+
 def _write_intake(wb, fmts: Formats, res: SheetResult):
     """Headers, widths, freeze panes, autofilter and the first comment by xlsxwriter; returns the
     data rows' generator with the sheet's dimension, and the comments of the sheet."""
@@ -117,27 +132,27 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
     ws = wb.add_worksheet(sheet.name)
     kinds = {c.header: c.kind for c in spec.columns}
     in_kinds = [kinds.get(f) if f else None for f in sheet.fields]
-    computed_headers = list(spec.computed)
-    k = len(sheet.headers)
-    last_col = k + len(computed_headers) + 1
-    for j, h in enumerate(sheet.headers):
+    k, computed_headers, at, last_col = _layout(sheet)
+    for j, h in enumerate(sheet.headers[:k]):
         ws.set_column(j, j, _width(h, in_kinds[j]))
     for j, h in enumerate(computed_headers):
-        ws.set_column(k + j, k + j, _width(h, spec.computed[h]))
-    ws.set_column(last_col - 1, last_col - 1, 10)
-    ws.set_column(last_col, last_col, 40)
+        ws.set_column(at + j, at + j, _width(h, spec.computed[h]))
+    if not sheet.no_room:
+        ws.set_column(last_col - 1, last_col - 1, 10)
+        ws.set_column(last_col, last_col, 40)
 
     for r, row in enumerate(sheet.preamble):
         for c, v in enumerate(row):
             write_cell(ws, r, c, v, fmts)
     h = sheet.header_row
-    for j, v in enumerate(sheet.headers):
+    for j, v in enumerate(sheet.headers[:k]):
         if isinstance(v, str) or v is None:
             ws.write_string(h, j, v or "", fmts.get(header=HEADER_BG))
         else:
             write_cell(ws, h, j, v, fmts)
-    for j, v in enumerate(computed_headers + ["Status", "Findings"]):
-        ws.write_string(h, k + j, v, fmts.get(header=COMPUTED_BG))
+    if not sheet.no_room:
+        for j, v in enumerate(computed_headers + ["Status", "Findings"]):
+            ws.write_string(h, at + j, v, fmts.get(header=COMPUTED_BG))
     ws.freeze_panes(h + 1, 0)
     ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
 
@@ -147,7 +162,7 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
     for pos, cols in list(notes.items())[:1]:
         c, (_sev, text) = next(iter(cols.items()))
         ws.write_comment(int(sheet.excel_rows[pos]) - 1, c, text[:MAX_TEXT], {"x_scale": 3, "y_scale": 2.5})
-    return _data_rows(ws, fmts, res, in_kinds, computed_headers, notes), notes
+    return _data_rows(ws, fmts, res, in_kinds, notes), notes
 
 
 def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int) -> dict:
@@ -173,12 +188,11 @@ def _style(fmt) -> str:
     return f' s="{index}"' if index else ""
 
 
-def _data_rows(ws, fmts: Formats, res: SheetResult, in_kinds, computed_headers, notes):
+def _data_rows(ws, fmts: Formats, res: SheetResult, in_kinds, notes):
     """The generator of the sheet's data rows (see batch.sheetxml), and the sheet's dimension."""
     sheet, spec = res.sheet, res.sheet.spec
-    k = len(sheet.headers)
+    k, computed_headers, at, last_col = _layout(sheet)
     n = len(sheet.excel_rows)
-    last_col = k + len(computed_headers) + 1
     # per input column and row: the number format of the column, or the fill of a finding
     base = {kind: fmts.get({"money": MONEY}.get(kind)) for kind in set(in_kinds)}
     fill_style = {(kind, sev): _style(fmts.get({"money": MONEY}.get(kind), FILL[sev])) for kind in set(in_kinds) for sev in FILL}
@@ -190,7 +204,11 @@ def _data_rows(ws, fmts: Formats, res: SheetResult, in_kinds, computed_headers, 
         for c, (sev, _text) in cols.items():
             severity[pos, c] = sev if sev in FILL else None
     comp_styles = [_style(fmts.get({"money": MONEY, "percent": PERCENT}.get(spec.computed[c]))) for c in computed_headers]
-    cells = sheet.cells.to_numpy(dtype=object)
+    cells = sheet.cells.to_numpy(dtype=object)[:, :k]
+    # only the input columns holding a cell or a finding are generated (a stray cell far to the
+    # right keeps thousands of empty columns before it)
+    filled = sheet.filled[:k] if sheet.filled is not None else np.ones(k, dtype=bool)
+    active = np.flatnonzero(filled | pd.notna(severity[:, :k]).any(axis=0))
     letters = [sheetxml.column_letters(j) for j in range(last_col + 1)]
 
     def rows():
@@ -198,7 +216,7 @@ def _data_rows(ws, fmts: Formats, res: SheetResult, in_kinds, computed_headers, 
             stop = min(n, start + sheetxml.CHUNK_ROWS)
             numbers = sheet.excel_rows[start:stop].astype(str).astype(object)
             acc = np.full(stop - start, "", dtype=object)
-            for c in range(k):
+            for c in active:
                 sev = pd.Series(severity[start:stop, c], dtype=object)
                 plain = _style(base[in_kinds[c]])
                 flagged = sev.notna().to_numpy()
@@ -219,14 +237,15 @@ def _data_rows(ws, fmts: Formats, res: SheetResult, in_kinds, computed_headers, 
                     styles(datetime_fmt, datetime_fmt[None]),
                     styles(time_fmt, time_fmt[None]),
                 )
-            for j, header in enumerate(computed_headers):
-                kind = spec.computed[header]
-                acc = acc + sheetxml.computed_cells(
-                    res.computed[header].iloc[start:stop], letters[k + j] + numbers, comp_styles[j], cents=kind == "money"
-                )
-            acc = acc + sheetxml.computed_cells(res.status.iloc[start:stop], letters[last_col - 1] + numbers, "", False)
-            findings = res.row_findings.iloc[start:stop].where(res.row_findings.iloc[start:stop] != "")
-            acc = acc + sheetxml.computed_cells(findings, letters[last_col] + numbers, "", False)
+            if not sheet.no_room:
+                for j, header in enumerate(computed_headers):
+                    kind = spec.computed[header]
+                    acc = acc + sheetxml.computed_cells(
+                        res.computed[header].iloc[start:stop], letters[at + j] + numbers, comp_styles[j], cents=kind == "money"
+                    )
+                acc = acc + sheetxml.computed_cells(res.status.iloc[start:stop], letters[last_col - 1] + numbers, "", False)
+                findings = res.row_findings.iloc[start:stop].where(res.row_findings.iloc[start:stop] != "")
+                acc = acc + sheetxml.computed_cells(findings, letters[last_col] + numbers, "", False)
             yield "".join(('<row r="' + numbers + '">' + acc + "</row>").tolist()).encode("utf-8")
 
     last_row = int(sheet.excel_rows[-1]) if n else sheet.header_row + 1
@@ -240,9 +259,9 @@ def _write_other(wb, fmts: Formats, sheet: OtherSheet) -> None:
             write_cell(ws, r, c, v, fmts)
 
 
-def _write_findings(wb, fmts: Formats, result: Result):
+def _write_findings(wb, fmts: Formats, result: Result, name: str):
     """Headers by xlsxwriter; the rows generated whole columns at a time (see batch.sheetxml)."""
-    ws = wb.add_worksheet("Findings")
+    ws = wb.add_worksheet(name)
     widths = [16, 7, 16, 28, 30, 9, 100, 26]
     wrap = fmts.get(wrap=True)
     for j, w in enumerate(widths):
@@ -311,8 +330,8 @@ def awards_by_program(result: Result) -> SummaryTable:
     return SummaryTable("Rows by status and award by program (award excludes Invalid and Ineligible rows)", table, {"Award ($)": "money"})
 
 
-def _write_summary(wb, fmts: Formats, result: Result) -> None:
-    ws = wb.add_worksheet("Summary")
+def _write_summary(wb, fmts: Formats, result: Result, name: str) -> None:
+    ws = wb.add_worksheet(name)
     ws.set_column(0, 0, 26)
     ws.set_column(1, 12, 18)
     ws.write_string(0, 0, f"{SUMMARY_TITLE} {result.path.name}", fmts.get(header="#FFFFFF"))
@@ -324,8 +343,8 @@ def _write_summary(wb, fmts: Formats, result: Result) -> None:
         chart.add_series(
             {
                 "name": "Award ($)",
-                "categories": ["Summary", first, 1, last, 1],
-                "values": ["Summary", first, 7, last, 7],
+                "categories": [name, first, 1, last, 1],
+                "values": [name, first, 7, last, 7],
                 "data_labels": {"value": True, "num_format": "$#,##0"},
             }
         )
@@ -341,8 +360,8 @@ def _write_summary(wb, fmts: Formats, result: Result) -> None:
         write_table(ws, fmts, r, SummaryTable("Findings by code", sev.reset_index()))
 
 
-def _write_run(wb, fmts: Formats, result: Result) -> None:
-    ws = wb.add_worksheet("Run")
+def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
+    ws = wb.add_worksheet(name)
     ws.set_column(0, 0, 30)
     ws.set_column(1, 8, 18)
     ws.write_string(0, 0, RUN_TITLE, fmts.get(header="#FFFFFF"))
@@ -383,6 +402,16 @@ def _write_run(wb, fmts: Formats, result: Result) -> None:
     write_table(ws, fmts, len(lines) + 2, SummaryTable("Counts per sheet", table))
 
 
+def tool_sheets(result: Result) -> dict[str, str]:
+    """The name of each sheet the tool writes: `Findings`, `Summary`, `Run`, or, where a sheet of the
+    user's already has that name, `Summary (njcredits)` (the user's sheet keeps its name)."""
+    taken = [s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets]
+    names: dict[str, str] = {}
+    for role in ("Findings", "Summary", "Run"):
+        names[role] = tool_sheet_name(role, taken + list(names.values()))
+    return names
+
+
 def write(result: Result, out_path: Path) -> Path:
     """Write the returned workbook atomically (temporary file, then rename)."""
     out_path = Path(out_path)
@@ -413,9 +442,12 @@ def write(result: Result, out_path: Path) -> Path:
                     block += -(-sum(len(c) for c in notes.values()) // 1024)
             else:
                 _write_other(wb, fmts, sheet)
-        generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"] = _write_findings(wb, fmts, result)
-        _write_summary(wb, fmts, result)
-        _write_run(wb, fmts, result)
+        names = tool_sheets(result)
+        generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"] = _write_findings(wb, fmts, result, names["Findings"])
+        _write_summary(wb, fmts, result, names["Summary"])
+        _write_run(wb, fmts, result, names["Run"])
+        for role, name in names.items():  # the marker: what the next run replaces (batch.reading)
+            wb.define_name(marker_name(role), f"={quoted_sheet(name)}!$A$1")
         wb.close()
         sheetxml.splice(tmp, generated, replace)
         os.replace(tmp, out_path)
