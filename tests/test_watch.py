@@ -1,0 +1,255 @@
+"""`njcredits watch`: a file is taken only once complete (closed, settled, a whole zip); folders
+that would feed the watcher its own output are refused; a run that raises does not strand files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write_workbook
+
+import batch.watch as watch_module
+from batch.cli import main
+from batch.config import load
+from batch.watch import FoldersRefused, complete_zip, watch_inbox
+
+SETTLE = 0.5
+HEADERS = [
+    "Transfer ID",
+    "Program",
+    "Certificate ID",
+    "Transferor",
+    "Transferee",
+    "Transfer Date",
+    "Credit Amount Transferred ($)",
+    "Consideration Received ($)",
+]
+inotify_only = pytest.mark.skipif(watch_module.InotifyObserver is None, reason="close-write events need inotify (Linux)")
+
+
+def workbook_bytes(tmp_path: Path, n: int = 3) -> bytes:
+    rows = [[f"T-{i}", "Grow NJ", f"C-{i}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000] for i in range(n)]
+    return write_workbook(tmp_path / "source.xlsx", {"Transfers": [HEADERS, *rows]}).read_bytes()
+
+
+class Watcher:
+    """watch_inbox in a thread, stopped through its `stop` event; the log kept."""
+
+    def __init__(self, tmp_path: Path, **flags):
+        self.inbox, self.outbox = tmp_path / "inbox", tmp_path / "outbox"
+        self.inbox.mkdir(exist_ok=True)
+        self.settings = load(cwd=tmp_path, inbox=self.inbox, outbox=self.outbox, workers=1, settle_seconds=SETTLE, **flags)
+        self.log: list[str] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=watch_inbox, args=(self.settings, self.log.append, self.stop), daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        self.wait_for(lambda: any(line.startswith("Watching") for line in self.log), 5)
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive()
+
+    @staticmethod
+    def wait_for(condition, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if condition():
+                return True
+            time.sleep(0.05)
+        return condition()
+
+    def said(self, text: str) -> list[str]:
+        return [line for line in self.log if text in line]
+
+    def ledger(self) -> list[tuple]:
+        path = self.outbox / ".njcredits" / "ledger.sqlite"
+        if not path.exists():
+            return []
+        try:
+            with sqlite3.connect(path) as db:
+                return db.execute("SELECT name, status, reason, rows_per_sheet FROM files ORDER BY rowid").fetchall()
+        except sqlite3.OperationalError:  # the run is still making it
+            return []
+
+
+def test_complete_zip_tells_a_workbook_still_arriving(tmp_path):
+    data = workbook_bytes(tmp_path)
+    cases = {
+        "whole.xlsx": (data, True),
+        "half.xlsx": (data[: len(data) // 2], False),
+        "no-end.xlsx": (data[:-10], False),
+        "empty.xlsx": (b"", False),
+        "sized-first.xlsx": (b"\0" * len(data), False),  # a writer that set the size before writing
+        "text.xlsx": (b"not a workbook", True),  # completing it would not make it a zip: the run says what it is
+        "encrypted.xlsx": (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600, True),
+    }
+    for name, (content, complete) in cases.items():
+        (tmp_path / name).write_bytes(content)
+        assert complete_zip(tmp_path / name) is complete, name
+
+
+@inotify_only
+def test_a_csv_written_in_two_halves_while_open_is_read_once_with_all_rows(tmp_path):
+    header = ",".join(HEADERS) + "\n"
+    rows = [f"T-{i},Grow NJ,C-{i},Seller LLC,Buyer Inc.,2026-01-05,30000,27000\n" for i in range(40)]
+    with Watcher(tmp_path) as w:
+        with open(w.inbox / "Transfers.csv", "w", encoding="utf-8") as fh:
+            fh.write(header + "".join(rows[:20]))
+            fh.flush()
+            time.sleep(4 * SETTLE)  # unchanged for longer than the settle time, but not closed
+            assert not w.ledger() and not list(w.outbox.glob("*.annotated.xlsx")), w.log
+            fh.write("".join(rows[20:]))
+        assert w.wait_for(lambda: w.ledger(), 15), w.log
+        time.sleep(2 * SETTLE)
+    (record,) = w.ledger()
+    assert record[:2] == ("Transfers.csv", "processed")
+    assert sum(json.loads(record[3]).values()) == 40
+    import python_calamine
+
+    book = python_calamine.CalamineWorkbook.from_path(str(w.outbox / "Transfers.csv.annotated.xlsx"))
+    grid = book.get_sheet_by_index(0).to_python()
+    assert [r[0] for r in grid[1:] if str(r[0]).startswith("T-")] == [f"T-{i}" for i in range(40)]
+
+
+def test_a_truncated_workbook_left_unchanged_fails_only_after_five_settle_times(tmp_path):
+    data = workbook_bytes(tmp_path)
+    with Watcher(tmp_path) as w:
+        (w.inbox / "cut.xlsx").write_bytes(data[: len(data) // 2])
+        written = time.monotonic()
+        assert w.wait_for(lambda: list(w.inbox.glob("failed/*/cut.xlsx")), 20), w.log
+        waited = time.monotonic() - written
+    assert waited >= 5 * SETTLE
+    assert len(w.said("Waiting for cut.xlsx: not a complete workbook yet")) == 1
+    assert [(n, s) for n, s, *_ in w.ledger()] == [("cut.xlsx", "failed")]
+    (reason,) = w.inbox.glob("failed/*/cut.xlsx.reason.txt")
+    assert "damaged or truncated" in reason.read_text(encoding="utf-8")
+
+
+def test_a_truncated_workbook_completed_within_the_retry_window_is_processed(tmp_path):
+    data = workbook_bytes(tmp_path)
+    half = len(data) // 2
+    with Watcher(tmp_path) as w:
+        (w.inbox / "late.xlsx").write_bytes(data[:half])
+        assert w.wait_for(lambda: w.said("Waiting for late.xlsx"), 5), w.log
+        time.sleep(SETTLE)  # checked again at least once more, still incomplete
+        assert not w.ledger()
+        with open(w.inbox / "late.xlsx", "ab") as fh:
+            fh.write(data[half:])
+        assert w.wait_for(lambda: (w.outbox / "late.annotated.xlsx").exists(), 15), w.log
+        time.sleep(2 * SETTLE)
+    assert [(n, s) for n, s, *_ in w.ledger()] == [("late.xlsx", "processed")]
+    assert not list(w.inbox.glob("failed/*/late.xlsx"))
+
+
+def test_a_run_that_raises_is_retried(tmp_path, monkeypatch):
+    real, calls = watch_module.run_batch, []
+
+    def flaky(settings, files, echo):
+        calls.append([p.name for p in files])
+        if len(calls) == 1:
+            raise RuntimeError("the ledger disk hiccuped")
+        return real(settings, files=files, echo=echo)
+
+    monkeypatch.setattr(watch_module, "run_batch", flaky)
+    data = workbook_bytes(tmp_path)
+    with Watcher(tmp_path) as w:
+        (w.inbox / "again.xlsx").write_bytes(data)
+        assert w.wait_for(lambda: (w.outbox / "again.annotated.xlsx").exists(), 15), w.log
+        time.sleep(2 * SETTLE)
+    assert calls == [["again.xlsx"], ["again.xlsx"]]
+    assert len(w.said("stopped: RuntimeError: the ledger disk hiccuped")) == 1
+    assert [(n, s) for n, s, *_ in w.ledger()] == [("again.xlsx", "processed")]
+
+
+def test_a_run_that_raises_after_taking_the_file_does_not_strand_it(tmp_path, monkeypatch):
+    import batch.runner as runner
+
+    real, calls = runner._sha, []
+
+    def hashing_fails_once(path):
+        calls.append(path.name)
+        if len(calls) == 1:
+            raise RuntimeError("hashing broke")
+        return real(path)
+
+    monkeypatch.setattr(runner, "_sha", hashing_fails_once)  # raises after the file is staged
+    data = workbook_bytes(tmp_path)
+    with Watcher(tmp_path) as w:
+        (w.inbox / "staged.xlsx").write_bytes(data)
+        assert w.wait_for(lambda: (w.outbox / "staged.annotated.xlsx").exists(), 20), w.log
+        time.sleep(2 * SETTLE)
+    assert len(w.said("stopped: RuntimeError: hashing broke")) == 1
+    assert w.said("back in the inbox")  # the next run put it back from the staging folder
+    assert [(n, s) for n, s, *_ in w.ledger()] == [("staged.xlsx", "processed")]
+    assert not list(w.inbox.glob(".njcredits/staging/*/*/*.xlsx"))
+
+
+def test_a_file_whose_runs_keep_raising_is_left_after_three_attempts_and_said_once(tmp_path, monkeypatch):
+    calls = []
+
+    def broken(settings, files, echo):
+        calls.append([p.name for p in files])
+        raise OSError("the outbox went away")
+
+    monkeypatch.setattr(watch_module, "run_batch", broken)
+    data = workbook_bytes(tmp_path)
+    with Watcher(tmp_path) as w:
+        (w.inbox / "stuck.xlsx").write_bytes(data)
+        assert w.wait_for(lambda: w.said("runs in a row did not get it done"), 15), w.log
+        time.sleep(4 * SETTLE)  # not tried again while unchanged
+        assert len(calls) == 3 and len(w.said("runs in a row")) == 1
+        assert (w.inbox / "stuck.xlsx").exists()
+        (w.inbox / "stuck.xlsx").write_bytes(data)  # saved again: a fresh start
+        assert w.wait_for(lambda: len(calls) == 4, 10), w.log
+
+
+def test_without_inotify_the_watch_polls_and_still_takes_settled_files(tmp_path, monkeypatch):
+    def no_inotify():
+        raise OSError(24, "inotify instance limit reached")
+
+    monkeypatch.setattr(watch_module, "_observer", no_inotify)
+    data = workbook_bytes(tmp_path)
+    with Watcher(tmp_path) as w:
+        (w.inbox / "polled.xlsx").write_bytes(data)
+        assert w.wait_for(lambda: (w.outbox / "polled.annotated.xlsx").exists(), 15), w.log
+    assert w.said("inotify is not available (inotify instance limit reached); polling")
+    assert [(n, s) for n, s, *_ in w.ledger()] == [("polled.xlsx", "processed")]
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["inside", "same", "inside through a link", "archive is the outbox"],
+)
+def test_watch_refuses_folders_that_would_feed_it_its_own_output(tmp_path, monkeypatch, where):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(watch_module, "watch_inbox", lambda *a, **k: pytest.fail("it started watching"))
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (tmp_path / "link").symlink_to(inbox, target_is_directory=True)
+    args = {
+        "inside": ["--out", str(inbox / "sub")],
+        "same": ["--out", str(inbox)],
+        "inside through a link": ["--out", str(tmp_path / "link" / "returned")],
+        "archive is the outbox": ["--out", str(tmp_path / "outbox"), "--archive", str(tmp_path / "outbox")],
+    }[where]
+    result = CliRunner().invoke(main, ["watch", str(inbox), *args])
+    assert result.exit_code == 2, result.output
+    expected = "is the outbox" if where == "archive is the outbox" else ("is the inbox" if where == "same" else "is inside the inbox")
+    assert expected in result.output
+    assert not (inbox / "sub").exists() and not (tmp_path / "outbox").exists()
+
+
+def test_watch_inbox_itself_refuses_an_outbox_inside_the_inbox(tmp_path):
+    settings = load(cwd=tmp_path, inbox=tmp_path / "inbox", outbox=tmp_path / "inbox" / "out")
+    with pytest.raises(FoldersRefused, match="inside the inbox"):
+        watch_inbox(settings, echo=lambda _line: None, stop=threading.Event())
