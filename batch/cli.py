@@ -72,21 +72,24 @@ def _batch_options(fn):
 def run(inbox: Path | None, **flags):
     """Process every workbook in INBOX: NAME.annotated.xlsx and a run report into OUTBOX; inputs move to
     processed/<run-id>/ or failed/<run-id>/ (with NAME.reason.txt)."""
-    from batch.runner import RunLocked, run_batch
+    from batch.ledger import LedgerUnreadable
+    from batch.runner import RunLocked, UnsafeLink, run_batch
 
     settings = _settings(inbox=inbox, **flags)
     if not settings.inbox.is_dir():
         raise click.UsageError(f"Inbox {settings.inbox} does not exist; give a folder of intake workbooks.")
-    from batch.ledger import LedgerUnreadable
-
     try:
         outcome = run_batch(settings, echo=click.echo, progress=sys.stderr.isatty())
     except RunLocked as err:
         click.echo(str(err), err=True)
         sys.exit(1)
-    except LedgerUnreadable as err:  # raised before any input is touched
-        raise click.ClickException(str(err)) from err
-    sys.exit(1 if outcome.failed else 0)
+    except (LedgerUnreadable, UnsafeLink) as err:  # raised before any input is touched
+        click.echo(f"Error: {err}", err=True)
+        sys.exit(3)
+    except OSError as err:  # the outbox, the ledger's folder or the lock cannot be made: the environment
+        click.echo(f"Error: {err.filename or ''} {err.strerror}; no input was touched.", err=True)
+        sys.exit(3)
+    sys.exit(outcome.exit_code)
 
 
 @main.command()
@@ -144,13 +147,19 @@ def history(ledger: Path | None, outbox: Path | None, run_id: str | None):
 @_batch_options
 @click.option("--settle", "settle_seconds", type=float, help="Seconds a file must stop changing before it is read [2].")
 def watch(inbox: Path | None, **flags):
-    """Watch INBOX and process each workbook dropped in once it has stopped changing (Ctrl-C stops)."""
-    from batch.watch import watch_inbox
+    """Watch INBOX and process each workbook dropped in once it is complete: closed by its writer, unchanged
+    for the settle time, and (a workbook) a complete zip (Ctrl-C stops)."""
+    from batch.watch import folder_problem, watch_inbox
 
     settings = _settings(inbox=inbox, **flags)
+    problem = folder_problem(settings)  # before anything is created or watched
+    if not settings.settle_seconds > 0:
+        problem = f"The settle time must be more than 0 seconds (it is {settings.settle_seconds:g}); give --settle 2, say."
+    if problem:
+        raise click.UsageError(problem)
     settings.inbox.mkdir(parents=True, exist_ok=True)
     _ledger(settings.ledger)  # an unusable ledger is said once, before watching
-    watch_inbox(settings, echo=click.echo)
+    sys.exit(watch_inbox(settings, echo=click.echo))  # 3: a stop cut a run short, its files wait in the inbox
 
 
 @main.command()

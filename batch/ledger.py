@@ -13,6 +13,7 @@ is migrated in place when it is opened for writing; a later change adds one entr
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from contextlib import closing
@@ -48,6 +49,14 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE records ADD COLUMN business_name TEXT;
         ALTER TABLE records ADD COLUMN record_date TEXT;
         ALTER TABLE files ADD COLUMN as_of TEXT;
+        """,
+    ),
+    (
+        3,
+        """
+        ALTER TABLE files ADD COLUMN final_status TEXT;
+        ALTER TABLE files ADD COLUMN archived_path BLOB;
+        ALTER TABLE runs ADD COLUMN note TEXT;
         """,
     ),
 ]
@@ -153,10 +162,10 @@ class Ledger:
                 (run_id, started, tool_version, inbox, outbox),
             )
 
-    def end_run(self, run_id: str, ended: str, counts: dict, report: str | None, rules_versions: dict) -> None:
+    def end_run(self, run_id: str, ended: str, counts: dict, report: str | None, rules_versions: dict, note: str | None = None) -> None:
         with closing(self._connect()) as db, db:
             db.execute(
-                "UPDATE runs SET ended=?, files=?, processed=?, failed=?, skipped=?, report=?, rules_versions=? WHERE run_id=?",
+                "UPDATE runs SET ended=?, files=?, processed=?, failed=?, skipped=?, report=?, rules_versions=?, note=? WHERE run_id=?",
                 (
                     ended,
                     counts.get("files", 0),
@@ -165,9 +174,38 @@ class Ledger:
                     counts.get("skipped", 0),
                     report,
                     json.dumps(rules_versions),
+                    note,
                     run_id,
                 ),
             )
+
+    def unfinished_runs(self, inbox: str) -> list[str]:
+        """Runs of this inbox that started and never ended: killed (the caller holds the inbox lock)."""
+        with closing(self._connect()) as db:
+            return [r for (r,) in db.execute("SELECT run_id FROM runs WHERE inbox=? AND ended IS NULL ORDER BY started", (inbox,))]
+
+    def close_interrupted(self, run_id: str, ended: str, note: str) -> list[dict]:
+        """End a killed run: each file row it began (written before its archive move) is completed
+        when the archived file is where the row says, else marked `interrupted` (its input went back
+        to the inbox). Returns the rows it completed."""
+        done = []
+        with closing(self._connect()) as db, db:
+            rows = db.execute(
+                "SELECT rowid, name, archived, archived_path, final_status FROM files WHERE run_id=? AND status='archiving'", (run_id,)
+            )
+            for rowid, name, archived, raw, final in rows.fetchall():
+                there = bool(raw) and Path(os.fsdecode(bytes(raw))).exists()
+                db.execute("UPDATE files SET status=? WHERE rowid=?", (final if there else "interrupted", rowid))
+                if there:
+                    done.append({"name": name, "status": final, "archived": archived})
+                else:  # the input went back to the inbox: its records are not results of any run
+                    db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, name))
+            counts = dict(db.execute("SELECT status, COUNT(*) FROM files WHERE run_id=? GROUP BY status", (run_id,)).fetchall())
+            db.execute(
+                "UPDATE runs SET ended=?, note=?, files=?, processed=?, failed=?, skipped=? WHERE run_id=?",
+                (ended, note, sum(counts.values()), counts.get("processed", 0), counts.get("failed", 0), counts.get("skipped", 0), run_id),
+            )
+        return done
 
     def processed_before(self, sha256: str) -> dict | None:
         """The latest successful processing of a file with this SHA-256, if any."""
@@ -177,7 +215,22 @@ class Ledger:
             ).fetchone()
         return dict(zip(("run_id", "name", "output"), row, strict=False)) if row else None
 
-    def add_file(self, run_id: str, info: dict, records: pd.DataFrame | None = None) -> None:
+    def abandon_file(self, rowid: int, status: str, reason: str) -> None:
+        """A begun row whose archive move failed: the input went back; its records are not results."""
+        with closing(self._connect()) as db, db:
+            run_id, name = db.execute("SELECT run_id, name FROM files WHERE rowid=?", (rowid,)).fetchone()
+            db.execute("UPDATE files SET status=?, reason=?, archived=NULL, archived_path=NULL WHERE rowid=?", (status, reason, rowid))
+            db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, name))
+
+    def complete_file(self, rowid: int, archived: str | None) -> None:
+        """The second half of recording a file: its archive move is done."""
+        with closing(self._connect()) as db, db:
+            db.execute("UPDATE files SET status=final_status, archived=? WHERE rowid=?", (archived, rowid))
+
+    def add_file(self, run_id: str, info: dict, records: pd.DataFrame | None = None) -> int:
+        """Record a file (and its records); returns the row id. A row with status `archiving` and a
+        `final_status` is written before the input is moved to the archive and completed after
+        (`complete_file`), so a run killed between the two is finished by the next one."""
         cols = [
             "name",
             "size",
@@ -193,18 +246,21 @@ class Ledger:
             "seconds",
             "timings",
             "as_of",
+            "final_status",
+            "archived_path",
         ]
         values = [info.get(c) for c in cols]
         values[cols.index("rows_per_sheet")] = json.dumps(info.get("rows_per_sheet") or {})
         values[cols.index("timings")] = json.dumps(info.get("timings") or {})
         with closing(self._connect()) as db, db:
-            db.execute(f"INSERT INTO files (run_id, {', '.join(cols)}) VALUES (?{', ?' * len(cols)})", [run_id, *values])
+            rowid = db.execute(f"INSERT INTO files (run_id, {', '.join(cols)}) VALUES (?{', ?' * len(cols)})", [run_id, *values]).lastrowid
             if records is not None and len(records):
                 db.executemany(
                     "INSERT INTO records (run_id, file, sheet, record_id, status, award_cents, codes, area, year, business_name,"
                     " record_date) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     ((run_id, info["name"], *row) for row in records.reindex(columns=RECORD_FIELDS).itertuples(index=False, name=None)),
                 )
+        return rowid
 
     def runs(self) -> pd.DataFrame:
         with closing(self._connect()) as db:

@@ -1,14 +1,29 @@
-"""The monthly batch: every workbook in the inbox processed once, nothing lost, nothing overwritten.
+"""The monthly batch: every file in the inbox ends in exactly one place; nothing lost, nothing overwritten.
 
-One run: take the inbox lock -> list the inputs -> skip files already processed (by SHA-256) ->
-process the rest in parallel worker processes -> put each output in place atomically -> move each
-input to `processed/<run-id>/` or `failed/<run-id>/` (with `<name>.reason.txt`) -> record it all
-in the ledger -> write the run report `run-<run-id>.summary.xlsx`.
+One run, under the inbox lock:
+
+    recover   finish the bookkeeping of a killed run of this inbox: end it in the ledger, complete
+              the file rows it began, return its staged inputs to the inbox, remove its temporary files
+    list      the inbox's regular files (a link is reported, never read or moved)
+    stage     each input renamed into INBOX/.njcredits/staging/<run-id>/ (a copy for inputs that are
+              never moved), so what is hashed, read, recorded and archived is that one file
+    hash      skip a file already processed (SHA-256), unless --force
+    process   each file in its own worker process (memory limit, timeout), which writes the output
+              under a temporary name owned by the run
+    place     the output renamed to its final name (an earlier one moved to previous/<run-id>/)
+    archive   a ledger row begun, the input moved to processed/ or failed/ (with its reason), the row
+              completed
+    report    run-<run-id>.summary.xlsx, and the run ended in the ledger
+
+One file's trouble fails that file alone. A failure of the environment (a full disk, an unwritable
+folder, a stop signal) never sends a file to failed/: the input goes back to the inbox for the next
+run, the message names the environment, and the run's exit status is 3.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import fcntl
 import gc
 import multiprocessing
@@ -17,6 +32,9 @@ import os
 import resource
 import secrets
 import shutil
+import signal
+import stat
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,22 +44,35 @@ import pandas as pd
 
 from batch import __version__
 from batch.config import Settings
+from batch.faults import fault
 from batch.ledger import Ledger
+from batch.names import fit, output_name, shown, temporary
 
 INTAKE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv")
-PARTIAL = ".partial"
 RECORD_COLUMNS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "file"]
 LOCK_NAME = ".njcredits.lock"
+WORK_DIR = ".njcredits"  # the tool's own folder in the inbox: staging/<run-id>/
+NAME_FILE = ".name"  # in a staging slot: the input's name as it was in the inbox (bytes)
+# errors that say something about the machine, not about a workbook
+ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EMFILE, errno.ENFILE, errno.ENOMEM}
 
 
 class RunLocked(Exception):
     """Another run holds the inbox."""
 
 
+class UnsafeLink(Exception):
+    """A folder the tool writes inside the inbox is a link; nothing is written through it."""
+
+
+class EnvironmentStop(Exception):
+    """The environment stopped this file (or the run): the message names the environment."""
+
+
 @dataclass
 class FileOutcome:
     name: str
-    status: str  # processed | failed | skipped
+    status: str  # processed | failed | skipped | returned (left in the inbox: the environment failed) | gone
     reason: str = ""
     output: str | None = None
     archived: str | None = None
@@ -53,10 +84,23 @@ class RunOutcome:
     run_id: str
     files: list[FileOutcome]
     report: Path | None
+    stopped: str = ""  # why the run stopped early (a signal, the environment), if it did
 
     @property
     def failed(self) -> int:
         return sum(f.status == "failed" for f in self.files)
+
+    @property
+    def returned(self) -> int:
+        return sum(f.status == "returned" for f in self.files)
+
+    @property
+    def exit_code(self) -> int:
+        """0: every file processed or skipped; 1: a file could not be processed; 3: the environment
+        (or a stop signal) stopped the run or some files, which stay in the inbox."""
+        if self.returned or self.stopped:
+            return 3
+        return 1 if self.failed else 0
 
 
 def new_run_id() -> str:
@@ -64,27 +108,69 @@ def new_run_id() -> str:
     return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z-" + secrets.token_hex(2)
 
 
-def output_name(path: Path) -> str:
-    """NAME.xlsx -> NAME.annotated.xlsx (a returned workbook dropped back in keeps its name)."""
-    stem = path.stem
-    if stem.endswith(".annotated"):
-        stem = stem[: -len(".annotated")]
-    return f"{stem}.annotated.xlsx"
+def environment_message(err: OSError, where: str) -> str:
+    """One sentence naming the environment, never the workbook."""
+    code = err.errno
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return f"no space left on the disk of {where}; free some space, the file stays in the inbox for the next run."
+    if code == errno.EROFS:
+        return f"{where} is on a read-only filesystem; the file stays in the inbox for the next run."
+    if code in (errno.EACCES, errno.EPERM):
+        return f"{where} cannot be written (permission denied); the file stays in the inbox for the next run."
+    return f"{where} failed ({os.strerror(code or 0)}); the file stays in the inbox for the next run."
 
 
-def list_inputs(folder: Path) -> list[Path]:
-    """Every file dropped in the folder: hidden files, Office lock files (~$) and our own files aside."""
-    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith((".", "~$")) and not p.name.endswith(".reason.txt"))
+def is_environment(err: BaseException) -> bool:
+    return isinstance(err, OSError) and err.errno in ENVIRONMENT_ERRNOS
+
+
+def list_inputs(folder: Path, echo=None) -> list[Path]:
+    """The regular files dropped in the folder: hidden files, Office lock files (~$) and our own files
+    aside. A symbolic link is never read or moved: it is reported (`skipped link name -> target`)."""
+    out = []
+    for p in sorted(folder.iterdir()):
+        if p.name.startswith((".", "~$")) or p.name.endswith(".reason.txt"):
+            continue
+        try:
+            st = p.lstat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            if echo:
+                echo(f"skipped link {shown(p.name)} -> {shown(os.readlink(p))}")
+            continue
+        if stat.S_ISREG(st.st_mode):
+            out.append(p)
+    return out
+
+
+def safe_dir(base: Path, *parts: str) -> Path:
+    """base/parts..., made as needed; none of `parts` may be a link (base may: the user chose it)."""
+    path = Path(base)
+    path.mkdir(parents=True, exist_ok=True)
+    for part in parts:
+        path = path / part
+        if path.is_symlink():
+            raise UnsafeLink(f"{path} is a link; njcredits never writes through a link inside its folders: remove it.")
+        path.mkdir(exist_ok=True)
+    return path
 
 
 @contextmanager
 def inbox_lock(settings: Settings, echo):
     """An exclusive lock per inbox, so two runs cannot interleave. Released when the process ends,
-    however it ends (a killed run never leaves a stale lock)."""
+    however it ends (a killed run never leaves a stale lock). The lock file is never opened through a
+    link: a link at its name is refused."""
     folder = settings.ledger.parent if settings.inputs_protected else settings.inbox
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
-    with open(path, "a+") as fh:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UnsafeLink(f"{path} is a link; njcredits never opens its lock through a link: remove it.") from err
+        raise
+    with os.fdopen(fd, "r+") as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -101,15 +187,31 @@ def inbox_lock(settings: Settings, echo):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _move(src: Path, folder: Path) -> Path:
-    """Move a file into folder, never over another file."""
-    folder.mkdir(parents=True, exist_ok=True)
-    dest = folder / src.name
+def _free_name(folder: Path, name: str) -> Path:
+    """folder/name, or `name (1)`, `name (2)` ... when taken: nothing is ever overwritten."""
+    dest = folder / fit(name)
     n = 1
-    while dest.exists():
-        dest = folder / f"{src.stem} ({n}){src.suffix}"
+    while dest.exists() or dest.is_symlink():
+        stem, dot, suffix = name.partition(".") if not name.startswith(".") else (name, "", "")
+        dest = folder / fit(f"{stem} ({n})", keep=(dot + suffix))
         n += 1
-    shutil.move(str(src), str(dest))
+    return dest
+
+
+def _rename(src: Path, dest: Path) -> None:
+    """A rename, or a copy and delete across filesystems (an archive on another disk)."""
+    try:
+        os.rename(src, dest)
+    except OSError as err:
+        if err.errno != errno.EXDEV:
+            raise
+        shutil.move(str(src), str(dest))
+
+
+def _move(src: Path, folder: Path, name: str) -> Path:
+    """Move a file into folder under `name`, never over another file."""
+    dest = _free_name(folder, name)
+    _rename(src, dest)
     return dest
 
 
@@ -117,9 +219,12 @@ def _place_output(partial: Path, final: Path, run_id: str) -> Path:
     """Rename the finished output to its final name; an earlier output of that name is moved to
     `previous/<run-id>/` first, so nothing is ever overwritten."""
     if final.exists():
-        _move(final, final.parent / "previous" / run_id)
+        _move(final, safe_dir(final.parent, "previous", run_id), final.name)
     os.replace(partial, final)
     return final
+
+
+# -- one file in a worker -----------------------------------------------------------------------
 
 
 def work(path: str, partial: str, limits=None, as_of: dt.date | None = None, ledger: str | None = None, run_id: str | None = None) -> dict:
@@ -131,6 +236,7 @@ def work(path: str, partial: str, limits=None, as_of: dt.date | None = None, led
 
     started = time.perf_counter()
     result = process(Path(path), limits or Limits(), as_of=as_of, ledger=Path(ledger) if ledger else None, run_id=run_id)
+    fault("child-partial", partial)
     write(result, Path(partial))
     sev = result.findings["Severity"].value_counts()
     return {
@@ -158,149 +264,31 @@ def _per_year_credits(result) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def _reason(err: BaseException) -> str:
+def _reason(err: BaseException, name: str) -> str:
     from batch.safety import Refused
 
     if isinstance(err, Refused):
         return str(err)
+    if isinstance(err, OSError) and err.errno in (errno.EACCES, errno.EPERM):
+        return f"{name} cannot be read (permission denied); give njcredits read access and drop it in again."
     return f"It could not be processed ({type(err).__name__}: {err})."
 
 
-def run_batch(settings: Settings, files: list[Path] | None = None, echo=print, progress: bool = False) -> RunOutcome:
-    """One run over the inbox (or over `files`, all inside the inbox)."""
-    with inbox_lock(settings, echo):
-        return _run(settings, files, echo, progress)
+def _watch_run(alive, partial: str) -> None:
+    """In a worker: when the run that started it ends (however it ends: its end of `alive` closes),
+    remove the worker's temporary files and end the worker, so nothing outlives its run."""
+    try:
+        alive.recv()
+    except (EOFError, OSError):
+        pass
+    _remove_temporary(Path(partial))
+    os._exit(1)
 
 
-def _run(settings: Settings, files, echo, progress) -> RunOutcome:
-    from batch.report import write_report
-
-    keep = settings.keep_inputs or settings.inputs_protected
-    run_id = new_run_id()
-    started = dt.datetime.now(dt.UTC)
-    ledger = Ledger(settings.ledger)
-    ledger.start_run(run_id, started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
-    settings.outbox.mkdir(parents=True, exist_ok=True)
-    for stale in settings.outbox.glob(f".*{PARTIAL}*"):  # left by a run that was killed while writing
-        stale.unlink()
-    inputs = [Path(f) for f in files] if files is not None else list_inputs(settings.inbox)
-    inputs = [p for p in inputs if p.exists()]
-    outcomes: list[FileOutcome] = []
-    per_year, records, rules_versions = [], [], {}
-    seen: dict[str, str] = {}
-    twins: list = []
-
-    def finish(path: Path, outcome: FileOutcome, info: dict) -> None:
-        if not keep:
-            where = settings.archive / ("failed" if outcome.status == "failed" else "processed") / run_id
-            outcome.archived = str(_move(path, where))
-            if outcome.status == "failed":
-                Path(outcome.archived).with_name(Path(outcome.archived).name + ".reason.txt").write_text(
-                    outcome.reason + "\n", encoding="utf-8"
-                )
-        ledger.add_file(
-            run_id,
-            {
-                **info,
-                "name": path.name,
-                "status": outcome.status,
-                "reason": outcome.reason,
-                "output": outcome.output,
-                "archived": outcome.archived,
-            },
-            info.get("records"),
-        )
-        outcomes.append(outcome)
-        line = {"processed": "OK     ", "skipped": "SKIPPED", "failed": "FAILED "}[outcome.status]
-        detail = outcome.output if outcome.status == "processed" else outcome.reason
-        echo(f"{line} {path.name}: {detail}")
-
-    todo = []
-    for path in inputs:
-        info = {"size": path.stat().st_size, "sha256": _sha(path)}
-        if path.suffix.lower() not in INTAKE_SUFFIXES:
-            finish(
-                path,
-                FileOutcome(
-                    path.name,
-                    "failed",
-                    f"{path.name} is not an intake file (.xlsx, .xlsm, .xls or .csv); save it as .xlsx and drop it in again.",
-                ),
-                info,
-            )
-            continue
-        # a protected folder (the bundled samples) is a demonstration: it is processed every time
-        if info["sha256"] in seen and not settings.force:  # a copy of a file earlier in this run: decided after it
-            twins.append((path, info, seen[info["sha256"]]))
-            continue
-        earlier = None if settings.force or settings.inputs_protected else ledger.processed_before(info["sha256"])
-        if earlier:
-            reason = (
-                f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
-                + (f" (output {earlier['output']})" if earlier["output"] else "")
-                + "; use --force to process it again."
-            )
-            finish(path, FileOutcome(path.name, "skipped", reason), info)
-            continue
-        seen[info["sha256"]] = path.name
-        todo.append((path, info))
-
-    bar = _progress(progress and len(todo) > 3, len(todo))
-
-    def done(path: Path, info: dict, partial: Path, result: dict | None, reason: str) -> None:
-        if bar:
-            bar.advance()
-        if result is None:
-            finish(path, FileOutcome(path.name, "failed", reason), info)
-            return
-        final = _place_output(partial, settings.outbox / output_name(path), run_id)
-        info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings", "as_of")})
-        info["records"] = result["records"].assign(file=path.name)
-        records.append(info["records"])
-        if len(result["per_year"]):
-            per_year.append(result["per_year"].assign(file=path.name))
-        rules_versions.update(result["rules_versions"])
-        finish(path, FileOutcome(path.name, "processed", output=str(final), info=result), info)
-
-    for path, info, partial, result, reason in isolated(todo, settings, run_id):
-        done(path, info, partial, result, reason)
-    if bar:
-        bar.stop()
-    by_name = {o.name: o for o in outcomes}
-    for path, info, original in twins:
-        first = by_name[original]
-        if first.status == "processed":
-            finish(
-                path,
-                FileOutcome(
-                    path.name,
-                    "skipped",
-                    f"identical to {original}, processed in this run (output {first.output}); use --force to process it again.",
-                ),
-                info,
-            )
-        else:
-            finish(path, FileOutcome(path.name, "failed", f"identical to {original}, which could not be processed: {first.reason}"), info)
-
-    counts = {"files": len(outcomes), **{s: sum(o.status == s for o in outcomes) for s in ("processed", "failed", "skipped")}}
-    report = write_report(
-        settings.outbox / f"run-{run_id}.summary.xlsx",
-        run_id,
-        started,
-        outcomes,
-        ledger,
-        pd.concat(records, ignore_index=True) if records else pd.DataFrame(columns=RECORD_COLUMNS),
-        pd.concat(per_year, ignore_index=True) if per_year else pd.DataFrame(),
-        rules_versions,
-    )
-    ledger.end_run(run_id, dt.datetime.now(dt.UTC).isoformat(), counts, str(report), rules_versions)
-    echo(f"Run {run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed; report {report}")
-    return RunOutcome(run_id, outcomes, report)
-
-
-def _child(conn, path: str, partial: str, memory_mb: int, limits, as_of, ledger: str, run_id: str) -> None:
-    """A child process reading one file, under an address-space limit: whatever the file does to the
-    readers (a Rust abort, a MemoryError), only this process ends."""
+def _child(conn, alive, path: str, partial: str, memory_mb: int, limits, as_of, ledger: str, run_id: str) -> None:
+    """A worker reading one file, under an address-space limit: whatever the file does to the readers
+    (a Rust abort, a MemoryError), only this process ends."""
+    threading.Thread(target=_watch_run, args=(alive, partial), daemon=True).start()
     if memory_mb:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
     # the child lives for one file and makes no reference cycles worth collecting; the cyclic
@@ -316,67 +304,510 @@ def _child(conn, path: str, partial: str, memory_mb: int, limits, as_of, ledger:
                 f"(memory_limit_mb); split it into smaller workbooks or raise the limit.",
             )
         )
+    except OSError as err:
+        writing = str(getattr(err, "filename", "") or "").startswith(str(Path(partial).parent))
+        if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) or (writing and is_environment(err)):
+            conn.send(("environment", environment_message(err, "the outbox" if writing else "the inbox")))
+        else:
+            conn.send(("error", _reason(err, Path(path).name)))
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason
-        conn.send(("error", _reason(err)))
+        conn.send(("error", _reason(err, Path(path).name)))
     finally:
+        for p in Path(partial).parent.glob(f"*{Path(partial).name}.*"):  # the writers' own temporary files
+            p.unlink(missing_ok=True)
         conn.close()
 
 
-def isolated(todo: list, settings: Settings, run_id: str):
-    """Process each (path, info) in its own child process, up to `workers` at a time, each with the
-    memory limit and the timeout. Yields (path, info, partial, result or None, reason)."""
-    ctx = multiprocessing.get_context("forkserver")  # children do not inherit the inbox lock
+def isolated(todo: list, settings: Settings, run_id: str, stop: threading.Event):
+    """Process each (item, partial) in its own worker, up to `workers` at a time, each with the memory
+    limit and the timeout. Yields (item, partial, kind, payload): kind `ok` (payload: the result),
+    `error` (the file's reason) or `environment` (the environment's reason: the file goes back).
+    When `stop` is set the running workers are ended and everything not done is yielded as stopped."""
+    ctx = multiprocessing.get_context("forkserver")  # workers do not inherit the inbox lock
     ctx.set_forkserver_preload(["batch.pipeline", "batch.writing"])
     queue = list(todo)
     running: dict = {}
-    while queue or running:
-        while queue and len(running) < max(1, settings.workers):
-            path, info = queue.pop(0)
-            partial = settings.outbox / f".{output_name(path)}.{run_id}{PARTIAL}"
-            recv, send = ctx.Pipe(duplex=False)
-            args = (send, str(path), str(partial), settings.memory_limit_mb, settings.limits, settings.as_of, str(settings.ledger), run_id)
-            proc = ctx.Process(target=_child, args=args, daemon=True)
-            proc.start()
-            send.close()
-            running[recv] = (proc, path, info, partial, time.monotonic())
-        for conn in mp_connection.wait(list(running), timeout=0.2):
-            proc, path, info, partial, _ = running.pop(conn)
-            try:
-                kind, payload = conn.recv()
-            except (EOFError, OSError):
-                proc.join()
-                kind, payload = (
-                    "error",
-                    (
-                        f"The process reading {path.name} stopped unexpectedly (exit {proc.exitcode}): "
-                        f"the file makes the reader crash or run out of memory; check its size and contents."
-                    ),
-                )
-            conn.close()
-            proc.join()
-            yield (path, info, partial, payload, "") if kind == "ok" else (path, info, partial, None, payload)
-        for conn, (proc, path, info, partial, start) in list(running.items()):
-            if time.monotonic() - start > settings.timeout_seconds:
-                proc.kill()
-                proc.join()
+    try:
+        while queue or running:
+            while queue and len(running) < max(1, settings.workers) and not stop.is_set():
+                item, partial = queue.pop(0)
+                recv, send = ctx.Pipe(duplex=False)
+                alive_r, alive_w = ctx.Pipe(duplex=False)
+                args = (send, alive_r, str(item.staged), str(partial), settings.memory_limit_mb, settings.limits, settings.as_of,
+                        str(settings.ledger), run_id)  # fmt: skip
+                proc = ctx.Process(target=_child, args=args, daemon=True)
+                proc.start()
+                send.close()
+                alive_r.close()
+                running[recv] = (proc, item, partial, time.monotonic(), alive_w)
+            if stop.is_set():
+                for conn, (proc, item, partial, _, alive_w) in list(running.items()):
+                    proc.kill()
+                    proc.join()
+                    alive_w.close()
+                    conn.close()
+                    _remove_temporary(partial)
+                    yield (
+                        item,
+                        partial,
+                        "environment",
+                        "the run was stopped (a stop signal) before this file was done; it stays in the inbox.",
+                    )
+                running.clear()
+                for item, partial in queue:
+                    yield (
+                        item,
+                        partial,
+                        "environment",
+                        "the run was stopped (a stop signal) before this file was read; it stays in the inbox.",
+                    )
+                queue.clear()
+                break
+            for conn in mp_connection.wait(list(running), timeout=0.2):
+                proc, item, partial, _, alive_w = running.pop(conn)
+                try:
+                    kind, payload = conn.recv()
+                except (EOFError, OSError):
+                    proc.join()
+                    if proc.exitcode == -signal.SIGKILL:  # killed from outside: the operator, the machine's OOM killer
+                        kind, payload = (
+                            "environment",
+                            f"the process reading {shown(item.name)} was killed from outside (SIGKILL); it stays in the inbox.",
+                        )
+                    else:
+                        kind, payload = (
+                            "error",
+                            (
+                                f"The process reading {shown(item.name)} stopped unexpectedly (exit {proc.exitcode}): "
+                                f"the file makes the reader crash or run out of memory; check its size and contents."
+                            ),
+                        )
                 conn.close()
-                del running[conn]
-                yield (
-                    path,
-                    info,
-                    partial,
-                    None,
-                    (
-                        f"{path.name} took longer than {settings.timeout_seconds:,.0f} seconds "
-                        f"(timeout_seconds) and was stopped; split it or raise the limit."
-                    ),
-                )
+                proc.join()
+                alive_w.close()
+                if kind != "ok":
+                    _remove_temporary(partial)
+                yield item, partial, kind, payload
+            for conn, (proc, item, partial, start, alive_w) in list(running.items()):
+                if time.monotonic() - start > settings.timeout_seconds:
+                    proc.kill()
+                    proc.join()
+                    conn.close()
+                    alive_w.close()
+                    del running[conn]
+                    _remove_temporary(partial)
+                    yield (
+                        item,
+                        partial,
+                        "error",
+                        f"{shown(item.name)} took longer than {settings.timeout_seconds:,.0f} seconds "
+                        f"(timeout_seconds) and was stopped; split it or raise the limit.",
+                    )
+    finally:  # an exception in the run: no worker outlives it
+        for proc, _item, partial, _start, alive_w in running.values():
+            proc.kill()
+            proc.join()
+            alive_w.close()
+            _remove_temporary(partial)
+
+
+def _remove_temporary(partial: Path) -> None:
+    """A partial output and the writers' own temporary files made from its name (`.<name>.<pid>.partial`,
+    `.splice`): every one has the run's partial name, which holds the run id, in it."""
+    for p in [Path(partial), *Path(partial).parent.glob(f"*{Path(partial).name}.*")]:
+        p.unlink(missing_ok=True)
 
 
 def _sha(path: Path) -> str:
-    from batch.pipeline import sha256_of
+    """SHA-256 of a staged file, opened without following a link."""
+    import hashlib
 
-    return sha256_of(path)
+    h = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            fault("hashing")
+            h.update(block)
+    return h.hexdigest()
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Item:
+    """One input of a run: where it was in the inbox, and its staged copy."""
+
+    original: Path
+    staged: Path
+    slot: Path | None  # the staging slot folder (None: nothing staged)
+    moved: bool  # True: the input was renamed into staging (it must go somewhere at the end)
+    info: dict = field(default_factory=dict)
+    done: bool = False  # recorded (archived, skipped, failed or given back)
+
+    @property
+    def name(self) -> str:
+        return self.original.name
+
+
+def run_batch(settings: Settings, files: list[Path] | None = None, echo=print, progress: bool = False) -> RunOutcome:
+    """One run over the inbox (or over `files`, all inside the inbox)."""
+    stop = threading.Event()
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+
+        def on_signal(signum, frame, _previous=previous):
+            stop.set()
+            handler = _previous.get(signum)
+            if callable(handler):
+                handler(signum, frame)
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        with inbox_lock(settings, echo):
+            return Run(settings, echo, stop).go(files, progress)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class Run:
+    def __init__(self, settings: Settings, echo, stop: threading.Event):
+        self.settings, self.echo, self.stop = settings, echo, stop
+        self.run_id = new_run_id()
+        self.started = dt.datetime.now(dt.UTC)
+        self.keep = settings.keep_inputs or settings.inputs_protected
+        # the tool's folder: in the inbox, or beside the ledger for a folder that is never written (the samples)
+        self.work = settings.ledger.parent if settings.inputs_protected else settings.inbox / WORK_DIR
+        self.outcomes: list[FileOutcome] = []
+        self.items: list[Item] = []
+        self.records, self.per_year, self.rules_versions = [], [], {}
+        self.stopped = ""
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def say(self, outcome: FileOutcome) -> None:
+        # as people read them (names that are not UTF-8 with escapes), in the report and on the terminal
+        outcome.name = shown(outcome.name)
+        outcome.output, outcome.archived = (shown(v) if v else v for v in (outcome.output, outcome.archived))
+        self.outcomes.append(outcome)
+        line = {"processed": "OK     ", "skipped": "SKIPPED", "failed": "FAILED ", "returned": "LEFT   ", "gone": "GONE   "}[outcome.status]
+        detail = outcome.output if outcome.status == "processed" else outcome.reason
+        self.echo(f"{line} {shown(outcome.name)}: {detail}")
+
+    def record(self, item: Item, outcome: FileOutcome) -> None:
+        """Ledger row, archive move, row completed: a kill between them is finished by the next run."""
+        info = {
+            **item.info,
+            "name": shown(item.name),
+            "reason": outcome.reason,
+            "output": shown(outcome.output) if outcome.output else None,
+        }
+        if outcome.status in ("returned", "gone"):
+            self.ledger.add_file(self.run_id, {**info, "status": outcome.status})
+            return
+        if self.keep:
+            self.ledger.add_file(self.run_id, {**info, "status": outcome.status}, info.get("records"))
+            item.done = True
+            _discard(item)
+            return
+        where = "failed" if outcome.status == "failed" else "processed"
+        folder = safe_dir(self.settings.archive, where, self.run_id)
+        dest = _free_name(folder, item.name)
+        rowid = self.ledger.add_file(
+            self.run_id,
+            {
+                **info,
+                "status": "archiving",
+                "final_status": outcome.status,
+                "archived": shown(str(dest)),
+                "archived_path": os.fsencode(dest),
+            },
+            info.get("records"),
+        )
+        reason = folder / fit(dest.name, keep=".reason.txt")
+        try:
+            if outcome.status == "failed":
+                reason.write_text(outcome.reason + "\n", encoding="utf-8")
+            fault("archive", str(folder))
+            _rename(item.staged, dest)
+        except OSError as err:  # the archive cannot take it: the row is not left begun
+            reason.unlink(missing_ok=True)
+            self.ledger.abandon_file(rowid, "returned", environment_message(err, "the archive") if is_environment(err) else str(err))
+            err.recorded = True
+            raise
+        item.done = True
+        fault("archived")
+        self.ledger.complete_file(rowid, shown(str(dest)))
+        outcome.archived = str(dest)
+        _discard(item)
+
+    def give_back(self, item: Item, reason: str, recorded: bool = False) -> FileOutcome:
+        """The environment failed: the input goes back to the inbox, for the next run."""
+        outcome = FileOutcome(item.name, "returned", reason)
+        item.done = True
+        if item.moved and item.staged.exists():
+            try:
+                _return(item, self.settings.inbox)
+            except OSError as err:  # the inbox itself cannot be written: the file stays staged, found by the next run
+                outcome.reason += f" (it waits in {item.slot}: {err.strerror})"
+        else:
+            _discard(item)
+        if not recorded:
+            try:
+                self.record(item, outcome)
+            except Exception:  # noqa: BLE001 - a ledger that cannot be written is already the environment's failure
+                pass
+        return outcome
+
+    def finish_file(self, item: Item, outcome: FileOutcome) -> None:
+        """Record and archive one file; an environment failure on the way gives it back."""
+        try:
+            self.record(item, outcome)
+        except Exception as err:  # noqa: BLE001 - one file's bookkeeping never stops the run
+            if not is_environment(err) and not isinstance(err, UnsafeLink):
+                raise
+            where = "the archive" if not self.keep else "the ledger"
+            reason = environment_message(err, where) if is_environment(err) else str(err)
+            outcome = self.give_back(item, reason, recorded=getattr(err, "recorded", False))
+        self.say(outcome)
+
+    # -- the run -------------------------------------------------------------------------------
+    def go(self, files, progress: bool) -> RunOutcome:
+        from batch.report import write_report
+
+        settings = self.settings
+        for part in [] if settings.inputs_protected else [WORK_DIR]:
+            if (settings.inbox / part).is_symlink():
+                raise UnsafeLink(f"{settings.inbox / part} is a link; njcredits never writes through a link inside the inbox: remove it.")
+        if not self.keep:
+            for where in ("processed", "failed"):
+                if (settings.archive / where).is_symlink():
+                    raise UnsafeLink(f"{settings.archive / where} is a link; njcredits never writes through a link: remove it.")
+        self.ledger = Ledger(settings.ledger)
+        if os.environ.get("NJCREDITS_FAULT"):  # the fault tests: a worker may kill its run
+            os.environ["NJCREDITS_RUN_PID"] = str(os.getpid())
+        recover(settings, self.ledger, self.work, self.run_id, self.echo)
+        self.ledger.start_run(self.run_id, self.started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
+        try:
+            self._files(files, progress)
+        except EnvironmentStop as err:
+            self.stopped = str(err)
+            self.echo(f"Run stopped: {err}")
+            for item in self.items:
+                if not item.done:
+                    self.say(self.give_back(item, f"the run stopped ({err}) before this file was done; it stays in the inbox."))
+        counts = {"files": len(self.outcomes), **{s: sum(o.status == s for o in self.outcomes) for s in ("processed", "failed", "skipped")}}
+        report = None
+        try:
+            fault("report")
+            report = write_report(
+                settings.outbox / f"run-{self.run_id}.summary.xlsx",
+                self.run_id,
+                self.started,
+                self.outcomes,
+                self.ledger,
+                pd.concat(self.records, ignore_index=True) if self.records else pd.DataFrame(columns=RECORD_COLUMNS),
+                pd.concat(self.per_year, ignore_index=True) if self.per_year else pd.DataFrame(),
+                self.rules_versions,
+            )
+        except OSError as err:
+            if not is_environment(err):
+                raise
+            self.stopped = self.stopped or environment_message(err, "the outbox (run report)")
+            self.echo(f"The run report was not written: {environment_message(err, 'the outbox')}")
+        note = f"stopped: {self.stopped}" if self.stopped else None
+        self.ledger.end_run(
+            self.run_id, dt.datetime.now(dt.UTC).isoformat(), counts, str(report) if report else None, self.rules_versions, note
+        )
+        left = sum(o.status == "returned" for o in self.outcomes)
+        self.echo(
+            f"Run {self.run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed"
+            + (f", {left} left in the inbox (the environment failed)" if left else "")
+            + (f"; report {report}" if report else "; no report")
+        )
+        if self.stopped:
+            _remove_tree(self.work / "staging" / self.run_id)
+        return RunOutcome(self.run_id, self.outcomes, report, self.stopped)
+
+    def _files(self, files, progress: bool) -> None:
+        settings = self.settings
+        settings.outbox.mkdir(parents=True, exist_ok=True)
+        inputs = [Path(f) for f in files] if files is not None else list_inputs(settings.inbox, self.echo)
+        staging = safe_dir(self.work, "staging", self.run_id) if inputs else None
+        items = self.items
+        for n, path in enumerate(inputs):
+            if self.stop.is_set():
+                raise EnvironmentStop("a stop signal")
+            try:
+                items.append(self._stage(path, staging / str(n)))
+            except FileNotFoundError:
+                _remove_tree(staging / str(n))
+                self.say(FileOutcome(path.name, "gone", "it was deleted from the inbox before it could be read."))
+                self.ledger.add_file(self.run_id, {"name": shown(path.name), "status": "gone", "reason": self.outcomes[-1].reason})
+            except OSError as err:
+                _remove_tree(staging / str(n))
+                if not is_environment(err):
+                    raise
+                raise EnvironmentStop(environment_message(err, "the inbox")) from err
+        fault("staged")
+        seen: dict[str, Item] = {}
+        twins, todo = [], []
+        for item in items:
+            if self.stop.is_set():
+                raise EnvironmentStop("a stop signal")
+            try:
+                item.info.update(size=item.staged.stat().st_size, sha256=_sha(item.staged))
+            except OSError as err:
+                if is_environment(err) and err.errno not in (errno.EACCES, errno.EPERM):
+                    self.say(self.give_back(item, environment_message(err, "the inbox")))
+                else:
+                    self.finish_file(item, FileOutcome(item.name, "failed", _reason(err, shown(item.name))))
+                continue
+            if not item.staged.is_file() or item.staged.is_symlink():
+                self.finish_file(item, FileOutcome(item.name, "failed", f"{shown(item.name)} is not a regular file."))
+                continue
+            if item.name.lower().endswith(INTAKE_SUFFIXES) is False:
+                reason = f"{shown(item.name)} is not an intake file (.xlsx, .xlsm, .xls or .csv); save it as .xlsx and drop it in again."
+                self.finish_file(item, FileOutcome(item.name, "failed", reason))
+                continue
+            sha = item.info["sha256"]
+            if sha in seen and not settings.force:  # a copy of a file earlier in this run: decided after it
+                twins.append((item, seen[sha]))
+                continue
+            earlier = None if settings.force or settings.inputs_protected else self.ledger.processed_before(sha)
+            if earlier:
+                reason = (
+                    f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
+                    + (f" (output {earlier['output']})" if earlier["output"] else "")
+                    + "; use --force to process it again."
+                )
+                self.finish_file(item, FileOutcome(item.name, "skipped", reason))
+                continue
+            seen[sha] = item
+            todo.append((item, settings.outbox / temporary(output_name(item.name), self.run_id)))
+        bar = _progress(progress and len(todo) > 3, len(todo))
+        by_item = {}
+        for item, partial, kind, payload in isolated(todo, settings, self.run_id, self.stop):
+            if bar:
+                bar.advance()
+            by_item[id(item)] = self._done(item, partial, kind, payload)
+        if bar:
+            bar.stop()
+        for item, original in twins:
+            first = by_item.get(id(original))
+            if first is None or first.status == "returned":
+                self.say(self.give_back(item, first.reason if first else "the run stopped before the file it copies was done."))
+            elif first.status == "processed":
+                reason = (
+                    f"identical to {shown(original.name)}, processed in this run (output {first.output}); use --force to process it again."
+                )
+                self.finish_file(item, FileOutcome(item.name, "skipped", reason))
+            else:
+                self.finish_file(
+                    item,
+                    FileOutcome(item.name, "failed", f"identical to {shown(original.name)}, which could not be processed: {first.reason}"),
+                )
+        if self.stop.is_set():
+            raise EnvironmentStop("a stop signal")
+
+    def _done(self, item: Item, partial: Path, kind: str, payload) -> FileOutcome:
+        if kind == "environment":
+            outcome = self.give_back(item, payload)
+            self.say(outcome)
+            return outcome
+        if kind == "error":
+            self.finish_file(item, FileOutcome(item.name, "failed", payload))
+            return self.outcomes[-1]
+        result, info = payload, item.info
+        try:
+            fault("place", str(self.settings.outbox))
+            final = _place_output(partial, self.settings.outbox / output_name(item.name), self.run_id)
+        except (OSError, UnsafeLink) as err:
+            _remove_temporary(partial)
+            if isinstance(err, OSError) and not is_environment(err):
+                raise
+            outcome = self.give_back(item, environment_message(err, "the outbox") if isinstance(err, OSError) else str(err))
+            self.say(outcome)
+            return outcome
+        fault("placed")
+        info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings", "as_of")})
+        info["records"] = result["records"].assign(file=shown(item.name))
+        outcome = FileOutcome(item.name, "processed", output=str(final), info=result)
+        self.finish_file(item, outcome)
+        if self.outcomes[-1].status == "processed":
+            self.records.append(info["records"])
+            if len(result["per_year"]):
+                self.per_year.append(result["per_year"].assign(file=shown(item.name)))
+            self.rules_versions.update(result["rules_versions"])
+        return self.outcomes[-1]
+
+    def _stage(self, path: Path, slot: Path) -> Item:
+        """Take the input into its own staging slot: a rename within the inbox (a copy for inputs that
+        are never moved). Its name as it was is kept beside it, for a run that is killed."""
+        slot.mkdir()
+        staged = slot / fit(shown(path.name))
+        (slot / NAME_FILE).write_bytes(os.fsencode(path.name))
+        if self.keep:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as src, open(staged, "xb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            return Item(path, staged, slot, moved=False)
+        if path.is_symlink():  # it became a link after it was listed: never taken
+            raise FileNotFoundError(path)
+        os.rename(path, staged)
+        return Item(path, staged, slot, moved=True)
+
+
+def _discard(item: Item) -> None:
+    """Remove what is left of an item's staging slot (its copy, or the slot once the input moved on)."""
+    if item.slot is not None:
+        _remove_tree(item.slot)
+
+
+def _remove_tree(path: Path) -> None:
+    if path.exists() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _return(item: Item, inbox: Path) -> Path:
+    """Put a staged input back in the inbox under its own name (or `name (1)` if a new file took it)."""
+    dest = _free_name(inbox, item.name)
+    os.rename(item.staged, dest)
+    _remove_tree(item.slot)
+    return dest
+
+
+def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo) -> None:
+    """Finish what a killed run of this inbox left (the inbox lock is ours, so none is running): end
+    it in the ledger and complete the file rows it began; put its staged inputs back in the inbox;
+    remove its temporary files. Never touches another inbox's runs or temporary files."""
+    now = dt.datetime.now(dt.UTC).isoformat()
+    for dead in ledger.unfinished_runs(str(settings.inbox)):
+        for row in ledger.close_interrupted(dead, now, f"stopped before its end; finished by run {run_id}"):
+            echo(f"Run {dead} was stopped before its end; {row['name']} had been moved to {row['archived']}: recorded.")
+        for p in settings.outbox.glob(f".*{dead}*"):
+            if p.is_file() and not p.is_symlink():
+                p.unlink(missing_ok=True)
+        echo(f"Run {dead} was stopped before its end; its bookkeeping is finished.")
+    staging = work / "staging"
+    if not staging.is_dir() or staging.is_symlink():
+        return
+    for run_dir in sorted(staging.iterdir()):
+        if run_dir.is_symlink() or not run_dir.is_dir():
+            continue
+        for slot in sorted(run_dir.iterdir()):
+            if slot.is_symlink() or not slot.is_dir():
+                continue
+            name_file = slot / NAME_FILE
+            files = [p for p in slot.iterdir() if p.name != NAME_FILE and p.is_file() and not p.is_symlink()]
+            if files and name_file.exists() and not settings.inputs_protected and not settings.keep_inputs:
+                original = os.fsdecode(name_file.read_bytes())
+                dest = _free_name(settings.inbox, original)
+                os.rename(files[0], dest)
+                echo(f"{shown(original)} was taken by run {run_dir.name}, which stopped before it was done: back in the inbox.")
+            shutil.rmtree(slot, ignore_errors=True)
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 class _Bar:

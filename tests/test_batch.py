@@ -151,8 +151,10 @@ def test_killed_run_leaves_no_partial_output_and_the_next_run_completes(tmp_path
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (outbox / "big.annotated.xlsx").exists()  # nothing under the final name
-    assert (inbox / "big.xlsx").exists()  # the input was not moved
-    outcome = run_batch(settings_for(tmp_path, wait=True), echo=lambda *_: None)
+    # the input waits in the killed run's staging folder, neither processed nor failed
+    assert not (inbox / "big.xlsx").exists() and [p.name for p in inbox.glob(".njcredits/staging/*/*/*.xlsx")] == ["big.xlsx"]
+    assert not (inbox / "processed").exists() and not (inbox / "failed").exists()
+    outcome = run_batch(settings_for(tmp_path, wait=True), echo=lambda *_: None)  # puts it back, then processes it
     assert [f.status for f in outcome.files] == ["processed"]
     assert not list(outbox.glob(".*.partial"))
     book = python_calamine.CalamineWorkbook.from_path(str(outbox / "big.annotated.xlsx"))

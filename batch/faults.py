@@ -1,0 +1,45 @@
+"""Fault points for the fault-injection tests (tests/test_faults.py): nothing happens unless the
+environment variable NJCREDITS_FAULT names a point.
+
+    NJCREDITS_FAULT=POINT:run     kill -9 the run at POINT
+    NJCREDITS_FAULT=POINT:worker  kill -9 the worker at POINT (worker points only)
+    NJCREDITS_FAULT=POINT:enospc  raise "no space left on device" at POINT
+    NJCREDITS_FAULT=POINT:eacces  raise "permission denied" at POINT (a folder that cannot be written,
+                                  which root, who ignores permissions, cannot otherwise be shown)
+
+Points: `staged` (after the inputs are staged), `hashing` (while a staged input is hashed),
+`child-partial` (in a worker, as it starts writing its output), `placed` (between the output's
+rename and the archive move), `archived` (between the archive move and the ledger row's
+completion), `report` (as the run report is written); and for injected errors `place` (as the
+output is put in the outbox) and `archive` (as the input is moved to the archive).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+from pathlib import Path
+
+ENV = "NJCREDITS_FAULT"
+
+
+def fault(point: str, path: str | None = None) -> None:
+    spec = os.environ.get(ENV)
+    if not spec:
+        return
+    name, _, action = spec.partition(":")
+    if name != point:
+        return
+    if action in ("enospc", "eacces"):
+        code = errno.ENOSPC if action == "enospc" else errno.EACCES
+        raise OSError(code, os.strerror(code), path)
+    if action == "worker":
+        if path:  # leave a started temporary file behind, as a real kill would
+            Path(path).write_bytes(b"PK\x03\x04")
+        os.kill(os.getpid(), signal.SIGKILL)
+    if action == "run":
+        run = int(os.environ.get("NJCREDITS_RUN_PID", os.getpid()))
+        if path:
+            Path(path).write_bytes(b"PK\x03\x04")
+        os.kill(run, signal.SIGKILL)

@@ -1,0 +1,348 @@
+"""Fault injection: the batch's promises (README, "What the batch promises") under kills, full disks,
+unwritable folders, links, odd names and shared folders.
+
+After each fault: every input is in exactly one place (the inbox, or processed/ or failed/ with a
+ledger row), no temporary file is left, and no process of the run is left. Kills and injected errors
+use the fault points of `batch/faults.py` (NJCREDITS_FAULT).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import write_workbook
+
+from batch.config import load
+from batch.names import shown
+from batch.runner import run_batch
+
+HEADERS = ["Transfer ID", "Program", "Certificate ID", "Transferor", "Transferee", "Transfer Date",
+           "Credit Amount Transferred ($)", "Consideration Received ($)"]  # fmt: skip
+NAMES = ["a.xlsx", "b.xlsx", "c.xlsx"]
+
+
+def book(path: Path, rows: int = 50, tag: str = "") -> Path:
+    data = [[f"T{tag}-{i}", "Grow NJ", f"C-{i}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000 + i, 27_000] for i in range(rows)]
+    return write_workbook(path, {"Transfers": [HEADERS, *data]})
+
+
+def folders(tmp_path: Path, names=NAMES) -> tuple[Path, Path]:
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    for i, name in enumerate(names):
+        book(inbox / name, tag=str(i))
+    return inbox, outbox
+
+
+def run_cli(
+    inbox: Path, outbox: Path, fault: str | None = None, tag: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NJCREDITS_TEST_TAG": tag or uuid.uuid4().hex}
+    env.pop("NJCREDITS_FAULT", None)
+    if fault:
+        env["NJCREDITS_FAULT"] = fault
+    cmd = [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox), "--workers", "1"]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def processes_tagged(tag: str) -> list[int]:
+    """Processes still alive whose environment carries the test's tag (the run, its forkserver, its workers)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if f"NJCREDITS_TEST_TAG={tag}".encode() in (proc / "environ").read_bytes():
+                state = (proc / "stat").read_text().split(") ")[-1][:1]
+                if state != "Z":
+                    found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def no_process_left(tag: str, seconds: float = 10) -> bool:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if not processes_tagged(tag):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def temporary_files(inbox: Path, outbox: Path) -> list[Path]:
+    left = [p for p in outbox.rglob("*") if ".partial" in p.name or p.name.endswith(".splice")] if outbox.exists() else []
+    staging = inbox / ".njcredits" / "staging"
+    return left + ([p for p in staging.rglob("*") if p.is_file()] if staging.exists() else [])
+
+
+def ledger(outbox: Path, query: str):
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        return db.execute(query).fetchall()
+
+
+def places(inbox: Path, names) -> dict[str, list[str]]:
+    """Where each input is: the inbox, processed/<run>/, failed/<run>/ (reason files aside)."""
+    out = {n: [] for n in names}
+    for n in names:
+        if (inbox / n).exists():
+            out[n].append("inbox")
+        for where in ("processed", "failed"):
+            runs = [d for d in (inbox / where).iterdir()] if (inbox / where).is_dir() else []
+            out[n] += [where for d in runs if (d / n).exists()]
+    return out
+
+
+def assert_settled(inbox: Path, outbox: Path, names=NAMES) -> None:
+    """Every input in exactly one place, recorded when archived; no temporary file left."""
+    where = places(inbox, names)
+    assert all(len(v) == 1 for v in where.values()), where
+    recorded = {n: s for n, s in ledger(outbox, "SELECT name, status FROM files WHERE status IN ('processed', 'failed')")}
+    for name, (place,) in where.items():
+        if place != "inbox":
+            assert recorded.get(shown(name)) == place, (name, place, recorded)
+    assert not ledger(outbox, "SELECT name FROM files WHERE status='archiving'")
+    assert not temporary_files(inbox, outbox), temporary_files(inbox, outbox)
+
+
+# -- kill -9 of the run, and of a worker, at each point; the next run repairs -----------------------
+KILLS = [
+    "staged:run",  # after the staging renames
+    "hashing:run",  # while a staged input is hashed
+    "child-partial:run",  # while the worker writes its partial file (the worker kills the run)
+    "child-partial:worker",  # the worker itself killed while writing
+    "placed:run",  # between the output rename and the archive move
+    "archived:run",  # between the archive move and completing the ledger row
+    "report:run",  # while the run report is written
+]
+
+
+@pytest.mark.parametrize("fault", KILLS)
+def test_kill_at_each_point_and_the_next_run_repairs(tmp_path, fault):
+    inbox, outbox = folders(tmp_path)
+    tag = uuid.uuid4().hex
+    first = run_cli(inbox, outbox, fault, tag)
+    assert first.returncode in (-signal.SIGKILL, 3), (first.returncode, first.stdout, first.stderr)
+    assert no_process_left(tag), f"processes left after {fault}: {processes_tagged(tag)}"
+    # nothing was lost: each input is in the inbox, the staging folder, or the archive
+    staged = {p.name for p in inbox.glob(".njcredits/staging/*/*/*") if p.name != ".name"}
+    archived = {p.name for p in inbox.glob("*/*/*") if not p.name.endswith(".reason.txt")}
+    assert set(NAMES) <= {p.name for p in inbox.iterdir()} | staged | archived
+    second = run_cli(inbox, outbox, tag=tag)
+    assert second.returncode == 0, (second.stdout, second.stderr)
+    assert no_process_left(tag)
+    assert_settled(inbox, outbox)
+    # every input was processed, and exactly once recorded as processed
+    assert sorted(n for (n,) in ledger(outbox, "SELECT name FROM files WHERE status='processed'")) == NAMES
+    assert all((outbox / n.replace(".xlsx", ".annotated.xlsx")).exists() for n in NAMES)
+    # both runs ended in the ledger; the killed one says it was finished by the next
+    runs = ledger(outbox, "SELECT run_id, ended, note FROM runs ORDER BY started")
+    assert all(ended for _, ended, _ in runs)
+    if fault != "child-partial:worker":
+        assert "finished by run" in (runs[0][2] or ""), runs
+
+
+def test_stop_signal_leaves_the_inputs_in_the_inbox(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    for i, name in enumerate(NAMES):
+        book(inbox / name, rows=20_000, tag=str(i))
+    tag = uuid.uuid4().hex
+    env = {**os.environ, "NJCREDITS_TEST_TAG": tag}
+    cmd = [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox), "--workers", "1"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(outbox.glob(".*.partial*")):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)  # systemctl stop
+    out = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 3, out
+    assert "stop signal" in out
+    assert no_process_left(tag)
+    # the file in hand and the files not begun are back in the inbox, none in failed/
+    assert not (inbox / "failed").exists()
+    assert_settled(inbox, outbox)
+    assert set(NAMES) - {p.name for p in (inbox / "processed").glob("*/*")} <= {p.name for p in inbox.iterdir()}
+
+
+# -- the environment is never blamed on a workbook ------------------------------------------------
+ENVIRONMENT = [
+    # (fault, what the message names)
+    ("child-partial:enospc", "no space left"),  # a full disk while the output is written
+    ("place:eacces", "cannot be written"),  # an unwritable outbox
+    ("place:enospc", "no space left"),
+    ("archive:eacces", "cannot be written"),  # an unwritable archive
+]
+
+
+@pytest.mark.parametrize("fault,words", ENVIRONMENT)
+def test_environment_failures_leave_the_input_in_the_inbox(tmp_path, fault, words):
+    inbox, outbox = folders(tmp_path)
+    tag = uuid.uuid4().hex
+    first = run_cli(inbox, outbox, fault, tag)
+    assert first.returncode == 3, (first.stdout, first.stderr)
+    assert words in first.stdout and "Traceback" not in first.stdout + first.stderr
+    assert not (inbox / "failed").exists()  # never blamed on the file
+    assert sorted(p.name for p in inbox.iterdir() if p.is_file() and not p.name.startswith(".")) == NAMES
+    assert no_process_left(tag)
+    assert_settled(inbox, outbox)
+    # the ledger says why, and the run ended; the next run processes the files
+    assert ledger(outbox, "SELECT COUNT(*) FROM files WHERE status='returned'")[0][0] == len(NAMES)
+    second = run_cli(inbox, outbox, tag=tag)
+    assert second.returncode == 0 and sorted(n for (n,) in ledger(outbox, "SELECT name FROM files WHERE status='processed'")) == NAMES
+
+
+def test_a_full_disk_for_real(tmp_path):
+    """A small tmpfs as the outbox (when this test may mount one, as root): the writer meets ENOSPC."""
+    small = tmp_path / "small"
+    small.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(small)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        inbox = tmp_path / "inbox"
+        inbox.mkdir()
+        book(inbox / "big.xlsx", rows=20_000)
+        result = run_cli(inbox, small / "outbox")
+        assert result.returncode == 3 and "no space left" in result.stdout, (result.stdout, result.stderr)
+        assert (inbox / "big.xlsx").exists() and not (inbox / "failed").exists()
+        assert not [p for p in (small / "outbox").rglob("*") if ".partial" in p.name]
+    finally:
+        subprocess.run(["umount", str(small)], capture_output=True)
+
+
+# -- files deleted or replaced during the run -----------------------------------------------------
+def test_a_file_deleted_before_it_is_read_fails_alone(tmp_path):
+    inbox, outbox = folders(tmp_path)
+    settings = load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=1)
+    outcome = run_batch(settings, files=[inbox / "gone.xlsx", *(inbox / n for n in NAMES)], echo=lambda *_: None)
+    assert {f.name: f.status for f in outcome.files} == {"gone.xlsx": "gone", **{n: "processed" for n in NAMES}}
+    assert outcome.exit_code == 0
+    assert_settled(inbox, outbox)
+
+
+def test_a_file_replaced_during_the_run_is_recorded_under_its_own_sha(tmp_path, monkeypatch):
+    import batch.runner as runner
+
+    inbox, outbox = folders(tmp_path, ["a.xlsx"])
+    original = (inbox / "a.xlsx").read_bytes()
+
+    def replace_after_staging(point, path=None):
+        if point == "staged":  # the user drops a corrected a.xlsx while the run works on the first
+            book(inbox / "a.xlsx", rows=7, tag="new")
+
+    monkeypatch.setattr(runner, "fault", replace_after_staging)
+    settings = load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=1)
+    run_batch(settings, echo=lambda *_: None)
+    import hashlib
+
+    (sha,) = ledger(outbox, "SELECT sha256 FROM files WHERE status='processed'")[0]
+    assert sha == hashlib.sha256(original).hexdigest()  # what was processed is what was recorded
+    assert (inbox / "a.xlsx").exists()  # the replacement waits for the next run, never skipped as "already processed"
+    monkeypatch.setattr(runner, "fault", lambda *a, **k: None)
+    second = run_batch(settings, echo=lambda *_: None)
+    assert [f.status for f in second.files] == ["processed"]
+
+
+# -- links are never followed ---------------------------------------------------------------------
+def test_links_in_the_inbox_are_not_read_or_moved(tmp_path):
+    inbox, outbox = folders(tmp_path, ["a.xlsx"])
+    secret = tmp_path / "payroll.xlsx"
+    book(secret, tag="secret")
+    before = secret.read_bytes()
+    (inbox / "environ.csv").symlink_to("/proc/self/environ")
+    (inbox / "payroll.xlsx").symlink_to(secret)
+    result = run_cli(inbox, outbox)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "skipped link environ.csv -> /proc/self/environ" in result.stdout
+    assert "skipped link payroll.xlsx" in result.stdout
+    assert sorted(p.name for p in outbox.glob("*.annotated.xlsx")) == ["a.annotated.xlsx"]
+    assert (inbox / "environ.csv").is_symlink() and (inbox / "payroll.xlsx").is_symlink()  # not moved
+    assert secret.read_bytes() == before
+    for p in outbox.rglob("*.xlsx"):
+        assert b"NJCREDITS_TEST_TAG" not in p.read_bytes()
+
+
+@pytest.mark.parametrize("link", ["processed", "failed", ".njcredits", ".njcredits.lock"])
+def test_a_folder_of_the_tool_planted_as_a_link_is_never_written_through(tmp_path, link):
+    inbox, outbox = folders(tmp_path, ["a.xlsx"])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere / "target"
+    if link == ".njcredits.lock":
+        (inbox / link).symlink_to(target)
+    else:
+        target.mkdir()
+        (inbox / link).symlink_to(target, target_is_directory=True)
+    result = run_cli(inbox, outbox)
+    assert result.returncode == 3 and "link" in result.stdout + result.stderr, (result.stdout, result.stderr)
+    assert not list(elsewhere.rglob("*"))[1:] and not (target.exists() and link == ".njcredits.lock")
+    assert (inbox / "a.xlsx").exists()  # nothing was touched
+
+
+def test_configured_folders_may_be_links(tmp_path):
+    real_in, real_out = tmp_path / "real-in", tmp_path / "real-out"
+    real_in.mkdir()
+    real_out.mkdir()
+    book(real_in / "a.xlsx")
+    (tmp_path / "inbox").symlink_to(real_in, target_is_directory=True)
+    (tmp_path / "outbox").symlink_to(real_out, target_is_directory=True)
+    result = run_cli(tmp_path / "inbox", tmp_path / "outbox")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (real_out / "a.annotated.xlsx").exists() and list(real_in.glob("processed/*/a.xlsx"))
+
+
+# -- odd names ------------------------------------------------------------------------------------
+def test_odd_names_are_processed(tmp_path):
+    long_name = "q" * 245 + ".xlsx"  # 250 bytes
+    not_utf8 = os.fsdecode(b"caf\xe9 r\xe9sum\xe9.xlsx")
+    odd_csv = "export [Dec] 2026: final?.csv"
+    inbox, outbox = folders(tmp_path, [long_name, not_utf8])
+    (inbox / odd_csv).write_text(",".join(HEADERS) + "\nT-1,Grow NJ,C-1,S LLC,B Inc,2026-01-05,30000,27000\n", encoding="utf-8")
+    result = run_cli(inbox, outbox)
+    assert result.returncode == 0, result.stdout + result.stderr
+    outputs = [p.name for p in outbox.glob("*.annotated.xlsx")]
+    assert len(outputs) == 3 and all(len(os.fsencode(n)) <= 255 for n in outputs)
+    assert os.fsdecode(b"caf\xe9 r\xe9sum\xe9.annotated.xlsx") in outputs  # kept as it is on disk
+    names = {n for (n,) in ledger(outbox, "SELECT name FROM files WHERE status='processed'")}
+    assert "caf\\xe9 r\\xe9sum\\xe9.xlsx" in names  # recorded with escapes
+    assert_settled(inbox, outbox, [long_name, not_utf8, odd_csv])
+
+
+# -- two inboxes, one outbox ----------------------------------------------------------------------
+def test_two_inboxes_sharing_an_outbox(tmp_path):
+    outbox = tmp_path / "outbox"
+    inboxes = []
+    for side in ("east", "west"):
+        inbox = tmp_path / side
+        inbox.mkdir()
+        for i in range(3):
+            book(inbox / f"{side}{i}.xlsx", rows=5_000, tag=f"{side}{i}")
+        inboxes.append(inbox)
+    cmd = [sys.executable, "-c", "from batch.cli import main; main()", "run"]
+    args = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
+    procs = [subprocess.Popen([*cmd, str(i), "--out", str(outbox), "--workers", "1"], **args) for i in inboxes]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert len(list(outbox.glob("*.annotated.xlsx"))) == 6
+    assert not [p for p in outbox.iterdir() if ".partial" in p.name]
+    for inbox in inboxes:
+        assert len(list(inbox.glob("processed/*/*.xlsx"))) == 3
+
+
+def test_environment_errors_are_classified():
+    from batch.runner import environment_message, is_environment
+
+    assert is_environment(OSError(errno.ENOSPC, "full")) and is_environment(OSError(errno.EROFS, "ro"))
+    assert not is_environment(OSError(errno.ENOENT, "gone")) and not is_environment(ValueError("bad cell"))
+    assert "no space left on the disk of the outbox" in environment_message(OSError(errno.ENOSPC, "x"), "the outbox")
