@@ -565,10 +565,13 @@ class Run:
         try:
             self.record(item, outcome)
         except Exception as err:  # noqa: BLE001 - one file's bookkeeping never stops the run
-            if not is_environment(err) and not isinstance(err, UnsafeLink):
-                raise
             where = "the archive" if not self.keep else "the ledger"
-            reason = environment_message(err, where) if is_environment(err) else str(err)
+            if is_environment(err):
+                reason = environment_message(err, where)
+            elif isinstance(err, UnsafeLink):
+                reason = str(err)
+            else:  # not the file's fault and not the machine's: it waits in the inbox, and the run says why
+                reason = f"njcredits met an internal error recording it ({type(err).__name__}: {err}); it stays in the inbox."
             outcome = self.give_back(item, reason, recorded=getattr(err, "recorded", False))
         self.say(outcome)
 
@@ -725,9 +728,8 @@ class Run:
             final = _place_output(partial, self.settings.outbox / output_name(item.name), self.run_id)
         except (OSError, UnsafeLink) as err:
             _remove_temporary(partial)
-            if isinstance(err, OSError) and not is_environment(err):
-                raise
-            outcome = self.give_back(item, environment_message(err, "the outbox") if isinstance(err, OSError) else str(err))
+            reason = environment_message(err, "the outbox") if isinstance(err, OSError) else str(err)
+            outcome = self.give_back(item, reason)
             self.say(outcome)
             return outcome
         fault("placed")
