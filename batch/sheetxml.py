@@ -56,9 +56,11 @@ def _numbers(text: np.ndarray, refs: np.ndarray, style: np.ndarray) -> np.ndarra
 
 
 def _serial(values: pd.Series) -> np.ndarray:
-    """Dates and datetimes as Excel serial days (as text)."""
-    stamps = pd.to_datetime(values.map(lambda d: d.isoformat() if isinstance(d, (dt.date, dt.datetime)) else d))
-    days = (stamps.to_numpy(dtype="datetime64[ns]") - EXCEL_EPOCH) / np.timedelta64(1, "D")
+    """Dates and datetimes as Excel serial days (as text): microseconds, so 9999-12-31 fits, and one
+    day less before 1900-03-01 (Excel counts a 1900-02-29: 1900-01-01 is 1)."""
+    stamps = np.array(list(values), dtype="datetime64[us]")
+    days = (stamps - EXCEL_EPOCH) / np.timedelta64(1, "D")
+    days = np.where(stamps < np.datetime64("1900-03-01"), days - 1, days)
     return pd.Series(days).map(repr).to_numpy(dtype=object)
 
 

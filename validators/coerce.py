@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 
 import numpy as np
 import pandas as pd
@@ -18,9 +19,15 @@ import pandas as pd
 # int64 so that exact ratio arithmetic (cents x 10,000) cannot overflow ($1 trillion).
 MONEY_LIMIT_DOLLARS = 10**12
 # A bare number in a date column is read as an Excel serial day only inside this window
-# (1990-01-01 .. 2099-12-31); anything else is more likely a typo than a date.
-EXCEL_SERIAL_WINDOW = (32874, 73415)
-EXCEL_EPOCH = pd.Timestamp("1899-12-30")
+# (1990-01-01 .. 2099-12-31); anything else is more likely a typo than a date. (A cell Excel holds
+# as a date arrives as a date, whatever its year, and is read as that date.)
+EXCEL_SERIAL_WINDOW = (32874, 73050)
+EXCEL_EPOCH = np.datetime64("1899-12-30", "D")
+# Typed dates are held at second resolution: every date a cell can hold (1900-01-01 .. 9999-12-31,
+# and any year 1..9999 written as text) fits, where datetime64[ns] ends at 2262-04-11.
+DATE_DTYPE = "datetime64[s]"
+# Excel keeps 15 significant digits: a number cell's decimal "as typed" is its value to 15 digits.
+EXCEL_DIGITS = 15
 
 _YES = {"y", "yes", "true", "1", "1.0"}
 _NO = {"n", "no", "false", "0", "0.0"}
@@ -53,46 +60,91 @@ def _number_types(t: pd.Series) -> pd.Series:
     return t.isin([int, float, np.float64, np.int64])
 
 
-def _text_to_number(text: pd.Series) -> pd.Series:
-    """'$1,250,000', ' 1 250 000 ', '(1,000)' -> float; anything else NaN."""
-    s = text.astype(str).str.replace(_SPACES, "", regex=True).str.replace(r"[$,]", "", regex=True)
-    neg = s.str.match(r"^\(.*\)$")
+# Number text once spaces are removed: an optional sign, an optional leading `$` (either order),
+# then digits with commas only as thousands separators in groups of three (`1,250,000.50`), or
+# plain digits with an optional exponent (`1250000`, `1.25E+06`). A decimal comma (`1.250,00`,
+# `1,2`, `30000,00`) or any other comma (`1,25,000`) matches nothing: never read as another amount.
+_NUMBER_TEXT = re.compile(
+    r"^(?P<s1>[+-]?)\$?(?P<s2>[+-]?)"
+    r"(?P<num>[1-9]\d{0,2}(?:,\d{3})+(?:\.\d*)?|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)$"
+)
+
+
+def _text_to_decimal(text: pd.Series) -> pd.Series:
+    """'$1,250,000', ' 1 250 000 ', '(1,000)', '-$1,250.50' -> the number as plain decimal text
+    ('1250000', '-1000', '-1250.50'); anything else NaN."""
+    s = text.astype(str).str.replace(_SPACES, "", regex=True).str.replace(r"^\$\(", "(", regex=True)  # $(1,000) is ($1,000)
+    paren = s.str.match(r"^\(.*\)$")
     s = s.str.replace(r"^\((.*)\)$", r"\1", regex=True)
-    num = pd.to_numeric(s.where(s.str.match(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"), None), errors="coerce")
-    return num.where(~neg, -num).astype("float64")
+    parts = s.str.extract(_NUMBER_TEXT)
+    signs = parts["s1"].fillna("") + parts["s2"].fillna("")
+    ok = parts["num"].notna() & (signs.str.len() <= 1) & ~(paren & (signs != ""))
+    negative = paren | (signs == "-")
+    plain = parts["num"].str.replace(",", "", regex=False)
+    return ("-" + plain).where(negative, plain).where(ok)
 
 
-def _numbers(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Numeric value of each cell (float, NaN when blank or unreadable) and the bad mask."""
+def _numbers(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """Numeric value of each cell (float, NaN when blank or unreadable), the bad mask, and the
+    decimal text of each text cell that reads as a number (NaN elsewhere)."""
     t = _types(raw)
     blank = blank_mask(raw)
     is_num = _number_types(t)
     is_str = _is_str(t) & ~blank
     out = pd.Series(np.nan, index=raw.index, dtype="float64")
+    typed = pd.Series(np.nan, index=raw.index, dtype=object)
     if is_num.any():
         out[is_num] = raw[is_num].astype("float64")
     if is_str.any():
-        out[is_str] = _text_to_number(raw[is_str])
+        dec = _text_to_decimal(raw[is_str])
+        typed[is_str] = dec
+        out[is_str] = pd.to_numeric(dec, errors="coerce").astype("float64")
     bad = ~blank & (out.isna() | ~np.isfinite(out.fillna(0)))
-    return out.where(~bad), bad
+    return out.where(~bad), bad, typed.where(~bad)
+
+
+def _cents_half_up(value: Decimal) -> int:
+    """Whole cents, half up (toward the larger amount, as `batch.exact.Q.cents`)."""
+    return int((value * 100 + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR))
 
 
 def money(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Integer cents (Int64). Amounts are rounded to the nearest cent."""
-    num, bad = _numbers(raw)
+    """Integer cents (Int64), rounded half up on the decimal as typed: `0.005` -> 1 cent, `2.675`
+    -> 268 cents, whether the cell holds text or a number (a number cell's decimal is its value to
+    Excel's 15 significant digits, so the binary float 2.67499999... is the 2.675 that was typed)."""
+    num, bad, typed = _numbers(raw)
     bad = bad | (num.abs() >= MONEY_LIMIT_DOLLARS)
-    cents = np.round(num.where(~bad) * 100)
+    num = num.where(~bad)
+    scaled = (num * 100).to_numpy(dtype="float64", na_value=np.nan)
+    cents = np.round(scaled)
+    # a whole number of cents (within float error) is exact already; any other amount is rounded
+    # on its decimal, never on the binary float (2.675 is 267.4999... cents as a float)
+    inexact = np.flatnonzero(~np.isnan(scaled) & (np.abs(scaled - cents) > 1e-6))
+    if len(inexact):
+        texts = typed.to_numpy(dtype=object)
+        values = num.to_numpy(dtype="float64")
+        for i in inexact:
+            text = texts[i] if isinstance(texts[i], str) else format(values[i], f".{EXCEL_DIGITS}g")
+            try:
+                cents[i] = _cents_half_up(Decimal(text))
+            except InvalidOperation:  # pragma: no cover - the text matched the number pattern
+                cents[i] = np.nan
+    # an amount that rounds to $1 trillion (999,999,999,999.995) is as refused as $1 trillion
+    over = np.abs(np.nan_to_num(cents)) >= MONEY_LIMIT_DOLLARS * 100
+    if over.any():
+        bad = bad | over
+        cents[over] = np.nan
     return pd.array(cents, dtype="Int64") if len(cents) else pd.Series([], dtype="Int64"), bad
 
 
 def integer(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
-    num, bad = _numbers(raw)
+    num, bad, _ = _numbers(raw)
     bad = bad | (num.notna() & (num != np.round(num))) | (num.abs() >= 2**53)
     return pd.array(num.where(~bad), dtype="Int64") if len(num) else pd.Series([], dtype="Int64"), bad
 
 
 def number(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
-    num, bad = _numbers(raw)
+    num, bad, _ = _numbers(raw)
     return pd.array(num, dtype="Float64"), bad
 
 
@@ -101,7 +153,7 @@ def percent(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
     t = _types(raw)
     is_pct_text = _is_str(t) & raw.astype(str).str.strip().str.endswith("%")
     cleaned = raw.where(~is_pct_text, raw.astype(str).str.strip().str.rstrip("%"))
-    num, bad = _numbers(cleaned)
+    num, bad, _ = _numbers(cleaned)
     num = num.where(~is_pct_text, num / 100)
     scaled = ~is_pct_text & (num > 1)
     num = num.where(~scaled, num / 100)
@@ -120,26 +172,43 @@ def yesno(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
     return out.astype(bool), bad
 
 
+# Text spellings of a date besides ISO `2016-03-31`; d/m/y stays unread (3/4/2016 is March 4)
+DATE_FORMATS = ("%Y-%m-%d %H:%M:%S", "%m/%d/%Y", "%Y/%m/%d", "%m-%d-%Y", "%B %d, %Y", "%b %d, %Y", "%d-%b-%Y", "%d %B %Y", "%Y%m%d")
+
+
+def _day(value) -> dt.date:
+    return value.date() if isinstance(value, dt.datetime) else value
+
+
 def date(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The day of each cell as `DATE_DTYPE` (a time of day is dropped), NaT when blank or
+    unreadable, and the bad mask. Any date a cell can hold is read as that date, 1900-01-01 and
+    9999-12-31 ("no end date") included: the dates are held as days, never as nanoseconds."""
     t = _types(raw)
     blank = blank_mask(raw)
-    out = pd.Series(pd.NaT, index=raw.index, dtype="datetime64[ns]")
-    is_dt = t.isin([dt.date, dt.datetime, pd.Timestamp])
+    days = np.full(len(raw), np.datetime64("NaT"), dtype="datetime64[D]")
+    is_dt = t.isin([dt.date, dt.datetime, pd.Timestamp]).to_numpy()
     if is_dt.any():
-        out[is_dt] = pd.to_datetime(raw[is_dt].map(lambda d: d.isoformat()), errors="coerce").dt.normalize()
-    is_num = _number_types(t)
+        days[is_dt] = np.array([_day(v) for v in raw[is_dt]], dtype="datetime64[D]")
+    is_num = _number_types(t).to_numpy()
     if is_num.any():
-        serial = raw[is_num].astype("float64")
-        ok = serial.between(*EXCEL_SERIAL_WINDOW)
-        out[is_num] = (EXCEL_EPOCH + pd.to_timedelta(serial.where(ok).round(), unit="D")).dt.normalize()
-    is_str = _is_str(t) & ~blank
+        serial = raw[is_num].to_numpy(dtype="float64")
+        ok = (serial >= EXCEL_SERIAL_WINDOW[0]) & (serial <= EXCEL_SERIAL_WINDOW[1])
+        whole = np.round(np.where(ok, serial, 0)).astype(np.int64)
+        days[is_num] = np.where(ok, EXCEL_EPOCH + whole.astype("timedelta64[D]"), np.datetime64("NaT"))
+    is_str = (_is_str(t) & ~blank).to_numpy()
     if is_str.any():
         text = raw[is_str].astype(str).str.strip()
-        parsed = pd.to_datetime(text, format="%Y-%m-%d", errors="coerce")
-        # unambiguous spellings finance workbooks use; d/m/y stays unread (3/4/2016 is March 4)
-        for fmt in ("%Y-%m-%d %H:%M:%S", "%m/%d/%Y", "%Y/%m/%d", "%m-%d-%Y", "%B %d, %Y", "%b %d, %Y", "%d-%b-%Y", "%d %B %Y", "%Y%m%d"):
-            parsed = parsed.fillna(pd.to_datetime(text, format=fmt, errors="coerce"))
-        out[is_str] = parsed.dt.normalize()
+        # pandas >= 3 parses text at microsecond resolution (years 1..9999 fit); each format is
+        # taken to the day at once, so no step depends on the nanosecond range
+        parsed = pd.to_datetime(text, format="%Y-%m-%d", errors="coerce").to_numpy(dtype="datetime64[D]")
+        for fmt in DATE_FORMATS:
+            left = np.isnat(parsed)
+            if not left.any():
+                break
+            parsed[left] = pd.to_datetime(text[left], format=fmt, errors="coerce").to_numpy(dtype="datetime64[D]")
+        days[is_str] = parsed
+    out = pd.Series(days.astype(DATE_DTYPE), index=raw.index)
     bad = ~blank & out.isna()
     return out, bad
 

@@ -529,12 +529,12 @@ def _prior_matches(f: pd.DataFrame, prior: pd.DataFrame) -> tuple[np.ndarray, np
     # the text of each business's first 1, 2, ... LISTED_PRIOR_RECORDS records
     prefixes = listed.assign(text=listed.groupby("key")["label"].transform(lambda labels: list(itertools.accumulate(labels, _semi))))
     rows = pd.DataFrame(
-        {"pos": np.arange(n), "key": business_key(f[NAME]).to_numpy(), "app": f[APP_DATE].astype("datetime64[ns]").to_numpy()}
+        {"pos": np.arange(n), "key": business_key(f[NAME]).to_numpy(), "app": f[APP_DATE].astype("datetime64[s]").to_numpy()}
     )
     rows = rows.dropna(subset=["key", "app"]).astype({"key": object}).sort_values("app", kind="stable")
     right = (
         prior[["key", "counts_from", "rank"]]
-        .astype({"key": object, "counts_from": "datetime64[ns]"})
+        .astype({"key": object, "counts_from": "datetime64[s]"})
         .sort_values(["counts_from", "rank"], kind="stable")
     )
     hit = pd.merge_asof(rows, right, left_on="app", right_on="counts_from", by="key", direction="backward").dropna(subset=["rank"])

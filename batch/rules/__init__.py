@@ -43,9 +43,13 @@ class Parameter:
         return self.values[-1]
 
     def _step(self, dates: pd.Series) -> np.ndarray:
-        # integer nanoseconds; `since: null` is the smallest integer, before every date
-        starts = np.array([np.iinfo(np.int64).min if s is None else s.value for s in self.since], dtype=np.int64)
-        return np.searchsorted(starts, dates.to_numpy(dtype="datetime64[ns]").view(np.int64), side="right") - 1
+        # integer seconds (every date a cell can hold, 9999-12-31 too); `since: null` is the
+        # smallest integer, before every date
+        starts = np.array(
+            [np.iinfo(np.int64).min if s is None else s.to_datetime64().astype("datetime64[s]").view(np.int64) for s in self.since],
+            dtype=np.int64,
+        )
+        return np.searchsorted(starts, dates.to_numpy(dtype="datetime64[s]").view(np.int64), side="right") - 1
 
     def at(self, dates: pd.Series) -> np.ndarray:
         """The value in force at each date (vectorized); None where no step is yet in force."""
