@@ -18,9 +18,10 @@ import pandas as pd
 from batch import rules as rules_mod
 from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable, programs
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
-from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, read_workbook, sheet_key
+from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, read_workbook, sheet_key, totals_rows
 from batch.safety import Limits
 from batch.sheetxml import column_letters
+from validators.columns import normalize_header
 from validators.schema import VALIDATION_CODES, validate
 
 STATUSES = ("OK", "Flagged", "Ineligible", "Invalid")
@@ -32,15 +33,26 @@ class SheetResult:
     module: object
     typed: pd.DataFrame  # typed inputs, every row
     computed: pd.DataFrame  # computed columns, every row (NA where Invalid)
-    status: pd.Series
+    status: pd.Series  # "" for a totals row (TOTALS_ROW_SKIPPED: not a record, not counted)
     row_findings: pd.Series  # "CODE; CODE" per row
     findings: pd.DataFrame  # rendered findings with `pos` (frame row, -1 for the sheet)
     summary: list[SummaryTable]
 
     @property
+    def counted(self) -> np.ndarray:
+        """The rows that are records: every row but the totals rows (blank Status)."""
+        return (self.status != "").to_numpy()
+
+    @property
+    def totals(self) -> int:
+        """How many totals rows were returned as they came and not counted."""
+        return int((~self.counted).sum())
+
+    @property
     def counts(self) -> dict[str, int]:
+        """Rows (records) and rows by Status; totals rows are not counted."""
         c = self.status.value_counts()
-        return {"rows": len(self.status), **{s: int(c.get(s, 0)) for s in STATUSES}}
+        return {"rows": int(self.counted.sum()), **{s: int(c.get(s, 0)) for s in STATUSES}}
 
 
 @dataclass
@@ -85,7 +97,9 @@ class Result:
                         ),
                         "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
                     }
-                ).assign(**_prior_fields(r))
+                )
+                .assign(**_prior_fields(r))
+                .loc[r.counted]  # a totals row is no record
             )
         cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date"]
         return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
@@ -156,6 +170,42 @@ def _specs() -> dict[str, object]:
     return {sheet_key(m.SPEC.name): m for m in programs()}
 
 
+def _unknown_columns(sheet: IntakeSheet) -> pd.DataFrame:
+    """UNKNOWN_COLUMN (a sheet finding) for each kept column whose header matches no field, with
+    the closest field names, and for each column holding cells under a blank header. The tool's
+    own columns (computed, Status, Findings, the reviewer's) are never unknown."""
+    ours = sheet.spec.tool_keys
+    filled = sheet.filled if sheet.filled is not None else np.ones(len(sheet.headers), dtype=bool)
+    found = []
+    for i, (header, f) in enumerate(zip(sheet.headers, sheet.fields, strict=False)):
+        if f is not None:
+            continue
+        named = header is not None and str(header).strip() != ""
+        if (named and normalize_header(header) in ours) or not (named or (i < len(filled) and filled[i])):
+            continue
+        like = sheet.spec.closest(header) if named else []
+        found.append(
+            {
+                "column": str(header) if named else "",
+                "letter": column_letters(sheet.kept[i]),
+                "variant": "resembles" if like else "default" if named else "no_header",
+                "closest": _either(like),
+            }
+        )
+    return pd.DataFrame(found, columns=["column", "letter", "variant", "closest"]).assign(row=-1, code="UNKNOWN_COLUMN")
+
+
+def _either(names: list[str]) -> str:
+    """`A`, `A` or `B`, `A`, `B` or `C`."""
+    quoted = [f"`{n}`" for n in names]
+    return " or ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
+
+
+def _routed(sheet: IntakeSheet) -> list[pd.DataFrame]:
+    """SHEET_ROUTED_BY_HEADERS: the sheet was read as a program's sheet because of its header row."""
+    return [pd.DataFrame([{**sheet.routed, "row": -1, "code": "SHEET_ROUTED_BY_HEADERS", "column": ""}])] if sheet.routed else []
+
+
 def _no_room(sheet: IntakeSheet) -> pd.DataFrame:
     """NO_ROOM_FOR_RESULTS: the sheet's cells reach so near Excel's last column that the tool's
     columns cannot follow them; the sheet is refused (one finding, every row Invalid)."""
@@ -174,8 +224,9 @@ def _no_room(sheet: IntakeSheet) -> pd.DataFrame:
 
 
 def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
-    """What the reader saw in the cells: formulas without a value, columns named twice."""
-    out = []
+    """What the reader saw in the cells: formulas without a value, columns named twice, columns
+    matching no field."""
+    out = [_unknown_columns(sheet)]
     if sheet.uncalculated:
         position = {int(r): i for i, r in enumerate(sheet.excel_rows)}
         column_of = {g: (sheet.fields[i] or str(sheet.headers[i])) for i, g in enumerate(sheet.kept)}
@@ -225,7 +276,15 @@ def process_sheet(sheet: IntakeSheet, module, result: Result | None = None, cont
     spec = sheet.spec
     rules = rules_mod.load(module.RULES)
     clock = time.perf_counter()
-    typed, vfind = validate(spec, sheet.raw)
+    # totals rows are returned as they came: not validated, not computed, not counted (their cells
+    # are read as blank, so they take no part in checks across rows such as DUPLICATE_ID)
+    totals, totals_found = totals_rows(sheet)
+    raw = sheet.raw
+    if totals.any():
+        raw = raw.copy()
+        raw.iloc[totals] = ""
+    unknown = [str(h) for h, f in zip(sheet.headers, sheet.fields, strict=False) if f is None and h not in (None, "")]
+    typed, vfind = validate(spec, raw, unknown)
     if sheet.no_room:  # refused, not checked: its one finding makes every row Invalid
         vfind = _no_room(sheet)
     clock = result.timed("validate", clock) if result else clock
@@ -235,20 +294,27 @@ def process_sheet(sheet: IntakeSheet, module, result: Result | None = None, cont
     if (errors["row"] < 0).any():
         invalid[:] = True
     invalid[errors.loc[errors["row"] >= 0, "row"].astype(int).to_numpy()] = True
-    valid = typed[~invalid]
+    invalid &= ~totals
+    valid = typed[~invalid & ~totals]
     calc = calculate_in_chunks(module, valid, rules, context or RunContext.today())
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
 
     reader = [] if sheet.no_room else _reader_findings(sheet)
-    raw = pd.concat([vfind, *reader, *[f for f in calc.findings if len(f)]], ignore_index=True)
-    rendered = render(raw, sheet.name, rules.findings)
+    raw_found = pd.concat([*_routed(sheet), vfind, *reader, *[f for f in calc.findings if len(f)]], ignore_index=True)
+    if totals.any():  # a totals row says only that it was skipped
+        at = raw_found["row"].astype(int).to_numpy()
+        raw_found = raw_found[(at < 0) | ~totals[np.clip(at, 0, None)]]
+    raw_found = pd.concat([raw_found, totals_found.drop(columns="record_id")], ignore_index=True)
+    rendered = render(raw_found, sheet.name, rules.findings)
     pos = rendered["row"].astype(int).to_numpy() if len(rendered) else np.array([], dtype=int)
     at_row = pos >= 0
     at = np.where(at_row, pos, n)  # position n looks up the sheet-level blank
     excel_rows = np.append(sheet.excel_rows, 0)[at]
-    ids = np.append(spec.record_ids(typed).to_numpy(dtype=object), "")[at]
+    record_ids = spec.record_ids(typed).to_numpy(dtype=object)
+    record_ids[totals_found["row"].to_numpy(dtype=int)] = totals_found["record_id"].to_numpy(dtype=object)
+    ids = np.append(record_ids, "")[at]
     findings = pd.DataFrame(
         {
             "Sheet": sheet.name,
@@ -267,16 +333,47 @@ def process_sheet(sheet: IntakeSheet, module, result: Result | None = None, cont
     serious = findings[at_row & findings["Severity"].isin(["error", "warning"]).to_numpy()]
     flagged = np.zeros(n, dtype=bool)
     flagged[serious["pos"].to_numpy()] = True
-    status = np.select([invalid, ineligible, flagged], ["Invalid", "Ineligible", "Flagged"], "OK")
+    status = np.select([totals, invalid, ineligible, flagged], ["", "Invalid", "Ineligible", "Flagged"], "OK")
     per_row = findings[at_row].drop_duplicates(["pos", "Code"]).groupby("pos", sort=False)["Code"].agg("; ".join)
     row_findings = per_row.reindex(range(n), fill_value="")
     status = pd.Series(status, index=typed.index)
     summary_frame = pd.concat([typed, computed], axis=1)
     codes = findings.loc[at_row, ["pos", "Code"]].rename(columns={"pos": "row"})
-    summary = module.summarize(summary_frame, status, codes, rules)
+    if totals.any():  # the summary's pivots count records only
+        codes = codes[~totals[codes["row"].to_numpy()]]
+        summary = module.summarize(summary_frame[~totals], status[~totals], codes, rules)
+    else:
+        summary = module.summarize(summary_frame, status, codes, rules)
     if result:
         result.timed("annotate", clock)
     return SheetResult(sheet, module, typed, computed, status, row_findings, findings, summary)
+
+
+def _other_sheet_finding(sheet: OtherSheet) -> pd.DataFrame:
+    """The one finding of a sheet carried through unchecked: SHEET_NOT_ROUTED when its headers fit
+    several programs equally, else UNKNOWN_SHEET."""
+    code = "SHEET_NOT_ROUTED" if sheet.not_routed else "UNKNOWN_SHEET"
+    raw = pd.DataFrame([{**(sheet.not_routed or {}), "row": -1, "code": code, "column": ""}])
+    rendered = render(raw, sheet.name, rules_mod.common_findings())
+    return pd.DataFrame(
+        {
+            "Sheet": [sheet.name],
+            "Row": pd.array([pd.NA], dtype="Int64"),
+            "Record ID": [""],
+            "Column": [""],
+            **{c: rendered[c].to_numpy() for c in ("Code", "Severity", "Message", "Citation")},
+        }
+    )
+
+
+def no_intake_reason(sheets: list[OtherSheet], intake_names: list[str]) -> str:
+    """The one-line reason of a workbook in which no sheet is an intake sheet."""
+    found = [s.name + (f" (its headers fit {s.not_routed['candidates']} equally)" if s.not_routed else "") for s in sheets]
+    return (
+        "no intake sheet: "
+        + (f"found sheets {', '.join(found)}" if found else "found no sheets")
+        + f"; an intake sheet is named {', '.join(intake_names)} or has the headers of one."
+    )
 
 
 def process(
@@ -294,8 +391,12 @@ def process(
     book = read_workbook(path, {k: m.SPEC for k, m in by_key.items()}, limits)
     result.timed("read", clock)
     context = RunContext(result.as_of)
+    # a sheet is its spec's program, whether routed by its name or by its header row
+    by_spec = {m.SPEC.name: m for m in by_key.values()}
+    intake = [(i, s, by_spec[s.spec.name]) for i, s in enumerate(book.sheets) if isinstance(s, IntakeSheet)]
+    if not intake:  # nothing would be checked: the file is refused, never said to be OK
+        raise UnreadableWorkbook(no_intake_reason(book.sheets, [m.SPEC.name for m in by_key.values()]))
     # sheets that read prior incentive records (Grow NJ) are computed after those that give them
-    intake = [(i, s, by_key[sheet_key(s.name)]) for i, s in enumerate(book.sheets) if isinstance(s, IntakeSheet)]
     done: dict[int, SheetResult] = {}
     prior_ready = False
     for i, sheet, module in sorted(intake, key=lambda t: bool(getattr(t[2], "READS_PRIOR_INCENTIVES", False))):
@@ -311,21 +412,7 @@ def process(
             result.sheets.append(done[i])
         else:
             result.sheets.append(sheet)
-            table = rules_mod.common_findings()
-            extra.append(
-                pd.DataFrame(
-                    {
-                        "Sheet": [sheet.name],
-                        "Row": pd.array([pd.NA], dtype="Int64"),
-                        "Record ID": [""],
-                        "Column": [""],
-                        "Code": ["UNKNOWN_SHEET"],
-                        "Severity": [table["UNKNOWN_SHEET"]["severity"]],
-                        "Message": [table["UNKNOWN_SHEET"]["message"].format(sheet=sheet.name)],
-                        "Citation": [table["UNKNOWN_SHEET"]["citation"]],
-                    }
-                )
-            )
+            extra.append(_other_sheet_finding(sheet))
     parts = [r.findings[FINDINGS_COLUMNS] for r in result.intake] + extra
     if parts:
         allf = pd.concat(parts, ignore_index=True)

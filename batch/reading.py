@@ -8,10 +8,12 @@ original values; typing happens in `validators`.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 import zipfile
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +21,9 @@ import pandas as pd
 import python_calamine
 from defusedxml import ElementTree
 
-from batch.safety import Limits, Refused, inspect, scan_cells
+from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts
 from validators.coerce import ExcelError
+from validators.coerce import text as coerce_text
 from validators.columns import SheetSpec, normalize_header
 
 HEADER_SEARCH_ROWS = 20  # the header is row 1 or the first row within the first 20 naming the columns
@@ -37,6 +40,17 @@ MARKER_PREFIX = "njcredits_"
 TOOL_SUFFIX = " (njcredits)"  # the tool's sheet when the user's workbook has a sheet of its name
 SHEET_NAME_LIMIT = 31  # Excel's limit on a sheet name, in UTF-16 code units
 SHEET_NAME_ILLEGAL = re.compile(r"[\[\]:*?/\\\x00-\x1f\x7f\ufffe\uffff]")
+# The template's own sheets besides the intake sheets (sheet keys): never routed by their headers.
+NEVER_ROUTED = ("instructions", "lists")
+ROUTING_SHARE = Fraction(1, 2)  # a sheet is routed by headers naming at least half of a program's required columns
+# A totals row: its record-ID cell says one of these words (any case), or its filled money cells are
+# all SUM/SUBTOTAL formulas.
+TOTAL_WORDS = re.compile(r"\s*(?:total|totals|grand\s+total|sum)\s*:?\s*", re.IGNORECASE)
+SUM_FORMULA = re.compile(r"^\s*=?\s*(?:_xlfn\.)?(?:SUM|SUBTOTAL)\s*\(", re.IGNORECASE)
+# a cell or range reference (`G2`, `$G$2:$G$10`), not a function name such as LOG10(
+A1_REF = re.compile(r"(?<![A-Za-z0-9_.])\$?([A-Za-z]{1,3})\$?(\d+)(?::\$?([A-Za-z]{1,3})\$?(\d+))?(?![\w(])")
+FORMULA_ELEMENT = re.compile(rb"<f\b([^>]*?)(?:/>|>(.*?)</f>)", re.S)
+SHARED_INDEX = re.compile(rb'\bsi="(\d+)"')
 
 
 class UnreadableWorkbook(Refused):
@@ -65,6 +79,8 @@ class IntakeSheet:
     duplicates: list[tuple[str, list[int]]] = field(default_factory=list)  # header matched by several columns
     used_width: int = 0  # columns up to the last one holding a header or any cell, preamble included
     filled: np.ndarray | None = None  # per kept column: some row below the header has a cell in it
+    sum_cells: set[tuple[int, int]] = field(default_factory=set)  # (grid row, grid col) of SUM/SUBTOTAL formulas
+    routed: dict | None = None  # how a sheet not named like an intake sheet was routed by its headers
 
     @property
     def results_at(self) -> int:
@@ -94,10 +110,12 @@ class IntakeSheet:
 
 @dataclass
 class OtherSheet:
-    """A sheet carried through untouched (UNKNOWN_SHEET)."""
+    """A sheet carried through untouched: UNKNOWN_SHEET, or SHEET_NOT_ROUTED when its headers fit
+    several programs equally (`not_routed` says which)."""
 
     name: str
     grid: list[list]
+    not_routed: dict | None = None
 
 
 @dataclass
@@ -115,18 +133,69 @@ def _empty_cells(rows) -> np.ndarray:
     return pd.isna(cells) | (cells == "")
 
 
-def _find_header(grid: list[list], spec: SheetSpec) -> int:
+def _header_keys(grid: list[list]) -> list[set[str]]:
+    """The header keys named by each of the rows where the header row may be (the first 20)."""
+    return [{normalize_header(v) for v in row if isinstance(v, str)} for row in grid[:HEADER_SEARCH_ROWS]]
+
+
+def _find_header(grid: list[list], spec: SheetSpec, rows: list[set[str]] | None = None) -> int:
+    """The header row of `spec` in the grid: the first of the first 20 rows naming every required
+    column, else the one naming most of the spec's columns (row 1 when none names any). `rows` are
+    the rows' header keys (`_header_keys`), when already known."""
     keys = {c.key for c in spec.columns}
     required = {c.key for c in spec.columns if c.required}
     best, best_hits = 0, 0
-    for r, row in enumerate(grid[:HEADER_SEARCH_ROWS]):
-        found = {normalize_header(v) for v in row if isinstance(v, str)}
+    for r, found in enumerate(_header_keys(grid) if rows is None else rows):
         if required <= found:
             return r
         hits = len(found & keys)
         if hits > best_hits:
             best, best_hits = r, hits
     return best
+
+
+def route(grid: list[list], specs) -> tuple[SheetSpec | None, int, dict | None]:
+    """The program a sheet not named like an intake sheet is routed to by its header row.
+
+    For each program, its header row is found as for its own sheet (`_find_header`) and the
+    program's required columns named there are counted. The sheet goes to the program with the
+    highest share of its required columns named, at least half; a tie on share goes to the program
+    with more of them named. Returns (spec, header row, `routed` facts) for a routed sheet;
+    (None, 0, `not_routed` facts) when programs tie on both; (None, 0, None) when no program fits.
+    """
+    rows = _header_keys(grid)
+    fits = []
+    for spec in {s.name: s for s in specs.values()}.values():
+        required = [c for c in spec.columns if c.required]
+        if not required or not rows:
+            continue
+        h = _find_header(grid, spec, rows)
+        named = [c for c in required if c.key in rows[h]]
+        share = Fraction(len(named), len(required))
+        if named and share >= ROUTING_SHARE:
+            fits.append((share, len(named), spec, h, named))
+    if not fits:
+        return None, 0, None
+    best = max((share, count) for share, count, *_ in fits)
+    top = [f for f in fits if (f[0], f[1]) == best]
+    _share, count, spec, h, named = top[0]
+    required = sum(c.required for c in spec.columns)  # the same for every program of a tie
+    if len(top) > 1:
+        names = [f[2].name for f in top]
+        return None, 0, {"candidates": ", ".join(names[:-1]) + " and " + names[-1], "named": count, "required": required}
+    spelled = {}
+    for v in grid[h]:  # the sheet's own spelling of each header (the first of a repeated one)
+        if isinstance(v, str):
+            spelled.setdefault(normalize_header(v), v)
+    facts = {
+        "program_sheet": spec.name,
+        "program": spec.program,
+        "header_row": h + 1,
+        "named": count,
+        "required": required,
+        "headers": ", ".join(spelled[c.key] for c in named),
+    }
+    return spec, h, facts
 
 
 def marker_name(role: str) -> str:
@@ -218,8 +287,15 @@ def _is_ours(name: str, grid: list[list]) -> bool:
     return False
 
 
-def _intake_sheet(name: str, grid: list[list], spec: SheetSpec) -> IntakeSheet:
-    h = _find_header(grid, spec) if grid else 0
+def _intake_sheet(
+    name: str, grid: list[list], spec: SheetSpec, header_row: int | None = None, formulas: dict[tuple[int, int], str] | None = None
+) -> IntakeSheet:
+    """`formulas`: the cells holding a formula without a calculated value (read as empty, but not
+    blank: a row of them is a row, such as an openpyxl-written totals row)."""
+    h = header_row if header_row is not None else _find_header(grid, spec) if grid else 0
+    below = max((r for r, _c in formulas or ()), default=-1) + 1 - len(grid)
+    if grid and below > 0:  # calamine leaves out trailing rows whose cells are all formulas without a value
+        grid = grid + [[""] * len(grid[0]) for _ in range(below)]
     header_cells = list(grid[h]) if grid else []
     output = {normalize_header(x) for x in spec.output_headers}
     field_of = {c.key: c.header for c in spec.columns}
@@ -234,6 +310,9 @@ def _intake_sheet(name: str, grid: list[list], spec: SheetSpec) -> IntakeSheet:
     body = grid[h + 1 :]
     full = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
     empty = _empty_cells(full)
+    for r, c in formulas or ():
+        if h < r < h + 1 + empty.shape[0] and c < empty.shape[1]:
+            empty[r - h - 1, c] = False
     # a row is blank when every cell is empty (a cell of spaces is not: it comes back), counting the
     # dropped output columns too
     nonblank = ~empty.all(axis=1) if empty.shape[1] else np.zeros(len(body), dtype=bool)
@@ -273,6 +352,127 @@ def _intake_sheet(name: str, grid: list[list], spec: SheetSpec) -> IntakeSheet:
         used_width=max(len(kept), preamble_width),
         filled=has_data[:width],
     )
+
+
+def totals_rows(sheet: IntakeSheet) -> tuple[np.ndarray, pd.DataFrame]:
+    """The sheet's totals rows (not records): a row whose record-ID cell says `Total`, `Totals`,
+    `Grand Total` or `Sum` (any case, spaces and a trailing colon ignored), or whose filled money
+    cells are all SUM/SUBTOTAL formulas (at least one). Returns the mask over the sheet's rows and
+    their TOTALS_ROW_SKIPPED findings (at the record-ID cell; `record_id` is the row's ID as text)."""
+    n = len(sheet.cells)
+    spec = sheet.spec
+    first: dict[str, int] = {}
+    for i, f in enumerate(sheet.fields):
+        if f is not None:
+            first.setdefault(f, i)
+    mask = np.zeros(n, dtype=bool)
+    column = np.full(n, spec.key[0], dtype=object)
+    variant = np.full(n, "formula", dtype=object)
+    for header in spec.key:
+        if header not in first:
+            continue
+        cells = sheet.cells[first[header]]
+        text = cells.where(cells.map(type).isin([str]), "").astype(str)
+        hit = text.str.fullmatch(TOTAL_WORDS).to_numpy(dtype=bool) & ~mask
+        mask |= hit
+        column[hit], variant[hit] = header, "id"
+    money = [i for i, f in enumerate(sheet.fields) if f is not None and spec.column(f).kind == "money"]
+    if money and sheet.sum_cells and n:
+        grid_cols = np.array([sheet.kept[i] for i in money], dtype=np.int64)
+        summed = _cell_mask(sheet.sum_cells, sheet.excel_rows, grid_cols)
+        filled = ~_empty_cells(sheet.cells[money]) | _cell_mask(set(sheet.uncalculated), sheet.excel_rows, grid_cols) | summed
+        by_formula = summed.any(axis=1) & ~(filled & ~summed).any(axis=1) & ~mask
+        mask |= by_formula
+    rows = np.flatnonzero(mask)
+    # the ID cells of the totals rows as text, and the row's record ID (key cells joined with ' / ')
+    ids = {
+        h: coerce_text(sheet.cells[first[h]].iloc[rows])[0].fillna("").to_numpy(dtype=object)
+        if h in first
+        else np.full(len(rows), "", dtype=object)
+        for h in spec.key
+    }
+    record_id = ids[spec.key[0]]
+    for h in spec.key[1:]:
+        record_id = record_id + " / " + ids[h]
+    said = np.array([ids[c][i] for i, c in enumerate(column[rows])], dtype=object)
+    found = pd.DataFrame(
+        {
+            "row": rows,
+            "code": "TOTALS_ROW_SKIPPED",
+            "column": column[rows],
+            "variant": variant[rows],
+            "value": said,
+            "record_id": record_id,
+        }
+    )
+    return mask, found
+
+
+def _cell_mask(cells: set[tuple[int, int]], excel_rows: np.ndarray, grid_cols: np.ndarray) -> np.ndarray:
+    """Rows x columns: True at each (grid row, grid col) of `cells` (0-based) that is one of the
+    sheet's rows (`excel_rows`, 1-based, ascending) and columns (`grid_cols`, ascending)."""
+    out = np.zeros((len(excel_rows), len(grid_cols)), dtype=bool)
+    if not cells or not len(excel_rows) or not len(grid_cols):
+        return out
+    at = np.array(sorted(cells), dtype=np.int64)
+    i = np.minimum(np.searchsorted(excel_rows, at[:, 0] + 1), len(excel_rows) - 1)
+    j = np.minimum(np.searchsorted(grid_cols, at[:, 1]), len(grid_cols) - 1)
+    hit = (excel_rows[i] == at[:, 0] + 1) & (grid_cols[j] == at[:, 1])
+    out[i[hit], j[hit]] = True
+    return out
+
+
+def _sum_cells(path: Path, names: list[str]) -> dict[str, set[tuple[int, int]]]:
+    """Per sheet of `names`: the (row, col), 0-based, of every cell holding a SUM or SUBTOTAL formula
+    that adds up other rows (a column total; `=SUM(B2:D2)`, a record's own parts in its own row, is
+    no total). A shared formula's cells take the formula of the cell that holds its text (filled
+    right or down, its rows keep their relation to the cell). python-calamine gives values only; a
+    part without formulas costs one search."""
+    out: dict[str, set[tuple[int, int]]] = {}
+    with zipfile.ZipFile(path) as z:
+        parts, members = sheet_parts(z), set(z.namelist())
+        for name in names:
+            part = parts.get(name)
+            if part not in members:
+                continue
+            data = z.read(part)
+            if b"<f" not in data:
+                continue
+            found, shared = set(), {}
+            for m in FORMULA_ELEMENT.finditer(data):
+                start = data.rfind(b"<c ", 0, m.start())
+                ref = ATTR_R.search(data, start, m.start()) if start >= 0 else None
+                if not ref:
+                    continue
+                row = int(ref.group(2))
+                si = SHARED_INDEX.search(m.group(1))
+                if m.group(2) is not None:
+                    text = html.unescape(m.group(2).decode("utf-8", "replace"))
+                    total = bool(SUM_FORMULA.match(text)) and not _own_row_only(text, row)
+                    if si:
+                        shared[si.group(1)] = total
+                elif si:
+                    total = shared.get(si.group(1), False)
+                else:
+                    continue
+                if total:
+                    found.add((row - 1, _column_number(ref.group(1)) - 1))
+            if found:
+                out[name] = found
+    return out
+
+
+def _own_row_only(formula: str, row: int) -> bool:
+    """Every cell the formula refers to is in `row` (the formula's own row)."""
+    refs = A1_REF.findall(formula)
+    return bool(refs) and all(int(r1) == row and (not r2 or int(r2) == row) for _c1, r1, _c2, r2 in refs)
+
+
+def _column_number(letters: bytes) -> int:
+    n = 0
+    for ch in letters:
+        n = n * 26 + ch - 64
+    return n
 
 
 def _csv_grid(path: Path) -> list[list]:
@@ -320,7 +520,8 @@ def _grids(path: Path, kind: str):
 
 def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limits()) -> Workbook:
     """Read every sheet of the workbook (or the one sheet of a CSV file, named after the file);
-    `specs` maps sheet keys (see `sheet_key`) to specs.
+    `specs` maps sheet keys (see `sheet_key`) to specs. A sheet whose name is no intake sheet's is
+    routed by its header row (`route`), except the template's `Instructions` and `Lists`.
 
     The tool's own sheets of a returned workbook are left out: the sheets its marker names, or, in
     a workbook without the marker (returned by an earlier release), the `Findings`, `Summary` and
@@ -334,12 +535,21 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
         ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
         if ours:
             continue
-        spec = specs.get(sheet_key(name))
+        key = sheet_key(name)
+        spec, header_row, facts = specs.get(key), None, None
+        if spec is None and key not in NEVER_ROUTED:  # not named like an intake sheet: routed by its headers
+            spec, header_row, facts = route(grid, specs)
         if spec:
-            sheet = _intake_sheet(name, grid, spec)
+            sheet = _intake_sheet(name, grid, spec, header_row, note.uncalculated if note else None)
+            sheet.routed = facts
             if note:
                 sheet.uncalculated = dict(note.uncalculated)
             wb.sheets.append(sheet)
         else:
-            wb.sheets.append(OtherSheet(name, grid))
+            wb.sheets.append(OtherSheet(name, grid, facts))
+    intake = [s for s in wb.sheets if isinstance(s, IntakeSheet)]
+    if kind == "zip" and intake:
+        sums = _sum_cells(path, [s.name for s in intake])
+        for s in intake:
+            s.sum_cells = sums.get(s.name, set())
     return wb

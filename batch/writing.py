@@ -243,7 +243,9 @@ def _data_rows(ws, fmts: Formats, res: SheetResult, in_kinds, notes):
                     acc = acc + sheetxml.computed_cells(
                         res.computed[header].iloc[start:stop], letters[at + j] + numbers, comp_styles[j], cents=kind == "money"
                     )
-                acc = acc + sheetxml.computed_cells(res.status.iloc[start:stop], letters[last_col - 1] + numbers, "", False)
+                status = res.status.iloc[start:stop]
+                # a totals row's Status is left blank (its Findings say TOTALS_ROW_SKIPPED)
+                acc = acc + sheetxml.computed_cells(status.where(status != ""), letters[last_col - 1] + numbers, "", False)
                 findings = res.row_findings.iloc[start:stop].where(res.row_findings.iloc[start:stop] != "")
                 acc = acc + sheetxml.computed_cells(findings, letters[last_col] + numbers, "", False)
             yield "".join(('<row r="' + numbers + '">' + acc + "</row>").tolist()).encode("utf-8")
@@ -315,7 +317,7 @@ def awards_by_program(result: Result) -> SummaryTable:
     for res in result.intake:
         m = res.module
         counts = res.counts
-        counted = ~res.status.isin(["Invalid", "Ineligible"])
+        counted = ~res.status.isin(["Invalid", "Ineligible", ""])  # "": a totals row, no record
         award = res.computed[m.AWARD_COLUMN] if m.AWARD_COLUMN in res.computed else res.typed[m.AWARD_COLUMN]
         rows.append(
             {
@@ -391,13 +393,26 @@ def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
                 "Errors": int(sev.get("error", 0)),
                 "Warnings": int(sev.get("warning", 0)),
                 "Info": int(sev.get("info", 0)),
+                "Totals rows skipped": res.totals,
             }
         )
     for other in (s for s in result.sheets if isinstance(s, OtherSheet)):
         counts.append({"Sheet": other.name, "Rows read": 0, "Rows computed": 0})
     table = pd.DataFrame(
         counts,
-        columns=["Sheet", "Rows read", "Rows computed", "Invalid", "Ineligible", "Flagged", "OK", "Errors", "Warnings", "Info"],
+        columns=[
+            "Sheet",
+            "Rows read",
+            "Rows computed",
+            "Invalid",
+            "Ineligible",
+            "Flagged",
+            "OK",
+            "Errors",
+            "Warnings",
+            "Info",
+            "Totals rows skipped",
+        ],
     )
     write_table(ws, fmts, len(lines) + 2, SummaryTable("Counts per sheet", table))
 

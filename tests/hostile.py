@@ -262,7 +262,7 @@ CASES = {
     "legacy .xls": (legacy_xls, "processed", ""),
     ".xlsm with macros": (macro_workbook, "processed", ""),
     "Transfers.csv": (csv_named_after_sheet, "processed", "CONSIDERATION_BELOW_75PCT"),
-    "empty workbook": (empty_workbook, "processed", "UNKNOWN_SHEET"),
+    "empty workbook": (empty_workbook, "failed", "no intake sheet: found sheets Sheet1"),
     "headers only": (headers_only, "processed", ""),
     "messy headers": (messy_headers, "processed", "DUPLICATE_COLUMN"),
     "Excel error cells": (excel_errors, "processed", "#DIV/0!"),

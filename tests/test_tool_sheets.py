@@ -20,7 +20,7 @@ from conftest import ROOT, write_workbook
 
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import process
-from batch.reading import EXCEL_COLUMNS, csv_sheet_name, marked_sheets
+from batch.reading import EXCEL_COLUMNS, UnreadableWorkbook, csv_sheet_name, marked_sheets
 from batch.sheetxml import column_letters
 from batch.writing import write
 
@@ -236,9 +236,10 @@ def test_the_marker_names_sheets_quoted_or_not_and_a_deleted_sheet_marks_nothing
     wb.define_name("Other", "=Summary!$A$1")
     wb.close()
     assert marked_sheets(path) == {"o'brien (njcredits)", "run"}
-    # the user's own Summary (the tool's was deleted) is kept; the marked sheets are dropped
-    result = process(path, as_of=AS_OF)
-    assert [s.name for s in result.sheets] == ["Summary"]
+    # the user's own Summary (the tool's was deleted) is kept; the marked sheets are dropped, so the
+    # workbook holds no intake sheet and is refused with the sheets it has (README, "The intake workbook")
+    with pytest.raises(UnreadableWorkbook, match=r"^no intake sheet: found sheets Summary;"):
+        process(path, as_of=AS_OF)
 
 
 def test_a_name_taken_twice_gets_a_number(tmp_path):
@@ -296,7 +297,8 @@ def test_csv_with_an_illegal_or_long_name_is_written_with_a_legal_sheet_name(tmp
     name = csv_sheet_name(stem)
     assert sheet_names(out) == [name, "Findings", "Summary", "Run"]
     assert openpyxl.load_workbook(out).sheetnames == [name, "Findings", "Summary", "Run"]
-    assert grid(out, name)[1][0] == "T-1"  # carried through as it came
+    assert grid(out, name)[1][0] == "T-1"  # returned as it came
+    assert [s.sheet.name for s in result.intake] == [name]  # routed by its headers: a Transfers sheet
 
 
 def test_csv_named_like_an_intake_sheet_is_still_routed(tmp_path):
@@ -306,12 +308,17 @@ def test_csv_named_like_an_intake_sheet_is_still_routed(tmp_path):
 
 
 def test_csv_named_like_a_tool_sheet_is_the_users(tmp_path):
-    src = tmp_path / "Findings.csv"
-    src.write_text(",".join(["Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"]) + "\nx,1,a,b,c,d,e,f\n")
-    result = process(src, as_of=AS_OF)
-    assert [s.name for s in result.sheets] == ["Findings"]
+    # a CSV named like a tool sheet is the user's: routed by its headers like any other CSV
+    result = process(_transfers_csv(tmp_path / "Findings.csv"), as_of=AS_OF)
+    assert [s.sheet.name for s in result.intake] == ["Findings"]
     out = write(result, tmp_path / "out.xlsx")
     assert sheet_names(out) == ["Findings", "Findings (njcredits)", "Summary", "Run"]
+    # one with the tool's own Findings headers is no intake sheet: refused, never said to be OK
+    src = tmp_path / "findings-export" / "Findings.csv"
+    src.parent.mkdir()
+    src.write_text(",".join(["Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"]) + "\nx,1,a,b,c,d,e,f\n")
+    with pytest.raises(UnreadableWorkbook, match=r"^no intake sheet: found sheets Findings;"):
+        process(src, as_of=AS_OF)
 
 
 # --- where the tool's columns go -----------------------------------------------------------------

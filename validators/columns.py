@@ -7,9 +7,11 @@ written down exactly once, in `validators/<program>.py`.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import pandas as pd
 
@@ -27,11 +29,29 @@ KINDS = ("text", "code", "money", "integer", "number", "percent", "yesno", "date
 YES_NO = ("Y", "N")
 
 
-def normalize_header(text: object) -> str:
-    """Header key: case, spaces, punctuation and a trailing unit in parentheses ignored."""
-    s = str(text if text is not None else "")
+# Common abbreviations in headers, word for word: `Withholdings %` is `Withholdings Percentage`,
+# `New FT Jobs` is `New Full-Time Jobs`, `Credit Amt` is `Credit Amount`, `Project #` is `Project ID`.
+ABBREVIATIONS = {"%": "percent", "pct": "percent", "percentage": "percent", "ft": "fulltime", "amt": "amount"}
+HEADER_WORDS = re.compile(r"%|#|[^\W_]+")
+# The columns the tool writes after an intake sheet's own (besides the computed columns): never
+# an unknown column of the user's.
+TOOL_COLUMNS = ("Status", "Findings", "Reviewer Decision", "Reviewer", "Reviewer Note")
+CLOSE_MATCH_CUTOFF = 0.6  # difflib's default similarity for "did you mean"
+
+
+@lru_cache(maxsize=1 << 16)  # header texts repeat across sheets and runs of a worker
+def _normalize_text(s: str) -> str:
     s = re.sub(r"\([^()]*\)\s*$", "", s.strip())
-    return re.sub(r"[\W_]+", "", s.casefold())
+    words = HEADER_WORDS.findall(s.casefold())
+    if words and words[-1] == "#":  # `Project #`: the number that identifies, an ID
+        words[-1] = "id"
+    return "".join(ABBREVIATIONS.get(w, w) for w in words if w != "#")
+
+
+def normalize_header(text: object) -> str:
+    """Header key: case, spaces, punctuation and a trailing unit in parentheses ignored, and the
+    common abbreviations (`%`, `Pct`, `FT`, `Amt`, a trailing `#`) read as the words they stand for."""
+    return _normalize_text(str(text if text is not None else ""))
 
 
 @dataclass(frozen=True)
@@ -130,3 +150,14 @@ class SheetSpec:
     def output_headers(self) -> tuple[str, ...]:
         """Headers the run itself writes; recognised and ignored when a returned workbook is read."""
         return tuple(self.computed) + ("Status", "Findings")
+
+    @property
+    def tool_keys(self) -> frozenset[str]:
+        """Header keys of every column the tool writes on this sheet (computed columns, Status,
+        Findings and the reviewer's columns): never an unknown column."""
+        return frozenset(normalize_header(h) for h in (*self.computed, *TOOL_COLUMNS))
+
+    def closest(self, header: object, n: int = 3) -> list[str]:
+        """The field names most like `header` (difflib, on header keys), closest first."""
+        by_key = {c.key: c.header for c in self.columns}
+        return [by_key[k] for k in difflib.get_close_matches(normalize_header(header), list(by_key), n, CLOSE_MATCH_CUTOFF)]

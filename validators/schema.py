@@ -7,12 +7,15 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 
 from validators import coerce
-from validators.columns import Column, SheetSpec
+from validators.columns import CLOSE_MATCH_CUTOFF, Column, SheetSpec, normalize_header
 
 VALIDATION_CODES = ("MISSING_COLUMN", "MISSING_VALUE", "BAD_TYPE", "BAD_CODE", "OUT_OF_RANGE", "DUPLICATE_ID")
 FINDING_COLUMNS = ["row", "column", "code", "value", "expected"]
@@ -126,18 +129,39 @@ def _duplicates(spec: SheetSpec, typed: pd.DataFrame) -> list[pd.DataFrame]:
     ]
 
 
-def validate(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _missing_columns(spec: SheetSpec, raw: pd.DataFrame, unknown: Sequence[str]) -> list[pd.DataFrame]:
+    """MISSING_COLUMN for each required column absent from the sheet; when one of the sheet's
+    unknown headers resembles it (difflib), the finding names that header (variant `resembles`)."""
+    by_key: dict[str, str] = {}
+    for header in unknown:
+        by_key.setdefault(normalize_header(header), str(header))
+    out = []
+    for col in (c for c in spec.columns if c.required and c.header not in raw):
+        like = difflib.get_close_matches(col.key, list(by_key), 1, CLOSE_MATCH_CUTOFF)
+        out.append(
+            pd.DataFrame(
+                {
+                    "row": [-1],
+                    "column": [col.header],
+                    "code": ["MISSING_COLUMN"],
+                    "variant": ["resembles" if like else "default"],
+                    "value": [by_key[like[0]] if like else ""],
+                    "expected": [col.expected()],
+                }
+            )
+        )
+    return out
+
+
+def validate(spec: SheetSpec, raw: pd.DataFrame, unknown: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Typed frame and every validation finding of the sheet.
 
     `raw` holds the sheet's cells (object dtype) under the spec's headers, one row per
-    non-blank input row, indexed 0..n-1.
+    non-blank input row, indexed 0..n-1. `unknown` are the sheet's headers that match no field:
+    a missing required column that one of them resembles is said to be perhaps that column.
     """
     typed, findings = coerce_frame(spec, raw)
-    missing = [c for c in spec.columns if c.required and c.header not in raw]
-    for col in missing:
-        findings.append(
-            pd.DataFrame({"row": [-1], "column": [col.header], "code": ["MISSING_COLUMN"], "value": [""], "expected": [col.expected()]})
-        )
+    findings.extend(_missing_columns(spec, raw, unknown))
     bad_type = {(r, c) for f in findings if (f["code"] == "BAD_TYPE").any() for r, c in zip(f["row"], f["column"], strict=False)}
     try:
         schema_for(spec, set(raw.columns)).validate(typed, lazy=True)
