@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -70,16 +71,27 @@ def _batch_options(fn):
 @click.argument("inbox", required=False, type=click.Path(path_type=Path))
 @_batch_options
 def run(inbox: Path | None, **flags):
-    """Process every workbook in INBOX: NAME.annotated.xlsx and a run report into OUTBOX; inputs move to
-    processed/<run-id>/ or failed/<run-id>/ (with NAME.reason.txt)."""
+    """Process every workbook in INBOX (and its subfolders): NAME.annotated.xlsx and a run report into
+    OUTBOX; inputs move to processed/<run-id>/ or failed/<run-id>/ (with NAME.reason.txt). With a FILE
+    instead of a folder, process that one workbook and leave it where it is (unless --archive is given)."""
     from batch.ledger import LedgerUnreadable
     from batch.runner import RunLocked, UnsafeLink, run_batch
+    from batch.watch import folder_problem
 
+    files = None
+    if inbox is not None and inbox.is_file():  # `run FILE`: the file stays where it is unless --archive
+        files = [inbox]
+        if flags.get("archive") is None:
+            flags["keep_inputs"] = True
+        inbox = inbox.parent
     settings = _settings(inbox=inbox, **flags)
     if not settings.inbox.is_dir():
-        raise click.UsageError(f"Inbox {settings.inbox} does not exist; give a folder of intake workbooks.")
+        raise click.UsageError(f"Inbox {settings.inbox} does not exist; give a folder of intake workbooks, or one workbook.")
+    problem = folder_problem(settings) if files is None else None
+    if problem:
+        raise click.UsageError(problem)
     try:
-        outcome = run_batch(settings, echo=click.echo, progress=sys.stderr.isatty())
+        outcome = run_batch(settings, files=files, echo=click.echo, progress=sys.stderr.isatty())
     except RunLocked as err:
         click.echo(str(err), err=True)
         sys.exit(1)
@@ -176,15 +188,17 @@ def template(out_dir: Path):
 @AS_OF_OPTION
 @click.option("--ledger", type=click.Path(path_type=Path), help="Ledger read for prior incentives [OUTBOX/.njcredits/ledger.sqlite].")
 @click.option("--out", "outbox", type=click.Path(path_type=Path), help="Outbox whose ledger to read [./outbox].")
-def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None):
-    """Validate and calculate FILE without writing; print the findings as a table."""
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True, help="How the findings are written."
+)
+def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: str):
+    """Validate and calculate FILE without writing; print the findings. Exit status 1 when the file has
+    error findings or cannot be read, 0 otherwise."""
     import pandas as pd
-    from rich.console import Console
-    from rich.table import Table
 
     from batch.ledger import LedgerUnreadable
     from batch.pipeline import process
-    from batch.reading import UnreadableWorkbook
+    from batch.runner import _reason
 
     settings = _settings(as_of=as_of, ledger=ledger, outbox=outbox)
     book = settings.ledger if settings.ledger.is_file() else None
@@ -195,27 +209,53 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None):
             click.echo(f"{err} Prior incentives of earlier runs were not checked.", err=True)
             book = None
             result = process(file, settings.limits, as_of=settings.as_of, ledger=None)
-    except UnreadableWorkbook as err:
-        click.echo(f"FAILED {file.name}: {err}", err=True)
+    except Exception as err:  # noqa: BLE001 - the same one-line reason as `run`, never a traceback
+        click.echo(f"failed  {file.name}  {_reason(err, file.name)}", err=True)
         sys.exit(1)
-    click.echo(
-        f"As of {result.as_of.isoformat()}; "
-        + (
-            f"prior incentives read from the ledger {book}."
+    findings = result.findings.assign(Row=[("" if pd.isna(v) else str(int(v))) for v in result.findings["Row"]])
+    if fmt == "json":
+        click.echo(findings.to_json(orient="records", force_ascii=False))
+    elif fmt == "csv":
+        click.echo(findings.to_csv(index=False), nl=False)
+    else:
+        import shutil
+        import textwrap
+
+        width = shutil.get_terminal_size((200, 24)).columns
+        said = f"As of {result.as_of.isoformat()}; " + (
+            f"prior incentives read from {book}."
             if book
             else f"no ledger at {settings.ledger}: prior incentives of earlier runs not checked."
         )
-    )
-    table = Table(title=f"Findings in {file.name}", show_lines=False)
-    for col in ("Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"):
-        table.add_column(col, overflow="fold")
-    for row in result.findings.itertuples(index=False):
-        table.add_row(
-            row.Sheet, "" if pd.isna(row.Row) else str(row.Row), row[2], row.Column, row.Code, row.Severity, row.Message, row.Citation
-        )
-    Console(width=200 if not sys.stdout.isatty() else None).print(table)
-    for r in result.intake:
-        c = r.counts
-        click.echo(
-            f"{r.sheet.name}: {c['rows']} rows, {c['OK']} OK, {c['Flagged']} flagged, {c['Ineligible']} ineligible, {c['Invalid']} invalid"
-        )
+        click.echo(textwrap.fill(said, width))
+        _findings_table(file.name, findings)
+        for r in result.intake:
+            c = r.counts
+            line = (
+                f"{r.sheet.name}: {c['rows']:,} rows: {c['OK']:,} OK, {c['Flagged']:,} flagged, {c['Ineligible']:,} ineligible, "
+                f"{c['Invalid']:,} invalid"
+            )
+            click.echo(textwrap.fill(line, width))
+    sys.exit(1 if (result.findings["Severity"] == "error").any() else 0)
+
+
+def _findings_table(name: str, findings) -> None:
+    """The findings as a table that stays readable in an 80-column terminal: codes whole, messages
+    folded; the citation column only when some message does not already carry its citation."""
+    from rich.console import Console
+    from rich.table import Table
+
+    carried = all(str(c) in str(m) for c, m in zip(findings["Citation"], findings["Message"], strict=True))
+    table = Table(title=f"Findings in {name}", show_lines=False, expand=False)
+    table.add_column("Sheet", overflow="fold", max_width=12)
+    table.add_column("Row", justify="right", no_wrap=True)
+    table.add_column("Code", no_wrap=True)
+    table.add_column("Sev", no_wrap=True)
+    table.add_column("Message", overflow="fold", ratio=1)
+    if not carried:
+        table.add_column("Citation", overflow="fold", max_width=16)
+    for row in findings.itertuples(index=False):
+        cells = [row.Sheet, row.Row, row.Code, row.Severity, row.Message] + ([] if carried else [row.Citation])
+        table.add_row(*cells)
+    # a terminal (or COLUMNS) sets the width; a file or a pipe gets long lines
+    Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200).print(table)

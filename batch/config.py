@@ -25,6 +25,8 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 CONFIG_NAME = "njcredits.toml"
 KEEP_MARKER = ".njcredits-keep-inputs"  # a folder holding this file never has its inputs moved
 
@@ -58,6 +60,12 @@ class Settings:
         return Limits(self.max_uncompressed_mb, self.max_compression_ratio, max_cells=self.max_cells)
 
     @property
+    def moves_inputs(self) -> bool:
+        """Inputs are moved to the archive. When not (the samples, --keep-inputs, `run FILE`), nothing
+        is written in the inbox: the lock and the staging copies live beside the ledger."""
+        return not (self.keep_inputs or self.inputs_protected)
+
+    @property
     def inputs_protected(self) -> bool:
         return (self.inbox / KEEP_MARKER).exists()
 
@@ -81,6 +89,39 @@ def _as_of(value, path: Path) -> dt.date | None:
     raise ConfigError(f"{path}: as_of = {value!r} is not a date; write it as as_of = 2026-11-30.")
 
 
+class FileSettings(BaseModel):
+    """What njcredits.toml may hold: each value checked for its type and range (strict: 0.5 is never
+    read as a whole number, "no" never as True)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    inbox: str | None = None
+    outbox: str | None = None
+    archive: str | None = None
+    ledger: str | None = None
+    workers: int | None = Field(None, ge=1, le=64)
+    keep_inputs: bool | None = None
+    force: bool | None = None
+    wait: bool | None = None
+    settle_seconds: float | None = Field(None, gt=0)
+    memory_limit_mb: int | None = Field(None, ge=256)
+    timeout_seconds: float | None = Field(None, gt=0)
+    max_uncompressed_mb: int | None = Field(None, ge=1)
+    max_compression_ratio: int | None = Field(None, ge=1)
+    max_cells: int | None = Field(None, ge=1)
+    as_of: object = None  # checked by _as_of: a TOML date or YYYY-MM-DD text
+
+
+def _checked(values: dict, path: Path) -> dict:
+    """The file's values, checked; a bad one is a ConfigError naming the key, in one line."""
+    try:
+        FileSettings.model_validate(values)
+    except ValidationError as err:
+        first = err.errors()[0]
+        key = ".".join(str(k) for k in first["loc"])
+        raise ConfigError(f"{path}: {key} = {values.get(key)!r}: {first['msg'].lower()}.") from None
+    return values
+
+
 def load(cwd: Path | None = None, **flags) -> Settings:
     """Defaults < njcredits.toml < flags (a flag of None is not given)."""
     cwd = Path(cwd or Path.cwd())
@@ -95,6 +136,7 @@ def load(cwd: Path | None = None, **flags) -> Settings:
         unknown = set(values) - known
         if unknown:
             raise ConfigError(f"{path} has unknown settings {sorted(unknown)}; known ones are {sorted(known)}.")
+        values = _checked(values, path)
     values.update({k: v for k, v in flags.items() if v is not None})
     inbox = Path(values.get("inbox") or default_inbox(cwd))
     outbox = Path(values.get("outbox") or cwd / "outbox")

@@ -148,6 +148,10 @@ class Ledger:
                 _wal(db)
                 migrate(db)
         except sqlite3.Error as err:
+            if any(w in str(err) for w in ("full", "readonly", "read-only", "disk I/O", "unable to open")):  # the disk, not the file
+                raise LedgerUnreadable(
+                    f"The ledger {self.path} cannot be written ({err}): check the space and permissions of its disk."
+                ) from err
             raise LedgerUnreadable(f"The ledger {self.path} cannot be opened ({err}); move it aside or give another --ledger.") from err
 
     def _connect(self) -> sqlite3.Connection:

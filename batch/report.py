@@ -146,6 +146,7 @@ def write_report(
         [
             {
                 "File": o.name,
+                "Line": o.line,
                 "Status": o.status,
                 "Reason": o.reason,
                 "Rows": sum((o.info.get("rows_per_sheet") or {}).values()),
@@ -158,11 +159,12 @@ def write_report(
             }
             for o in outcomes
         ],
-        columns=["File", "Status", "Reason", "Rows", "Errors", "Warnings", "Info", "Output", "Archived As", "Seconds"],
+        columns=["File", "Line", "Status", "Reason", "Rows", "Errors", "Warnings", "Info", "Output", "Archived As", "Seconds"],
     )
     ws.set_column(0, 0, 34)
-    ws.set_column(2, 2, 70)
-    ws.set_column(7, 8, 50)
+    ws.set_column(1, 1, 80)
+    ws.set_column(3, 3, 70)
+    ws.set_column(8, 9, 50)
     write_table(ws, fmts, 0, SummaryTable(f"Files of run {run_id}", files))
 
     ws = wb.add_worksheet("Portfolio")

@@ -33,6 +33,7 @@ import resource
 import secrets
 import shutil
 import signal
+import sqlite3
 import stat
 import threading
 import time
@@ -45,7 +46,7 @@ import pandas as pd
 from batch import __version__
 from batch.config import Settings
 from batch.faults import fault
-from batch.ledger import Ledger
+from batch.ledger import Ledger, LedgerUnreadable
 from batch.names import fit, output_name, shown, temporary
 
 INTAKE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv")
@@ -78,6 +79,23 @@ class FileOutcome:
     archived: str | None = None
     info: dict = field(default_factory=dict)
 
+    WORDS = {"processed": "done", "failed": "failed", "skipped": "skipped", "returned": "left", "gone": "gone"}
+
+    @property
+    def line(self) -> str:
+        """The file's line in the one fixed form scripts may parse, on the terminal and in the report:
+        `done  NAME  30 rows: 17 OK, 6 flagged, 4 ineligible, 3 invalid; 11 errors`, or
+        `failed  NAME  REASON` (`skipped`, `left`: left in the inbox, `gone`: deleted before it was read)."""
+        word = self.WORDS[self.status]
+        if self.status != "processed":
+            return f"{word}  {self.name}  {self.reason}"
+        sheets = (self.info.get("counts") or {}).values()
+        total = {k: sum(c.get(k, 0) for c in sheets) for k in ("rows", "OK", "Flagged", "Ineligible", "Invalid")}
+        return (
+            f"done  {self.name}  {total['rows']:,} rows: {total['OK']:,} OK, {total['Flagged']:,} flagged, "
+            f"{total['Ineligible']:,} ineligible, {total['Invalid']:,} invalid; {self.info.get('errors', 0):,} errors"
+        )
+
 
 @dataclass
 class RunOutcome:
@@ -108,8 +126,10 @@ def new_run_id() -> str:
     return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z-" + secrets.token_hex(2)
 
 
-def environment_message(err: OSError, where: str) -> str:
+def environment_message(err: BaseException, where: str) -> str:
     """One sentence naming the environment, never the workbook."""
+    if isinstance(err, sqlite3.Error):
+        return f"the ledger cannot be written ({err}); check its disk, the file stays in the inbox for the next run."
     code = err.errno
     if code in (errno.ENOSPC, errno.EDQUOT):
         return f"no space left on the disk of {where}; free some space, the file stays in the inbox for the next run."
@@ -121,26 +141,41 @@ def environment_message(err: OSError, where: str) -> str:
 
 
 def is_environment(err: BaseException) -> bool:
+    """An error of the machine: a full or read-only disk, a folder that cannot be written (also as
+    SQLite says it of the ledger)."""
+    if isinstance(err, sqlite3.OperationalError):
+        return any(w in str(err) for w in ("full", "readonly", "read-only", "disk I/O", "unable to open"))
     return isinstance(err, OSError) and err.errno in ENVIRONMENT_ERRNOS
 
 
+ARCHIVE_DIRS = ("processed", "failed")
+
+
 def list_inputs(folder: Path, echo=None) -> list[Path]:
-    """The regular files dropped in the folder: hidden files, Office lock files (~$) and our own files
-    aside. A symbolic link is never read or moved: it is reported (`skipped link name -> target`)."""
+    """The regular files dropped in the folder and its subfolders: hidden files and folders (the tool's
+    own `.njcredits/` among them), Office lock files (~$), reasons, and the archive folders `processed/`
+    and `failed/` at the top aside. A symbolic link is never read, moved or entered: it is reported
+    (`skipped link name -> target`)."""
     out = []
-    for p in sorted(folder.iterdir()):
-        if p.name.startswith((".", "~$")) or p.name.endswith(".reason.txt"):
-            continue
-        try:
-            st = p.lstat()
-        except FileNotFoundError:
-            continue
-        if stat.S_ISLNK(st.st_mode):
-            if echo:
-                echo(f"skipped link {shown(p.name)} -> {shown(os.readlink(p))}")
-            continue
-        if stat.S_ISREG(st.st_mode):
-            out.append(p)
+
+    def walk(d: Path) -> None:
+        for p in sorted(d.iterdir()):
+            if p.name.startswith((".", "~$")) or p.name.endswith(".reason.txt"):
+                continue
+            try:
+                st = p.lstat()
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                if echo:
+                    echo(f"skipped link {shown(str(p.relative_to(folder)))} -> {shown(os.readlink(p))}")
+            elif stat.S_ISDIR(st.st_mode):
+                if not (d == folder and p.name in ARCHIVE_DIRS):
+                    walk(p)
+            elif stat.S_ISREG(st.st_mode):
+                out.append(p)
+
+    walk(folder)
     return out
 
 
@@ -161,7 +196,7 @@ def inbox_lock(settings: Settings, echo):
     """An exclusive lock per inbox, so two runs cannot interleave. Released when the process ends,
     however it ends (a killed run never leaves a stale lock). The lock file is never opened through a
     link: a link at its name is refused."""
-    folder = settings.ledger.parent if settings.inputs_protected else settings.inbox
+    folder = settings.inbox if settings.moves_inputs else settings.ledger.parent
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
     try:
@@ -206,6 +241,29 @@ def _rename(src: Path, dest: Path) -> None:
         if err.errno != errno.EXDEV:
             raise
         shutil.move(str(src), str(dest))
+
+
+def _archive_move(src: Path, dest: Path, run_id: str) -> None:
+    """Move an input into the archive. Across filesystems it is copied under a temporary name of the
+    run, synced, renamed into place and only then removed from staging, so the archive never holds a
+    part of a file under its name (a kill during the copy leaves only the run's temporary file)."""
+    try:
+        os.rename(src, dest)
+        return
+    except OSError as err:
+        if err.errno != errno.EXDEV:
+            raise
+    tmp = dest.parent / temporary(dest.name, run_id)
+    try:
+        with open(src, "rb") as fin, open(tmp, "xb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+            fout.flush()
+            os.fsync(fout.fileno())
+        os.rename(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.unlink(src)
 
 
 def _move(src: Path, folder: Path, name: str) -> Path:
@@ -289,6 +347,8 @@ def _child(conn, alive, path: str, partial: str, memory_mb: int, limits, as_of, 
     """A worker reading one file, under an address-space limit: whatever the file does to the readers
     (a Rust abort, a MemoryError), only this process ends."""
     threading.Thread(target=_watch_run, args=(alive, partial), daemon=True).start()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C reaches the whole group: the run decides, and ends its workers
+        signal.signal(sig, signal.SIG_IGN)
     if memory_mb:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
     # the child lives for one file and makes no reference cycles worth collecting; the cyclic
@@ -307,7 +367,7 @@ def _child(conn, alive, path: str, partial: str, memory_mb: int, limits, as_of, 
     except OSError as err:
         writing = str(getattr(err, "filename", "") or "").startswith(str(Path(partial).parent))
         if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) or (writing and is_environment(err)):
-            conn.send(("environment", environment_message(err, "the outbox" if writing else "the inbox")))
+            conn.send(("environment", environment_message(err, "the outbox")))  # the worker writes only there
         else:
             conn.send(("error", _reason(err, Path(path).name)))
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason
@@ -414,8 +474,11 @@ def isolated(todo: list, settings: Settings, run_id: str, stop: threading.Event)
 def _remove_temporary(partial: Path) -> None:
     """A partial output and the writers' own temporary files made from its name (`.<name>.<pid>.partial`,
     `.splice`): every one has the run's partial name, which holds the run id, in it."""
-    for p in [Path(partial), *Path(partial).parent.glob(f"*{Path(partial).name}.*")]:
-        p.unlink(missing_ok=True)
+    try:
+        for p in [Path(partial), *Path(partial).parent.glob(f"*{Path(partial).name}.*")]:
+            p.unlink(missing_ok=True)
+    except OSError:  # a read-only or vanished outbox: nothing of ours can be there to remove
+        pass
 
 
 def _sha(path: Path) -> str:
@@ -436,9 +499,11 @@ def _sha(path: Path) -> str:
 
 @dataclass
 class Item:
-    """One input of a run: where it was in the inbox, and its staged copy."""
+    """One input of a run: where it was in the inbox (`rel`: its path there, with its subfolders), and
+    its staged copy."""
 
     original: Path
+    rel: str
     staged: Path
     slot: Path | None  # the staging slot folder (None: nothing staged)
     moved: bool  # True: the input was renamed into staging (it must go somewhere at the end)
@@ -447,7 +512,12 @@ class Item:
 
     @property
     def name(self) -> str:
-        return self.original.name
+        return self.rel
+
+    @property
+    def folder(self) -> str:
+        """Its subfolder in the inbox ("" at the top): kept in the outbox and the archive."""
+        return os.path.dirname(self.rel)
 
 
 def run_batch(settings: Settings, files: list[Path] | None = None, echo=print, progress: bool = False) -> RunOutcome:
@@ -459,7 +529,7 @@ def run_batch(settings: Settings, files: list[Path] | None = None, echo=print, p
         def on_signal(signum, frame, _previous=previous):
             stop.set()
             handler = _previous.get(signum)
-            if callable(handler):
+            if callable(handler) and handler is not signal.default_int_handler:  # a caller's own handler (watch)
                 handler(signum, frame)
 
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -477,9 +547,9 @@ class Run:
         self.settings, self.echo, self.stop = settings, echo, stop
         self.run_id = new_run_id()
         self.started = dt.datetime.now(dt.UTC)
-        self.keep = settings.keep_inputs or settings.inputs_protected
+        self.keep = not settings.moves_inputs
         # the tool's folder: in the inbox, or beside the ledger for a folder that is never written (the samples)
-        self.work = settings.ledger.parent if settings.inputs_protected else settings.inbox / WORK_DIR
+        self.work = settings.inbox / WORK_DIR if settings.moves_inputs else settings.ledger.parent
         self.outcomes: list[FileOutcome] = []
         self.items: list[Item] = []
         self.records, self.per_year, self.rules_versions = [], [], {}
@@ -491,9 +561,7 @@ class Run:
         outcome.name = shown(outcome.name)
         outcome.output, outcome.archived = (shown(v) if v else v for v in (outcome.output, outcome.archived))
         self.outcomes.append(outcome)
-        line = {"processed": "OK     ", "skipped": "SKIPPED", "failed": "FAILED ", "returned": "LEFT   ", "gone": "GONE   "}[outcome.status]
-        detail = outcome.output if outcome.status == "processed" else outcome.reason
-        self.echo(f"{line} {shown(outcome.name)}: {detail}")
+        self.echo(outcome.line)
 
     def record(self, item: Item, outcome: FileOutcome) -> None:
         """Ledger row, archive move, row completed: a kill between them is finished by the next run."""
@@ -513,7 +581,8 @@ class Run:
             return
         where = "failed" if outcome.status == "failed" else "processed"
         folder = safe_dir(self.settings.archive, where, self.run_id)
-        dest = _free_name(folder, item.name)
+        folder = safe_dir(folder, *Path(item.folder).parts)
+        dest = _free_name(folder, item.original.name)
         rowid = self.ledger.add_file(
             self.run_id,
             {
@@ -530,15 +599,21 @@ class Run:
             if outcome.status == "failed":
                 reason.write_text(outcome.reason + "\n", encoding="utf-8")
             fault("archive", str(folder))
-            _rename(item.staged, dest)
+            _archive_move(item.staged, dest, self.run_id)
         except OSError as err:  # the archive cannot take it: the row is not left begun
-            reason.unlink(missing_ok=True)
+            try:
+                reason.unlink(missing_ok=True)
+            except OSError:
+                pass
             self.ledger.abandon_file(rowid, "returned", environment_message(err, "the archive") if is_environment(err) else str(err))
             err.recorded = True
             raise
         item.done = True
         fault("archived")
-        self.ledger.complete_file(rowid, shown(str(dest)))
+        try:
+            self.ledger.complete_file(rowid, shown(str(dest)))
+        except sqlite3.Error as err:  # the move is done: the next run completes the row from the archive
+            self.echo(f"The ledger row of {shown(item.name)} could not be completed ({err}); the next run completes it.")
         outcome.archived = str(dest)
         _discard(item)
 
@@ -580,7 +655,7 @@ class Run:
         from batch.report import write_report
 
         settings = self.settings
-        for part in [] if settings.inputs_protected else [WORK_DIR]:
+        for part in [WORK_DIR] if settings.moves_inputs else []:
             if (settings.inbox / part).is_symlink():
                 raise UnsafeLink(f"{settings.inbox / part} is a link; njcredits never writes through a link inside the inbox: remove it.")
         if not self.keep:
@@ -590,16 +665,19 @@ class Run:
         self.ledger = Ledger(settings.ledger)
         if os.environ.get("NJCREDITS_FAULT"):  # the fault tests: a worker may kill its run
             os.environ["NJCREDITS_RUN_PID"] = str(os.getpid())
-        recover(settings, self.ledger, self.work, self.run_id, self.echo)
-        self.ledger.start_run(self.run_id, self.started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
+        try:
+            recover(settings, self.ledger, self.work, self.run_id, self.echo)
+            self.ledger.start_run(self.run_id, self.started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
+        except sqlite3.Error as err:  # before any input is touched
+            raise LedgerUnreadable(environment_message(err, "the ledger")) from err
         try:
             self._files(files, progress)
-        except EnvironmentStop as err:
-            self.stopped = str(err)
-            self.echo(f"Run stopped: {err}")
+        except Exception as err:  # noqa: BLE001 - the environment, a stop signal, or an error of njcredits itself
+            self.stopped = str(err) if isinstance(err, EnvironmentStop) else f"an internal error ({type(err).__name__}: {err})"
+            self.echo(f"Run stopped: {self.stopped}")
             for item in self.items:
                 if not item.done:
-                    self.say(self.give_back(item, f"the run stopped ({err}) before this file was done; it stays in the inbox."))
+                    self.say(self.give_back(item, f"the run stopped ({self.stopped}) before this file was done; it stays in the inbox."))
         counts = {"files": len(self.outcomes), **{s: sum(o.status == s for o in self.outcomes) for s in ("processed", "failed", "skipped")}}
         report = None
         try:
@@ -614,15 +692,19 @@ class Run:
                 pd.concat(self.per_year, ignore_index=True) if self.per_year else pd.DataFrame(),
                 self.rules_versions,
             )
-        except OSError as err:
+        except (OSError, sqlite3.Error) as err:
             if not is_environment(err):
                 raise
             self.stopped = self.stopped or environment_message(err, "the outbox (run report)")
             self.echo(f"The run report was not written: {environment_message(err, 'the outbox')}")
         note = f"stopped: {self.stopped}" if self.stopped else None
-        self.ledger.end_run(
-            self.run_id, dt.datetime.now(dt.UTC).isoformat(), counts, str(report) if report else None, self.rules_versions, note
-        )
+        try:
+            self.ledger.end_run(
+                self.run_id, dt.datetime.now(dt.UTC).isoformat(), counts, str(report) if report else None, self.rules_versions, note
+            )
+        except sqlite3.Error as err:  # the next run of this inbox ends it
+            self.stopped = self.stopped or environment_message(err, "the ledger")
+            self.echo(f"The run could not be ended in the ledger ({err}); the next run finishes its bookkeeping.")
         left = sum(o.status == "returned" for o in self.outcomes)
         self.echo(
             f"Run {self.run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed"
@@ -670,7 +752,7 @@ class Run:
             if not item.staged.is_file() or item.staged.is_symlink():
                 self.finish_file(item, FileOutcome(item.name, "failed", f"{shown(item.name)} is not a regular file."))
                 continue
-            if item.name.lower().endswith(INTAKE_SUFFIXES) is False:
+            if not item.name.lower().endswith(INTAKE_SUFFIXES):
                 reason = f"{shown(item.name)} is not an intake file (.xlsx, .xlsm, .xls or .csv); save it as .xlsx and drop it in again."
                 self.finish_file(item, FileOutcome(item.name, "failed", reason))
                 continue
@@ -688,7 +770,9 @@ class Run:
                 self.finish_file(item, FileOutcome(item.name, "skipped", reason))
                 continue
             seen[sha] = item
-            todo.append((item, settings.outbox / temporary(output_name(item.name), self.run_id)))
+            out_dir = safe_dir(settings.outbox, *Path(item.folder).parts)
+            # the slot number in the temporary name: two inputs with one output name never share it
+            todo.append((item, out_dir / temporary(output_name(item.original.name), f"{self.run_id}-{item.slot.name}")))
         bar = _progress(progress and len(todo) > 3, len(todo))
         by_item = {}
         for item, partial, kind, payload in isolated(todo, settings, self.run_id, self.stop):
@@ -725,7 +809,7 @@ class Run:
         result, info = payload, item.info
         try:
             fault("place", str(self.settings.outbox))
-            final = _place_output(partial, self.settings.outbox / output_name(item.name), self.run_id)
+            final = _place_output(partial, Path(partial).parent / output_name(item.original.name), self.run_id)
         except (OSError, UnsafeLink) as err:
             _remove_temporary(partial)
             reason = environment_message(err, "the outbox") if isinstance(err, OSError) else str(err)
@@ -746,19 +830,28 @@ class Run:
 
     def _stage(self, path: Path, slot: Path) -> Item:
         """Take the input into its own staging slot: a rename within the inbox (a copy for inputs that
-        are never moved). Its name as it was is kept beside it, for a run that is killed."""
+        are never moved). Its path in the inbox is kept beside it, for a run that is killed."""
         slot.mkdir()
         staged = slot / fit(shown(path.name))
-        (slot / NAME_FILE).write_bytes(os.fsencode(path.name))
+        rel = _relative(path, self.settings.inbox)
+        (slot / NAME_FILE).write_bytes(os.fsencode(rel))
         if self.keep:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
             with os.fdopen(fd, "rb") as src, open(staged, "xb") as dst:
                 shutil.copyfileobj(src, dst, 1 << 20)
-            return Item(path, staged, slot, moved=False)
+            return Item(path, rel, staged, slot, moved=False)
         if path.is_symlink():  # it became a link after it was listed: never taken
             raise FileNotFoundError(path)
         os.rename(path, staged)
-        return Item(path, staged, slot, moved=True)
+        return Item(path, rel, staged, slot, moved=True)
+
+
+def _relative(path: Path, inbox: Path) -> str:
+    """The input's path inside the inbox (`sub/a.xlsx`), or its name when it is not inside (`run FILE`)."""
+    folder, inbox = path.parent.resolve(), inbox.resolve()
+    if folder == inbox or inbox in folder.parents:
+        return str((folder / path.name).relative_to(inbox))
+    return path.name
 
 
 def _discard(item: Item) -> None:
@@ -774,7 +867,7 @@ def _remove_tree(path: Path) -> None:
 
 def _return(item: Item, inbox: Path) -> Path:
     """Put a staged input back in the inbox under its own name (or `name (1)` if a new file took it)."""
-    dest = _free_name(inbox, item.name)
+    dest = _free_name(safe_dir(inbox, *Path(item.folder).parts), item.original.name)
     os.rename(item.staged, dest)
     _remove_tree(item.slot)
     return dest
@@ -785,12 +878,16 @@ def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo) -
     it in the ledger and complete the file rows it began; put its staged inputs back in the inbox;
     remove its temporary files. Never touches another inbox's runs or temporary files."""
     now = dt.datetime.now(dt.UTC).isoformat()
+    archived: dict[str, set[str]] = {}  # per killed run, the inputs already in the archive
     for dead in ledger.unfinished_runs(str(settings.inbox)):
         for row in ledger.close_interrupted(dead, now, f"stopped before its end; finished by run {run_id}"):
+            archived.setdefault(dead, set()).add(row["name"])
             echo(f"Run {dead} was stopped before its end; {row['name']} had been moved to {row['archived']}: recorded.")
-        for p in settings.outbox.glob(f".*{dead}*"):
-            if p.is_file() and not p.is_symlink():
-                p.unlink(missing_ok=True)
+        for folder in (settings.outbox, *(settings.archive / where / dead for where in ARCHIVE_DIRS)):
+            if folder.is_dir() and not folder.is_symlink():
+                for p in folder.rglob(f".*{dead}*"):
+                    if p.is_file() and not p.is_symlink():
+                        p.unlink(missing_ok=True)
         echo(f"Run {dead} was stopped before its end; its bookkeeping is finished.")
     staging = work / "staging"
     if not staging.is_dir() or staging.is_symlink():
@@ -803,9 +900,11 @@ def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo) -
                 continue
             name_file = slot / NAME_FILE
             files = [p for p in slot.iterdir() if p.name != NAME_FILE and p.is_file() and not p.is_symlink()]
-            if files and name_file.exists() and not settings.inputs_protected and not settings.keep_inputs:
+            done = name_file.exists() and shown(os.fsdecode(name_file.read_bytes())) in archived.get(run_dir.name, set())
+            if files and name_file.exists() and settings.moves_inputs and not done:
                 original = os.fsdecode(name_file.read_bytes())
-                dest = _free_name(settings.inbox, original)
+                where = Path(original)
+                dest = _free_name(safe_dir(settings.inbox, *where.parent.parts), where.name)
                 os.rename(files[0], dest)
                 echo(f"{shown(original)} was taken by run {run_dir.name}, which stopped before it was done: back in the inbox.")
             shutil.rmtree(slot, ignore_errors=True)

@@ -39,7 +39,7 @@ from watchdog.events import FileSystemEventHandler
 from watchdog.observers import Observer
 
 from batch.config import Settings
-from batch.runner import RunLocked, list_inputs, run_batch
+from batch.runner import ARCHIVE_DIRS, RunLocked, list_inputs, run_batch
 
 try:  # close-write events exist only with inotify (Linux)
     from watchdog.observers.inotify import InotifyObserver
@@ -128,7 +128,11 @@ class _Pending(FileSystemEventHandler):
         if not path:
             return None
         p = Path(os.fsdecode(path))
-        return p if p.parent == self.inbox else None
+        if self.inbox not in p.parents:
+            return None
+        # subfolders too, but not the tool's own folder (staging) or the archive folders
+        top = p.relative_to(self.inbox).parts[0]
+        return None if top.startswith(".") or (top in ARCHIVE_DIRS and p.parent != self.inbox) else p
 
     def note(self, path, closed: bool, fresh: bool = True) -> None:
         """A file written to (closed False), closed or moved in (True). Not `fresh` (the files there when
@@ -277,7 +281,7 @@ def watch_inbox(settings: Settings, echo=print, stop: threading.Event | None = N
     pending, observer = _Pending(inbox, closes=False, echo=echo), None
     try:
         observer, pending.closes = _observer()
-        observer.schedule(pending, str(inbox), recursive=False)
+        observer.schedule(pending, str(inbox), recursive=True)
         observer.start()
     except OSError as err:  # inotify's instance or watch limit reached: poll instead
         from watchdog.observers.polling import PollingObserver
@@ -289,7 +293,7 @@ def watch_inbox(settings: Settings, echo=print, stop: threading.Event | None = N
                 pass
         echo(f"inotify is not available ({err.strerror or err}); polling {settings.inbox}, with the settle time only.")
         observer, pending.closes = PollingObserver(), False
-        observer.schedule(pending, str(inbox), recursive=False)
+        observer.schedule(pending, str(inbox), recursive=True)
         observer.start()
     for p in list_inputs(inbox):  # files already waiting when the watch starts (after start: none slips between)
         pending.note(str(p), closed=True, fresh=False)

@@ -223,7 +223,11 @@ def test_headers_in_other_spellings_order_and_position(workbook, tmp_path):
     assert a.row_findings.tolist() == b.row_findings.tolist() == ["TRANSFER_BELOW_MINIMUM; CONSIDERATION_BELOW_75PCT"]
     assert a.computed.to_dict("records") == b.computed.to_dict("records")
     assert b.sheet.header_row == 3 and b.sheet.excel_rows.tolist() == [5]
-    assert b.findings["Row"].tolist() == [5, 5]
+    located = b.findings[b.findings["Row"].notna()]
+    assert located["Row"].tolist() == [5, 5]
+    # the extra column is kept, and said: UNKNOWN_COLUMN, a sheet finding (no row's Status changes)
+    unknown = b.findings[b.findings["Code"] == "UNKNOWN_COLUMN"]
+    assert unknown["Column"].tolist() == ["Comment"] and unknown["Row"].isna().all()
 
 
 def test_blank_rows_skipped_but_rows_keep_their_numbers(workbook):
@@ -279,7 +283,7 @@ def test_sheet_with_headers_only(workbook, tmp_path):
         "Consideration Received ($)",
     ]
     path = workbook({"Transfers": [header]})
-    result = run(["run", str(path.parent), "--out", str(tmp_path / "out")])
+    result = run(["run", str(path), "--out", str(tmp_path / "out")])  # `run FILE`: the outbox may sit beside it
     assert result.exit_code == 0, result.output
     assert grid(tmp_path / "out" / "intake.annotated.xlsx", "Transfers")[0][-2:] == ["Status", "Findings"]
 
@@ -293,14 +297,14 @@ def test_unreadable_file_is_reported_and_the_rest_still_runs(tmp_path):
     assert result.exit_code == 1
     assert (tmp_path / "out" / "good.annotated.xlsx").exists()
     assert not (tmp_path / "out" / "broken.annotated.xlsx").exists()
-    failed = [line for line in result.output.splitlines() if line.startswith("FAILED")]
+    failed = [line for line in result.output.splitlines() if line.startswith("failed  ")]
     assert len(failed) == 1 and "broken.xlsx" in failed[0] and "is not an Excel workbook" in failed[0]
     assert not list((tmp_path / "out").glob(".*partial"))
 
 
 def test_validate_prints_the_findings():
     result = CliRunner().invoke(main, ["validate", str(SAMPLE)])
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the sample has error findings
     for code in ("TRANSFER_BELOW_MINIMUM", "CONSIDERATION_BELOW_75PCT", "BEIP_RETRANSFER_PROHIBITED", "DUPLICATE_ID"):
         assert code in result.output
     assert "Transfers: 41 rows" in result.output

@@ -346,3 +346,36 @@ def test_environment_errors_are_classified():
     assert is_environment(OSError(errno.ENOSPC, "full")) and is_environment(OSError(errno.EROFS, "ro"))
     assert not is_environment(OSError(errno.ENOENT, "gone")) and not is_environment(ValueError("bad cell"))
     assert "no space left on the disk of the outbox" in environment_message(OSError(errno.ENOSPC, "x"), "the outbox")
+
+
+def test_ctrl_c_to_the_whole_process_group_blames_no_file(tmp_path):
+    """Ctrl-C in a terminal (and `systemctl stop`) signals every process of the group, workers too:
+    the run decides, ends its workers, and the file in hand goes back to the inbox."""
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    book(inbox / "big.xlsx", rows=30_000)
+    tag = uuid.uuid4().hex
+    env = {**os.environ, "NJCREDITS_TEST_TAG": tag}
+    cmd = [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox), "--workers", "1"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(inbox.glob(".njcredits/staging/*/*/big.xlsx")):
+        time.sleep(0.05)
+    time.sleep(0.5)  # the worker is reading
+    os.killpg(proc.pid, signal.SIGINT)
+    out = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 3, out
+    assert not (inbox / "failed").exists() and (inbox / "big.xlsx").exists(), out
+    assert no_process_left(tag)
+    assert_settled(inbox, outbox, ["big.xlsx"])
+
+
+def test_two_inputs_with_one_output_name_in_one_run(tmp_path):
+    # a.xlsx and a returned a.annotated.xlsx both give a.annotated.xlsx: both are processed, one after the
+    # other; the earlier output is kept in previous/<run-id>/, never overwritten, never mixed
+    inbox, outbox = folders(tmp_path, ["a.xlsx", "a.annotated.xlsx"])
+    settings = load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=2)
+    outcome = run_batch(settings, echo=lambda *_: None)
+    assert sorted(f.status for f in outcome.files) == ["processed", "processed"]
+    assert (outbox / "a.annotated.xlsx").exists() and len(list(outbox.glob("previous/*/a.annotated.xlsx"))) == 1
+    assert_settled(inbox, outbox, ["a.xlsx", "a.annotated.xlsx"])

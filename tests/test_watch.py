@@ -188,9 +188,9 @@ def test_a_run_that_raises_after_taking_the_file_does_not_strand_it(tmp_path, mo
         (w.inbox / "staged.xlsx").write_bytes(data)
         assert w.wait_for(lambda: (w.outbox / "staged.annotated.xlsx").exists(), 20), w.log
         time.sleep(2 * SETTLE)
-    assert len(w.said("stopped: RuntimeError: hashing broke")) == 1
-    assert w.said("back in the inbox")  # the next run put it back from the staging folder
-    assert [(n, s) for n, s, *_ in w.ledger()] == [("staged.xlsx", "processed")]
+    # the run itself gives the file back to the inbox, says why, and ends; the next run processes it
+    assert len(w.said("RuntimeError: hashing broke")) >= 1
+    assert [(n, s) for n, s, *_ in w.ledger()] == [("staged.xlsx", "returned"), ("staged.xlsx", "processed")]
     assert not list(w.inbox.glob(".njcredits/staging/*/*/*.xlsx"))
 
 
