@@ -11,6 +11,17 @@ import pytest
 import xlsxwriter
 
 ROOT = Path(__file__).resolve().parent.parent
+# The Transfers columns without the optional Certificate Amount: the smallest valid intake sheet, used across tests.
+TRANSFER_HEADERS = [
+    "Transfer ID",
+    "Program",
+    "Certificate ID",
+    "Transferor",
+    "Transferee",
+    "Transfer Date",
+    "Credit Amount Transferred ($)",
+    "Consideration Received ($)",
+]
 sys.path.insert(0, str(ROOT / "tests"))
 
 

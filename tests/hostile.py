@@ -13,18 +13,9 @@ from pathlib import Path
 
 import openpyxl
 import xlsxwriter
-from conftest import write_workbook
+from conftest import TRANSFER_HEADERS, write_workbook
 
-HEADERS = [
-    "Transfer ID",
-    "Program",
-    "Certificate ID",
-    "Transferor",
-    "Transferee",
-    "Transfer Date",
-    "Credit Amount Transferred ($)",
-    "Consideration Received ($)",
-]
+HEADERS = TRANSFER_HEADERS
 ROW = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000]
 FORMULA_LIKE = ['=HYPERLINK("http://x.test","click")', "+1 555 0100", "-see memo", "@SUM(A1)", "\t=1+1", "\r=2+2", "=cmd|'/c calc'!A1"]
 

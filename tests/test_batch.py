@@ -17,22 +17,11 @@ import pytest
 import python_calamine
 import samples
 from click.testing import CliRunner
-from conftest import write_workbook
+from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
 from batch.config import load
 from batch.runner import run_batch
-
-TRANSFER_HEADERS = [
-    "Transfer ID",
-    "Program",
-    "Certificate ID",
-    "Transferor",
-    "Transferee",
-    "Transfer Date",
-    "Credit Amount Transferred ($)",
-    "Consideration Received ($)",
-]
 
 
 def transfers_book(path: Path, rows: list[list]) -> Path:

@@ -12,12 +12,11 @@ import sqlite3
 import pytest
 import python_calamine
 from click.testing import CliRunner
-from conftest import write_workbook
+from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
 
-HEADERS = ["Transfer ID", "Program", "Certificate ID", "Transferor", "Transferee", "Transfer Date",
-           "Credit Amount Transferred ($)", "Consideration Received ($)"]  # fmt: skip
+HEADERS = TRANSFER_HEADERS
 D = dt.date(2026, 1, 5)
 
 

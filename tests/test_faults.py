@@ -20,14 +20,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import write_workbook
+from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.config import load
 from batch.names import shown
 from batch.runner import run_batch
 
-HEADERS = ["Transfer ID", "Program", "Certificate ID", "Transferor", "Transferee", "Transfer Date",
-           "Credit Amount Transferred ($)", "Consideration Received ($)"]  # fmt: skip
+HEADERS = TRANSFER_HEADERS
 NAMES = ["a.xlsx", "b.xlsx", "c.xlsx"]
 
 

@@ -15,7 +15,7 @@ import pytest
 import python_calamine
 import xlsxwriter
 from click.testing import CliRunner
-from conftest import write_workbook
+from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
 from batch.config import load
@@ -26,16 +26,7 @@ from batch.writing import write
 from validators.columns import normalize_header
 
 AS_OF = dt.date(2026, 11, 30)
-TRANSFERS = [
-    "Transfer ID",
-    "Program",
-    "Certificate ID",
-    "Transferor",
-    "Transferee",
-    "Transfer Date",
-    "Credit Amount Transferred ($)",
-    "Consideration Received ($)",
-]
+TRANSFERS = TRANSFER_HEADERS
 
 
 def transfer(i: int, credit: float = 30_000, paid: float | None = None) -> list:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_workbook
+from conftest import TRANSFER_HEADERS, write_workbook
 
 import batch.watch as watch_module
 from batch.cli import main
@@ -20,16 +20,7 @@ from batch.config import load
 from batch.watch import FoldersRefused, complete_zip, watch_inbox
 
 SETTLE = 0.5
-HEADERS = [
-    "Transfer ID",
-    "Program",
-    "Certificate ID",
-    "Transferor",
-    "Transferee",
-    "Transfer Date",
-    "Credit Amount Transferred ($)",
-    "Consideration Received ($)",
-]
+HEADERS = TRANSFER_HEADERS
 inotify_only = pytest.mark.skipif(watch_module.InotifyObserver is None, reason="close-write events need inotify (Linux)")
 
 
