@@ -45,7 +45,9 @@ def _normalize_text(s: str) -> str:
     words = HEADER_WORDS.findall(s.casefold())
     if words and words[-1] == "#":  # `Project #`: the number that identifies, an ID
         words[-1] = "id"
-    return "".join(ABBREVIATIONS.get(w, w) for w in words if w != "#")
+    key = "".join(ABBREVIATIONS.get(w, w) for w in words if w != "#")
+    # `WithholdingsPercentage` run together is `Withholdings Percentage`: the long word read as the short one
+    return key.replace("percentage", "percent")
 
 
 def normalize_header(text: object) -> str:
