@@ -225,28 +225,19 @@ def inbox_lock(settings: Settings, echo):
 def _free_name(folder: Path, name: str) -> Path:
     """folder/name, or `name (1)`, `name (2)` ... when taken: nothing is ever overwritten."""
     dest = folder / fit(name)
+    stem, dot, suffix = name.partition(".") if not name.startswith(".") else (name, "", "")
     n = 1
     while dest.exists() or dest.is_symlink():
-        stem, dot, suffix = name.partition(".") if not name.startswith(".") else (name, "", "")
         dest = folder / fit(f"{stem} ({n})", keep=(dot + suffix))
         n += 1
     return dest
 
 
-def _rename(src: Path, dest: Path) -> None:
-    """A rename, or a copy and delete across filesystems (an archive on another disk)."""
-    try:
-        os.rename(src, dest)
-    except OSError as err:
-        if err.errno != errno.EXDEV:
-            raise
-        shutil.move(str(src), str(dest))
-
-
-def _archive_move(src: Path, dest: Path, run_id: str) -> None:
-    """Move an input into the archive. Across filesystems it is copied under a temporary name of the
-    run, synced, renamed into place and only then removed from staging, so the archive never holds a
-    part of a file under its name (a kill during the copy leaves only the run's temporary file)."""
+def _move_whole(src: Path, dest: Path, run_id: str) -> None:
+    """Move a file: a rename, or across filesystems (an archive on another disk) a copy under a
+    temporary name of the run, synced, renamed into place and only then removed from its source, so
+    no folder ever holds a part of a file under its name (a kill during the copy leaves only the
+    run's temporary file)."""
     try:
         os.rename(src, dest)
         return
@@ -266,10 +257,10 @@ def _archive_move(src: Path, dest: Path, run_id: str) -> None:
     os.unlink(src)
 
 
-def _move(src: Path, folder: Path, name: str) -> Path:
+def _move(src: Path, folder: Path, name: str, run_id: str) -> Path:
     """Move a file into folder under `name`, never over another file."""
     dest = _free_name(folder, name)
-    _rename(src, dest)
+    _move_whole(src, dest, run_id)
     return dest
 
 
@@ -277,7 +268,7 @@ def _place_output(partial: Path, final: Path, run_id: str) -> Path:
     """Rename the finished output to its final name; an earlier output of that name is moved to
     `previous/<run-id>/` first, so nothing is ever overwritten."""
     if final.exists():
-        _move(final, safe_dir(final.parent, "previous", run_id), final.name)
+        _move(final, safe_dir(final.parent, "previous", run_id), final.name, run_id)
     os.replace(partial, final)
     return final
 
@@ -599,7 +590,7 @@ class Run:
             if outcome.status == "failed":
                 reason.write_text(outcome.reason + "\n", encoding="utf-8")
             fault("archive", str(folder))
-            _archive_move(item.staged, dest, self.run_id)
+            _move_whole(item.staged, dest, self.run_id)
         except OSError as err:  # the archive cannot take it: the row is not left begun
             try:
                 reason.unlink(missing_ok=True)

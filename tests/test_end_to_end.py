@@ -15,9 +15,10 @@ import openpyxl
 import pytest
 import python_calamine
 from click.testing import CliRunner
-from conftest import ROOT
+from conftest import ROOT, TRANSFER_HEADERS
 
 from batch.cli import main
+from validators.transfers import TRANSFERS
 
 SAMPLE = ROOT / "sample_inputs" / "transfers-2026-11.xlsx"
 COMPUTED = ["Minimum Transfer ($)", "Consideration Ratio", "Certificate Transferred To Date ($)", "Status", "Findings"]
@@ -178,17 +179,7 @@ def test_headers_in_other_spellings_order_and_position(workbook, tmp_path):
     plain = workbook(
         {
             "Transfers": [
-                [
-                    "Transfer ID",
-                    "Program",
-                    "Certificate ID",
-                    "Certificate Amount ($)",
-                    "Transferor",
-                    "Transferee",
-                    "Transfer Date",
-                    "Credit Amount Transferred ($)",
-                    "Consideration Received ($)",
-                ],
+                [c.header for c in TRANSFERS.columns],
                 base,
             ]
         },
@@ -233,16 +224,7 @@ def test_headers_in_other_spellings_order_and_position(workbook, tmp_path):
 def test_blank_rows_skipped_but_rows_keep_their_numbers(workbook):
     from batch.pipeline import process
 
-    header = [
-        "Transfer ID",
-        "Program",
-        "Certificate ID",
-        "Transferor",
-        "Transferee",
-        "Transfer Date",
-        "Credit Amount Transferred ($)",
-        "Consideration Received ($)",
-    ]
+    header = TRANSFER_HEADERS
     row = lambda i, credit: [f"T-{i}", "Grow NJ", f"C-{i}", "A", "B", dt.date(2026, 1, 1), credit, credit]  # noqa: E731
     path = workbook({"Transfers": [header, row(1, 30_000), [], [None, ""], row(2, 20_000)]})
     res = process(path).intake[0]
@@ -272,16 +254,7 @@ def test_missing_column_makes_every_row_invalid(workbook):
 
 
 def test_sheet_with_headers_only(workbook, tmp_path):
-    header = [
-        "Transfer ID",
-        "Program",
-        "Certificate ID",
-        "Transferor",
-        "Transferee",
-        "Transfer Date",
-        "Credit Amount Transferred ($)",
-        "Consideration Received ($)",
-    ]
+    header = TRANSFER_HEADERS
     path = workbook({"Transfers": [header]})
     result = run(["run", str(path), "--out", str(tmp_path / "out")])  # `run FILE`: the outbox may sit beside it
     assert result.exit_code == 0, result.output

@@ -23,6 +23,7 @@ from batch.pipeline import process
 from batch.reading import EXCEL_COLUMNS, UnreadableWorkbook, csv_sheet_name, marked_sheets
 from batch.sheetxml import column_letters
 from batch.writing import write
+from validators.transfers import TRANSFERS as TRANSFERS_SPEC
 
 AS_OF = dt.date(2026, 11, 30)
 TRANSFERS = ROOT / "sample_inputs" / "transfers-2026-11.xlsx"
@@ -35,17 +36,7 @@ USER_SHEETS = {
     "Run": [["Step", "Done"], ["Exported from the ledger", True]],
     "Rules": [["Our house rule"], ["Two reviewers sign each transfer"]],
 }
-HEADERS = [
-    "Transfer ID",
-    "Program",
-    "Certificate ID",
-    "Certificate Amount ($)",
-    "Transferor",
-    "Transferee",
-    "Transfer Date",
-    "Credit Amount Transferred ($)",
-    "Consideration Received ($)",
-]
+HEADERS = [c.header for c in TRANSFERS_SPEC.columns]
 ROWS = [
     ["T-1", "Grow NJ", "C-1", 500_000, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000],
     ["T-2", "Grow NJ", "C-1", 500_000, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 6), 20_000, 10_000],

@@ -155,8 +155,9 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
     # forfeits when it "remains uncertified as of" that deadline, so a blank date forfeits only once the
     # deadline is before the as-of date
     docs = rules["documentation_years"]
+    month, day = (int(part) for part in rules["tax_period_close"].value.split("-"))
     period = frame[PERIOD].to_numpy(dtype=np.int64)
-    deadline = pd.Series(pd.to_datetime(pd.DataFrame({"year": period + docs.value, "month": 12, "day": 31})).to_numpy(), index=idx)
+    deadline = pd.Series(pd.to_datetime(pd.DataFrame({"year": period + docs.value, "month": month, "day": day})).to_numpy(), index=idx)
     docs_blank = frame[DOCS].isna().to_numpy()
     late_docs = (frame[DOCS] > deadline).fillna(False).to_numpy(dtype=bool)
     lapsed = docs_blank & (deadline < as_of).to_numpy(dtype=bool)
