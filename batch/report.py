@@ -9,7 +9,6 @@ its latest earlier appearance in the ledger), `Run`.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pandas as pd
 import xlsxwriter
 
 from batch import __version__
-from batch.calculators import SummaryTable
+from batch.calculators import SummaryTable, programs
 from batch.ledger import Ledger
 from batch.writing import HEADER_BG, Formats, write_table
 
@@ -36,28 +35,52 @@ CHANGE_COLUMNS = [
 ]
 
 
+def _missing(value) -> bool:
+    """None, float NaN, pd.NA and NaT: a blank cell in the report, never the text `nan`."""
+    return value is None or (not isinstance(value, (str, list, tuple, set, dict)) and bool(pd.isna(value)))
+
+
 def _codes(text) -> set[str]:
-    return {c for c in str(text or "").split("; ") if c}
+    return set() if _missing(text) else {c for c in str(text).split("; ") if c}
+
+
+def _text(values) -> pd.Series:
+    """Text with None (never NaN or pd.NA) for a missing value."""
+    s = pd.Series(values, dtype=object)
+    return s.where(s.notna(), None)
+
+
+def _cents(values) -> pd.Series:
+    return pd.to_numeric(pd.Series(values), errors="coerce").round().astype("Int64")
 
 
 def changes(current: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
-    """New records, changed awards (old and new), status changes, findings that appeared or cleared."""
+    """New records, changed awards (old and new), status changes, findings that appeared or cleared.
+
+    A value that is not there (the old status of a new record, an award not computed) is None in a
+    text column and pd.NA in an award column (cents, Int64): never NaN or the text `nan`."""
     if current.empty:
         return pd.DataFrame(columns=CHANGE_COLUMNS)
+    needed = ["sheet", "record_id", "file", "status", "award_cents", "codes"]
+    current = current.reindex(columns=list(dict.fromkeys([*current.columns, *needed])))
     current = current.drop_duplicates(["sheet", "record_id"], keep="first")  # later repeats are DUPLICATE_ID rows
-    previous = previous.rename(columns={"run_id": "run_id_old"})
-    both = current.merge(previous, on=["sheet", "record_id"], how="left", suffixes=("", "_old"), indicator=True)
-    new = both["_merge"] == "left_only"
+    previous = previous.reindex(columns=["sheet", "record_id", "run_id", "status", "award_cents", "codes"]).rename(
+        columns={"run_id": "run_id_old", "status": "status_old", "award_cents": "award_cents_old", "codes": "codes_old"}
+    )
+    both = current.merge(previous, on=["sheet", "record_id"], how="left", indicator=True).reset_index(drop=True)
+    new = (both["_merge"] == "left_only").to_numpy()
     old_codes = both["codes_old"].map(_codes)
     new_codes = both["codes"].map(_codes)
-    appeared = [sorted(n - o) for n, o in zip(new_codes, old_codes, strict=False)]
-    cleared = [sorted(o - n) for n, o in zip(new_codes, old_codes, strict=False)]
-    award_old = pd.to_numeric(both["award_cents_old"], errors="coerce")
-    award_new = pd.to_numeric(both["award_cents"], errors="coerce")
-    award_changed = ~new & ~((award_old == award_new) | (award_old.isna() & award_new.isna()))
-    status_changed = ~new & (both["status"] != both["status_old"])
+    appeared = [sorted(n - o) for n, o in zip(new_codes, old_codes, strict=True)]
+    cleared = [sorted(o - n) for n, o in zip(new_codes, old_codes, strict=True)]
+    award_old, award_new = _cents(both["award_cents_old"]), _cents(both["award_cents"])
+    same_award = (award_old == award_new).fillna(False) | (award_old.isna() & award_new.isna())
+    award_changed = ~new & ~same_award.to_numpy(dtype=bool)
+    status_old, status_new = _text(both["status_old"]), _text(both["status"])
+    same_status = (status_old == status_new) | (status_old.isna() & status_new.isna())
+    status_changed = ~new & ~same_status.to_numpy(dtype=bool)
     kinds = []
-    for is_new, a, s, ap, cl in zip(new, award_changed, status_changed, appeared, cleared, strict=False):
+    for is_new, a, s, ap, cl in zip(new, award_changed, status_changed, appeared, cleared, strict=True):
         parts = ["New record"] if is_new else []
         if not is_new:
             parts += ["Award changed"] if a else []
@@ -67,20 +90,25 @@ def changes(current: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
         kinds.append("; ".join(parts))
     out = pd.DataFrame(
         {
-            "Sheet": both["sheet"],
-            "Record ID": both["record_id"],
-            "File": both["file"],
-            "Change": kinds,
+            "Sheet": _text(both["sheet"]),
+            "Record ID": _text(both["record_id"]),
+            "File": _text(both["file"]),
+            "Change": _text(kinds),
             "Old Award ($)": award_old,
             "New Award ($)": award_new,
-            "Old Status": both["status_old"],
-            "New Status": both["status"],
-            "Findings Appeared": ["; ".join(x) for x in appeared],
-            "Findings Cleared": ["; ".join(x) for x in cleared],
-            "Previous Run": both["run_id_old"],
-        }
+            "Old Status": status_old,
+            "New Status": status_new,
+            # a new record has nothing to compare its findings with
+            "Findings Appeared": _text([None if n or not x else "; ".join(x) for n, x in zip(new, appeared, strict=True)]),
+            "Findings Cleared": _text([None if n or not x else "; ".join(x) for n, x in zip(new, cleared, strict=True)]),
+            "Previous Run": _text(both["run_id_old"]),
+        },
+        columns=CHANGE_COLUMNS,
     )
     return out[out["Change"] != ""].reset_index(drop=True)
+
+
+STATUSES = ["OK", "Flagged", "Ineligible", "Invalid"]
 
 
 def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
@@ -88,22 +116,33 @@ def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
         return []
     counted = records[~records["status"].isin(["Invalid", "Ineligible"])].copy()
     counted["award"] = pd.to_numeric(counted["award_cents"], errors="coerce").fillna(0)
-    counted["area"] = counted["area"].fillna("(all)").astype(str)
-    counted["year"] = pd.to_numeric(counted["year"], errors="coerce").astype("Int64").astype(str).replace("<NA>", "")
+    # a sheet without an area or category column counts as "(all)"; a row of a sheet with one that
+    # leaves it blank, as "(not given)"
+    counted["area"] = _text(counted["area"]).map(lambda a: None if _missing(a) or not str(a).strip() else str(a))
+    with_area = {m.SPEC.name for m in programs() if getattr(m, "AREA_COLUMN", None)}
+    instead = counted["sheet"].isin(with_area).map({True: "(not given)", False: "(all)"})
+    counted["area"] = counted["area"].where(counted["area"].notna(), instead)
+    year = pd.to_numeric(counted["year"], errors="coerce").round().astype("Int64")
+    counted["year"] = _text(year.map(lambda y: "" if _missing(y) else str(y)))  # "": grouped, then written blank
     by_program = counted.groupby("sheet").agg(Records=("record_id", "size"), **{"Award ($)": ("award", "sum")}).reset_index()
     by_area_year = (
         counted.groupby(["sheet", "area", "year"]).agg(Records=("record_id", "size"), **{"Award ($)": ("award", "sum")}).reset_index()
     )
     by_area_year.columns = ["Sheet", "Area or Category", "Year", "Records", "Award ($)"]
-    status = records.pivot_table(index="sheet", columns="status", values="record_id", aggfunc="count", fill_value=0).reset_index()
+    by_area_year["Year"] = _text(by_area_year["Year"].map(lambda y: y or None))
+    status = pd.crosstab(records["sheet"], records["status"])
+    status = status.reindex(columns=[*STATUSES, *sorted(c for c in status.columns if c not in STATUSES)], fill_value=0)
+    status = status.rename_axis(index="Sheet", columns=None).reset_index()
     codes = records.assign(code=records["codes"].map(lambda t: sorted(_codes(t)))).explode("code").dropna(subset=["code"])
     by_code = codes.groupby(["sheet", "code"]).size().rename("Records").reset_index()
     by_code.columns = ["Sheet", "Code", "Records"]
+    # the most frequent first, as in the returned workbook's Summary
+    by_code = by_code.sort_values(["Records", "Sheet", "Code"], ascending=[False, True, True], kind="stable").reset_index(drop=True)
     money = {"Award ($)": "money"}
     return [
         SummaryTable("Awards by program (rows neither Invalid nor Ineligible)", by_program.rename(columns={"sheet": "Sheet"}), money),
         SummaryTable("Awards by program, area and year", by_area_year, money),
-        SummaryTable("Records by program and status", status.rename(columns={"sheet": "Sheet"})),
+        SummaryTable("Records by program and status", status),
         SummaryTable("Records by finding code", by_code),
     ]
 
@@ -113,7 +152,7 @@ def brrap_aggregate(per_year: pd.DataFrame, limit_cents: int) -> SummaryTable | 
         return None
     table = per_year.groupby("year").agg(Grants=("grant", "size"), Files=("file", "nunique"), Credit=("credit", "sum")).reset_index()
     table["Limit"] = limit_cents
-    table["Over"] = (table["Credit"] > limit_cents).map({True: "OVER", False: ""})
+    table["Over"] = _text((table["Credit"] > limit_cents).map({True: "OVER", False: None}))
     table.columns = ["Tax Period", "Grants", "Files", "Credit ($)", "Limit ($)", "Over Limit"]
     table["Tax Period"] = table["Tax Period"].astype(str)
     return SummaryTable(
@@ -121,6 +160,33 @@ def brrap_aggregate(per_year: pd.DataFrame, limit_cents: int) -> SummaryTable | 
         table,
         {"Credit ($)": "money", "Limit ($)": "money"},
     )
+
+
+def _shown(value, money: bool) -> str:
+    """About what a cell shows, for its column's width."""
+    if _missing(value):
+        return ""
+    if money:
+        return f"{float(value) / 100:,.2f}"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _fit_columns(ws, tables: list[SummaryTable], low: float = 10, high: float = 60, wrap=None, wrapped: tuple = ()) -> None:
+    """Each column as wide as its header and its values, up to `high` (headers wrap), across the
+    tables written one below the other on a sheet. The `wrapped` columns wrap their text (format
+    `wrap`) where it is longer."""
+    widths: dict[int, float] = {}
+    names: dict[int, set] = {}
+    for t in tables:
+        for j, h in enumerate(t.table.columns):
+            money = t.formats.get(str(h)) == "money"
+            longest = max(len(x) for x in [str(h), *(_shown(v, money) for v in t.table[h])])
+            widths[j] = max(widths.get(j, low), min(high, longest + 2))
+            names.setdefault(j, set()).add(str(h))
+    for j, w in widths.items():
+        ws.set_column(j, j, w, wrap if names[j] & set(wrapped) else None)
 
 
 def write_report(
@@ -133,7 +199,9 @@ def write_report(
     per_year: pd.DataFrame,
     rules_versions: dict,
 ) -> Path:
-    """`records`: the run's per-record results (as the ledger keeps them), across every file."""
+    """`records`: the run's per-record results (as the ledger keeps them), across every file.
+
+    A value that is not there is a blank cell, never `nan` or `None`."""
     from batch.rules import load
 
     previous = ledger.previous_records(run_id)
@@ -148,36 +216,37 @@ def write_report(
                 "File": o.name,
                 "Line": o.line,
                 "Status": o.status,
-                "Reason": o.reason,
+                "Reason": o.reason or None,
                 "Rows": sum((o.info.get("rows_per_sheet") or {}).values()),
                 "Errors": o.info.get("errors", 0),
                 "Warnings": o.info.get("warnings", 0),
                 "Info": o.info.get("infos", 0),
-                "Output": o.output or "",
-                "Archived As": o.archived or "",
+                "Output": o.output or None,
+                "Archived As": o.archived or None,
                 "Seconds": o.info.get("seconds", 0),
             }
             for o in outcomes
         ],
         columns=["File", "Line", "Status", "Reason", "Rows", "Errors", "Warnings", "Info", "Output", "Archived As", "Seconds"],
     )
-    ws.set_column(0, 0, 34)
-    ws.set_column(1, 1, 80)
-    ws.set_column(3, 3, 70)
-    ws.set_column(8, 9, 50)
-    write_table(ws, fmts, 0, SummaryTable(f"Files of run {run_id}", files))
+    table = SummaryTable(f"Files of run {run_id}", files)
+    _fit_columns(ws, [table], high=90, wrap=fmts.get(wrap=True), wrapped=("Line", "Reason", "Output", "Archived As"))
+    write_table(ws, fmts, 0, table)
+    ws.freeze_panes(2, 1)
 
     ws = wb.add_worksheet("Portfolio")
-    ws.set_column(0, 2, 28)
-    ws.set_column(3, 8, 16)
+    tables = portfolio(records)
+    _fit_columns(ws, tables)
     r = 0
-    for t in portfolio(records):
+    for t in tables:
         r = write_table(ws, fmts, r, t)
+    if not tables:
+        ws.write_string(0, 0, "No records in this run.")
 
     ws = wb.add_worksheet("BRRAP Aggregate")
-    ws.set_column(0, 5, 18)
     table = brrap_aggregate(per_year, load("brrap")["aggregate_annual_limit"].value)
     if table is not None:
+        _fit_columns(ws, [table])
         write_table(ws, fmts, 0, table)
     else:
         ws.write_string(0, 0, "No BRRAP rows in this run.")
@@ -186,37 +255,54 @@ def write_report(
     if previous.empty and ledger.runs().shape[0] <= 1:
         # the first run of a ledger has nothing to compare with: every record would be "New record"
         ws.write_string(0, 0, "No earlier run in the ledger: every record of this run is new, and later runs are compared with it.")
-        return _finish_report(wb, fmts, tmp, path, run_id, started, outcomes, rules_versions)
+        return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions)
     ch = changes(records, previous)
+    money = {c: "money" for c in CHANGE_COLUMNS if c.endswith("($)")}
+    _fit_columns(ws, [SummaryTable("", ch, money)], low=12, wrap=fmts.get(wrap=True), wrapped=("Findings Appeared", "Findings Cleared"))
     for j, h in enumerate(CHANGE_COLUMNS):
         ws.write_string(0, j, h, fmts.get(header=HEADER_BG))
-        ws.set_column(j, j, 22)
     for i, row in enumerate(ch.itertuples(index=False), start=1):
         for j, v in enumerate(row):
-            if CHANGE_COLUMNS[j].endswith("($)"):
-                if not pd.isna(v):
-                    ws.write_number(i, j, float(v) / 100, fmts.get("#,##0.00"))
-            elif v is not None and not (isinstance(v, float) and pd.isna(v)):
+            if _missing(v) or (isinstance(v, str) and not v):
+                continue  # a blank cell
+            if CHANGE_COLUMNS[j] in money:
+                ws.write_number(i, j, float(v) / 100, fmts.get("#,##0.00"))
+            else:
                 ws.write_string(i, j, str(v))
-    ws.freeze_panes(1, 0)
+    if ch.empty:
+        ws.write_string(1, 0, "No record changed since its latest earlier appearance in the ledger.")
+    ws.freeze_panes(1, 2)
     ws.autofilter(0, 0, max(len(ch), 1), len(CHANGE_COLUMNS) - 1)
-    return _finish_report(wb, fmts, tmp, path, run_id, started, outcomes, rules_versions)
+    return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions)
 
 
-def _finish_report(wb, fmts, tmp: Path, path: Path, run_id: str, started, outcomes, rules_versions: dict) -> Path:
+def rules_lines(rules_versions: dict) -> list[tuple[str, str]]:
+    """One line per sheet, by sheet name: `Rules version: GrowNJ` and the label of its rules."""
+    if not rules_versions:
+        return [("Rules versions", "no workbook was processed")]
+    return [(f"Rules version: {sheet}", str(rules_versions[sheet])) for sheet in sorted(rules_versions, key=str)]
+
+
+def _finish_report(wb, tmp: Path, path: Path, run_id: str, started, outcomes, rules_versions: dict) -> Path:
     ws = wb.add_worksheet("Run")
-    ws.set_column(0, 0, 30)
-    ws.set_column(1, 1, 60)
-    lines = [
+    count = {s: sum(o.status == s for o in outcomes) for s in ("processed", "skipped", "failed", "returned", "gone")}
+    lines: list[tuple[str, str | int]] = [
         ("Run", run_id),
         ("Started (UTC)", started.strftime("%Y-%m-%d %H:%M:%S")),
         ("njcredits version", __version__),
-        ("Rules versions", json.dumps(rules_versions, sort_keys=True)),
-        *[(f"Files {s}", str(sum(o.status == s for o in outcomes))) for s in ("processed", "skipped", "failed")],
+        *rules_lines(rules_versions),
+        *[(f"Files {s}", count[s]) for s in ("processed", "skipped", "failed")],
+        *([("Files left in the inbox", count["returned"])] if count["returned"] else []),
+        *([("Files gone before they were read", count["gone"])] if count["gone"] else []),
     ]
+    ws.set_column(0, 0, max(30, *(len(k) + 2 for k, _ in lines)))
+    ws.set_column(1, 1, min(120, max(60, *(len(str(v)) + 2 for _, v in lines))))
     for i, (k, v) in enumerate(lines):
         ws.write_string(i, 0, k)
-        ws.write_string(i, 1, v)
+        if isinstance(v, int):
+            ws.write_number(i, 1, v)
+        else:
+            ws.write_string(i, 1, v)
     wb.close()
     os.replace(tmp, path)
     return path
