@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from batch import cells
 from batch import rules as rules_mod
 from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable, programs
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
@@ -242,6 +243,10 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
                 }
             )
         )
+    if sheet.truncated:
+        position = {int(r): i for i, r in enumerate(sheet.excel_rows)}
+        column_of = {g: (sheet.fields[i] or str(sheet.headers[i])) for i, g in enumerate(sheet.kept)}
+        out.append(_truncated(sheet.truncated, position, column_of))
     for field_name, columns in sheet.duplicates:
         out.append(
             pd.DataFrame(
@@ -255,6 +260,20 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
             )
         )
     return out
+
+
+def _truncated(cut: list[tuple[int, int, int]], position: dict[int, int], column_of: dict[int, str]) -> pd.DataFrame:
+    """TEXT_TRUNCATED for each text cell cut to Excel's limit when it was read (batch.reading)."""
+    return pd.DataFrame(
+        {
+            "row": [position.get(r + 1, -1) for r, _c, _n in cut],
+            "column": [column_of.get(c, "") for _r, c, _n in cut],
+            "code": "TEXT_TRUNCATED",
+            "cell": [f"{column_letters(c)}{r + 1}" for r, c, _n in cut],
+            "length": [n for _r, _c, n in cut],
+            "limit": cells.MAX_TEXT,
+        }
+    )
 
 
 CALC_CHUNK_ROWS = 20_000
@@ -350,17 +369,20 @@ def process_sheet(sheet: IntakeSheet, module, result: Result | None = None, cont
 
 
 def _other_sheet_finding(sheet: OtherSheet) -> pd.DataFrame:
-    """The one finding of a sheet carried through unchecked: SHEET_NOT_ROUTED when its headers fit
-    several programs equally, else UNKNOWN_SHEET."""
+    """The finding of a sheet carried through unchecked: SHEET_NOT_ROUTED when its headers fit
+    several programs equally, else UNKNOWN_SHEET; and TEXT_TRUNCATED for each text cut to Excel's
+    limit (sheet findings: the sheet has no rows of records)."""
     code = "SHEET_NOT_ROUTED" if sheet.not_routed else "UNKNOWN_SHEET"
     raw = pd.DataFrame([{**(sheet.not_routed or {}), "row": -1, "code": code, "column": ""}])
+    if sheet.truncated:
+        raw = pd.concat([raw, _truncated(sheet.truncated, {}, {})], ignore_index=True)
     rendered = render(raw, sheet.name, rules_mod.common_findings())
     return pd.DataFrame(
         {
-            "Sheet": [sheet.name],
-            "Row": pd.array([pd.NA], dtype="Int64"),
-            "Record ID": [""],
-            "Column": [""],
+            "Sheet": sheet.name,
+            "Row": pd.array([pd.NA] * len(rendered), dtype="Int64"),
+            "Record ID": "",
+            "Column": "",
             **{c: rendered[c].to_numpy() for c in ("Code", "Severity", "Message", "Citation")},
         }
     )

@@ -21,7 +21,9 @@ import pandas as pd
 import python_calamine
 from defusedxml import ElementTree
 
+from batch import cells
 from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts
+from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
 from validators.coerce import text as coerce_text
 from validators.columns import SheetSpec, normalize_header
@@ -81,6 +83,7 @@ class IntakeSheet:
     filled: np.ndarray | None = None  # per kept column: some row below the header has a cell in it
     sum_cells: set[tuple[int, int]] = field(default_factory=set)  # (grid row, grid col) of SUM/SUBTOTAL formulas
     routed: dict | None = None  # how a sheet not named like an intake sheet was routed by its headers
+    truncated: list[tuple[int, int, int]] = field(default_factory=list)  # (grid row, grid col, UTF-16 units) of text cut to Excel's limit
 
     @property
     def results_at(self) -> int:
@@ -116,6 +119,7 @@ class OtherSheet:
     name: str
     grid: list[list]
     not_routed: dict | None = None
+    truncated: list[tuple[int, int, int]] = field(default_factory=list)  # (grid row, grid col, UTF-16 units), see cut_long_text
 
 
 @dataclass
@@ -287,6 +291,41 @@ def _is_ours(name: str, grid: list[list]) -> bool:
     return False
 
 
+def cut_long_text(frame: pd.DataFrame, first_row: int = 0) -> list[tuple[int, int, int]]:
+    """Cut, in place, every text cell longer than Excel's cell limit (32,767 UTF-16 units; only a
+    CSV or a hand-made file can hold one) to the limit, and return (grid row, column, length) of
+    each, for TEXT_TRUNCATED. The cut is made when the file is read, so what is checked is what
+    the returned workbook holds."""
+    found = []
+    for c in range(frame.shape[1]):
+        col = frame.iloc[:, c]
+        try:
+            lengths = col.str.len()
+        except AttributeError:  # no text in the column
+            continue
+        long = np.flatnonzero((lengths > cells.MAX_TEXT // 2).to_numpy())
+        if not len(long):
+            continue
+        over = cells.truncated(col.iloc[long])
+        for i in long[over]:
+            value = col.iloc[i]
+            found.append((first_row + int(i), c, utf16_len(value)))
+            frame.iat[i, c] = utf16_truncate(value, cells.MAX_TEXT)
+    return found
+
+
+def _cut_grid(grid: list[list], rows: range) -> list[tuple[int, int, int]]:
+    """`cut_long_text` over some rows of a grid (lists of cells), cutting them in the grid."""
+    if not len(rows):
+        return []
+    width = max(len(grid[r]) for r in rows)
+    frame = pd.DataFrame([list(grid[r]) + [None] * (width - len(grid[r])) for r in rows], dtype=object)
+    found = cut_long_text(frame, rows.start)
+    for r, c, _n in found:
+        grid[r][c] = frame.iat[r - rows.start, c]
+    return found
+
+
 def _intake_sheet(
     name: str, grid: list[list], spec: SheetSpec, header_row: int | None = None, formulas: dict[tuple[int, int], str] | None = None
 ) -> IntakeSheet:
@@ -296,6 +335,7 @@ def _intake_sheet(
     below = max((r for r, _c in formulas or ()), default=-1) + 1 - len(grid)
     if grid and below > 0:  # calamine leaves out trailing rows whose cells are all formulas without a value
         grid = grid + [[""] * len(grid[0]) for _ in range(below)]
+    long_text = _cut_grid(grid, range(min(h + 1, len(grid))))  # the rows above the header, and the header
     header_cells = list(grid[h]) if grid else []
     output = {normalize_header(x) for x in spec.output_headers}
     field_of = {c.key: c.header for c in spec.columns}
@@ -309,6 +349,7 @@ def _intake_sheet(
         fields.append(field_of.get(key))
     body = grid[h + 1 :]
     full = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
+    long_text += cut_long_text(full, h + 1)
     empty = _empty_cells(full)
     for r, c in formulas or ():
         if h < r < h + 1 + empty.shape[0] and c < empty.shape[1]:
@@ -351,6 +392,7 @@ def _intake_sheet(
         duplicates=duplicates,
         used_width=max(len(kept), preamble_width),
         filled=has_data[:width],
+        truncated=long_text,
     )
 
 
@@ -546,7 +588,7 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
                 sheet.uncalculated = dict(note.uncalculated)
             wb.sheets.append(sheet)
         else:
-            wb.sheets.append(OtherSheet(name, grid, facts))
+            wb.sheets.append(OtherSheet(name, grid, facts, _cut_grid(grid, range(len(grid)))))
     intake = [s for s in wb.sheets if isinstance(s, IntakeSheet)]
     if kind == "zip" and intake:
         sums = _sum_cells(path, [s.name for s in intake])

@@ -22,7 +22,7 @@ import samples as S
 from click.testing import CliRunner
 from conftest import ROOT, write_workbook
 
-from batch import sheetxml
+from batch import cells as encoder
 from batch.calculators import programs
 from batch.cli import main
 from batch.pipeline import process
@@ -417,10 +417,13 @@ def test_far_dates_are_written_back_as_the_same_dates(tmp_path, far):
         (D(2016, 3, 31), 42460.0),
         (FAR, 2958465.0),
         (dt.datetime(9999, 12, 31, 12, 0), 2958465.5),
+        (dt.datetime(1900, 2, 28, 12, 0), 59.5),  # Excel's own serial; the day before its 1900-02-29
+        (D(1900, 1, 15), 15.0),
     ],
 )
 def test_dates_are_written_as_excel_serials(value, serial):
-    assert float(sheetxml._serial(pd.Series([value], dtype=object))[0]) == serial
+    digits, in_range = encoder.serials(np.array([value], dtype="datetime64[us]"))
+    assert float(digits[0]) == serial and in_range[0]
 
 
 @pytest.mark.parametrize(

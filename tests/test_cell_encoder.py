@@ -1,0 +1,257 @@
+"""The cell encoder (batch.cells) against xlsxwriter, the reference: the same values written both
+ways read back equal with python-calamine and with openpyxl; and what the format cannot hold
+(U+FFFE/U+FFFF, text over 32,767 UTF-16 units, dates outside 1900-01-01..9999-12-31, NaN and
+infinities) comes back as the contract says."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import openpyxl
+import pandas as pd
+import pytest
+import python_calamine
+import xlsxwriter
+from defusedxml import ElementTree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from batch import cells, sheetxml
+from batch.xlsxwriter_private import check_version, excel_serial, utf16_len, xf_index
+
+OPTIONS = {"constant_memory": True, "strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False}
+
+
+def _formats(wb):
+    return wb.add_format({"num_format": "yyyy-mm-dd"}), wb.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"})
+
+
+def write_encoded(path: Path, values: list) -> Path:
+    """One column of values, written by the encoder (spliced into an xlsxwriter workbook)."""
+    wb = xlsxwriter.Workbook(str(path), OPTIONS)
+    wb.add_worksheet("S")
+    date, stamp = _formats(wb)
+    n = len(values)
+    styles = {
+        "plain": np.full(n, "", dtype=object),
+        "date": np.full(n, f' s="{xf_index(date)}"', dtype=object),
+        "datetime": np.full(n, f' s="{xf_index(stamp)}"', dtype=object),
+        "time": np.full(n, f' s="{xf_index(stamp)}"', dtype=object),
+    }
+    numbers = np.arange(1, n + 1).astype(str).astype(object)
+    xml = cells.input_cells(np.array(values + [None], dtype=object)[:n], "A" + numbers, styles)
+    body = "".join(('<row r="' + numbers + '">' + xml + "</row>").tolist()).encode("utf-8")
+    wb.close()
+    sheetxml.splice(path, {"xl/worksheets/sheet1.xml": (lambda: iter([body]), f"A1:A{max(n, 1)}")})
+    return path
+
+
+def write_reference(path: Path, values: list) -> Path:
+    """The same column written by xlsxwriter's own `write_*` methods."""
+    wb = xlsxwriter.Workbook(str(path), OPTIONS)
+    ws = wb.add_worksheet("S")
+    date, stamp = _formats(wb)
+    for r, v in enumerate(values):
+        if isinstance(v, bool):
+            ws.write_boolean(r, 0, v)
+        elif isinstance(v, str):
+            ws.write_string(r, 0, v)
+        elif isinstance(v, dt.datetime):
+            ws.write_datetime(r, 0, v, stamp if (v.hour or v.minute or v.second or v.microsecond) else date)
+        elif isinstance(v, dt.date):
+            ws.write_datetime(r, 0, v, date)
+        elif isinstance(v, (int, float)):
+            ws.write_number(r, 0, v)
+    wb.close()
+    return path
+
+
+def read_calamine(path: Path) -> list:
+    rows = python_calamine.CalamineWorkbook.from_path(str(path)).get_sheet_by_name("S").to_python(skip_empty_area=False)
+    return [r[0] if r else "" for r in rows]
+
+
+def read_openpyxl(path: Path) -> list:
+    wb = openpyxl.load_workbook(path)
+    return [c.value for c in wb["S"]["A"]]
+
+
+def parse_every_part(path: Path) -> None:
+    """Every XML part of the workbook is well-formed (a raw U+FFFF, for one, is not)."""
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            if name.endswith((".xml", ".rels", ".vml")):
+                ElementTree.fromstring(z.read(name))
+
+
+# Text the format must escape: control characters, escape-like text, the two non-characters,
+# leading and trailing spaces, XML's own characters, characters outside the BMP.
+TRICKY = st.sampled_from(
+    ["_x0041_", "_X00e9_", "_x005F_", "_x005F", "\r", "\x00", "\x1f", "\x0b", "\t", "\n", " ", "&", "<", ">", '"', "😀", "é", "_"]
+)
+TEXT = st.lists(st.one_of(TRICKY, st.text(max_size=8)), max_size=8).map("".join).filter(lambda s: s != "")
+# a number xlsxwriter writes exactly (it keeps 16 significant digits, the encoder the shortest exact text)
+NUMBER = st.one_of(st.integers(-(10**15), 10**15), st.floats(allow_nan=False, allow_infinity=False, width=64)).filter(
+    lambda x: float(f"{x:.16G}") == x
+)
+DATE = st.dates(dt.date(1900, 1, 1), dt.date(9999, 12, 31))
+# xlsxwriter adds Excel's 1900-02-29 to any serial above 59, so a time on 1900-02-28 is one day late
+# there (59.5 is 1900-02-28 12:00 in Excel); the encoder is checked on that day separately below
+DATETIME = st.datetimes(dt.datetime(1900, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59)).filter(lambda d: d.date() != dt.date(1900, 2, 28))
+VALUE = st.one_of(TEXT, NUMBER, DATE, DATETIME.map(lambda d: d.replace(microsecond=0)), st.booleans())
+
+
+# escape-like text sharing its underscore with the next (`_x005F_x0041_`), or followed by a character
+# written as an escape (`_x005F` then a carriage return): xlsxwriter protects neither, so its file
+# reads back as `_x005FA` and `_x000D_`; the encoder protects both
+SHARED_UNDERSCORE = re.compile(r"_x[0-9a-fA-F]{4}(?:_x[0-9a-fA-F]{4}_|[\x00-\x08\x0b-\x1f\ufffe\uffff])")
+
+
+def as_calamine_reads(text: str) -> str:
+    """What calamine gives back for text written exactly: the two non-characters as their escapes."""
+    return text.replace("\ufffe", "_xFFFE_").replace("\uffff", "_xFFFF_")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(VALUE, min_size=1, max_size=12))
+def test_encoder_reads_back_as_xlsxwriter_writes(tmp_path, values):
+    ours = write_encoded(tmp_path / "ours.xlsx", values)
+    parse_every_part(ours)
+    back = read_calamine(ours)
+    # text exactly as it was (calamine decodes the escapes as Excel does); the other values are
+    # compared with xlsxwriter's below
+    texts = [(b, as_calamine_reads(v)) for v, b in zip(values, back, strict=True) if isinstance(v, str)]
+    assert [b for b, _ in texts] == [t for _, t in texts]
+    same = [not (isinstance(v, str) and SHARED_UNDERSCORE.search(v)) for v in values]
+    theirs = write_reference(tmp_path / "theirs.xlsx", values)
+    pick = lambda xs: [x for x, keep in zip(xs, same, strict=True) if keep]  # noqa: E731
+    assert pick(back) == pick(read_calamine(theirs))
+    assert pick(read_openpyxl(ours)) == pick(read_openpyxl(theirs))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "_x0041_",  # escape-like text stays as typed (xlsxwriter: _x005F_x0041_)
+        "_x005F_x0041_",  # two sharing an underscore (xlsxwriter's file reads back as _x005FA)
+        "a_x00411_x0042_b_X00e9_",
+        "_x005F\r",  # escape-like text, then a character written as an escape
+        "_x0041\x01_x0041_",
+        "a\rb",
+        "\x01=cmd",
+        "  leading and trailing  ",
+        "x" * 32_767,  # at the limit: whole
+        "😀" * 16_383 + "x",  # 32,767 UTF-16 units: whole
+        "=SUM(A1:A2)",
+        "1,250,000",
+    ],
+)
+def test_text_comes_back_exactly(tmp_path, value):
+    back = read_calamine(write_encoded(tmp_path / "t.xlsx", [value]))
+    assert back == [value]
+
+
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        # 32,768 characters: one over the limit, cut to 32,767
+        ("x" * 32_768, "x" * 32_767),
+        ("x" * 40_000, "x" * 32_767),
+        # 16,384 emoji are 32,768 UTF-16 units: cut to 16,383 emoji (32,766 units), never half a character
+        ("😀" * 16_384, "😀" * 16_383),
+        # 32,766 + 2 = 32,768 units: the emoji does not fit and is not split
+        ("x" * 32_766 + "😀", "x" * 32_766),
+    ],
+)
+def test_text_over_excels_limit_is_cut_to_it(tmp_path, value, expected):
+    back = read_calamine(write_encoded(tmp_path / "t.xlsx", [value]))
+    assert back == [expected] and utf16_len(back[0]) <= cells.MAX_TEXT
+
+
+@pytest.mark.parametrize("value,expected", [("a\ufffeb", "a_xFFFE_b"), ("\uffff", "_xFFFF_")])
+def test_non_characters_come_back_as_their_escapes(tmp_path, value, expected):
+    path = write_encoded(tmp_path / "t.xlsx", [value])
+    parse_every_part(path)  # a raw U+FFFF would make the part malformed
+    assert read_calamine(path) == [expected]  # calamine leaves these two escapes as they are
+
+
+@pytest.mark.parametrize(
+    "value,serial",
+    [
+        # Excel's serials: 1 = 1900-01-01; 60 is Excel's 1900-02-29, so 1900-03-01 is 61
+        (dt.date(1900, 1, 1), 1),
+        (dt.date(1900, 1, 15), 15),
+        (dt.date(1900, 2, 28), 59),
+        (dt.datetime(1900, 2, 28, 12), 59.5),  # xlsxwriter writes 60.5 here (Excel's 1900-02-29 12:00)
+        (dt.date(1900, 3, 1), 61),
+        (dt.date(2016, 3, 31), 42460),
+        (dt.date(9999, 12, 31), 2958465),
+        (dt.datetime(9999, 12, 31, 18), 2958465.75),
+    ],
+)
+def test_dates_are_excel_serials(tmp_path, value, serial):
+    path = write_encoded(tmp_path / "d.xlsx", [value])
+    with zipfile.ZipFile(path) as z:
+        sheet = ElementTree.fromstring(z.read("xl/worksheets/sheet1.xml"))
+    (v,) = sheet.iter("{http://schemas.openxmlformats.org/spreadsheetml/2006/main}v")
+    assert float(v.text) == serial
+    assert openpyxl.load_workbook(path)["S"]["A1"].is_date
+    if value != dt.datetime(1900, 2, 28, 12):
+        assert excel_serial(value) == serial  # the reference agrees
+
+
+@pytest.mark.parametrize(
+    "value,text",
+    [
+        (dt.date(1899, 12, 31), "1899-12-31"),  # the day before Excel's first
+        (dt.datetime(1850, 6, 1, 10, 30), "1850-06-01 10:30:00"),
+        (np.datetime64("10000-01-01"), "10000-01-01"),  # the day after Excel's last
+        (pd.Timestamp("1677-09-22"), "1677-09-22"),
+    ],
+)
+def test_dates_excel_cannot_hold_come_back_as_iso_text(tmp_path, value, text):
+    assert read_calamine(write_encoded(tmp_path / "d.xlsx", [value])) == [text]
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, np.float64("nan")])
+def test_numbers_that_are_not_finite_come_back_blank(tmp_path, value):
+    path = write_encoded(tmp_path / "n.xlsx", ["before", value, "after"])
+    assert read_calamine(path) == ["before", "", "after"]
+
+
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        (0.1 + 0.2, 0.30000000000000004),  # 17 significant digits kept (xlsxwriter keeps 16: 0.3)
+        (1e15, 1e15),
+        (123456789012345678.0, 123456789012345678.0),
+        (-0.0, 0.0),
+        (5e-324, 5e-324),
+        (True, True),
+    ],
+)
+def test_numbers_come_back_as_the_same_double(tmp_path, value, expected):
+    assert read_calamine(write_encoded(tmp_path / "n.xlsx", [value])) == [expected]
+
+
+def test_flagged_blank_cells_are_styled_empty_cells():
+    refs = np.array(["A1", "A2", "A3"], dtype=object)
+    plain = np.array([' s="7"', ' s="7"', ""], dtype=object)
+    styles = {k: plain for k in ("plain", "date", "datetime", "time")}
+    xml = cells.input_cells(np.array(["", None, ""], dtype=object), refs, styles, flagged=np.array([True, True, True]))
+    # a cell with a fill and no value; where there is no style there is nothing to write
+    assert xml.tolist() == ['<c r="A1" s="7"/>', '<c r="A2" s="7"/>', ""]
+
+
+@pytest.mark.parametrize("version,ok", [("3.2.0", True), ("3.3.1", True), ("3.10", True), ("3.1.9", False), ("4.0.0", False)])
+def test_xlsxwriter_versions_outside_the_tested_range_are_refused(version, ok):
+    if ok:
+        check_version(version)
+    else:
+        with pytest.raises(RuntimeError, match="xlsxwriter"):
+            check_version(version)
