@@ -177,7 +177,7 @@ def watch(inbox: Path | None, **flags):
 @main.command()
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Folder for the template.")
 def template(out_dir: Path):
-    """Write the blank intake template (one sheet per intake sheet)."""
+    """Write the blank intake template: an Instructions sheet, then one sheet per intake sheet with drop-downs and checks."""
     from batch.template import write_template
 
     click.echo(f"Wrote {write_template(out_dir)}")

@@ -8,8 +8,9 @@ so a crash never leaves a half-written workbook under its final name.
 
 from __future__ import annotations
 
-import datetime as dt
+import functools
 import os
+import re
 import time
 from pathlib import Path
 
@@ -17,20 +18,21 @@ import numpy as np
 import pandas as pd
 import xlsxwriter
 
-from batch import __version__, sheetxml
+from batch import __version__, cells, sheetxml
 from batch.calculators import SummaryTable
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import Result, SheetResult
 from batch.reading import EXCEL_COLUMNS, RUN_TITLE, SUMMARY_TITLE, OtherSheet, marker_name, quoted_sheet, tool_sheet_name
+from batch.xlsxwriter_private import xf_index
 
 MONEY = "#,##0.00"
 PERCENT = "0.00%"
 DATE = "yyyy-mm-dd"
 DATETIME = "yyyy-mm-dd hh:mm:ss"
+TIME = "hh:mm:ss"
 FILL = {"error": "#FFC7CE", "warning": "#FFEB9C"}
 HEADER_BG = "#D9D9D9"
 COMPUTED_BG = "#BDD7EE"
-MAX_TEXT = 32767  # Excel's limit on the characters of one cell
 MAX_WIDTH = 60
 
 
@@ -41,8 +43,19 @@ class Formats:
         self.wb = wb
         self.cache: dict[tuple, object] = {}
 
-    def get(self, num_format: str | None = None, fill: str | None = None, header: str | None = None, wrap=False):
-        key = (num_format, fill, header, wrap)
+    def get(
+        self,
+        num_format: str | None = None,
+        fill: str | None = None,
+        header: str | None = None,
+        wrap=False,
+        link=False,
+        title=False,
+        center=False,
+        top=False,
+        right=False,
+    ):
+        key = (num_format, fill, header, wrap, link, title, center, top, right)
         if key not in self.cache:
             props = {}
             if num_format:
@@ -53,33 +66,18 @@ class Formats:
                 props.update(bold=True, bg_color=header, pattern=1, bottom=1, text_wrap=True, valign="top")
             if wrap:
                 props.update(text_wrap=True, valign="top")
+            if link:
+                props.update(font_color="#0563C1", underline=1)
+            if title:  # a title runs over the empty cells to its right: never wrapped
+                props.update(bold=True, font_size=12)
+            if center:
+                props.update(align="center")
+            if top:
+                props.update(valign="top")
+            if right:  # a header over numbers, which Excel aligns right
+                props.update(align="right")
             self.cache[key] = self.wb.add_format(props) if props else None
         return self.cache[key]
-
-
-def write_cell(ws, r: int, c: int, value, fmts: Formats, num_format: str | None = None, fill: str | None = None):
-    """Write one input value back as it came: text as text, numbers, booleans and dates typed."""
-    if isinstance(value, str):
-        if value == "":
-            if fill:
-                ws.write_blank(r, c, None, fmts.get(fill=fill))
-            return
-        ws.write_string(r, c, value[:MAX_TEXT], fmts.get(fill=fill))
-    elif isinstance(value, bool):
-        ws.write_boolean(r, c, value, fmts.get(fill=fill))
-    elif isinstance(value, (int, float, np.integer, np.floating)):
-        if np.isfinite(value):
-            ws.write_number(r, c, value, fmts.get(num_format, fill))
-    elif isinstance(value, dt.datetime):
-        fmt = DATETIME if (value.hour or value.minute or value.second) else DATE
-        ws.write_datetime(r, c, value, fmts.get(fmt, fill))
-    elif isinstance(value, (dt.date, dt.time, dt.timedelta)):
-        ws.write_datetime(r, c, value, fmts.get(DATE if isinstance(value, dt.date) else "hh:mm:ss", fill))
-    elif value is None:
-        if fill:
-            ws.write_blank(r, c, None, fmts.get(fill=fill))
-    else:
-        ws.write_string(r, c, str(value)[:MAX_TEXT], fmts.get(fill=fill))
 
 
 def _width(header: object, kind: str | None) -> float:
@@ -125,50 +123,10 @@ def _layout(sheet) -> tuple[int, list[str], int, int]:
     return k, computed_headers, at, at + len(computed_headers) + 1
 
 
-def _write_intake(wb, fmts: Formats, res: SheetResult):
-    """Headers, widths, freeze panes, autofilter and the first comment by xlsxwriter; returns the
-    data rows' generator with the sheet's dimension, and the comments of the sheet."""
-    sheet, spec = res.sheet, res.sheet.spec
-    ws = wb.add_worksheet(sheet.name)
-    kinds = {c.header: c.kind for c in spec.columns}
-    in_kinds = [kinds.get(f) if f else None for f in sheet.fields]
-    k, computed_headers, at, last_col = _layout(sheet)
-    for j, h in enumerate(sheet.headers[:k]):
-        ws.set_column(j, j, _width(h, in_kinds[j]))
-    for j, h in enumerate(computed_headers):
-        ws.set_column(at + j, at + j, _width(h, spec.computed[h]))
-    if not sheet.no_room:
-        ws.set_column(last_col - 1, last_col - 1, 10)
-        ws.set_column(last_col, last_col, 40)
-
-    for r, row in enumerate(sheet.preamble):
-        for c, v in enumerate(row):
-            write_cell(ws, r, c, v, fmts)
-    h = sheet.header_row
-    for j, v in enumerate(sheet.headers[:k]):
-        if isinstance(v, str) or v is None:
-            ws.write_string(h, j, v or "", fmts.get(header=HEADER_BG))
-        else:
-            write_cell(ws, h, j, v, fmts)
-    if not sheet.no_room:
-        for j, v in enumerate(computed_headers + ["Status", "Findings"]):
-            ws.write_string(h, at + j, v, fmts.get(header=COMPUTED_BG))
-    ws.freeze_panes(h + 1, 0)
-    ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
-
-    notes = _annotations(res)
-    # xlsxwriter writes the first comment, so that it creates the comments and drawing parts with
-    # their relationships; `_comment_parts` then fills them with every comment of the sheet
-    for pos, cols in list(notes.items())[:1]:
-        c, (_sev, text) = next(iter(cols.items()))
-        ws.write_comment(int(sheet.excel_rows[pos]) - 1, c, text[:MAX_TEXT], {"x_scale": 3, "y_scale": 2.5})
-    return _data_rows(ws, fmts, res, in_kinds, notes), notes
-
-
 def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int) -> dict:
     """Replacements for the sheet's comments and VML drawing parts, with every comment."""
     positions = [
-        (int(res.sheet.excel_rows[pos]) - 1, c, text[:MAX_TEXT]) for pos, cols in notes.items() for c, (_sev, text) in cols.items()
+        (int(res.sheet.excel_rows[pos]) - 1, c, text[: cells.MAX_TEXT]) for pos, cols in notes.items() for c, (_sev, text) in cols.items()
     ]
     rows = np.array([p[0] for p in positions], dtype=np.int64)
     cols = np.array([p[1] for p in positions], dtype=np.int64)
@@ -183,123 +141,345 @@ def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int)
 
 
 def _style(fmt) -> str:
-    """The ` s="N"` attribute of a format (its xf index is fixed now, so the generated XML can use it)."""
-    index = fmt._get_xf_index() if fmt is not None else 0  # noqa: SLF001 - xlsxwriter assigns indexes on first use
+    """The ` s="N"` attribute of a format (its index in the style table is fixed on first use)."""
+    index = xf_index(fmt)
     return f' s="{index}"' if index else ""
 
 
-def _data_rows(ws, fmts: Formats, res: SheetResult, in_kinds, notes):
-    """The generator of the sheet's data rows (see batch.sheetxml), and the sheet's dimension."""
+STYLE_KEYS = ("plain", "date", "datetime", "time")
+
+
+def _styles(fmts: Formats, kind: str | None, severity: str | None = None, header: str | None = None) -> dict[str, str]:
+    """The styles of a cell of an input column of `kind` (see `cells.input_cells`): its number
+    format, and the fill of a finding or a header's look."""
+    fill = FILL.get(severity)
+    formats = {"plain": {"money": MONEY}.get(kind or ""), "date": DATE, "datetime": DATETIME, "time": TIME}
+    return {key: _style(fmts.get(num, fill, header)) for key, num in formats.items()}
+
+
+LEVELS = (None, *FILL)  # a finding's fill by its index here: 0 none, 1 error, 2 warning
+
+
+def _per_row(table: dict[str | None, dict[str, str]], severity: np.ndarray) -> dict[str, np.ndarray]:
+    """Per row: the styles of the row's severity (an index into LEVELS; 0: no finding points at the cell)."""
+    out = {}
+    for key in STYLE_KEYS:
+        arr = np.full(len(severity), table[None][key], dtype=object)
+        for i, level in enumerate(LEVELS[1:], start=1):
+            hit = severity == i
+            if hit.any():
+                arr[hit] = table[level][key]
+        out[key] = arr
+    return out
+
+
+def _rows_xml(numbers: np.ndarray, columns: list[np.ndarray], heights: np.ndarray | None = None) -> bytes:
+    """`<row>` elements of the rows that hold a cell, from the cells of each column in order (each
+    row joined once: adding column after column to growing row strings would copy them each time).
+    `heights`: points per row for rows of wrapped text (0: the default height)."""
+    if not columns:
+        return b""
+    rows = map("".join, zip(*[c.tolist() for c in columns], strict=True))
+    if heights is None:
+        return "".join(f'<row r="{n}">{r}</row>' for n, r in zip(numbers.tolist(), rows, strict=True) if r).encode("utf-8")
+    attrs = np.where(heights > 0, ' ht="' + heights.astype(str).astype(object) + '" customHeight="1"', "").tolist()
+    return "".join(f'<row r="{n}"{a}>{r}</row>' for n, a, r in zip(numbers.tolist(), attrs, rows, strict=True) if r).encode("utf-8")
+
+
+def _grid_cells(frame: pd.DataFrame, numbers: np.ndarray, letters: list[str], styles: dict[str, np.ndarray], flagged=None) -> list:
+    """The cells of a block of grid rows (object values, columns from A), column by column."""
+    out = []
+    for c in range(min(frame.shape[1], EXCEL_COLUMNS)):
+        col = frame.iloc[:, c]
+        if flagged is None and (col.isna() | (col == "")).all():
+            continue
+        out.append(cells.input_cells(col.to_numpy(dtype=object), letters[c] + numbers, styles, flagged))
+    return out
+
+
+def _write_intake(wb, fmts: Formats, res: SheetResult):
+    """Widths, freeze panes, autofilter and the first comment by xlsxwriter; returns the rows'
+    generator (every cell, from the rows above the header on) with the sheet's dimension, and the
+    comments of the sheet."""
+    sheet, spec = res.sheet, res.sheet.spec
+    ws = wb.add_worksheet(sheet.name)
+    kinds = {c.header: c.kind for c in spec.columns}
+    in_kinds = [kinds.get(f) if f else None for f in sheet.fields]
+    k, computed_headers, at, last_col = _layout(sheet)
+    for j, h in enumerate(sheet.headers[:k]):
+        ws.set_column(j, j, _width(h, in_kinds[j]))
+    for j, h in enumerate(computed_headers):
+        ws.set_column(at + j, at + j, _width(h, spec.computed[h]))
+    if not sheet.no_room:
+        ws.set_column(last_col - 1, last_col - 1, 10)
+        ws.set_column(last_col, last_col, 40)
+    h = sheet.header_row
+    ws.freeze_panes(h + 1, 0)
+    ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
+
+    notes = _annotations(res)
+    # xlsxwriter writes the first comment, so that it creates the comments and drawing parts with
+    # their relationships; `_comment_parts` then fills them with every comment of the sheet
+    for pos, cols in list(notes.items())[:1]:
+        c, (_sev, text) = next(iter(cols.items()))
+        ws.write_comment(int(sheet.excel_rows[pos]) - 1, c, text[: cells.MAX_TEXT], {"x_scale": 3, "y_scale": 2.5})
+    return _sheet_rows(fmts, res, in_kinds, notes), notes
+
+
+def _top_rows(fmts: Formats, sheet, letters: list[str], computed_headers: list[str], at: int) -> bytes:
+    """The rows above the header as they came, and the header row (the input's headers, then the
+    tool's in their own colour)."""
+    h = sheet.header_row
+    width = max([len(r) for r in sheet.preamble] + [len(sheet.headers)])
+    grid = [*sheet.preamble, list(sheet.headers)]
+    frame = pd.DataFrame([list(r) + [None] * (width - len(r)) for r in grid], dtype=object)
+    numbers = np.arange(1, h + 2).astype(str).astype(object)
+    plain, header = _styles(fmts, None), _styles(fmts, None, header=HEADER_BG)
+    styles = {key: np.array([plain[key]] * h + [header[key]], dtype=object) for key in STYLE_KEYS}
+    flagged = np.arange(h + 1) == h  # a blank header cell keeps the header's look
+    columns = [
+        cells.input_cells(frame.iloc[:, c].to_numpy(dtype=object), letters[c] + numbers, styles, flagged)
+        for c in range(min(width, EXCEL_COLUMNS))
+    ]
+    if not sheet.no_room:
+        tool = pd.Series(computed_headers + ["Status", "Findings"], dtype=object)
+        refs = np.array([letters[at + j] for j in range(len(tool))], dtype=object) + str(h + 1)
+        header_cells = "".join(cells.strings(tool, refs, np.full(len(tool), _style(fmts.get(header=COMPUTED_BG)), dtype=object)).tolist())
+        columns.append(np.array([""] * h + [header_cells], dtype=object))
+    return _rows_xml(numbers, columns)
+
+
+def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes):
+    """The generator of the sheet's rows (see batch.sheetxml), and the sheet's dimension."""
     sheet, spec = res.sheet, res.sheet.spec
     k, computed_headers, at, last_col = _layout(sheet)
     n = len(sheet.excel_rows)
     # per input column and row: the number format of the column, or the fill of a finding
-    base = {kind: fmts.get({"money": MONEY}.get(kind)) for kind in set(in_kinds)}
-    fill_style = {(kind, sev): _style(fmts.get({"money": MONEY}.get(kind), FILL[sev])) for kind in set(in_kinds) for sev in FILL}
-    date_fmt = {sev: _style(fmts.get(DATE, FILL.get(sev))) for sev in (None, *FILL)}
-    datetime_fmt = {sev: _style(fmts.get(DATETIME, FILL.get(sev))) for sev in (None, *FILL)}
-    time_fmt = {sev: _style(fmts.get("hh:mm:ss", FILL.get(sev))) for sev in (None, *FILL)}
-    severity = np.full((n, max(k, 1)), None, dtype=object)
+    tables = {kind: {sev: _styles(fmts, kind, sev) for sev in (None, *FILL)} for kind in set(in_kinds)}
+    severity = np.zeros((n, max(k, 1)), dtype=np.int8)  # LEVELS index per cell (int8: a sheet of 100,000 x 44 takes 4 MB)
     for pos, cols in notes.items():
         for c, (sev, _text) in cols.items():
-            severity[pos, c] = sev if sev in FILL else None
+            severity[pos, c] = LEVELS.index(sev) if sev in FILL else 0
     comp_styles = [_style(fmts.get({"money": MONEY, "percent": PERCENT}.get(spec.computed[c]))) for c in computed_headers]
-    cells = sheet.cells.to_numpy(dtype=object)[:, :k]
+
+    @functools.cache
+    def plain_styles(kind, rows: int) -> dict[str, np.ndarray]:
+        """The styles of a chunk of a column no finding points at (one set per kind and length)."""
+        return {key: np.full(rows, tables[kind][None][key], dtype=object) for key in STYLE_KEYS}
+
     # only the input columns holding a cell or a finding are generated (a stray cell far to the
     # right keeps thousands of empty columns before it)
     filled = sheet.filled[:k] if sheet.filled is not None else np.ones(k, dtype=bool)
-    active = np.flatnonzero(filled | pd.notna(severity[:, :k]).any(axis=0))
-    letters = [sheetxml.column_letters(j) for j in range(last_col + 1)]
+    active = np.flatnonzero(filled | (severity[:, :k] > 0).any(axis=0))
+    width = max([last_col + 1, k] + [len(r) for r in sheet.preamble])
+    letters = [sheetxml.column_letters(j) for j in range(min(width, EXCEL_COLUMNS))]
+
+    top = _top_rows(fmts, sheet, letters, computed_headers, at)  # now: the styles are fixed when the workbook closes
 
     def rows():
+        yield top
         for start in range(0, n, sheetxml.CHUNK_ROWS):
             stop = min(n, start + sheetxml.CHUNK_ROWS)
             numbers = sheet.excel_rows[start:stop].astype(str).astype(object)
-            acc = np.full(stop - start, "", dtype=object)
+            columns = []
             for c in active:
-                sev = pd.Series(severity[start:stop, c], dtype=object)
-                plain = _style(base[in_kinds[c]])
-                flagged = sev.notna().to_numpy()
-
-                def styles(table: dict, default: str, sev=sev, flagged=flagged) -> np.ndarray:
-                    """Per row: the style of a fill where a finding points at the cell, else `default`."""
-                    out = np.full(len(sev), default, dtype=object)
-                    if flagged.any():
-                        out[flagged] = sev[flagged].map(table).to_numpy(dtype=object)
-                    return out
-
-                fills = {v: fill_style[(in_kinds[c], v)] for v in FILL}
-                acc = acc + sheetxml.input_cells(
-                    cells[start:stop, c],
-                    letters[c] + numbers,
-                    styles(fills, plain),
-                    styles(date_fmt, date_fmt[None]),
-                    styles(datetime_fmt, datetime_fmt[None]),
-                    styles(time_fmt, time_fmt[None]),
-                )
+                sev = severity[start:stop, c]
+                flagged = sev > 0
+                styles = _per_row(tables[in_kinds[c]], sev) if flagged.any() else plain_styles(in_kinds[c], stop - start)
+                values = sheet.cells.iloc[start:stop, c].to_numpy(dtype=object)  # a view: no copy of the sheet
+                columns.append(cells.input_cells(values, letters[c] + numbers, styles, flagged))
             if not sheet.no_room:
                 for j, header in enumerate(computed_headers):
                     kind = spec.computed[header]
-                    acc = acc + sheetxml.computed_cells(
-                        res.computed[header].iloc[start:stop], letters[at + j] + numbers, comp_styles[j], cents=kind == "money"
+                    columns.append(
+                        cells.computed_cells(
+                            res.computed[header].iloc[start:stop], letters[at + j] + numbers, comp_styles[j], cents=kind == "money"
+                        )
                     )
                 status = res.status.iloc[start:stop]
                 # a totals row's Status is left blank (its Findings say TOTALS_ROW_SKIPPED)
-                acc = acc + sheetxml.computed_cells(status.where(status != ""), letters[last_col - 1] + numbers, "", False)
+                columns.append(cells.computed_cells(status.where(status != ""), letters[last_col - 1] + numbers, "", False))
                 findings = res.row_findings.iloc[start:stop].where(res.row_findings.iloc[start:stop] != "")
-                acc = acc + sheetxml.computed_cells(findings, letters[last_col] + numbers, "", False)
-            yield "".join(('<row r="' + numbers + '">' + acc + "</row>").tolist()).encode("utf-8")
+                columns.append(cells.computed_cells(findings, letters[last_col] + numbers, "", False))
+            yield _rows_xml(numbers, columns)
 
     last_row = int(sheet.excel_rows[-1]) if n else sheet.header_row + 1
-    return rows, f"A1:{letters[last_col]}{max(last_row, sheet.header_row + 1)}"
+    return rows, f"A1:{letters[min(width, EXCEL_COLUMNS) - 1]}{max(last_row, sheet.header_row + 1)}"
 
 
-def _write_other(wb, fmts: Formats, sheet: OtherSheet) -> None:
-    ws = wb.add_worksheet(sheet.name)
-    for r, row in enumerate(sheet.grid):
-        for c, v in enumerate(row):
-            write_cell(ws, r, c, v, fmts)
+def _write_other(wb, fmts: Formats, sheet: OtherSheet):
+    """A sheet carried through: its cells as they came, generated like the intake rows."""
+    wb.add_worksheet(sheet.name)
+    grid = sheet.grid
+    width = min(max((len(r) for r in grid), default=0), EXCEL_COLUMNS)
+    letters = [sheetxml.column_letters(j) for j in range(max(width, 1))]
+    plain = _styles(fmts, None)
+
+    def rows():
+        for start in range(0, len(grid), sheetxml.CHUNK_ROWS):
+            block = grid[start : start + sheetxml.CHUNK_ROWS]
+            frame = pd.DataFrame([list(r) + [None] * (width - len(r)) for r in block], dtype=object)
+            numbers = np.arange(start + 1, start + 1 + len(block)).astype(str).astype(object)
+            styles = {key: np.full(len(block), plain[key], dtype=object) for key in STYLE_KEYS}
+            yield _rows_xml(numbers, _grid_cells(frame, numbers, letters, styles))
+
+    return rows, f"A1:{letters[max(width, 1) - 1]}{max(len(grid), 1)}"
+
+
+FINDINGS_SHEET_COLUMNS = [*FINDINGS_COLUMNS, "Cell", "Waived"]
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+CELL_LIKE = re.compile(r"(?:[A-Za-z]{1,3}[0-9]+|[RrCc][0-9]*|[RrCc][0-9]*[RrCc][0-9]*)")
+
+
+def sheet_ref(name: str) -> str:
+    """A sheet's name as an address writes it: quoted unless plain (`Transfers`, `'Transfers (Nov)'`)."""
+    return name if PLAIN_NAME.fullmatch(name) and not CELL_LIKE.fullmatch(name) else quoted_sheet(name)
+
+
+def finding_cells(result: Result) -> pd.Series:
+    """Each finding's cell in the returned workbook (`Transfers!H12`): the cell of its row and
+    column; the row's record-ID cell for a finding about a row; the header cell for a finding
+    about a column; A1 for a finding about a sheet. Blank for a finding about no sheet."""
+    f = result.findings
+    out = pd.Series("", index=f.index, dtype=object)
+    for s in result.sheets:
+        name = s.sheet.name if isinstance(s, SheetResult) else s.name
+        mine = f.index[f["Sheet"] == name]
+        if not len(mine):
+            continue
+        if not isinstance(s, SheetResult):
+            out[mine] = sheet_ref(name) + "!A1"
+            continue
+        sheet = s.sheet
+        k, computed_headers, at, last_col = _layout(sheet)
+        column = {}
+        for i, (field_name, header) in enumerate(zip(sheet.fields[:k], sheet.headers[:k], strict=False)):
+            if field_name:
+                column.setdefault(field_name, i)
+            column.setdefault(str(header), i)
+        column.update({hdr: at + j for j, hdr in enumerate(computed_headers)})
+        id_col = next((column[h] for h in sheet.spec.key if h in column), 0)
+        part = f.loc[mine]
+        col = part["Column"].map(column)
+        row = part["Row"].astype("Int64")
+        has_row = row.notna().to_numpy()
+        has_col = col.notna().to_numpy()
+        col = col.fillna(id_col).where(has_row | has_col, 0).astype(int)
+        row = row.fillna(sheet.header_row + 1).where(has_row | has_col, 1).astype(int)
+        letters = np.array([sheetxml.column_letters(j) for j in range(int(col.max()) + 1)], dtype=object)
+        out[mine] = sheet_ref(name) + "!" + letters[col.to_numpy()] + row.astype(str).to_numpy(dtype=object)
+    return out
+
+
+WRAPPED = {"Message": 80, "Citation": 34, "Waived": 30}  # the Findings columns that wrap, and their widths
+
+
+def _findings_widths(f: pd.DataFrame, where: pd.Series) -> list[float]:
+    """Each Findings column as wide as its longest value (within bounds); the long texts wrap."""
+
+    def longest(values: pd.Series, low: float, high: float) -> float:
+        n = values.dropna().astype(str).str.len().max() if len(values) else 0
+        return float(min(high, max(low, (0 if pd.isna(n) else n) + 2)))
+
+    sized = {"Sheet": (12, 32), "Row": (7, 8), "Record ID": (12, 24), "Column": (14, 36), "Code": (16, 44), "Severity": (9, 9)}
+    out = []
+    for col in FINDINGS_SHEET_COLUMNS:
+        if col in WRAPPED:
+            out.append(float(WRAPPED[col]))
+        elif col == "Cell":
+            out.append(longest(where, 14, 40))
+        else:
+            out.append(longest(f[col], *sized[col]))
+    return out
 
 
 def _write_findings(wb, fmts: Formats, result: Result, name: str):
-    """Headers by xlsxwriter; the rows generated whole columns at a time (see batch.sheetxml)."""
+    """Headers by xlsxwriter; the rows generated whole columns at a time (see batch.cells), each
+    as tall as its wrapped message."""
     ws = wb.add_worksheet(name)
-    widths = [16, 7, 16, 28, 30, 9, 100, 26]
+    f = result.findings
+    where = finding_cells(result)
+    widths = _findings_widths(f, where)
     wrap = fmts.get(wrap=True)
     for j, w in enumerate(widths):
-        ws.set_column(j, j, w, wrap if j == 6 else None)
-    for j, h in enumerate(FINDINGS_COLUMNS):
+        ws.set_column(j, j, w, wrap if FINDINGS_SHEET_COLUMNS[j] in WRAPPED else None)
+    for j, h in enumerate(FINDINGS_SHEET_COLUMNS):
         ws.write_string(0, j, h, fmts.get(header=HEADER_BG))
-    f = result.findings
     ws.freeze_panes(1, 0)
-    ws.autofilter(0, 0, max(len(f), 1), len(FINDINGS_COLUMNS) - 1)
-    wrap_style = _style(wrap)
-    letters = [sheetxml.column_letters(j) for j in range(len(FINDINGS_COLUMNS))]
+    ws.autofilter(0, 0, max(len(f), 1), len(FINDINGS_SHEET_COLUMNS) - 1)
+    print_setup(ws, 0)
+    # every cell at the top of its row, as the wrapped messages are
+    styles = {"Message": _style(wrap), "Citation": _style(wrap), "Row": _style(fmts.get(center=True, top=True))}
+    plain = _style(fmts.get(top=True))
+    link_style = _style(fmts.get(link=True, top=True))
+    letters = [sheetxml.column_letters(j) for j in range(len(FINDINGS_SHEET_COLUMNS))]
 
     def rows():
         for start in range(0, len(f), sheetxml.CHUNK_ROWS):
             part = f.iloc[start : start + sheetxml.CHUNK_ROWS]
             numbers = np.arange(start + 2, start + 2 + len(part)).astype(str).astype(object)
-            acc = np.full(len(part), "", dtype=object)
+            columns = []
             for j, col in enumerate(FINDINGS_COLUMNS):
                 values = part[col]
                 if col == "Row":
-                    acc = acc + sheetxml.computed_cells(values.astype("Float64"), letters[j] + numbers, "", cents=False)
+                    columns.append(cells.computed_cells(values.astype("Float64"), letters[j] + numbers, styles["Row"], cents=False))
                 else:
-                    text = values.astype(object).where(values.notna() & (values.astype(str) != ""))
-                    acc = acc + sheetxml.computed_cells(
-                        text.astype(object), letters[j] + numbers, wrap_style if col == "Message" else "", cents=False, text=True
+                    values = values.astype(object)
+                    text = values.where(values.notna() & (values != ""))
+                    columns.append(
+                        cells.computed_cells(text.astype(object), letters[j] + numbers, styles.get(col, plain), cents=False, as_text=True)
                     )
-            yield "".join(('<row r="' + numbers + '">' + acc + "</row>").tolist()).encode("utf-8")
+            j = FINDINGS_SHEET_COLUMNS.index("Cell")
+            columns.append(cells.links(where.iloc[start : start + sheetxml.CHUNK_ROWS], letters[j] + numbers, link_style))
+            tall = np.maximum(line_counts(part["Message"], WRAPPED["Message"]), line_counts(part["Citation"], WRAPPED["Citation"]))
+            yield _rows_xml(numbers, columns, np.where(tall > 1, tall * LINE_HEIGHT, 0))
 
-    return rows, f"A1:H{len(f) + 1}"
+    return rows, f"A1:{letters[-1]}{len(f) + 1}"
 
 
-def write_table(ws, fmts: Formats, r: int, t: SummaryTable) -> int:
-    ws.write_string(r, 0, t.title, fmts.get(header="#FFFFFF"))
+LINE_HEIGHT = 15  # points: one line of the default 11-point font
+
+
+def lines(text, width: float) -> int:
+    """Lines a text takes when wrapped in a column `width` characters wide (an estimate: one
+    character a unit of width, less one for the margins)."""
+    per_line = max(int(width) - 1, 1)
+    return sum(max(1, -(-len(part) // per_line)) for part in str(text).split("\n"))
+
+
+def line_counts(texts: pd.Series, width: float) -> np.ndarray:
+    """`lines` of a whole column of texts (paragraphs counted approximately: each line feed adds one)."""
+    t = texts.fillna("").astype(str)
+    per_line = max(int(width) - 1, 1)
+    return (np.maximum(1, -(-t.str.len().to_numpy() // per_line)) + t.str.count("\n").to_numpy()).astype(int)
+
+
+def table_widths(tables: list[SummaryTable], first: float = 36, cap: float = 48) -> dict[int, float]:
+    """Column widths that hold the tables' values and their headers' longest words (headers wrap)."""
+    widths: dict[int, float] = {}
+    for t in tables:
+        for j, h in enumerate(t.table.columns):
+            values = t.table.iloc[:, j]
+            money = t.formats.get(str(h)) == "money"
+            longest = values.map(
+                lambda v, money=money: len(f"{v / 100:,.2f}") if money and isinstance(v, (int, float)) else len(str(v))
+            ).max()
+            words = max((len(w) for w in str(h).split()), default=0)
+            widths[j] = max(widths.get(j, 10), min(cap, max(longest if pd.notna(longest) else 0, words) + 2))
+    widths[0] = max(widths.get(0, 0), first)
+    return widths
+
+
+def write_table(ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, float] | None = None) -> int:
+    """A title, a header row (as tall as its wrapped headers need in `widths`) and the rows; returns
+    the row after the blank row that follows the table."""
+    ws.write_string(r, 0, t.title, fmts.get(title=True))
     r += 1
     for j, h in enumerate(t.table.columns):
-        ws.write_string(r, j, str(h), fmts.get(header=HEADER_BG))
+        numeric = pd.api.types.is_numeric_dtype(t.table.iloc[:, j]) and not pd.api.types.is_bool_dtype(t.table.iloc[:, j])
+        ws.write_string(r, j, str(h), fmts.get(header=HEADER_BG, right=numeric))
+    if widths:
+        ws.set_row(r, LINE_HEIGHT * max(lines(h, widths.get(j, 8.43)) for j, h in enumerate(t.table.columns)))
     num = [{"money": MONEY, "percent": PERCENT}.get(t.formats.get(str(h))) for h in t.table.columns]
     for row in t.table.itertuples(index=False):
         r += 1
@@ -311,62 +491,134 @@ def write_table(ws, fmts: Formats, r: int, t: SummaryTable) -> int:
     return r + 2
 
 
+def print_setup(ws, title_rows: int | None = 0) -> None:
+    """Printed as a reviewer reads it: landscape, one page wide, the header row on every page, and
+    the sheet, file and page in the footer."""
+    ws.set_landscape()
+    ws.fit_to_pages(1, 0)
+    if title_rows is not None:
+        ws.repeat_rows(title_rows)
+    ws.set_footer("&L&A&C&F&RPage &P of &N")
+
+
 def awards_by_program(result: Result) -> SummaryTable:
     """Rows and award dollars of each sheet, for the chart."""
     rows = []
     for res in result.intake:
         m = res.module
         counts = res.counts
-        counted = ~res.status.isin(["Invalid", "Ineligible", ""])  # "": a totals row, no record
-        award = res.computed[m.AWARD_COLUMN] if m.AWARD_COLUMN in res.computed else res.typed[m.AWARD_COLUMN]
         rows.append(
             {
                 "Sheet": res.sheet.name,
                 "Program": m.SPEC.program,
                 "Rows": counts["rows"],
                 **{s: counts[s] for s in ("OK", "Flagged", "Ineligible", "Invalid")},
-                "Award ($)": int(award[counted].fillna(0).sum()),
+                "Award ($)": int(_award_cents(res).sum()),
             }
         )
     table = pd.DataFrame(rows, columns=["Sheet", "Program", "Rows", "OK", "Flagged", "Ineligible", "Invalid", "Award ($)"])
     return SummaryTable("Rows by status and award by program (award excludes Invalid and Ineligible rows)", table, {"Award ($)": "money"})
 
 
+STATUS_COLUMNS = ["OK", "Flagged", "Ineligible", "Invalid"]
+
+
+def _award_cents(res: SheetResult) -> pd.Series:
+    """The award of each row in cents, 0 where the row is Invalid or Ineligible (or a totals row)."""
+    column = res.module.AWARD_COLUMN
+    award = res.computed[column] if column in res.computed else res.typed[column]
+    counted = ~res.status.isin(["Invalid", "Ineligible", ""])
+    return award.where(counted, 0).fillna(0).astype("int64")
+
+
+def by_month(res: SheetResult) -> SummaryTable | None:
+    """Rows by status and award by month of the sheet's one date column (Transfer Date,
+    Application Date, ...); rows whose date is blank or unreadable under `(no date)`."""
+    column = getattr(res.module, "MONTH_COLUMN", None)
+    if column is None or column not in res.typed:
+        return None
+    records = (res.status != "").to_numpy()  # a totals row is no record
+    dates = res.typed[column]
+    key = (dates.dt.year * 100 + dates.dt.month).astype("Int64").fillna(-1)
+    frame = pd.DataFrame({"month": key, "status": res.status, "award": _award_cents(res)})[records]
+    if frame.empty:
+        return None
+    counts = pd.crosstab(frame["month"], frame["status"]).reindex(columns=STATUS_COLUMNS, fill_value=0)
+    table = counts.assign(Rows=counts.sum(axis=1), award=frame.groupby("month")["award"].sum()).reset_index()
+    table = table.assign(_last=table["month"] < 0).sort_values(["_last", "month"])
+    label = {k: "(no date)" if k < 0 else f"{k // 100:04d}-{k % 100:02d}" for k in table["month"].unique().tolist()}
+    table = table.assign(Month=table["month"].map(label)).rename(columns={"award": "Award ($)"})
+    table = table[["Month", "Rows", *STATUS_COLUMNS, "Award ($)"]].reset_index(drop=True)
+    return SummaryTable(
+        f"{res.sheet.name}: rows and award by month of {column} (award excludes Invalid and Ineligible rows)", table, {"Award ($)": "money"}
+    )
+
+
+def findings_by_code(findings: pd.DataFrame) -> SummaryTable | None:
+    """Findings of each code by severity, the most frequent first."""
+    if findings.empty:
+        return None
+    table = pd.crosstab(findings["Code"], findings["Severity"])
+    table = table.reindex(columns=[s for s in ("error", "warning", "info") if s in table.columns])
+    table = table.assign(Total=table.sum(axis=1)).reset_index()
+    table = table.sort_values(["Total", "Code"], ascending=[False, True]).reset_index(drop=True)
+    table.columns.name = None
+    return SummaryTable("Findings by code (most frequent first)", table)
+
+
+def _awards_chart(wb, name: str, totals: SummaryTable, first_row: int):
+    """Awards by program as horizontal bars (the labels stay level), sized to the programs; and
+    the rows it covers."""
+    n = len(totals.table)
+    chart = wb.add_chart({"type": "bar"})
+    award = len(totals.table.columns) - 1
+    chart.add_series(
+        {
+            "name": "Award ($)",
+            "categories": [name, first_row, 1, first_row + n - 1, 1],
+            "values": [name, first_row, award, first_row + n - 1, award],
+            "data_labels": {"value": True, "num_format": "$#,##0"},
+        }
+    )
+    chart.set_title({"name": "Awards by program"})
+    chart.set_legend({"none": True})
+    chart.set_x_axis({"num_format": '$#,##0.0,,"M"'})  # in millions: short labels that stay level
+    chart.set_y_axis({"reverse": True})  # the programs in the table's order, top down
+    height = 110 + 40 * n
+    chart.set_size({"width": 760, "height": height})
+    return chart, -(-height // 20) + 1  # rows of the default 20 pixels, and one to spare
+
+
 def _write_summary(wb, fmts: Formats, result: Result, name: str) -> None:
+    """The first table, the awards chart below it, then every other table below the chart, so the
+    chart never covers a table; columns as wide as the tables need."""
     ws = wb.add_worksheet(name)
-    ws.set_column(0, 0, 26)
-    ws.set_column(1, 12, 18)
-    ws.write_string(0, 0, f"{SUMMARY_TITLE} {result.path.name}", fmts.get(header="#FFFFFF"))
+    print_setup(ws, None)
     totals = awards_by_program(result)
-    r = write_table(ws, fmts, 2, totals)
-    if len(totals.table):
-        chart = wb.add_chart({"type": "column"})
-        first, last = 4, 3 + len(totals.table)
-        chart.add_series(
-            {
-                "name": "Award ($)",
-                "categories": [name, first, 1, last, 1],
-                "values": [name, first, 7, last, 7],
-                "data_labels": {"value": True, "num_format": "$#,##0"},
-            }
-        )
-        chart.set_title({"name": "Awards by program"})
-        chart.set_legend({"none": True})
-        chart.set_y_axis({"num_format": "$#,##0"})
-        ws.insert_chart(1, 9, chart)
+    tables = []
     for res in result.intake:
-        for t in res.summary:
-            r = write_table(ws, fmts, r, SummaryTable(f"{res.sheet.name}: {t.title}", t.table, t.formats))
-    sev = result.findings.pivot_table(index="Code", columns="Severity", values="Sheet", aggfunc="count", fill_value=0)
-    if len(sev):
-        write_table(ws, fmts, r, SummaryTable("Findings by code", sev.reset_index()))
+        month = by_month(res)
+        tables += [SummaryTable(f"{res.sheet.name}: {t.title}", t.table, t.formats) for t in res.summary]
+        tables += [month] if month else []
+    codes = findings_by_code(result.findings)
+    tables += [codes] if codes is not None else []
+    widths = table_widths([totals, *tables])
+    for j, w in widths.items():
+        ws.set_column(j, j, w)
+    ws.write_string(0, 0, f"{SUMMARY_TITLE} {result.path.name}", fmts.get(title=True))
+    r = write_table(ws, fmts, 2, totals, widths)
+    if len(totals.table):
+        chart, rows = _awards_chart(wb, name, totals, 4)
+        ws.insert_chart(r, 0, chart)
+        r += rows + 1
+    for t in tables:
+        r = write_table(ws, fmts, r, t, widths)
 
 
 def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
     ws = wb.add_worksheet(name)
-    ws.set_column(0, 0, 30)
-    ws.set_column(1, 8, 18)
-    ws.write_string(0, 0, RUN_TITLE, fmts.get(header="#FFFFFF"))
+    print_setup(ws, None)
+    ws.write_string(0, 0, RUN_TITLE, fmts.get(title=True))
     lines = [
         ("Input file", result.path.name),
         ("Input SHA-256", result.sha256),
@@ -414,7 +666,11 @@ def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
             "Totals rows skipped",
         ],
     )
-    write_table(ws, fmts, len(lines) + 2, SummaryTable("Counts per sheet", table))
+    counts_table = SummaryTable("Counts per sheet", table)
+    widths = table_widths([counts_table], first=max(30, max(len(k) for k, _ in lines) + 2))
+    for j, w in widths.items():
+        ws.set_column(j, j, w)
+    write_table(ws, fmts, len(lines) + 2, counts_table, widths)
 
 
 def tool_sheets(result: Result) -> dict[str, str]:
@@ -456,7 +712,7 @@ def write(result: Result, out_path: Path) -> Path:
                     replace.update(_comment_parts(sheet, notes, comment_sheets, block))
                     block += -(-sum(len(c) for c in notes.values()) // 1024)
             else:
-                _write_other(wb, fmts, sheet)
+                generated[f"xl/worksheets/sheet{i}.xml"] = _write_other(wb, fmts, sheet)
         names = tool_sheets(result)
         generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"] = _write_findings(wb, fmts, result, names["Findings"])
         _write_summary(wb, fmts, result, names["Summary"])

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import html
+import re
 import sys
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -64,3 +67,20 @@ def workbook(tmp_path):
         return write_workbook(tmp_path / name, sheets)
 
     return make
+
+
+# the tool's own links of the Findings sheet's Cell column (`=HYPERLINK("#Transfers!H12","Transfers!H12")`)
+OWN_LINK = re.compile(r'HYPERLINK\("#((?:[A-Za-z_][A-Za-z0-9_]*|\'(?:[^\']|\'\')+\')![A-Z]{1,3}[0-9]+)","\1"\)')
+
+
+def foreign_formulas(path: Path) -> list[tuple[str, str]]:
+    """(part, formula) of every formula in the workbook's sheets other than the tool's own links:
+    text from the input must never come back as one."""
+    out = []
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            if name.startswith("xl/worksheets/sheet"):
+                for f in re.findall(r"<f>(.*?)</f>", z.read(name).decode("utf-8"), flags=re.S):
+                    if not OWN_LINK.fullmatch(html.unescape(f)):
+                        out.append((name, f))
+    return out

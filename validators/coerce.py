@@ -44,15 +44,17 @@ def _types(raw: pd.Series) -> pd.Series:
 
 def _is_str(types: pd.Series) -> pd.Series:
     """Cells whose type is exactly str (not ExcelError, a str subclass)."""
-    return types.map(lambda t: t is str).astype(bool)
+    return pd.Series(types.to_numpy() == str, index=types.index)  # noqa: E721 - numpy compares each cell's type
 
 
 def blank_mask(raw: pd.Series) -> pd.Series:
-    """True where a cell is empty or holds only spaces."""
+    """True where a cell is empty or holds only spaces (any whitespace, no-break spaces included:
+    what `_SPACES` matches is exactly what `str.isspace` calls space)."""
     blank = raw.isna()
     is_str = _is_str(_types(raw))
     if is_str.any():
-        blank[is_str] = raw[is_str].str.replace(_SPACES, "", regex=True) == ""
+        text = raw[is_str]
+        blank[is_str] = (text == "") | text.str.isspace().astype(bool)
     return blank
 
 

@@ -1,6 +1,7 @@
 """One module per program. Each module defines:
 
-- `SPEC`: the intake sheet (validators), `RULES`: its rules folder, `AWARD_COLUMN`;
+- `SPEC`: the intake sheet (validators), `RULES`: its rules folder, `AWARD_COLUMN`, and
+  `MONTH_COLUMN` where the sheet has one date column for the Summary's by-month pivot;
 - `calculate(frame, rules, context) -> Calculation`: pure and vectorized over the valid rows;
   `context` (a `RunContext`) is what the run hands every calculator: the as-of date, and the prior
   incentive records of BEIP and BRRAP for Grow NJ;
@@ -53,6 +54,16 @@ class SummaryTable:
     title: str
     table: pd.DataFrame
     formats: dict[str, str] = field(default_factory=dict)  # column -> money (integer cents) | percent
+
+
+def codes_by(found: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Rows with each finding code (one row per code, the most frequent first), by the values of
+    `column` (one column each) and in total. `found`: the findings' `row` and `Code`, with `column`."""
+    found = found.drop_duplicates(["row", "Code"])
+    table = pd.crosstab(found["Code"], found[column].astype(str))
+    table = table.assign(Total=table.sum(axis=1)).reset_index()
+    table.columns.name = None
+    return table.sort_values(["Total", "Code"], ascending=[False, True], ignore_index=True)
 
 
 @cache

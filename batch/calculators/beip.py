@@ -18,6 +18,7 @@ from validators.beip import AP, AW, BEIP, CREDIT_2022, PP, TAX_CREDIT, WAIVER, W
 SPEC = BEIP
 RULES = "beip"
 AWARD_COLUMN = "Total Grant ($)"
+MONTH_COLUMN = "Agreement Date"  # the Summary's by-month pivot
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
 AREA_COLUMN = "Grant Form"
 # Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
@@ -154,6 +155,7 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     by_form = rows.groupby(FORM).agg(**agg).reset_index()
     by_year = rows.assign(Year=rows[DATE].dt.year.astype(str)).groupby("Year").agg(**agg).reset_index()
     by_code = codes.drop_duplicates(["row", "Code"]).groupby("Code").size().rename("Grants").reset_index()
+    by_code = by_code.sort_values(["Grants", "Code"], ascending=[False, True], ignore_index=True)  # the most frequent first
     return [
         SummaryTable("Grants by Grant Form", by_form, money),
         SummaryTable("Grants by year of agreement", by_year, money),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.calculators import Calculation, RunContext, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable, codes_by
 from batch.calculators.shared import first_tier, pick
 from batch.exact import HUNDREDTHS, Q
 from batch.findings import emit
@@ -18,6 +18,7 @@ from validators.emerge import EMERGE
 SPEC = EMERGE
 RULES = "emerge"
 AWARD_COLUMN = "Requested Tax Credit ($)"
+MONTH_COLUMN = "Application Date"  # the Summary's by-month pivot
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
 AREA_COLUMN = "Location"
 # Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
@@ -182,8 +183,8 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
         .reset_index()
     )
     reasons = codes.drop_duplicates(["row", "Code"]).merge(frame[[LOCATION]], left_on="row", right_index=True)
-    by_reason = reasons.pivot_table(index=LOCATION, columns="Code", values="row", aggfunc="count", fill_value=0).reset_index()
+    by_reason = codes_by(reasons, LOCATION)
     return [
         SummaryTable("Projects by Location", by_location, {"Requested Tax Credit ($)": "money"}),
-        SummaryTable("Projects by Location and finding code (the reasons)", by_reason),
+        SummaryTable("Projects by finding code and Location (the reasons, the most frequent first)", by_reason),
     ]

@@ -20,6 +20,7 @@ from validators.erg_residential import ERG_RESIDENTIAL
 SPEC = ERG_RESIDENTIAL
 RULES = "erg_residential"
 AWARD_COLUMN = "Credits Requested ($)"
+MONTH_COLUMN = "Application Date"  # the Summary's by-month pivot
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
 AREA_COLUMN = "Category"
 YEAR_COLUMN = "Application Date"

@@ -32,6 +32,7 @@ from validators.grow_nj import GROW_NJ as SPEC
 
 RULES = "grow_nj"
 AWARD_COLUMN = "Total Award ($)"
+MONTH_COLUMN = "Application Date"  # the Summary's by-month pivot
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
 AREA_COLUMN = "Area"
 # Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
@@ -872,6 +873,7 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
         .reset_index()
     )
     by_code = codes.drop_duplicates(["row", "Code"]).groupby("Code").size().rename("Projects").reset_index()
+    by_code = by_code.sort_values(["Projects", "Code"], ascending=[False, True], ignore_index=True)  # the most frequent first
     money = {"Annual Credit ($)": "money", "Total Award ($)": "money"}
     return [
         SummaryTable("Projects and awards by Area and Statute Version", pivot, money),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.calculators import Calculation, RunContext, SummaryTable
+from batch.calculators import Calculation, RunContext, SummaryTable, codes_by
 from batch.calculators.shared import business_key, date_order, name_key, running_over
 from batch.findings import BASIS_POINTS, emit
 from batch.rules import Rules, lookup
@@ -20,6 +20,7 @@ SPEC = TRANSFERS
 RULES = "transfers"
 # The amount that the Summary chart and the portfolio totals call this sheet's award.
 AWARD_COLUMN = "Credit Amount Transferred ($)"
+MONTH_COLUMN = "Transfer Date"  # the Summary's by-month pivot
 # What the run report groups this sheet by: an area or category column (or None) and a year column.
 AREA_COLUMN = "Program"
 YEAR_COLUMN = "Transfer Date"
@@ -166,7 +167,7 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
 
 
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
-    """Pivot by Program: transfers, credit, consideration, weighted ratio, rows flagged by each code.
+    """Pivot by Program: transfers, credit, consideration, weighted ratio; rows with each finding code by Program.
 
     `frame` holds every row (typed inputs and computed columns), `status` each row's Status and
     `codes` one row per (row, Code) finding.
@@ -183,10 +184,7 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     pivot["Weighted Consideration Ratio"] = pivot["Consideration ($)"] / pivot["Credit Transferred ($)"]
     pivot["Invalid Rows"] = frame[~computed].groupby(PROGRAM).size().reindex(pivot.index).fillna(0).astype(int)
     flagged = codes.merge(frame[[PROGRAM]], left_on="row", right_index=True)
-    counts = flagged.drop_duplicates(["row", "Code"]).pivot_table(
-        index=PROGRAM, columns="Code", values="row", aggfunc="count", fill_value=0
-    )
-    pivot = pivot.join(counts.add_prefix("Rows with "), how="left").fillna(0)
+    by_code = codes_by(flagged, PROGRAM)
     pivot = pivot.reset_index()
     formats = {"Credit Transferred ($)": "money", "Consideration ($)": "money", "Weighted Consideration Ratio": "percent"}
     by_year = rows.assign(Year=rows[DATE].dt.year).pivot_table(index=PROGRAM, columns="Year", values=CREDIT, aggfunc="sum", fill_value=0)
@@ -194,5 +192,6 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     by_year = by_year.reset_index()
     return [
         SummaryTable("Transfers by Program", pivot, formats),
+        SummaryTable("Rows by finding code and Program (the most frequent first)", by_code),
         SummaryTable("Credit transferred ($) by Program and year of transfer", by_year, {c: "money" for c in by_year.columns[1:]}),
     ]

@@ -1,0 +1,225 @@
+"""Every cell of the returned workbook exactly as it came (README.md, "The returned workbook"), and
+the tool's Findings and Summary sheets as a reviewer reads them: hostile text, long text, edge
+dates and blank required cells, read back with python-calamine and openpyxl, every part parsed."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import re
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+import python_calamine
+from conftest import ROOT, TRANSFER_HEADERS, write_workbook
+from defusedxml import ElementTree
+
+from batch.pipeline import process
+from batch.writing import FINDINGS_SHEET_COLUMNS, write
+
+AS_OF = dt.date(2026, 11, 30)
+NS = {"x": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+DRAWING = {"xdr": "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"}
+# extra columns carried through as they came: text the format must escape, and dates at Excel's edges
+HOSTILE = [
+    ("_x0041_", dt.date(1900, 1, 15)),
+    ("a\rb\x01c", dt.date(1900, 3, 1)),
+    ('=HYPERLINK("http://x")', dt.date(9999, 12, 31)),
+    ("  spaced  ", dt.datetime(2026, 1, 5, 10, 30)),
+    ("_x0041_ & <tag> _x00e9_", dt.date(1900, 2, 28)),
+]
+
+
+def _row(i: int, note, when, certificate="C-1") -> list:
+    return [f"T-{i}", "Grow NJ", certificate, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 100_000, 90_000, note, when]
+
+
+def annotate(src: Path, tmp_path: Path) -> Path:
+    return write(process(src, as_of=AS_OF), tmp_path / (src.name + ".annotated.xlsx"))
+
+
+def parse_every_part(path: Path) -> None:
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            if name.endswith((".xml", ".rels", ".vml")):
+                ElementTree.fromstring(z.read(name))
+
+
+def calamine(path: Path, sheet: str) -> list[list]:
+    return python_calamine.CalamineWorkbook.from_path(str(path)).get_sheet_by_name(sheet).to_python(skip_empty_area=False)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("hostile")
+    rows = [TRANSFER_HEADERS + ["Note", "When"]] + [_row(i, note, when) for i, (note, when) in enumerate(HOSTILE, start=1)]
+    rows.append(_row(9, "blank certificate", dt.date(2026, 2, 1), certificate=None))  # MISSING_VALUE on a blank cell
+    src = write_workbook(tmp / "hostile.xlsx", {"Transfers": rows, "Notes": [["Kept"], ["_x0041_"], [dt.date(1900, 1, 15)]]})
+    return annotate(src, tmp)
+
+
+def test_every_part_parses_and_openpyxl_opens_it(hostile):
+    parse_every_part(hostile)
+    openpyxl.load_workbook(hostile).close()
+
+
+def test_hostile_text_and_edge_dates_come_back_exactly(hostile):
+    g = calamine(hostile, "Transfers")
+    header = g[0]
+    back = [(r[header.index("Note")], r[header.index("When")]) for r in g[1 : 1 + len(HOSTILE)]]
+    assert back == HOSTILE
+    assert calamine(hostile, "Notes") == [["Kept"], ["_x0041_"], [dt.date(1900, 1, 15)]]
+    # every cell of the input sheet as calamine read it from the input (the user's view)
+    source = calamine(hostile.parent / "hostile.xlsx", "Transfers")
+    assert [r[: len(source[0])] for r in g[: len(source)]] == source
+
+
+def test_a_blank_cell_a_finding_points_at_has_its_fill(hostile):
+    ws = openpyxl.load_workbook(hostile)["Transfers"]
+    cell = ws["C7"]  # Certificate ID of T-9, blank
+    assert cell.value is None and cell.fill.fgColor.rgb == "FFFFC7CE"
+    assert "MISSING_VALUE" in cell.comment.text
+
+
+def test_findings_sheet_links_each_finding_to_its_cell(hostile):
+    wb = openpyxl.load_workbook(hostile)
+    ws = wb["Findings"]
+    header = [c.value for c in ws[1]]
+    assert header == FINDINGS_SHEET_COLUMNS and header[-2:] == ["Cell", "Waived"]
+    shown = calamine(hostile, "Findings")
+    checked = 0
+    for row, cached in zip(ws.iter_rows(min_row=2), shown[1:], strict=True):
+        f = dict(zip(header, [c.value for c in row], strict=True))
+        link = re.fullmatch(r'=HYPERLINK\("#(.+)!([A-Z]+)(\d+)","(.+)"\)', f["Cell"])
+        assert link and link.group(4) == cached[header.index("Cell")] == f"{link.group(1)}!{link.group(2)}{link.group(3)}"
+        assert f["Waived"] is None  # empty until reviewer decisions exist
+        target = wb[link.group(1).strip("'")]
+        column, number = link.group(2), int(link.group(3))
+        if f["Row"]:  # a finding about a row points into that row, at its column's cell
+            assert number == f["Row"]
+            if f["Column"] in TRANSFER_HEADERS:
+                assert target[f"{column}1"].value == f["Column"]
+                checked += 1
+        elif f["Column"]:  # about a column: its header cell
+            assert (number, target[f"{column}1"].value) == (1, f["Column"])
+            checked += 1
+    assert checked >= 3  # MISSING_VALUE, and UNKNOWN_COLUMN of Note and When
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory) -> dict[str, Path]:
+    tmp = tmp_path_factory.mktemp("samples")
+    return {p.name: annotate(p, tmp) for p in sorted((ROOT / "sample_inputs").glob("*.xlsx"))}
+
+
+def _anchors(z: zipfile.ZipFile, drawing: str) -> list[tuple[int, int, int, int]]:
+    root = ElementTree.fromstring(z.read(drawing))
+    out = []
+    for anchor in root.findall("xdr:twoCellAnchor", DRAWING):
+        f, t = anchor.find("xdr:from", DRAWING), anchor.find("xdr:to", DRAWING)
+        out.append(tuple(int(e.find(f"xdr:{k}", DRAWING).text) for e in (f, t) for k in ("col", "row")))
+    return out
+
+
+def _filled_cells(sheet_xml: bytes) -> set[tuple[int, int]]:
+    cells = set()
+    for c in ElementTree.fromstring(sheet_xml).iter(f"{{{NS['x']}}}c"):
+        if c.find("x:v", NS) is not None or c.find("x:is", NS) is not None:
+            letters, number = re.fullmatch(r"([A-Z]+)(\d+)", c.get("r")).groups()
+            col = 0
+            for ch in letters:
+                col = col * 26 + ord(ch) - 64
+            cells.add((col - 1, int(number) - 1))
+    return cells
+
+
+def test_no_chart_covers_a_table_of_the_summary(samples):
+    charts = 0
+    for path in samples.values():
+        with zipfile.ZipFile(path) as z:
+            for name in z.namelist():
+                m = re.fullmatch(r"xl/worksheets/_rels/(sheet\d+)\.xml\.rels", name)
+                if not m:
+                    continue
+                for drawing in re.findall(r'Target="\.\./drawings/(drawing\d+\.xml)"', z.read(name).decode()):
+                    filled = _filled_cells(z.read(f"xl/worksheets/{m.group(1)}.xml"))
+                    for c0, r0, c1, r1 in _anchors(z, f"xl/drawings/{drawing}"):
+                        charts += 1
+                        inside = {(c, r) for c, r in filled if c0 <= c <= c1 and r0 <= r <= r1}
+                        assert not inside, (path.name, drawing, sorted(inside)[:5])
+    assert charts == len(samples)  # one awards chart per returned workbook
+
+
+def _tables(g: list[list]) -> dict[str, list[list]]:
+    """The Summary's tables by title: a title row, a header row, then rows up to a blank row."""
+    out, i = {}, 0
+    while i < len(g):
+        if g[i] and isinstance(g[i][0], str) and g[i][0] and i + 1 < len(g) and any(v != "" for v in g[i + 1]):
+            title, j = g[i][0], i + 1
+            while j < len(g) and any(v != "" for v in g[j]):
+                j += 1
+            out[title] = [[v for v in r] for r in g[i + 1 : j]]
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def test_summary_has_a_by_month_pivot_and_findings_by_count(samples):
+    g = calamine(samples["transfers-2026-11.xlsx"], "Summary")
+    tables = _tables(g)
+    month = next(v for k, v in tables.items() if "by month of Transfer Date" in k)
+    head = month[0]
+    assert head[:7] == ["Month", "Rows", "OK", "Flagged", "Ineligible", "Invalid", "Award ($)"]
+    body = month[1:]
+    months = [r[0] for r in body]
+    assert months == sorted(m for m in months if m != "(no date)") + [m for m in months if m == "(no date)"]
+    assert all(re.fullmatch(r"\d{4}-\d{2}|\(no date\)", m) for m in months)
+    # every row counted once: the months' rows add up to the sheet's rows (41, see README), each month's statuses to its rows
+    assert sum(r[1] for r in body) == 41
+    assert all(r[1] == sum(r[2:6]) for r in body)
+    codes = tables["Findings by code (most frequent first)"]
+    totals = [r[codes[0].index("Total")] for r in codes[1:]]
+    assert totals == sorted(totals, reverse=True) and sum(totals) == len(calamine(samples["transfers-2026-11.xlsx"], "Findings")) - 1
+
+
+def test_text_over_the_limit_is_cut_and_reported(tmp_path):
+    src = tmp_path / "long.csv"
+    with src.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(TRANSFER_HEADERS + ["Note"])
+        w.writerow(["T-1", "Grow NJ", "C-1", "A", "B", "2026-01-05", "100000", "90000", "x" * 40_000])
+        w.writerow(["T-2", "Grow NJ", "C-2", "A", "B", "2026-01-05", "100000", "90000", "x" * 32_767])
+        w.writerow(["T-3", "Grow NJ", "C-3", "😀" * 16_384, "B", "2026-01-05", "100000", "90000", "ok"])
+    result = process(src, as_of=AS_OF)
+    out = write(result, tmp_path / "long.annotated.xlsx")
+    f = result.findings[result.findings["Code"] == "TEXT_TRUNCATED"]
+    # 40,000 > 32,767: cut; 32,767: at the limit, whole; 16,384 emoji are 32,768 UTF-16 units: cut
+    assert f[["Row", "Column", "Severity"]].values.tolist() == [[2, "Note", "warning"], [4, "Transferor", "warning"]]
+    assert "40,000 characters" in f["Message"].iloc[0] and "32,767" in f["Message"].iloc[0]
+    g = calamine(out, "long")
+    status = g[0].index("Status")
+    assert [len(g[1][8]), len(g[2][8]), g[3][3]] == [32_767, 32_767, "😀" * 16_383]
+    assert [g[1][status], g[2][status], g[3][status]] == ["Flagged", "OK", "Flagged"]
+
+
+def test_tool_sheets_widths_are_capped_and_codes_are_rows(samples):
+    from batch.rules import common_findings
+
+    codes = set(common_findings())
+    for path in [*samples.values(), ROOT / "templates" / "njcredits-intake-template.xlsx"]:
+        parse_every_part(path)
+    for path in samples.values():
+        wb = openpyxl.load_workbook(path)
+        for name in ("Findings", "Summary", "Run"):
+            ws = wb[name]
+            widths = [d.width for d in ws.column_dimensions.values() if d.width]
+            assert widths and max(widths) <= 81, (path.name, name, max(widths))  # 80 and the padding xlsxwriter adds
+            # landscape, fit to one page wide (fitToWidth 1 is the default, left out), any number of pages tall
+            assert ws.page_setup.orientation == "landscape" and ws.sheet_properties.pageSetUpPr.fitToPage
+            assert ws.page_setup.fitToWidth in (None, 1) and ws.page_setup.fitToHeight == 0
+        for title, table in _tables(calamine(path, "Summary")).items():
+            header = table[0]
+            assert not any(h in codes or re.fullmatch(r"[A-Z][A-Z0-9_]{5,}", str(h)) for h in header), (path.name, title, header)
