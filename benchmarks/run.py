@@ -2,6 +2,7 @@
 
     python benchmarks/run.py                      # 10k and 100k rows, both programs, and the parallel folder
     python benchmarks/run.py --sizes 1000000      # the 1M-row runs (several minutes each)
+    python benchmarks/run.py --programs grownj --sizes 100000 --repeat 3 --no-parallel   # medians of 3
 
 For each workbook it times `njcredits run` as a whole process (one worker) and, in the same run,
 the floor: reading the same file with the fastest reader (fastexcel, else python-calamine) plus
@@ -18,6 +19,7 @@ import json
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -302,6 +304,7 @@ def main():
     ap.add_argument("--programs", nargs="+", default=["grownj", "transfers"])
     ap.add_argument("--no-parallel", action="store_true")
     ap.add_argument("--memory-limit-mb", type=int, help="memory_limit_mb for the runs (njcredits.toml)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each workbook (and of its floor); the medians are reported")
     args = ap.parse_args()
     from batch.calculators import grow_nj, transfers
 
@@ -316,8 +319,16 @@ def main():
     for program in args.programs:
         for rows in args.sizes:
             path = workbook(program, rows)
-            reader, read_s, write_s = floor(path, sheets[program], computed[program])
-            seconds, peak, t = run_njcredits(path, memory_limit_mb=args.memory_limit_mb)
+            floors, runs = [], []
+            for _ in range(args.repeat):  # floor and run alternate, so both see the same load of the machine
+                floors.append(floor(path, sheets[program], computed[program]))
+                runs.append(run_njcredits(path, memory_limit_mb=args.memory_limit_mb))
+            reader = floors[0][0]
+            read_s, write_s = statistics.median(f[1] for f in floors), statistics.median(f[2] for f in floors)
+            seconds, peak = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+            t = {k: statistics.median(r[2].get(k, 0) for r in runs) for k in ("read", "validate", "calculate", "annotate", "write")}
+            if args.repeat > 1:
+                print(f"{program} {rows:,}: runs {[round(r[0], 1) for r in runs]} s, floors {[round(f[1] + f[2], 1) for f in floors]} s")
             fl = read_s + write_s
             line = (
                 f"| {program} | {rows:,} | {seconds:.1f} | {fl:.1f} ({reader} {read_s:.1f} + write {write_s:.1f}) | "
