@@ -8,21 +8,146 @@ citation). `batch/rules/findings.yaml` holds the findings shared by every sheet.
 A parameter's values are steps: `{since: DATE, value: V}`; a row's date picks the step in force
 (`since: null` means in force for every earlier date). Money (`unit: USD`) is converted to
 integer cents and ratios (`unit: ratio`) to exact fractions when loaded.
+
+A file with a `statute_version` is one version of a statute's text; a later version names its
+`base` (the earlier version) and states only the parameters it changes: each parameter it names
+replaces the base's whole (a tier list is replaced whole, never merged row by row).
+
+Every file is checked against a strict schema when loaded (`RulesFile`, `FindingEntry`): an
+unknown key, a parameter or tier without a citation, or a unit outside `UNITS` stops the load
+with the file and the key named, so a misspelt key never silently means "not set".
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 RULES_DIR = Path(__file__).parent
+# The units a parameter may have: money (converted to cents), exact ratios, dates, counts and the
+# rest, which are read as they are written.
+UNITS = frozenset(
+    {"USD", "ratio", "date", "month-day", "years", "year", "periods", "jobs", "count", "index", "list", "text", "flag", "column", "class"}
+)
+# Keys a tier may carry besides its value and citation: the conditions it applies under and the
+# figures a program's tiers add (minimum jobs, capital investment, installments, ...).
+TIER_KEYS = frozenset(
+    {
+        "label", "cite", "value", "area", "not_area", "any_flag", "all_flags", "interpretation", "summary",
+        "min_jobs", "min_jobs_over", "jobs", "min_capex", "min_capex_over", "min_employees", "from_year", "to_year",
+        "installments", "basis", "bucket", "categories", "withholdings", "when_blank", "finding", "south_jersey",
+        "shares", "starts_at_later_approval",
+    }
+)  # fmt: skip
+
+
+class RulesError(ValueError):
+    """A rules file that does not follow the schema (the message names the file and the key)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StepSpec(_Strict):
+    since: dt.date | None
+    value: Any
+
+
+class CaseSpec(_Strict):
+    cite: str | None = None
+    source: str = ""
+    summary: str = ""
+    interpretation: str = ""
+    value: Any = None
+    values: list[StepSpec] | None = None
+
+
+class ParameterSpec(_Strict):
+    description: str
+    unit: str
+    cite: str | None = None
+    source: str = ""
+    summary: str = ""
+    interpretation: str = ""
+    comparison: str = ""
+    value: Any = None
+    values: list[StepSpec] | None = None
+    tiers: list[dict[str, Any]] | None = None
+    cases: dict[str, CaseSpec] | None = None
+    by: str | None = None
+    default_case: str | None = None
+
+    @model_validator(mode="after")
+    def _complete(self):
+        if self.unit not in UNITS:
+            raise ValueError(f"unit {self.unit!r} is not one of {', '.join(sorted(UNITS))}")
+        given = [k for k in ("value", "values", "tiers", "cases") if k in self.model_fields_set]
+        if len(given) != 1:
+            raise ValueError(f"exactly one of value, values, tiers, cases is needed (found {', '.join(given) or 'none'})")
+        if self.tiers is not None:
+            for i, tier in enumerate(self.tiers):
+                unknown = set(tier) - TIER_KEYS
+                if unknown:
+                    raise ValueError(f"tier {i + 1} has unknown keys {sorted(unknown)}")
+                if not tier.get("cite"):
+                    raise ValueError(f"tier {i + 1} ({tier.get('label', '')}) has no cite")
+        elif self.cases is not None:
+            if not self.by:
+                raise ValueError("cases need `by`, the column that picks the case")
+            for name, case in self.cases.items():
+                if not (case.cite or self.cite):
+                    raise ValueError(f"case {name!r} has no cite")
+                if ("value" in case.model_fields_set) == (case.values is not None):
+                    raise ValueError(f"case {name!r} needs exactly one of value, values")
+        elif not self.cite:
+            raise ValueError("cite is required")
+        return self
+
+
+class RulesFile(_Strict):
+    version: str
+    statute_version: str | None = None
+    base: str | None = None  # the statute version this one changes
+    sources: list[str] = []
+    parameters: dict[str, ParameterSpec]
+
+
+class FindingEntry(_Strict):
+    severity: Literal["error", "warning", "info"]
+    message: str | dict[str, str]
+    citation: str
+    column: str | None = None
+    formats: dict[str, str] = {}
+    ineligible: bool = False
+
+
+def _checked(path: Path, doc: dict, model) -> None:
+    try:
+        if model is FindingEntry:
+            for code, entry in doc.items():
+                try:
+                    FindingEntry.model_validate(entry)
+                except ValidationError as err:
+                    raise RulesError(f"{path.parent.name}/{path.name}: finding {code}: {_reason(err)}") from None
+        else:
+            model.model_validate(doc)
+    except ValidationError as err:
+        raise RulesError(f"{path.parent.name}/{path.name}: {_reason(err)}") from None
+
+
+def _reason(err: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(x) for x in e['loc']) or '(file)'}: {e['msg']}" for e in err.errors())
 
 
 @dataclass(frozen=True)
@@ -181,18 +306,45 @@ class Rules:
         return f"{self.version} (sha256 {self.digest[:12]})"
 
 
-def _load_yaml(path: Path) -> dict:
-    with path.open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh) or {}
+def _load_yaml(path: Path, model=RulesFile) -> dict:
+    """A rules file, checked against its schema."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            doc = yaml.safe_load(fh) or {}
+    except (yaml.YAMLError, ValueError) as err:  # ValueError: a date YAML cannot make (2014-13-01)
+        raise RulesError(f"{path.parent.name}/{path.name}: not readable YAML ({err})") from None
+    _checked(path, doc, model)
+    return doc
+
+
+def _with_base(docs: dict[str, dict]) -> dict[str, dict]:
+    """Each statute version's parameters: its base's, with the ones it states replacing them whole."""
+    out: dict[str, dict] = {}
+
+    def resolve(version: str, seen: tuple[str, ...] = ()) -> dict:
+        if version in seen:
+            raise RulesError(f"statute version {version} is its own base ({' -> '.join((*seen, version))})")
+        doc = docs[version]
+        base = doc.get("base")
+        if base is None:
+            return dict(doc["parameters"])
+        if base not in docs:
+            raise RulesError(f"statute version {version} names base {base}, which no file of the folder is")
+        return {**resolve(str(base), (*seen, version)), **doc["parameters"]}
+
+    for version in docs:
+        out[version] = resolve(version)
+    return out
 
 
 @cache
 def load(program: str) -> Rules:
     """Every YAML file of `batch/rules/<program>/`: files with a `statute_version` go to
-    `versions`, the others are merged into `parameters`; `findings.yaml` is the findings table."""
+    `versions` (each on its `base`), the others are merged into `parameters`; `findings.yaml` is
+    the findings table."""
     folder = RULES_DIR / program
     params: dict = {}
-    versions: dict[str, dict] = {}
+    statute: dict[str, dict] = {}
     labels = []
     digest = hashlib.sha256()
     for path in sorted(folder.glob("*.yaml")):
@@ -202,13 +354,16 @@ def load(program: str) -> Rules:
         doc = _load_yaml(path)
         labels.append(str(doc["version"]))
         if doc.get("statute_version") is not None:
-            versions[str(doc["statute_version"])] = _parameters(doc)
+            statute[str(doc["statute_version"])] = doc
+        elif doc.get("base") is not None:
+            raise RulesError(f"{program}/{path.name}: `base` is for a file with a statute_version")
         else:
             params.update(_parameters(doc))
-    findings = {**common_findings(), **_load_yaml(folder / "findings.yaml")}
+    versions = {v: _parameters({"parameters": p}) for v, p in _with_base(statute).items()}
+    findings = {**common_findings(), **_load_yaml(folder / "findings.yaml", FindingEntry)}
     return Rules(program, "; ".join(labels), digest.hexdigest(), params, versions, findings)
 
 
 @cache
 def common_findings() -> dict[str, dict]:
-    return _load_yaml(RULES_DIR / "findings.yaml")
+    return _load_yaml(RULES_DIR / "findings.yaml", FindingEntry)

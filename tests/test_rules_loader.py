@@ -1,0 +1,213 @@
+"""The rules loader (batch/rules/__init__.py): the strict schema of the YAML files, statute
+versions stated as changes over their base, dated steps, and the unit conversions."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from fractions import Fraction
+
+import pandas as pd
+import pytest
+
+import batch.rules as rules_mod
+from batch.rules import RULES_DIR, UNITS, RulesError, load
+
+PROGRAMS = sorted(p.name for p in RULES_DIR.iterdir() if p.is_dir() and not p.name.startswith("_"))
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    """A rules folder `demo` in a temporary RULES_DIR (with the shared findings table)."""
+    shutil.copy(RULES_DIR / "findings.yaml", tmp_path / "findings.yaml")
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "findings.yaml").write_text("{}\n")
+    monkeypatch.setattr(rules_mod, "RULES_DIR", tmp_path)
+    load.cache_clear()
+    rules_mod.common_findings.cache_clear()
+    yield tmp_path / "demo"
+    load.cache_clear()
+    rules_mod.common_findings.cache_clear()
+
+
+def write(folder, name: str, text: str) -> None:
+    (folder / name).write_text(textwrap.dedent(text))
+
+
+GOOD_PARAMETER = """\
+    version: "demo 1"
+    parameters:
+      minimum:
+        description: The smallest amount.
+        unit: USD
+        cite: C.1:1-1 a.
+        value: 25000
+    """
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_every_shipped_rules_folder_loads(program):
+    rules = load(program)
+    assert rules.parameters or rules.versions
+
+
+@pytest.mark.parametrize(
+    "text,named",
+    [
+        # a misspelt key is refused, never read as "not set"
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, value: 1, sumary: s}\n", "sumary"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, value: 1}\n", "cite is required"),
+        ("version: v\nparameters:\n  m: {description: d, unit: dollars, cite: c, value: 1}\n", "unit 'dollars'"),
+        ("version: v\nparameters:\n  m: {description: d, cite: c, value: 1}\n", "unit"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, value: 1, values: []}\n", "exactly one of"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c}\n", "exactly one of"),
+        ("version: v\nstatute: x\nparameters: {}\n", "statute"),
+        ("parameters: {}\n", "version"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, tiers: [{label: a, value: 1}]}\n", "tier 1 (a) has no cite"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, tiers: [{label: a, cite: c, value: 1, min_job: 3}]}\n", "min_job"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, by: P, cases: {A: {value: 1}}}\n", "case 'A' has no cite"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, cases: {A: {value: 1}}}\n", "cases need `by`"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, values: [{since: soon, value: 1}]}\n", "since"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, values: [{since: 2014-13-01, value: 1}]}\n", "month"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, values: [{value: 1}]}\n", "since"),
+        # an unquoted summary holding ", " in a flow mapping splits into keys
+        (
+            "version: v\nparameters:\n"
+            "  m: {description: d, unit: USD, by: P, cases: {A: {cite: c, summary: Up to $40,000 a year., value: 1}}}\n",
+            "000 a year",
+        ),
+    ],
+)
+def test_a_file_off_the_schema_is_refused_with_the_key_named(folder, text, named):
+    write(folder, "parameters.yaml", text)
+    with pytest.raises(RulesError) as err:
+        load("demo")
+    assert "demo/parameters.yaml" in str(err.value) and named in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "entry,named",
+    [
+        ("X: {severity: fatal, message: m, citation: c}\n", "severity"),
+        ("X: {severity: error, message: m}\n", "citation"),
+        ("X: {severity: error, message: m, citation: c, colour: red}\n", "colour"),
+    ],
+)
+def test_a_findings_table_off_the_schema_is_refused(folder, entry, named):
+    write(folder, "parameters.yaml", GOOD_PARAMETER)
+    (folder / "findings.yaml").write_text(entry)
+    with pytest.raises(RulesError, match=named):
+        load("demo")
+
+
+def test_units_are_a_fixed_list():
+    assert {"USD", "ratio", "date"} <= UNITS and "dollars" not in UNITS
+
+
+BASE = """\
+    version: "text of 2014"
+    statute_version: "2014"
+    parameters:
+      base_amount:
+        description: Base credit per job.
+        unit: USD
+        tiers:
+          - {label: base, cite: C.1 b.(1), area: [A], value: 5000}
+          - {label: base, cite: C.1 b.(2), area: [B], value: 4000}
+      share:
+        description: A share.
+        unit: ratio
+        cite: C.1 c.
+        value: 0.9
+    """
+LATER = """\
+    version: "text of 2017"
+    statute_version: "2017"
+    base: "2014"
+    parameters:
+      base_amount:
+        description: Base credit per job.
+        unit: USD
+        tiers:
+          - {label: base, cite: C.1 b.(1)(a), area: [A], value: 5000}
+    """
+
+
+def test_a_later_version_states_only_what_it_changes(folder):
+    write(folder, "2014.yaml", BASE)
+    write(folder, "2017.yaml", LATER)
+    rules = load("demo")
+    early, late = rules.versions["2014"], rules.versions["2017"]
+    assert late["share"] == early["share"] and late["share"].value == Fraction(9, 10)  # taken from the base
+    # a tier list is replaced whole: the 2017 list has one tier, not the base's two with one changed
+    assert [t.cite for t in early["base_amount"]] == ["C.1 b.(1)", "C.1 b.(2)"]
+    assert [t.cite for t in late["base_amount"]] == ["C.1 b.(1)(a)"]
+    assert rules.version == "text of 2014; text of 2017"
+
+
+@pytest.mark.parametrize(
+    "later,message",
+    [
+        (LATER.replace('base: "2014"', 'base: "2013"'), "names base 2013"),
+        (LATER.replace('base: "2014"', 'base: "2017"'), "its own base"),
+    ],
+)
+def test_a_base_that_is_not_there_or_a_cycle_is_refused(folder, later, message):
+    write(folder, "2014.yaml", BASE)
+    write(folder, "2017.yaml", later)
+    with pytest.raises(RulesError, match=message):
+        load("demo")
+
+
+def test_every_grow_nj_2017_key_is_a_change_over_2014():
+    import yaml
+
+    base = yaml.safe_load((RULES_DIR / "grow_nj" / "2014.yaml").read_text())["parameters"]
+    later = yaml.safe_load((RULES_DIR / "grow_nj" / "2017.yaml").read_text())["parameters"]
+    assert later and all(later[k] != base.get(k) for k in later)  # nothing restated unchanged
+    assert set(load("grow_nj").versions["2017"]) == set(load("grow_nj").versions["2014"])
+
+
+STEPS = """\
+    version: v
+    parameters:
+      minimum:
+        description: The smallest transfer.
+        unit: USD
+        cite: C.1 a.
+        values:
+          - {since: null, value: 100000}
+          - {since: 2014-10-24, value: 25000.50}
+    """
+
+
+@pytest.mark.parametrize(
+    "date,cents",
+    [
+        ("2014-10-23", 10_000_000),  # the day before the change: $100,000
+        ("2014-10-24", 2_500_050),  # the day it takes effect: $25,000.50
+        ("2014-10-25", 2_500_050),
+        ("1900-01-01", 10_000_000),  # `since: null`: in force for every earlier date
+        ("9999-12-31", 2_500_050),
+    ],
+)
+def test_dated_steps_pick_the_value_in_force(folder, date, cents):
+    write(folder, "parameters.yaml", STEPS)
+    parameter = load("demo")["minimum"]
+    assert parameter.at(pd.Series([pd.Timestamp(date)]))[0] == cents
+
+
+@pytest.mark.parametrize(
+    "unit,written,loaded",
+    [
+        ("USD", "0.1", 10),  # cents, exactly (no binary float in between)
+        ("USD", "25000", 2_500_000),
+        ("ratio", "0.75", Fraction(3, 4)),
+        ("ratio", "0.1", Fraction(1, 10)),
+        ("date", "2014-10-24", pd.Timestamp("2014-10-24")),
+        ("years", "7", 7),
+    ],
+)
+def test_values_are_converted_exactly(folder, unit, written, loaded):
+    write(folder, "parameters.yaml", f"version: v\nparameters:\n  p: {{description: d, unit: {unit}, cite: c, value: {written}}}\n")
+    assert load("demo")["p"].value == loaded
