@@ -92,13 +92,25 @@ class Q:
         return Q(self.num * o.num, self.den * o.den)
 
     def __truediv__(self, other) -> Q:
-        """Division; a zero divisor gives 0 (callers mask those rows)."""
+        """Division; a zero divisor raises ZeroDivisionError: where a divisor may be 0, say what
+        the row gets with `div(other, zero=...)`."""
         o = self._other(other)
-        zero = o.num == 0
-        num = np.where(zero, 0, self.num * o.den)
-        den = np.where(zero, 1, self.den * np.where(zero, 1, o.num))
+        if (o.num == 0).any():
+            raise ZeroDivisionError(
+                f"{int((o.num == 0).sum())} of {len(o)} divisors are 0; use Q.div(other, zero=...) to say what those rows get"
+            )
+        return self.div(o, zero=0)
+
+    def div(self, other, zero) -> Q:
+        """Division, with `zero` (a number or a Q) where the divisor is 0: the caller says what those
+        rows get, and masks them where they must not count."""
+        o = self._other(other)
+        at_zero = o.num == 0
+        num = np.where(at_zero, 0, self.num * o.den)
+        den = np.where(at_zero, 1, self.den * np.where(at_zero, 1, o.num))
         neg = den < 0
-        return Q(np.where(neg, -num, num), np.where(neg, -den, den))
+        quotient = Q(np.where(neg, -num, num), np.where(neg, -den, den))
+        return quotient.where(~at_zero, zero) if at_zero.any() else quotient
 
     def _cmp(self, other) -> np.ndarray:
         o = self._other(other)
