@@ -47,6 +47,15 @@ END = np.datetime64("9999-12-31", "us") + np.timedelta64(1, "D")  # the day afte
 DAY_US = 86_400_000_000
 
 
+def column_letters(n: int) -> str:
+    """A 0-based column number as Excel's column letters: 0 is A, 25 is Z, 26 is AA, 16383 is XFD."""
+    out, n = "", n + 1
+    while n:
+        n, r = divmod(n - 1, 26)
+        out = chr(65 + r) + out
+    return out
+
+
 def truncated(values) -> np.ndarray:
     """Per value (str): longer than Excel's cell limit in UTF-16 units."""
     arr = np.asarray(values, dtype=object)

@@ -18,10 +18,10 @@ import pandas as pd
 from batch import cells
 from batch import rules as rules_mod
 from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable, programs
+from batch.cells import column_letters
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, read_workbook, sheet_key, totals_rows
 from batch.safety import Limits
-from batch.sheetxml import column_letters
 from validators.columns import normalize_header
 from validators.schema import VALIDATION_CODES, validate
 

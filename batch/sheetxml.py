@@ -23,14 +23,6 @@ CHUNK_ROWS = 5_000
 SHEETDATA_END = b"</sheetData>"
 
 
-def column_letters(n: int) -> str:
-    out, n = "", n + 1
-    while n:
-        n, r = divmod(n - 1, 26)
-        out = chr(65 + r) + out
-    return out
-
-
 def splice(path: Path, parts: dict[str, object], replace: dict | None = None, compresslevel: int = 1) -> None:
     """Rewrite the workbook at `path`, inserting before `</sheetData>` of each named sheet part the
     rows its generator yields (bytes), and setting its `<dimension>` to the given range. Parts named

@@ -130,7 +130,7 @@ def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int)
     ]
     rows = np.array([p[0] for p in positions], dtype=np.int64)
     cols = np.array([p[1] for p in positions], dtype=np.int64)
-    refs = np.array([sheetxml.column_letters(c) for c in range(int(cols.max()) + 1)], dtype=object)[cols] + (rows + 1).astype(str).astype(
+    refs = np.array([cells.column_letters(c) for c in range(int(cols.max()) + 1)], dtype=object)[cols] + (rows + 1).astype(str).astype(
         object
     )
     texts = pd.Series([p[2] for p in positions], dtype=object)
@@ -272,7 +272,7 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes):
     filled = sheet.filled[:k] if sheet.filled is not None else np.ones(k, dtype=bool)
     active = np.flatnonzero(filled | (severity[:, :k] > 0).any(axis=0))
     width = max([last_col + 1, k] + [len(r) for r in sheet.preamble])
-    letters = [sheetxml.column_letters(j) for j in range(min(width, EXCEL_COLUMNS))]
+    letters = [cells.column_letters(j) for j in range(min(width, EXCEL_COLUMNS))]
 
     top = _top_rows(fmts, sheet, letters, computed_headers, at)  # now: the styles are fixed when the workbook closes
 
@@ -312,7 +312,7 @@ def _write_other(wb, fmts: Formats, sheet: OtherSheet):
     wb.add_worksheet(sheet.name)
     grid = sheet.grid
     width = min(max((len(r) for r in grid), default=0), EXCEL_COLUMNS)
-    letters = [sheetxml.column_letters(j) for j in range(max(width, 1))]
+    letters = [cells.column_letters(j) for j in range(max(width, 1))]
     plain = _styles(fmts, None)
 
     def rows():
@@ -366,7 +366,7 @@ def finding_cells(result: Result) -> pd.Series:
         has_col = col.notna().to_numpy()
         col = col.fillna(id_col).where(has_row | has_col, 0).astype(int)
         row = row.fillna(sheet.header_row + 1).where(has_row | has_col, 1).astype(int)
-        letters = np.array([sheetxml.column_letters(j) for j in range(int(col.max()) + 1)], dtype=object)
+        letters = np.array([cells.column_letters(j) for j in range(int(col.max()) + 1)], dtype=object)
         out[mine] = sheet_ref(name) + "!" + letters[col.to_numpy()] + row.astype(str).to_numpy(dtype=object)
     return out
 
@@ -412,7 +412,7 @@ def _write_findings(wb, fmts: Formats, result: Result, name: str):
     styles = {"Message": _style(wrap), "Citation": _style(wrap), "Row": _style(fmts.get(center=True, top=True))}
     plain = _style(fmts.get(top=True))
     link_style = _style(fmts.get(link=True, top=True))
-    letters = [sheetxml.column_letters(j) for j in range(len(FINDINGS_SHEET_COLUMNS))]
+    letters = [cells.column_letters(j) for j in range(len(FINDINGS_SHEET_COLUMNS))]
 
     def rows():
         for start in range(0, len(f), sheetxml.CHUNK_ROWS):

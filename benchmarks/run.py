@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / ".data"
 sys.path.insert(0, str(HERE.parent))
-from batch.sheetxml import column_letters  # noqa: E402
+from batch.cells import column_letters  # noqa: E402
 
 GROW_NJ_HEADERS = [c.header for c in __import__("validators.grow_nj", fromlist=["GROW_NJ"]).GROW_NJ.columns]
 TRANSFER_HEADERS = [c.header for c in __import__("validators.transfers", fromlist=["TRANSFERS"]).TRANSFERS.columns]

@@ -255,3 +255,8 @@ def test_xlsxwriter_versions_outside_the_tested_range_are_refused(version, ok):
     else:
         with pytest.raises(RuntimeError, match="xlsxwriter"):
             check_version(version)
+
+
+@pytest.mark.parametrize("n,letters", [(0, "A"), (25, "Z"), (26, "AA"), (27, "AB"), (701, "ZZ"), (702, "AAA"), (16_383, "XFD")])
+def test_column_letters(n, letters):
+    assert cells.column_letters(n) == letters

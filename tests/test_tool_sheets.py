@@ -18,10 +18,10 @@ import python_calamine
 import xlsxwriter
 from conftest import ROOT, write_workbook
 
+from batch.cells import column_letters
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import process
 from batch.reading import EXCEL_COLUMNS, UnreadableWorkbook, csv_sheet_name, marked_sheets
-from batch.sheetxml import column_letters
 from batch.writing import write
 from validators.transfers import TRANSFERS as TRANSFERS_SPEC
 
