@@ -8,6 +8,13 @@ does not matter.
 
 Deadlines that depend on the day of the run (a blank Certification Date, a blank Period
 Documentation Certified Date) are judged on the run's as-of date, `context.as_of`.
+
+The calculation is a sequence of named steps, one per provision. Each step reads the columns
+earlier steps left on the `Compliance` state and adds its own; the forfeitures run in the order
+their findings are reported, and the carry-forward, which needs them all, comes last:
+
+    certification_247b2 -> statewide_workforce_247d1 -> facility_employment_247d2
+    -> documentation_247c1 -> sale_247d3a -> carry_forward_247c1
 """
 
 from __future__ import annotations
@@ -51,6 +58,28 @@ OUT = [
 ]
 
 
+class Compliance:
+    """The rows of the sheet, the rules, the run's as-of date, and every column the steps have
+    computed so far."""
+
+    def __init__(self, f: pd.DataFrame, rules: Rules, context: RunContext):
+        self.f, self.rules = f, rules
+        self.idx, self.n = f.index, len(f)
+        self.findings: list[pd.DataFrame] = []
+        self.as_of = pd.Timestamp(context.as_of)
+        self.as_of_text = context.as_of.isoformat()
+        self.period = f[PERIOD].to_numpy(dtype=np.int64)
+        self.key = name_key(f[ID])
+        # the rows in (project, Tax Period) order, row order breaking ties
+        self.order = (
+            pd.DataFrame({"key": self.key, "period": self.period}, index=self.idx).sort_values(["key", "period"], kind="stable").index
+        )
+        self.forfeited = np.zeros(self.n, dtype=bool)  # the period's credit is forfeited (Credit Allowed 0)
+
+    def emit(self, code: str, mask: np.ndarray, **fields) -> None:
+        self.findings.append(emit(code, self.idx[mask], **fields))
+
+
 def carry_forward(project: np.ndarray, year: np.ndarray, allowed: np.ndarray, liability: np.ndarray, periods: int) -> np.ndarray:
     """One linear pass over rows already in (project, year) order. Returns rows x 5 integer cents:
     credit used, carry-forward added, carry-forward used, balance, expired."""
@@ -83,128 +112,150 @@ def carry_forward(project: np.ndarray, year: np.ndarray, allowed: np.ndarray, li
     return out
 
 
-def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    context = context or RunContext.today()
-    as_of = pd.Timestamp(context.as_of)
-    as_of_text = context.as_of.isoformat()
-    idx = frame.index
-    n = len(frame)
-    findings = []
-    approval, certified = frame[APPROVAL], frame[CERTIFIED]
+# -- the steps ----------------------------------------------------------------------------------
 
-    # b.(2): certification within 3 years of approval (two six-month extensions); never more than 4.
-    # A blank Certification Date is judged on the as-of date: barred once more than 4 years have passed.
-    inner, outer = rules["certification_years"], rules["certification_outer_years"]
+
+def certification_247b2(s: Compliance) -> None:
+    """C.34:1B-247 b.(2): the project must be certified within the years after approval the rules
+    give (extensions allowed), never after the outer limit; a certification after it bars the
+    project. A blank Certification Date is judged on the as-of date: barred once the outer limit
+    has passed, pending before."""
+    approval, certified = s.f[APPROVAL], s.f[CERTIFIED]
+    inner, outer = s.rules["certification_years"], s.rules["certification_outer_years"]
     due = approval + pd.DateOffset(years=inner.value)
     latest = approval + pd.DateOffset(years=outer.value)
     cert_blank = certified.isna().to_numpy()
     after_outer_given = (certified > latest).fillna(False).to_numpy(dtype=bool)
     after_inner = (certified > due).fillna(False).to_numpy(dtype=bool) & ~after_outer_given
-    after_outer_blank = cert_blank & (as_of > latest).fillna(False).to_numpy(dtype=bool)
+    after_outer_blank = cert_blank & (s.as_of > latest).fillna(False).to_numpy(dtype=bool)
     pending = cert_blank & ~after_outer_blank
-    past_due = (as_of > due).fillna(False).to_numpy(dtype=bool)
-    after_outer = after_outer_given | after_outer_blank
-    findings.append(emit("CERTIFICATION_LATE", idx[after_inner], date=certified, years=inner.value, approved=approval, citation=inner.cite))
-    findings.append(
-        emit(
-            "CERTIFICATION_AFTER_4_YEARS", idx[after_outer_given], date=certified, years=outer.value, approved=approval, citation=outer.cite
-        )
+    past_due = (s.as_of > due).fillna(False).to_numpy(dtype=bool)
+    s.after_outer = after_outer_given | after_outer_blank
+    s.emit("CERTIFICATION_LATE", after_inner, date=certified, years=inner.value, approved=approval, citation=inner.cite)
+    s.emit("CERTIFICATION_AFTER_4_YEARS", after_outer_given, date=certified, years=outer.value, approved=approval, citation=outer.cite)
+    s.emit(
+        "CERTIFICATION_AFTER_4_YEARS",
+        after_outer_blank,
+        variant="blank",
+        as_of=s.as_of_text,
+        years=outer.value,
+        approved=approval,
+        latest=latest,
+        citation=outer.cite,
     )
-    findings.append(
-        emit(
-            "CERTIFICATION_AFTER_4_YEARS",
-            idx[after_outer_blank],
-            variant="blank",
-            as_of=as_of_text,
-            years=outer.value,
-            approved=approval,
-            latest=latest,
-            citation=outer.cite,
-        )
-    )
-    pending_fields = dict(as_of=as_of_text, years=inner.value, approved=approval, due=due, latest=latest, citation=inner.cite)
-    findings.append(emit("CERTIFICATION_PENDING", idx[pending & ~past_due], **pending_fields))
-    findings.append(emit("CERTIFICATION_PENDING", idx[pending & past_due], variant="extended", **pending_fields))
+    pending_fields = dict(as_of=s.as_of_text, years=inner.value, approved=approval, due=due, latest=latest, citation=inner.cite)
+    s.emit("CERTIFICATION_PENDING", pending & ~past_due, **pending_fields)
+    s.emit("CERTIFICATION_PENDING", pending & past_due, variant="extended", **pending_fields)
+    s.forfeited |= s.after_outer
 
-    # d.(1), d.(2): workforce thresholds, each period on its own figures
-    statewide, facility = rules["statewide_share"], rules["facility_share"]
-    reduced = Q(frame[STATEWIDE]) < Q(frame[BASELINE]) * statewide.value
-    findings.append(
-        emit(
-            "STATEWIDE_WORKFORCE_REDUCED",
-            idx[reduced],
-            employees=frame[STATEWIDE],
-            baseline=frame[BASELINE],
-            period=frame[PERIOD],
-            citation=statewide.cite,
-        )
-    )
-    below = Q(frame[FACILITY]) < Q(frame[AGREEMENT_JOBS]) * facility.value
-    findings.append(
-        emit(
-            "FACILITY_EMPLOYMENT_BELOW_80PCT",
-            idx[below],
-            employees=frame[FACILITY],
-            jobs=frame[AGREEMENT_JOBS],
-            period=frame[PERIOD],
-            citation=facility.cite,
-        )
-    )
 
-    # c.(1): documentation certified within 3 years of the close of the period (31 December); a credit
-    # forfeits when it "remains uncertified as of" that deadline, so a blank date forfeits only once the
-    # deadline is before the as-of date
-    docs = rules["documentation_years"]
-    month, day = (int(part) for part in rules["tax_period_close"].value.split("-"))
-    period = frame[PERIOD].to_numpy(dtype=np.int64)
-    deadline = pd.Series(pd.to_datetime(pd.DataFrame({"year": period + docs.value, "month": month, "day": day})).to_numpy(), index=idx)
-    docs_blank = frame[DOCS].isna().to_numpy()
-    late_docs = (frame[DOCS] > deadline).fillna(False).to_numpy(dtype=bool)
-    lapsed = docs_blank & (deadline < as_of).to_numpy(dtype=bool)
+def statewide_workforce_247d1(s: Compliance) -> None:
+    """C.34:1B-247 d.(1): a period in which the statewide employees fall below the rules' share of
+    the baseline forfeits that period's credit (each period on its own figures)."""
+    statewide = s.rules["statewide_share"]
+    reduced = Q(s.f[STATEWIDE]) < Q(s.f[BASELINE]) * statewide.value
+    s.emit(
+        "STATEWIDE_WORKFORCE_REDUCED",
+        reduced,
+        employees=s.f[STATEWIDE],
+        baseline=s.f[BASELINE],
+        period=s.f[PERIOD],
+        citation=statewide.cite,
+    )
+    s.forfeited |= reduced
+
+
+def facility_employment_247d2(s: Compliance) -> None:
+    """C.34:1B-247 d.(2): a period in which the facility's employees fall below the rules' share of
+    the jobs in the agreement forfeits that period's credit (each period on its own figures)."""
+    facility = s.rules["facility_share"]
+    below = Q(s.f[FACILITY]) < Q(s.f[AGREEMENT_JOBS]) * facility.value
+    s.emit(
+        "FACILITY_EMPLOYMENT_BELOW_80PCT",
+        below,
+        employees=s.f[FACILITY],
+        jobs=s.f[AGREEMENT_JOBS],
+        period=s.f[PERIOD],
+        citation=facility.cite,
+    )
+    s.forfeited |= below
+
+
+def documentation_247c1(s: Compliance) -> None:
+    """C.34:1B-247 c.(1): the period's documentation must be certified within the years after the
+    close of the tax period the rules give; a credit forfeits when it "remains uncertified as of"
+    that deadline, so a blank date forfeits only once the deadline is before the as-of date."""
+    f = s.f
+    docs = s.rules["documentation_years"]
+    month, day = (int(part) for part in s.rules["tax_period_close"].value.split("-"))
+    close = pd.DataFrame({"year": s.period + docs.value, "month": month, "day": day})
+    deadline = pd.Series(pd.to_datetime(close).to_numpy(), index=s.idx)
+    docs_blank = f[DOCS].isna().to_numpy()
+    late_docs = (f[DOCS] > deadline).fillna(False).to_numpy(dtype=bool)
+    lapsed = docs_blank & (deadline < s.as_of).to_numpy(dtype=bool)
     docs_pending = docs_blank & ~lapsed
-    uncertified = late_docs | lapsed
-    common = {"period": frame[PERIOD], "deadline": deadline, "years": docs.value, "citation": docs.cite}
-    findings.append(emit("CREDIT_FORFEITED_UNCERTIFIED", idx[late_docs], date=frame[DOCS], **common))
-    findings.append(emit("CREDIT_FORFEITED_UNCERTIFIED", idx[lapsed], variant="blank", as_of=as_of_text, **common))
-    findings.append(emit("DOCUMENTATION_PENDING", idx[docs_pending], as_of=as_of_text, **common))
+    common = {"period": f[PERIOD], "deadline": deadline, "years": docs.value, "citation": docs.cite}
+    s.emit("CREDIT_FORFEITED_UNCERTIFIED", late_docs, date=f[DOCS], **common)
+    s.emit("CREDIT_FORFEITED_UNCERTIFIED", lapsed, variant="blank", as_of=s.as_of_text, **common)
+    s.emit("DOCUMENTATION_PENDING", docs_pending, as_of=s.as_of_text, **common)
+    s.forfeited |= late_docs | lapsed
 
-    # d.(3)(a): a sale by the business holding the credits forfeits that period and every later one of
-    # the project; a sale by another owner (Seller Holds the Credits = N) leaves the credits unaffected.
-    # A blank Seller Holds the Credits is read by the rules default (Y), with a warning.
-    sale, holder_default = rules["sale_forfeiture"], rules["seller_holds_credits_when_blank"]
-    key = name_key(frame[ID])
-    order = pd.DataFrame({"key": key, "period": period}, index=idx).sort_values(["key", "period"], kind="stable").index
-    sold = frame[SOLD].to_numpy(dtype=bool)
-    seller = frame[SELLER].astype("boolean")
+
+def sale_247d3a(s: Compliance) -> None:
+    """C.34:1B-247 d.(3)(a): a sale of the facility by the business holding the credits forfeits that
+    period and every later one of the project; a sale by another owner (Seller Holds the Credits =
+    N) leaves the credits unaffected. A blank Seller Holds the Credits is read by the rules default,
+    with a warning."""
+    f = s.f
+    sale, holder_default = s.rules["sale_forfeiture"], s.rules["seller_holds_credits_when_blank"]
+    sold = f[SOLD].to_numpy(dtype=bool)
+    seller = f[SELLER].astype("boolean")
     holder_blank = sold & seller.isna().to_numpy()
     seller_holds = seller.fillna(bool(holder_default.value)).to_numpy(dtype=bool)
     forfeiting_sale = sold & seller_holds
     unaffected = sold & ~seller_holds
-    findings.append(emit("SALE_HOLDER_NOT_GIVEN", idx[holder_blank], period=frame[PERIOD], citation=holder_default.cite))
-    sold_year = pd.Series(np.where(forfeiting_sale, period, np.iinfo(np.int64).max), index=idx)
-    first_sale = sold_year[order].groupby(key[order].to_numpy()).cummin().reindex(idx)
-    forfeited_by_sale = (first_sale <= period).to_numpy()
-    findings.append(
-        emit("FACILITY_SOLD_CREDITS_FORFEITED", idx[forfeited_by_sale], sold=first_sale, period=frame[PERIOD], citation=sale.cite)
-    )
-    findings.append(emit("FACILITY_SOLD_CREDITS_UNAFFECTED", idx[unaffected], period=frame[PERIOD], citation=sale.cite))
+    s.emit("SALE_HOLDER_NOT_GIVEN", holder_blank, period=f[PERIOD], citation=holder_default.cite)
+    sold_year = pd.Series(np.where(forfeiting_sale, s.period, np.iinfo(np.int64).max), index=s.idx)
+    first_sale = sold_year[s.order].groupby(s.key[s.order].to_numpy()).cummin().reindex(s.idx)
+    forfeited_by_sale = (first_sale <= s.period).to_numpy()
+    s.emit("FACILITY_SOLD_CREDITS_FORFEITED", forfeited_by_sale, sold=first_sale, period=f[PERIOD], citation=sale.cite)
+    s.emit("FACILITY_SOLD_CREDITS_UNAFFECTED", unaffected, period=f[PERIOD], citation=sale.cite)
+    s.forfeited |= forfeited_by_sale
 
-    zero = after_outer | reduced | below | uncertified | forfeited_by_sale
-    allowed = np.where(zero, 0, frame[ANNUAL].to_numpy(dtype=np.int64))
 
-    # c.(1): carry-forward, one linear pass over the rows that count (not Ineligible)
-    counted = order[~after_outer[idx.get_indexer(order)]]
-    pos = idx.get_indexer(counted)
-    result = np.zeros((n, 5), dtype=np.int64)
-    result[pos] = carry_forward(
-        key[counted].to_numpy(),
-        period[pos],
-        allowed[pos],
-        frame[LIABILITY].to_numpy(dtype=np.int64)[pos],
-        rules["carry_forward_periods"].value,
+def carry_forward_247c1(s: Compliance) -> None:
+    """C.34:1B-247 c.(1): the credit allowed (the annual credit, 0 when forfeited) is used against the
+    period's tax liability, and what is left carries forward for the periods the rules give, oldest
+    first; one linear pass over the rows that count (a barred project's rows do not)."""
+    s.allowed = np.where(s.forfeited, 0, s.f[ANNUAL].to_numpy(dtype=np.int64))
+    counted = s.order[~s.after_outer[s.idx.get_indexer(s.order)]]
+    pos = s.idx.get_indexer(counted)
+    s.result = np.zeros((s.n, len(OUT) - 1), dtype=np.int64)
+    s.result[pos] = carry_forward(
+        s.key[counted].to_numpy(),
+        s.period[pos],
+        s.allowed[pos],
+        s.f[LIABILITY].to_numpy(dtype=np.int64)[pos],
+        s.rules["carry_forward_periods"].value,
     )
-    computed = pd.DataFrame(np.column_stack([allowed, result]), columns=OUT, index=idx).astype("Int64")
-    return Calculation(computed, findings, ineligible=pd.Series(after_outer, index=idx))
+
+
+STEPS = (
+    certification_247b2,
+    statewide_workforce_247d1,
+    facility_employment_247d2,
+    documentation_247c1,
+    sale_247d3a,
+    carry_forward_247c1,
+)
+
+
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+    s = Compliance(frame, rules, context or RunContext.today())
+    for step in STEPS:
+        step(s)
+    computed = pd.DataFrame(np.column_stack([s.allowed, s.result]), columns=OUT, index=s.idx).astype("Int64")
+    return Calculation(computed, s.findings, ineligible=pd.Series(s.after_outer, index=s.idx))
 
 
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:

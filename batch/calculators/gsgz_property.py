@@ -3,10 +3,16 @@
 Pure and vectorized: each row's schedule (Development Entity or other owner) gives the share of
 taxes otherwise due paid in each of the 20 years after the certificate of occupancy; the county's
 minimum share is 5% of the payments in lieu of taxes under c. only.
+
+The calculation is a sequence of named steps, one per provision, in the statute's order. Each
+step reads the columns earlier steps left on the `Property` and adds its own:
+
+    opt_in_489s -> certificate_window_489s -> schedule_489s_c_e -> county_share_489s_c
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from batch.calculators import Calculation, RunContext, SummaryTable
@@ -35,50 +41,95 @@ ID, ENTITY, OPTED_IN, CO_DATE, TAXES = (
 PAYMENTS = [f"Payment Year {y} ($)" for y in YEARS]
 
 
-def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    idx = frame.index
-    n = len(frame)
-    entity = frame[ENTITY].to_numpy(dtype=bool)
-    opt = rules["opt_in"]
-    not_opted = entity & ~frame[OPTED_IN].to_numpy(dtype=bool)
-    enacted, window = rules["enactment_date"], rules["certificate_window_years"]
-    deadline = enacted.value + pd.DateOffset(years=window.value)
-    late = entity & (frame[CO_DATE] > deadline).to_numpy(dtype=bool)
-    findings = [
-        emit("MUNICIPALITY_NOT_OPTED_IN", idx[not_opted], citation=opt.cite),
-        emit(
-            "CO_AFTER_DEADLINE",
-            idx[late],
-            date=frame[CO_DATE],
-            years=window.value,
-            enacted=enacted.value,
-            deadline=deadline,
-            citation=window.cite,
-        ),
-    ]
-    ineligible = not_opted | late
+class Property:
+    """The rows of the sheet, the rules, and every column the steps have computed so far."""
 
-    dev = rules["development_entity_schedule"].value
-    other = rules["other_owner_schedule"].value
-    first_pilot, last_pilot = rules["county_share_years"].value
-    # c.: "five percent of all payments pursuant to this subsection": the payments in lieu of taxes of an
-    # eligible Development Entity (years 11 to 20); another owner (e.) and an Ineligible row pay ordinary taxes
-    pilot = entity & ~ineligible
-    taxes = Q(frame[TAXES])
-    computed = {}
-    paid = Q.of(0, n)
-    in_lieu = Q.of(0, n)
+    def __init__(self, f: pd.DataFrame, rules: Rules):
+        self.f, self.rules = f, rules
+        self.idx, self.n = f.index, len(f)
+        self.findings: list[pd.DataFrame] = []
+        self.computed: dict[str, pd.arrays.IntegerArray] = {}
+        self.entity = f[ENTITY].to_numpy(dtype=bool)
+        self.ineligible = np.zeros(self.n, dtype=bool)  # barred rows pay 100% of taxes every year
+        self.payment: dict[int, np.ndarray] = {}  # schedule year -> the payment of each row, integer cents
+
+    def emit(self, code: str, mask: np.ndarray, **fields) -> None:
+        self.findings.append(emit(code, self.idx[mask], **fields))
+
+
+# -- the steps ----------------------------------------------------------------------------------
+
+
+def opt_in_489s(s: Property) -> None:
+    """C.52:27D-489s b.: the Development Entity exemption applies only in a municipality that has
+    opted in by ordinance; a Development Entity elsewhere is barred and pays full taxes."""
+    not_opted = s.entity & ~s.f[OPTED_IN].to_numpy(dtype=bool)
+    s.emit("MUNICIPALITY_NOT_OPTED_IN", not_opted, citation=s.rules["opt_in"].cite)
+    s.ineligible |= not_opted
+
+
+def certificate_window_489s(s: Property) -> None:
+    """C.52:27D-489s b.: a Development Entity's certificate of occupancy must come within the window
+    of years after the enactment of P.L.2013, c.161; a later one is barred and pays full taxes."""
+    enacted, window = s.rules["enactment_date"], s.rules["certificate_window_years"]
+    deadline = enacted.value + pd.DateOffset(years=window.value)
+    late = s.entity & (s.f[CO_DATE] > deadline).to_numpy(dtype=bool)
+    s.emit(
+        "CO_AFTER_DEADLINE",
+        late,
+        date=s.f[CO_DATE],
+        years=window.value,
+        enacted=enacted.value,
+        deadline=deadline,
+        citation=window.cite,
+    )
+    s.ineligible |= late
+
+
+def schedule_489s_c_e(s: Property) -> None:
+    """C.52:27D-489s c., e.: each year after the certificate of occupancy the owner pays its
+    schedule's share of the taxes otherwise due (c.: a Development Entity's payments in lieu of
+    taxes; e.: another owner's unassessed improvements), each payment to the cent; a barred row pays
+    100% every year. The exemption is what the 20 years' payments leave of 20 years of taxes."""
+    dev = s.rules["development_entity_schedule"].value
+    other = s.rules["other_owner_schedule"].value
+    taxes = Q(s.f[TAXES])
+    paid = Q.of(0, s.n)
     for year, header in zip(YEARS, PAYMENTS, strict=True):
-        share = Q.of(dev[year - 1], n).where(entity, Q.of(other[year - 1], n)).where(~ineligible, 1)
-        payment = (taxes * share).cents()
-        computed[header] = pd.array(payment, dtype="Int64")
-        paid = paid + Q(payment)
+        share = Q.of(dev[year - 1], s.n).where(s.entity, Q.of(other[year - 1], s.n)).where(~s.ineligible, 1)
+        s.payment[year] = (taxes * share).cents()
+        s.computed[header] = pd.array(s.payment[year], dtype="Int64")
+        paid = paid + Q(s.payment[year])
+    full = (taxes * Q.of(len(YEARS), s.n)).cents()
+    s.computed["Total Exempted ($)"] = pd.array(full - paid.cents(), dtype="Int64")
+
+
+def county_share_489s_c(s: Property) -> None:
+    """C.52:27D-489s c.: the county receives not less than its share of "all payments pursuant to
+    this subsection": the payments in lieu of taxes of an eligible Development Entity (the years the
+    rules name); another owner (e.) and a barred row pay ordinary taxes, so their share is 0."""
+    first_pilot, last_pilot = s.rules["county_share_years"].value
+    pilot = s.entity & ~s.ineligible
+    in_lieu = Q.of(0, s.n)
+    for year in YEARS:
         if first_pilot <= year <= last_pilot:
-            in_lieu = in_lieu + Q(payment).where(pilot, 0)
-    full = (taxes * Q.of(len(YEARS), n)).cents()
-    computed["Total Exempted ($)"] = pd.array(full - paid.cents(), dtype="Int64")
-    computed["County Share Minimum ($)"] = pd.array((in_lieu * rules["county_share"].value).cents(), dtype="Int64")
-    return Calculation(pd.DataFrame(computed, index=idx), findings, ineligible=pd.Series(ineligible, index=idx))
+            in_lieu = in_lieu + Q(s.payment[year]).where(pilot, 0)
+    s.computed["County Share Minimum ($)"] = pd.array((in_lieu * s.rules["county_share"].value).cents(), dtype="Int64")
+
+
+STEPS = (
+    opt_in_489s,
+    certificate_window_489s,
+    schedule_489s_c_e,
+    county_share_489s_c,
+)
+
+
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+    s = Property(frame, rules)
+    for step in STEPS:
+        step(s)
+    return Calculation(pd.DataFrame(s.computed, index=s.idx), s.findings, ineligible=pd.Series(s.ineligible, index=s.idx))
 
 
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
