@@ -2,6 +2,13 @@
 
 Pure and vectorized; every number comes from `batch/rules/beip/parameters.yaml`. Percentages
 are read as exact decimals and amounts stay exact until rounded to the cent at the end.
+
+The calculation is a sequence of named steps, one per provision of C.34:1B-129. Each step reads
+the columns earlier steps left on the `Grants` and adds its own findings and columns; the steps
+run in the order their findings are reported:
+
+    percentages_129ab -> annual_grant_129a -> grant_term_129c -> average_grant_129a
+    -> waiver_deadline_129h -> waiver_time_129h1 -> waiver_facts_129h -> waiver_payment_129h2
 """
 
 from __future__ import annotations
@@ -36,115 +43,166 @@ def _money(q: Q, idx) -> pd.Series:
     return pd.Series(q.cents(), index=idx)
 
 
-def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    idx = frame.index
-    n = len(frame)
-    smart = frame[SMART].to_numpy(dtype=bool)
-    findings = []
+class Grants:
+    """The rows of the sheet, the rules, and every column the steps have computed so far."""
 
-    # a., b.: each percentage within its range (the smart growth maximum with Smart Growth = Y)
+    def __init__(self, f: pd.DataFrame, rules: Rules):
+        self.f, self.rules = f, rules
+        self.idx, self.n = f.index, len(f)
+        self.findings: list[pd.DataFrame] = []
+        self.smart = f[SMART].to_numpy(dtype=bool)
+        self.elected = f[WAIVER].to_numpy(dtype=bool)
+
+    def emit(self, code: str, mask: np.ndarray, **fields) -> None:
+        self.findings.append(emit(code, self.idx[mask], **fields))
+
+    def series(self, values) -> pd.Series:
+        return pd.Series(values, index=self.idx)
+
+
+# -- the steps ----------------------------------------------------------------------------------
+
+
+def percentages_129ab(s: Grants) -> None:
+    """C.34:1B-129 a., b.: the withholdings percentage and the partner percentage each lie within
+    their range; with Smart Growth = Y the higher maximum of b. applies."""
+    f, n, smart = s.f, s.n, s.smart
     for pct_col, lo, hi, hi_smart in (
         (WP, "withholdings_percentage_min", "withholdings_percentage_max", "withholdings_percentage_max_smart_growth"),
         (PP, "partner_percentage_min", "partner_percentage_max", "partner_percentage_max_smart_growth"),
     ):
-        given = frame[pct_col].notna().to_numpy()
-        pct = Q.percent(frame[pct_col])
-        low, high, high_smart = rules[lo], rules[hi], rules[hi_smart]
+        given = f[pct_col].notna().to_numpy()
+        pct = Q.percent(f[pct_col])
+        low, high, high_smart = s.rules[lo], s.rules[hi], s.rules[hi_smart]
         top = Q.of(high.value, n).where(~smart, Q.of(high_smart.value, n))
         bad = given & ((pct < Q.of(low.value, n)) | (pct > top))
-        findings.append(
-            emit(
-                "GRANT_PERCENT_OUT_OF_RANGE",
-                idx[bad],
-                column=pct_col,
-                percent=frame[pct_col],
-                minimum=float(low.value),
-                maximum=pd.Series(top.float(), idx),
-                smart=pd.Series(np.where(smart, " (with smart growth)", ""), idx),
-                citation=pd.Series(np.where(smart, high_smart.cite, high.cite), idx),
-            )
+        s.emit(
+            "GRANT_PERCENT_OUT_OF_RANGE",
+            bad,
+            column=pct_col,
+            percent=f[pct_col],
+            minimum=float(low.value),
+            maximum=s.series(top.float()),
+            smart=s.series(np.where(smart, " (with smart growth)", "")),
+            citation=s.series(np.where(smart, high_smart.cite, high.cite)),
         )
 
-    # Annual Grant = percentage x base for each complete pair
-    w_given = (frame[WP].notna() & frame[AW].notna()).to_numpy()
-    p_given = (frame[PP].notna() & frame[AP].notna()).to_numpy()
-    withholding_part = (Q.percent(frame[WP]) * Q(frame[AW].fillna(0))).where(w_given, 0)
-    partner_part = (Q.percent(frame[PP]) * Q(frame[AP].fillna(0))).where(p_given, 0)
-    annual = withholding_part + partner_part
-    term = frame[TERM].to_numpy(dtype=np.int64)
-    total = annual * Q(term)
-    employees = frame[EMPLOYEES].to_numpy(dtype=np.int64)
-    average = total / Q(employees)
 
-    # c.: term
-    max_term = rules["max_grant_term"]
-    long_term = term > max_term.value
-    findings.append(emit("GRANT_TERM_OVER_10_YEARS", idx[long_term], term=frame[TERM], maximum=max_term.value, citation=max_term.cite))
+def annual_grant_129a(s: Grants) -> None:
+    """C.34:1B-129 a.: the annual grant is the percentage of each base given (withholdings, partner
+    income) for every complete pair; the total is the annual grant over the term, and the average
+    is the total per new employee."""
+    f = s.f
+    w_given = (f[WP].notna() & f[AW].notna()).to_numpy()
+    p_given = (f[PP].notna() & f[AP].notna()).to_numpy()
+    withholding_part = (Q.percent(f[WP]) * Q(f[AW].fillna(0))).where(w_given, 0)
+    partner_part = (Q.percent(f[PP]) * Q(f[AP].fillna(0))).where(p_given, 0)
+    s.annual = withholding_part + partner_part
+    s.term = f[TERM].to_numpy(dtype=np.int64)
+    s.total = s.annual * Q(s.term)
+    s.average = s.total / Q(f[EMPLOYEES].to_numpy(dtype=np.int64))
 
-    # a.: average over the term per new employee, for agreements from 2003-07-01
-    cap_param = rules["max_average_grant"]
-    cap = cap_param.at(frame[DATE])
+
+def grant_term_129c(s: Grants) -> None:
+    """C.34:1B-129 c.: the term of a grant shall not exceed the maximum number of years."""
+    max_term = s.rules["max_grant_term"]
+    s.emit("GRANT_TERM_OVER_10_YEARS", s.term > max_term.value, term=s.f[TERM], maximum=max_term.value, citation=max_term.cite)
+
+
+def average_grant_129a(s: Grants) -> None:
+    """C.34:1B-129 a.: for an agreement from 2003-07-01 the grants over the term may not exceed the
+    maximum average per new employee."""
+    f = s.f
+    cap_param = s.rules["max_average_grant"]
+    cap = cap_param.at(f[DATE])
     has_cap = ~pd.isna(cap)
     cap_q = Q(np.where(has_cap, cap, 0).astype(np.int64))
-    over = has_cap & (average > cap_q)
-    findings.append(
-        emit(
-            "AVERAGE_GRANT_OVER_50000",
-            idx[over],
-            total=_money(total, idx),
-            average=_money(average, idx),
-            employees=frame[EMPLOYEES],
-            maximum=pd.Series(cap_q.cents(), idx),
-            date=frame[DATE],
-            citation=cap_param.cite,
-        )
+    s.emit(
+        "AVERAGE_GRANT_OVER_50000",
+        has_cap & (s.average > cap_q),
+        total=_money(s.total, s.idx),
+        average=_money(s.average, s.idx),
+        employees=f[EMPLOYEES],
+        maximum=s.series(cap_q.cents()),
+        date=f[DATE],
+        citation=cap_param.cite,
     )
 
-    # h.: the remote work waiver, elected "before December 31, 2023": an election on that day is late
-    elected = frame[WAIVER].to_numpy(dtype=bool)
-    deadline = rules["waiver_election_deadline"]
-    min_time = rules["waiver_min_time_at_facility"]
-    date_blank = elected & frame[ELECTED_ON].isna().to_numpy()
-    time_blank = elected & frame[TIME].isna().to_numpy()
-    late = elected & ~date_blank & (frame[ELECTED_ON] >= deadline.value).fillna(False).to_numpy(dtype=bool)
-    findings.append(emit("WAIVER_ELECTION_LATE", idx[late], date=frame[ELECTED_ON], deadline=deadline.value, citation=deadline.cite))
-    # h.(1): at least 10% of the time at the facility
-    short_time = elected & ~time_blank & (Q.percent(frame[TIME]) < Q.of(min_time.value, n))
-    findings.append(
-        emit("WAIVER_TIME_BELOW_10PCT", idx[short_time], time=frame[TIME], minimum=float(min_time.value), citation=min_time.cite)
-    )
-    # a blank election date or time at the facility: the election cannot be checked (Flagged, still computed)
+
+def waiver_deadline_129h(s: Grants) -> None:
+    """C.34:1B-129 h.: the remote work waiver is elected "before December 31, 2023": an election on
+    that day or later is late."""
+    f, elected = s.f, s.elected
+    deadline = s.rules["waiver_election_deadline"]
+    s.date_blank = elected & f[ELECTED_ON].isna().to_numpy()
+    late = elected & ~s.date_blank & (f[ELECTED_ON] >= deadline.value).fillna(False).to_numpy(dtype=bool)
+    s.emit("WAIVER_ELECTION_LATE", late, date=f[ELECTED_ON], deadline=deadline.value, citation=deadline.cite)
+
+
+def waiver_time_129h1(s: Grants) -> None:
+    """C.34:1B-129 h.(1): a business electing the waiver keeps at least the minimum share of its
+    employees' time at the facility."""
+    f, elected = s.f, s.elected
+    min_time = s.rules["waiver_min_time_at_facility"]
+    s.time_blank = elected & f[TIME].isna().to_numpy()
+    short_time = elected & ~s.time_blank & (Q.percent(f[TIME]) < Q.of(min_time.value, s.n))
+    s.emit("WAIVER_TIME_BELOW_10PCT", short_time, time=f[TIME], minimum=float(min_time.value), citation=min_time.cite)
+
+
+def waiver_facts_129h(s: Grants) -> None:
+    """C.34:1B-129 h., h.(1): an election whose date or time at the facility is blank cannot be checked
+    against h. and h.(1) (the row is Flagged and still computed)."""
+    date_blank, time_blank = s.date_blank, s.time_blank
     both = date_blank & time_blank
-    facts_missing = date_blank | time_blank
-    findings.append(
-        emit(
-            "WAIVER_FACTS_MISSING",
-            idx[facts_missing],
-            column=pd.Series(np.where(date_blank, ELECTED_ON, TIME), idx),
-            missing=pd.Series(np.where(both, f"{ELECTED_ON} and {TIME}", np.where(date_blank, ELECTED_ON, TIME)), idx),
-            verb=pd.Series(np.where(both, "are", "is"), idx),
-            deadline=deadline.value,
-            minimum=float(min_time.value),
-            citation=deadline.cite,
-        )
+    s.emit(
+        "WAIVER_FACTS_MISSING",
+        date_blank | time_blank,
+        column=s.series(np.where(date_blank, ELECTED_ON, TIME)),
+        missing=s.series(np.where(both, f"{ELECTED_ON} and {TIME}", np.where(date_blank, ELECTED_ON, TIME))),
+        verb=s.series(np.where(both, "are", "is")),
+        deadline=s.rules["waiver_election_deadline"].value,
+        minimum=float(s.rules["waiver_min_time_at_facility"].value),
+        citation=s.rules["waiver_election_deadline"].cite,
     )
-    # h.(2): 5% of the 2022 credit, once the 2022 credit is known; a Tax Credit grant without it is warned of
-    share = rules["waiver_payment_share"]
-    credit_given = frame[CREDIT_2022].notna().to_numpy()
-    payment = Q(frame[CREDIT_2022].fillna(0)) * share.value
-    no_credit = elected & ~credit_given & (frame[FORM] == TAX_CREDIT).to_numpy(dtype=bool)
-    findings.append(emit("WAIVER_CREDIT_NOT_GIVEN", idx[no_credit], share=float(share.value), citation=share.cite))
 
+
+def waiver_payment_129h2(s: Grants) -> None:
+    """C.34:1B-129 h.(2): the business pays the share of its 2022 tax period credit, once that credit is
+    known; a Tax Credit grant without it is warned of."""
+    f = s.f
+    share = s.rules["waiver_payment_share"]
+    s.credit_given = f[CREDIT_2022].notna().to_numpy()
+    s.payment = Q(f[CREDIT_2022].fillna(0)) * share.value
+    no_credit = s.elected & ~s.credit_given & (f[FORM] == TAX_CREDIT).to_numpy(dtype=bool)
+    s.emit("WAIVER_CREDIT_NOT_GIVEN", no_credit, share=float(share.value), citation=share.cite)
+
+
+STEPS = (
+    percentages_129ab,
+    annual_grant_129a,
+    grant_term_129c,
+    average_grant_129a,
+    waiver_deadline_129h,
+    waiver_time_129h1,
+    waiver_facts_129h,
+    waiver_payment_129h2,
+)
+
+
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+    s = Grants(frame, rules)
+    for step in STEPS:
+        step(s)
     computed = pd.DataFrame(
         {
-            "Annual Grant ($)": pd.array(annual.cents(), dtype="Int64"),
-            "Total Grant ($)": pd.array(total.cents(), dtype="Int64"),
-            "Average Grant per New Employee ($)": pd.array(average.cents(), dtype="Int64"),
-            "Waiver Payment Due ($)": pd.Series(payment.cents(), index=idx, dtype="Int64").where(elected & credit_given),
+            "Annual Grant ($)": pd.array(s.annual.cents(), dtype="Int64"),
+            "Total Grant ($)": pd.array(s.total.cents(), dtype="Int64"),
+            "Average Grant per New Employee ($)": pd.array(s.average.cents(), dtype="Int64"),
+            "Waiver Payment Due ($)": pd.Series(s.payment.cents(), index=s.idx, dtype="Int64").where(s.elected & s.credit_given),
         },
-        index=idx,
+        index=s.idx,
     )
-    return Calculation(computed, findings, ineligible=pd.Series(False, index=idx))
+    return Calculation(computed, s.findings, ineligible=pd.Series(False, index=s.idx))
 
 
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:

@@ -3,6 +3,11 @@
 Pure and vectorized: each row's Accrual Year picks its paragraph of e. in
 `batch/rules/beip_conversion/parameters.yaml`; the Approved Amount is split into installments to
 the cent (remainder to the last) and each lands in its tax period's `Credit YYYY ($)` column.
+
+The calculation is a sequence of named steps, one per provision of C.34:1B-129 e. Each step reads
+the columns earlier steps left on the `Conversions` and adds its own findings and columns:
+
+    paragraph_129e -> first_tax_period_129e -> installments_129e -> tax_period_credits_129e
 """
 
 from __future__ import annotations
@@ -41,47 +46,86 @@ def _share_matrix(tiers) -> tuple[np.ndarray, np.ndarray]:
     return num, den
 
 
-def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    idx = frame.index
-    tiers = rules["schedule"]
-    year = frame[YEAR].to_numpy(dtype=np.int64)
+class Conversions:
+    """The rows of the sheet, the rules, and every column the steps have computed so far (`columns`,
+    in the order of the computed columns)."""
+
+    def __init__(self, f: pd.DataFrame, rules: Rules):
+        self.f, self.rules, self.idx = f, rules, f.index
+        self.tiers = rules["schedule"]
+        self.findings: list[pd.DataFrame] = []
+        self.columns: dict = {}
+
+    def emit(self, code: str, mask: np.ndarray, **fields) -> None:
+        self.findings.append(emit(code, self.idx[mask], **fields))
+
+
+# -- the steps ----------------------------------------------------------------------------------
+
+
+def paragraph_129e(s: Conversions) -> None:
+    """C.34:1B-129 e.: a grant accrued but not paid converts to tax credits under the paragraph of e.
+    that covers its Accrual Year; a year no paragraph covers does not convert."""
+    tiers = s.tiers
+    year = s.f[YEAR].to_numpy(dtype=np.int64)
     masks = [(year >= t.extra["from_year"]) & (year <= t.extra["to_year"]) for t in tiers]
-    which = np.select(masks, np.arange(len(tiers)), -1) if len(idx) else np.zeros(0, dtype=np.int64)
-    covered = which >= 0
+    s.which = np.select(masks, np.arange(len(tiers)), -1) if len(s.idx) else np.zeros(0, dtype=np.int64)
+    s.covered = s.which >= 0
     first, last = min(t.extra["from_year"] for t in tiers), max(t.extra["to_year"] for t in tiers)
-    findings = [
-        emit(
-            "ACCRUAL_YEAR_NOT_CONVERTIBLE",
-            idx[~covered],
-            year=frame[YEAR],
-            first=first,
-            last=last,
-            citation=rules["conversion_section"].cite,
-        )
-    ]
+    s.emit(
+        "ACCRUAL_YEAR_NOT_CONVERTIBLE",
+        ~s.covered,
+        year=s.f[YEAR],
+        first=first,
+        last=last,
+        citation=s.rules["conversion_section"].cite,
+    )
 
-    # first tax period: the paragraph's year, or a later Approval Year where the paragraph says so
-    start = pick(tiers, which, "value", 0).astype(np.int64)
-    shifts = pick(tiers, which, "starts_at_later_approval", False).astype(bool)
-    approval = frame[APPROVAL].fillna(0).to_numpy(dtype=np.int64)
-    start = np.where(shifts & (approval > start), approval, start)
 
-    num, den = _share_matrix(tiers)
-    row_tier = np.where(covered, which, len(tiers))
-    parts = installments(frame[AMOUNT].to_numpy(dtype=np.int64), num[row_tier], den[row_tier])
-    count = (num[row_tier] != 0).sum(axis=1)
+def first_tax_period_129e(s: Conversions) -> None:
+    """C.34:1B-129 e.(1)-(13): the credits begin in the tax period the paragraph names, or in a later
+    Approval Year where the paragraph says so."""
+    start = pick(s.tiers, s.which, "value", 0).astype(np.int64)
+    shifts = pick(s.tiers, s.which, "starts_at_later_approval", False).astype(bool)
+    approval = s.f[APPROVAL].fillna(0).to_numpy(dtype=np.int64)
+    s.start = np.where(shifts & (approval > start), approval, start)
 
-    computed = {
-        "Installments": np.where(covered, count, 0).astype(float),
-        "First Tax Period": np.where(covered, start, np.nan),
-    }
+
+def installments_129e(s: Conversions) -> None:
+    """C.34:1B-129 e.(1)-(13): the Approved Amount is issued in the paragraph's installments (its shares,
+    or equal parts), each rounded down to the cent, the last taking the remainder."""
+    num, den = _share_matrix(s.tiers)
+    row_tier = np.where(s.covered, s.which, len(s.tiers))
+    s.parts = installments(s.f[AMOUNT].to_numpy(dtype=np.int64), num[row_tier], den[row_tier])
+    s.count = (num[row_tier] != 0).sum(axis=1)
+    s.columns["Installments"] = np.where(s.covered, s.count, 0).astype(float)
+    s.columns["First Tax Period"] = np.where(s.covered, s.start, np.nan)
+
+
+def tax_period_credits_129e(s: Conversions) -> None:
+    """C.34:1B-129 e.: each installment is a credit of the tax period it is issued for, one tax period a
+    year from the first, and lands in that year's credit column."""
     for y, header in CREDIT_COLUMNS.items():
-        col = pd.array([pd.NA] * len(idx), dtype="Int64")
-        for i in range(parts.shape[1]):
-            lands = covered & (i < count) & (start + i == y)
-            col[lands] = parts[lands, i]
-        computed[header] = col
-    return Calculation(pd.DataFrame(computed, index=idx), findings, ineligible=pd.Series(~covered, index=idx))
+        col = pd.array([pd.NA] * len(s.idx), dtype="Int64")
+        for i in range(s.parts.shape[1]):
+            lands = s.covered & (i < s.count) & (s.start + i == y)
+            col[lands] = s.parts[lands, i]
+        s.columns[header] = col
+
+
+STEPS = (
+    paragraph_129e,
+    first_tax_period_129e,
+    installments_129e,
+    tax_period_credits_129e,
+)
+
+
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+    s = Conversions(frame, rules)
+    for step in STEPS:
+        step(s)
+    return Calculation(pd.DataFrame(s.columns, index=s.idx), s.findings, ineligible=pd.Series(~s.covered, index=s.idx))
 
 
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:

@@ -3,6 +3,14 @@
 Pure and vectorized: `calculate(frame, rules)` takes the validated rows of the `Transfers`
 sheet (money in integer cents) and returns the computed columns and the findings. Every number
 comes from `batch/rules/transfers/parameters.yaml`.
+
+The calculation is a sequence of named steps, one per provision of the transfer sections
+(C.34:1B-248 Grow NJ, C.34:1B-209.1 Urban Transit Hub, C.34:1B-129 g.(3) BEIP, C.52:27D-489f
+b.(3) ERG Residential). Each step reads the columns earlier steps left on the `Transfers` and
+adds its own findings and columns; the steps run in the order their findings are reported:
+
+    minimum_transfer_248 -> small_transfer_allowance_209_1 -> erg_no_minimum_489f_b3
+    -> consideration_ratio_248 -> certificate_total_248 -> beip_no_retransfer_129g3
 """
 
 from __future__ import annotations
@@ -42,128 +50,162 @@ def _party(names: pd.Series) -> pd.Series:
     return key.where(key.notna(), pd.Series("\x00row " + names.index.astype(str), index=names.index))
 
 
-def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    dates = frame[DATE]
-    credit = frame[CREDIT].astype("int64")
-    paid = frame[PAID].astype("int64")
-    program = frame[PROGRAM]
-    # Transfer Date order, row order breaking ties (the index is the row order)
-    order = date_order(dates)
-    rank = pd.Series(np.arange(len(order)), index=order).reindex(frame.index)
-    findings = []
+class Transfers:
+    """The rows of the sheet, the rules, and every column the steps have computed so far."""
 
-    # Minimum transfer (C.34:1B-248, -209.1, -129 g.(3), 52:27D-489f b.(3)), the step in force at the date
-    minimum, min_cite = lookup(rules["minimum_transfer"], program, dates)
+    def __init__(self, f: pd.DataFrame, rules: Rules):
+        self.f, self.rules, self.idx = f, rules, f.index
+        self.findings: list[pd.DataFrame] = []
+        self.dates, self.program = f[DATE], f[PROGRAM]
+        self.credit = f[CREDIT].astype("int64")
+        self.paid = f[PAID].astype("int64")
+        # Transfer Date order, row order breaking ties (the index is the row order)
+        self.order = date_order(self.dates)
+        self.rank = pd.Series(np.arange(len(self.order)), index=self.order).reindex(f.index)
+        self.transferor = _party(f[FROM])
+        self.cert = name_key(f[CERT])
+
+    def emit(self, code: str, mask, **fields) -> None:
+        self.findings.append(emit(code, self.idx[mask], **fields))
+
+
+# -- the steps ----------------------------------------------------------------------------------
+
+
+def minimum_transfer_248(s: Transfers) -> None:
+    """C.34:1B-248, C.34:1B-209.1, C.34:1B-129 g.(3), C.52:27D-489f b.(3): a certificate may be sold or
+    assigned only in an amount not less than its program's minimum in force on the Transfer Date; a
+    BEIP minimum is the refundable credit issued (the Certificate Amount) when that is less."""
+    minimum, s.min_cite = lookup(s.rules["minimum_transfer"], s.program, s.dates)
     minimum = _cents(minimum)
-    capped, _ = lookup(rules["minimum_capped_at_certificate"], program)
-    cap = capped.astype(bool) & frame[CERT_AMT].notna()
-    minimum = minimum.where(~cap, np.minimum(minimum, frame[CERT_AMT]))
-    below = credit < minimum
+    capped, _ = lookup(s.rules["minimum_capped_at_certificate"], s.program)
+    cap = capped.astype(bool) & s.f[CERT_AMT].notna()
+    s.minimum = minimum.where(~cap, np.minimum(minimum, s.f[CERT_AMT]))
+    s.below = s.credit < s.minimum
 
-    # One smaller transfer per Transferor and tax period where the text in force allowed it
-    allowance, _ = lookup(rules["small_transfers_per_tax_period"], program, dates)
+
+def small_transfer_allowance_209_1(s: Transfers) -> None:
+    """C.34:1B-209.1 (the text before P.L.2014, c.63): one transfer in each tax period below the minimum
+    is allowed per Transferor, the first in Transfer Date order; every other transfer below the
+    minimum is reported (with the transfer that used the allowance, where one did)."""
+    f, dates = s.f, s.dates
+    allowance, _ = lookup(s.rules["small_transfers_per_tax_period"], s.program, dates)
     allowance = allowance.astype("int64")
-    candidate = below & (allowance > 0)
+    candidate = s.below & (allowance > 0)
     year = dates.dt.year
-    transferor = _party(frame[FROM])
-    ordered = frame.loc[order[candidate.reindex(order).to_numpy()]]
-    used = ordered.groupby([transferor[ordered.index], year[ordered.index]]).cumcount()
-    first_id = ordered.groupby([transferor[ordered.index], year[ordered.index]])[ID].transform("first")
-    allowed = pd.Series(False, index=frame.index)
+    ordered = f.loc[s.order[candidate.reindex(s.order).to_numpy()]]
+    used = ordered.groupby([s.transferor[ordered.index], year[ordered.index]]).cumcount()
+    first_id = ordered.groupby([s.transferor[ordered.index], year[ordered.index]])[ID].transform("first")
+    allowed = pd.Series(False, index=f.index)
     allowed[used.index] = (used < allowance[used.index]).to_numpy()
-    effective = pd.Series(None, index=frame.index, dtype=object)
-    for case, param in rules["minimum_transfer"].items():
-        m = (program == case).to_numpy()
+    effective = pd.Series(None, index=f.index, dtype=object)
+    for case, param in s.rules["minimum_transfer"].items():
+        m = (s.program == case).to_numpy()
         effective[m] = param.next_change(dates[m])
-    common = dict(program=program, credit=credit, minimum=minimum, date=dates, citation=min_cite)
-    findings.append(emit("TRANSFER_BELOW_MINIMUM", frame.index[below & ~candidate], **common))
-    findings.append(
-        emit(
-            "TRANSFER_BELOW_MINIMUM",
-            frame.index[candidate & ~allowed],
-            variant="allowance_used",
-            transferor=frame[FROM],
-            year=year,
-            first_id=first_id,
-            **common,
-        )
+    fields = dict(program=s.program, credit=s.credit, minimum=s.minimum, date=dates, citation=s.min_cite)
+    s.emit("TRANSFER_BELOW_MINIMUM", s.below & ~candidate, **fields)
+    s.emit(
+        "TRANSFER_BELOW_MINIMUM",
+        candidate & ~allowed,
+        variant="allowance_used",
+        transferor=f[FROM],
+        year=year,
+        first_id=first_id,
+        **fields,
     )
-    findings.append(
-        emit(
-            "SMALL_TRANSFER_ALLOWANCE_USED",
-            frame.index[allowed],
-            transferor=frame[FROM],
-            year=year,
-            effective=effective,
-            **common,
-        )
-    )
+    s.emit("SMALL_TRANSFER_ALLOWANCE_USED", allowed, transferor=f[FROM], year=year, effective=effective, **fields)
 
-    # ERG Residential: no minimum (b.(3)), but the credits move "as if" awarded under C.34:1B-209.3,
-    # which is not in the sources: a transfer under $25,000 is for the reviewer to confirm
-    confirm_below, confirm_cite = lookup(rules["erg_confirm_no_minimum_below"], program)
+
+def erg_no_minimum_489f_b3(s: Transfers) -> None:
+    """C.52:27D-489f b.(3), b.(2)(e): an ERG Residential certificate has no minimum, but its credits move
+    "as if" awarded under C.34:1B-209.3, which is not in the sources: a transfer under the confirm
+    amount is for the reviewer to confirm."""
+    confirm_below, confirm_cite = lookup(s.rules["erg_confirm_no_minimum_below"], s.program)
     confirm_below = _cents(confirm_below)
-    under = (credit < confirm_below).fillna(False).to_numpy(dtype=bool)
-    findings.append(
-        emit("ERG_TRANSFER_UNDER_25000", frame.index[under], credit=credit, threshold=confirm_below, date=dates, citation=confirm_cite)
-    )
+    under = (s.credit < confirm_below).fillna(False).to_numpy(dtype=bool)
+    s.emit("ERG_TRANSFER_UNDER_25000", under, credit=s.credit, threshold=confirm_below, date=s.dates, citation=confirm_cite)
 
-    # Consideration at least 75% of the credit transferred, compared exactly in integer cents
-    min_ratio, ratio_cite = lookup(rules["minimum_consideration_ratio"], program)
+
+def consideration_ratio_248(s: Transfers) -> None:
+    """C.34:1B-248, C.34:1B-209.1, C.34:1B-129 g.(3), C.52:27D-489f b.(3): the consideration received
+    may not be less than the minimum share (75 percent) of the credit transferred, compared exactly
+    in integer cents; consideration above the credit's face is reported too."""
+    paid, credit = s.paid, s.credit
+    min_ratio, ratio_cite = lookup(s.rules["minimum_consideration_ratio"], s.program)
     num = min_ratio.map(lambda f: f.numerator).astype("int64")
     den = min_ratio.map(lambda f: f.denominator).astype("int64")
-    ratio = paid / credit
+    s.ratio = paid / credit
     ratio_bp = (paid * BASIS_POINTS) // credit  # hundredths of a percent, floored, for messages
     min_bp = (num * BASIS_POINTS) // den
     short = paid * den < credit * num
     ratio_fields = dict(consideration=paid, credit=credit, ratio=ratio_bp, citation=ratio_cite)
-    findings.append(emit("CONSIDERATION_BELOW_75PCT", frame.index[short], minimum_ratio=min_bp, **ratio_fields))
-    findings.append(emit("CONSIDERATION_ABOVE_FACE", frame.index[paid > credit], **ratio_fields))
+    s.emit("CONSIDERATION_BELOW_75PCT", short, minimum_ratio=min_bp, **ratio_fields)
+    s.emit("CONSIDERATION_ABOVE_FACE", paid > credit, **ratio_fields)
 
-    # Running total per certificate in Transfer Date order; over the Certificate Amount from the
-    # row that crosses it onward
-    cert = name_key(frame[CERT])
-    limited, limit_cite = lookup(rules["certificate_amount_limit"], program)
-    to_date, over = running_over(order, cert, credit, frame[CERT_AMT].where(limited.astype(bool)))
-    cert_amount = frame[CERT_AMT][order].groupby(cert[order].to_numpy()).ffill().reindex(frame.index)
-    findings.append(
-        emit(
-            "CERTIFICATE_OVERTRANSFERRED",
-            frame.index[over],
-            certificate=frame[CERT],
-            to_date=to_date,
-            certificate_amount=cert_amount,
-            excess=to_date - cert_amount,
-            citation=limit_cite,
-        )
+
+def certificate_total_248(s: Transfers) -> None:
+    """C.34:1B-248, C.34:1B-209.1, C.34:1B-129 g.(3), C.52:27D-489f b.(3): the credit transferred from one
+    certificate, summed in Transfer Date order, may not exceed its Certificate Amount; every row from
+    the one that crosses it onward is over."""
+    f = s.f
+    limited, limit_cite = lookup(s.rules["certificate_amount_limit"], s.program)
+    s.to_date, over = running_over(s.order, s.cert, s.credit, f[CERT_AMT].where(limited.astype(bool)))
+    cert_amount = f[CERT_AMT][s.order].groupby(s.cert[s.order].to_numpy()).ffill().reindex(f.index)
+    s.emit(
+        "CERTIFICATE_OVERTRANSFERRED",
+        over,
+        certificate=f[CERT],
+        to_date=s.to_date,
+        certificate_amount=cert_amount,
+        excess=s.to_date - cert_amount,
+        citation=limit_cite,
     )
 
-    # BEIP: a transferee may not transfer its credit on (C.34:1B-129 g.(3), last sentence)
-    may_retransfer, retransfer_cite = lookup(rules["transferee_may_retransfer"], program)
+
+def beip_no_retransfer_129g3(s: Transfers) -> None:
+    """C.34:1B-129 g.(3), last sentence: the transferee of a BEIP credit may not transfer it on; a transfer
+    by a party that received the same certificate on an earlier transfer is barred."""
+    f = s.f
+    may_retransfer, retransfer_cite = lookup(s.rules["transferee_may_retransfer"], s.program)
     first = (
-        pd.DataFrame({"cert": cert, "who": _party(frame[TO]), "rank": rank, "id": frame[ID], "date": dates})
+        pd.DataFrame({"cert": s.cert, "who": _party(f[TO]), "rank": s.rank, "id": f[ID], "date": s.dates})
         .sort_values("rank")
         .drop_duplicates(["cert", "who"])
     )
-    seen = pd.DataFrame({"cert": cert, "who": transferor, "row": frame.index, "rank": rank}).merge(
+    seen = pd.DataFrame({"cert": s.cert, "who": s.transferor, "row": f.index, "rank": s.rank}).merge(
         first, on=["cert", "who"], how="inner", suffixes=("", "_first")
     )
     seen = seen[seen["rank_first"] < seen["rank"]].set_index("row")
-    retransfer = frame.index[(~may_retransfer.astype(bool)) & frame.index.isin(seen.index)]
-    findings.append(
-        emit(
-            "BEIP_RETRANSFER_PROHIBITED",
-            retransfer,
-            transferor=frame[FROM],
-            certificate=frame[CERT],
-            earlier_date=seen["date"],
-            earlier_id=seen["id"],
-            citation=retransfer_cite,
-        )
+    s.emit(
+        "BEIP_RETRANSFER_PROHIBITED",
+        (~may_retransfer.astype(bool)) & f.index.isin(seen.index),
+        transferor=f[FROM],
+        certificate=f[CERT],
+        earlier_date=seen["date"],
+        earlier_id=seen["id"],
+        citation=retransfer_cite,
     )
 
-    computed = pd.DataFrame({MINIMUM: minimum, RATIO: ratio.astype("float64"), TO_DATE: to_date.astype("Int64")}, index=frame.index)
-    return Calculation(computed, findings, ineligible=pd.Series(False, index=frame.index))
+
+STEPS = (
+    minimum_transfer_248,
+    small_transfer_allowance_209_1,
+    erg_no_minimum_489f_b3,
+    consideration_ratio_248,
+    certificate_total_248,
+    beip_no_retransfer_129g3,
+)
+
+
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+    s = Transfers(frame, rules)
+    for step in STEPS:
+        step(s)
+    computed = pd.DataFrame(
+        {MINIMUM: s.minimum, RATIO: s.ratio.astype("float64"), TO_DATE: s.to_date.astype("Int64")},
+        index=frame.index,
+    )
+    return Calculation(computed, s.findings, ineligible=pd.Series(False, index=frame.index))
 
 
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
