@@ -1,7 +1,7 @@
 """One workbook: read -> validate -> calculate -> annotate -> write.
 
-Nothing here knows a program: every intake sheet goes through its calculator module
-(`batch.calculators.programs()`), its schema and its rules folder.
+Nothing here knows a program: every intake sheet goes through its program's declaration
+(`batch.programs.PROGRAMS`): its schema, its rules folder and its calculator.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ import pandas as pd
 
 from batch import cells
 from batch import rules as rules_mod
-from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable, programs
+from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
 from batch.cells import column_letters
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
+from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
 from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, read_workbook, sheet_key, totals_rows
 from batch.safety import Limits
 from validators.columns import normalize_header
@@ -31,7 +32,7 @@ STATUSES = ("OK", "Flagged", "Ineligible", "Invalid")
 @dataclass
 class SheetResult:
     sheet: IntakeSheet
-    module: object
+    program: Program
     typed: pd.DataFrame  # typed inputs, every row
     computed: pd.DataFrame  # computed columns, every row (NA where Invalid)
     status: pd.Series  # "" for a totals row (TOTALS_ROW_SKIPPED: not a record, not counted)
@@ -80,10 +81,10 @@ class Result:
         comparison and the run report (award in cents; area and year as text)."""
         parts = []
         for r in self.intake:
-            m, spec = r.module, r.module.SPEC
+            m, spec = r.program, r.program.schema
             both = pd.concat([r.typed, r.computed], axis=1)
-            award = both[m.AWARD_COLUMN] if m.AWARD_COLUMN in both else pd.Series(pd.NA, index=both.index)
-            year = both[m.YEAR_COLUMN]
+            award = both[m.award_column] if m.award_column in both else pd.Series(pd.NA, index=both.index)
+            year = both[m.year_column]
             year = year.dt.year if str(year.dtype).startswith("datetime") else year
             parts.append(
                 pd.DataFrame(
@@ -94,7 +95,7 @@ class Result:
                         "award_cents": pd.array(award, dtype="Int64").to_numpy(dtype=object, na_value=None),
                         "codes": r.row_findings.to_numpy(dtype=object),
                         "area": (
-                            both[m.AREA_COLUMN].astype(object).to_numpy() if m.AREA_COLUMN else np.full(len(both), None, dtype=object)
+                            both[m.area_column].astype(object).to_numpy() if m.area_column else np.full(len(both), None, dtype=object)
                         ),
                         "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
                     }
@@ -106,18 +107,18 @@ class Result:
         return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
     def rules_versions(self) -> dict[str, str]:
-        return {r.module.SPEC.name: rules_mod.load(r.module.RULES).label for r in self.intake}
+        return {r.program.name: rules_mod.load(r.program.rules).label for r in self.intake}
 
 
 def _prior_fields(r: SheetResult) -> dict:
     """Business Name and the date an incentive was received, for sheets that are prior incentives
-    of another program (the module's PRIOR_INCENTIVE: its name column and its date or year column)."""
-    prior = getattr(r.module, "PRIOR_INCENTIVE", None)
+    of another program (the program's prior_incentive: its name column and its date or year column)."""
+    prior = r.program.prior_incentive
     n = len(r.typed)
     if not prior:
         return {"business_name": np.full(n, None, dtype=object), "record_date": np.full(n, None, dtype=object)}
-    name = r.typed[prior["name"]].astype(object).where(r.typed[prior["name"]].notna(), None)
-    date = r.typed[prior["date"]].dt.strftime("%Y-%m-%d") if "date" in prior else pd.Series(None, index=r.typed.index, dtype=object)
+    name = r.typed[prior.name].astype(object).where(r.typed[prior.name].notna(), None)
+    date = r.typed[prior.date].dt.strftime("%Y-%m-%d") if prior.date else pd.Series(None, index=r.typed.index, dtype=object)
     return {"business_name": name.to_numpy(dtype=object), "record_date": date.astype(object).where(date.notna(), None).to_numpy()}
 
 
@@ -128,7 +129,7 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
     of this workbook is that row, and the workbook wins, so a round trip or a forced rerun names each
     record once. Columns: PRIOR_COLUMNS."""
     mine = result.records()
-    mine = mine[mine["sheet"].isin([m.SPEC.name for m in programs() if getattr(m, "PRIOR_INCENTIVE", None)])]
+    mine = mine[mine["sheet"].isin([m.name for m in PROGRAMS if m.prior_incentive])]
     here = pd.DataFrame(
         {
             "sheet": mine["sheet"],
@@ -145,7 +146,7 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
     if ledger is not None and Path(ledger).exists():
         from batch.ledger import read_prior_records
 
-        sheets = tuple(m.SPEC.name for m in programs() if getattr(m, "PRIOR_INCENTIVE", None))
+        sheets = tuple(m.name for m in PROGRAMS if m.prior_incentive)
         earlier = read_prior_records(Path(ledger), sheets, exclude_run=run_id)
         if len(earlier):
             known = set(zip(here["sheet"], here["record_id"], strict=True))
@@ -153,8 +154,7 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
             parts.append(earlier[keep])
     prior = pd.concat(parts, ignore_index=True)
     # the fact that decides "received before", in the words of the record's own sheet
-    spec = {m.SPEC.name: (m.PRIOR_INCENTIVE, m.YEAR_COLUMN) for m in programs() if getattr(m, "PRIOR_INCENTIVE", None)}
-    column = prior["sheet"].map({sheet: incentive.get("date") or year for sheet, (incentive, year) in spec.items()})
+    column = prior["sheet"].map({m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive})
     value = prior["date"].where(prior["date"].notna(), pd.array(prior["year"], dtype="Int64").astype(str))
     return prior.assign(received=column + " " + value.astype(str))[PRIOR_COLUMNS]
 
@@ -167,8 +167,8 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def _specs() -> dict[str, object]:
-    return {sheet_key(m.SPEC.name): m for m in programs()}
+def _specs() -> dict[str, Program]:
+    return {sheet_key(m.name): m for m in PROGRAMS}
 
 
 def _unknown_columns(sheet: IntakeSheet) -> pd.DataFrame:
@@ -279,21 +279,21 @@ def _truncated(cut: list[tuple[int, int, int]], position: dict[int, int], column
 CALC_CHUNK_ROWS = 20_000
 
 
-def calculate_in_chunks(module, valid: pd.DataFrame, rules, context: RunContext) -> Calculation:
+def calculate_in_chunks(program: Program, valid: pd.DataFrame, rules, context: RunContext) -> Calculation:
     """A calculator whose rows do not depend on each other (ROW_INDEPENDENT) runs on chunks of rows,
     so its intermediate columns take the memory of a chunk, not of the sheet; the others see every
     row at once (their limits hold across rows)."""
-    if not getattr(module, "ROW_INDEPENDENT", False) or len(valid) <= CALC_CHUNK_ROWS:
-        return module.calculate(valid, rules, context)
-    parts = [module.calculate(valid.iloc[i : i + CALC_CHUNK_ROWS], rules, context) for i in range(0, len(valid), CALC_CHUNK_ROWS)]
+    if not program.row_independent or len(valid) <= CALC_CHUNK_ROWS:
+        return program.calculate(valid, rules, context)
+    parts = [program.calculate(valid.iloc[i : i + CALC_CHUNK_ROWS], rules, context) for i in range(0, len(valid), CALC_CHUNK_ROWS)]
     return Calculation(
         pd.concat([p.computed for p in parts]), [f for p in parts for f in p.findings], pd.concat([p.ineligible for p in parts])
     )
 
 
-def process_sheet(sheet: IntakeSheet, module, result: Result | None = None, context: RunContext | None = None) -> SheetResult:
+def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = None, context: RunContext | None = None) -> SheetResult:
     spec = sheet.spec
-    rules = rules_mod.load(module.RULES)
+    rules = rules_mod.load(program.rules)
     clock = time.perf_counter()
     # totals rows are returned as they came: not validated, not computed, not counted (their cells
     # are read as blank, so they take no part in checks across rows such as DUPLICATE_ID)
@@ -315,7 +315,7 @@ def process_sheet(sheet: IntakeSheet, module, result: Result | None = None, cont
     invalid[errors.loc[errors["row"] >= 0, "row"].astype(int).to_numpy()] = True
     invalid &= ~totals
     valid = typed[~invalid & ~totals]
-    calc = calculate_in_chunks(module, valid, rules, context or RunContext.today())
+    calc = calculate_in_chunks(program, valid, rules, context or RunContext.today())
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
@@ -360,12 +360,12 @@ def process_sheet(sheet: IntakeSheet, module, result: Result | None = None, cont
     codes = findings.loc[at_row, ["pos", "Code"]].rename(columns={"pos": "row"})
     if totals.any():  # the summary's pivots count records only
         codes = codes[~totals[codes["row"].to_numpy()]]
-        summary = module.summarize(summary_frame[~totals], status[~totals], codes, rules)
+        summary = program.summarize(summary_frame[~totals], status[~totals], codes, rules)
     else:
-        summary = module.summarize(summary_frame, status, codes, rules)
+        summary = program.summarize(summary_frame, status, codes, rules)
     if result:
         result.timed("annotate", clock)
-    return SheetResult(sheet, module, typed, computed, status, row_findings, findings, summary)
+    return SheetResult(sheet, program, typed, computed, status, row_findings, findings, summary)
 
 
 def _other_sheet_finding(sheet: OtherSheet) -> pd.DataFrame:
@@ -410,23 +410,23 @@ def process(
     result = Result(path, sha256_of(path), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
     by_key = _specs()
     clock = time.perf_counter()
-    book = read_workbook(path, {k: m.SPEC for k, m in by_key.items()}, limits)
+    book = read_workbook(path, {k: m.schema for k, m in by_key.items()}, limits)
     result.timed("read", clock)
     context = RunContext(result.as_of)
     # a sheet is its spec's program, whether routed by its name or by its header row
-    by_spec = {m.SPEC.name: m for m in by_key.values()}
+    by_spec = {m.name: m for m in by_key.values()}
     intake = [(i, s, by_spec[s.spec.name]) for i, s in enumerate(book.sheets) if isinstance(s, IntakeSheet)]
     if not intake:  # nothing would be checked: the file is refused, never said to be OK
-        raise UnreadableWorkbook(no_intake_reason(book.sheets, [m.SPEC.name for m in by_key.values()]))
+        raise UnreadableWorkbook(no_intake_reason(book.sheets, [m.name for m in by_key.values()]))
     # sheets that read prior incentive records (Grow NJ) are computed after those that give them
     done: dict[int, SheetResult] = {}
     prior_ready = False
-    for i, sheet, module in sorted(intake, key=lambda t: bool(getattr(t[2], "READS_PRIOR_INCENTIVES", False))):
-        if getattr(module, "READS_PRIOR_INCENTIVES", False) and not prior_ready:
+    for i, sheet, program in sorted(intake, key=lambda t: PRIOR_INCENTIVES in t[2].needs):
+        if PRIOR_INCENTIVES in program.needs and not prior_ready:
             result.sheets = [done[k] for k in sorted(done)]  # the prior incentive sheets, computed above
             context = RunContext(result.as_of, prior_records(result, ledger, run_id))
             prior_ready = True
-        done[i] = process_sheet(sheet, module, result, context)
+        done[i] = process_sheet(sheet, program, result, context)
     result.sheets = []
     extra = []
     for i, sheet in enumerate(book.sheets):

@@ -16,8 +16,9 @@ import pandas as pd
 import xlsxwriter
 
 from batch import __version__
-from batch.calculators import SummaryTable, programs
+from batch.calculators import SummaryTable
 from batch.ledger import Ledger
+from batch.programs import PROGRAMS
 from batch.writing import HEADER_BG, Formats, write_table
 
 CHANGE_COLUMNS = [
@@ -119,7 +120,7 @@ def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
     # a sheet without an area or category column counts as "(all)"; a row of a sheet with one that
     # leaves it blank, as "(not given)"
     counted["area"] = _text(counted["area"]).map(lambda a: None if _missing(a) or not str(a).strip() else str(a))
-    with_area = {m.SPEC.name for m in programs() if getattr(m, "AREA_COLUMN", None)}
+    with_area = {m.name for m in PROGRAMS if m.area_column}
     instead = counted["sheet"].isin(with_area).map({True: "(not given)", False: "(all)"})
     counted["area"] = counted["area"].where(counted["area"].notna(), instead)
     year = pd.to_numeric(counted["year"], errors="coerce").round().astype("Int64")

@@ -307,9 +307,8 @@ def _per_year_credits(result) -> pd.DataFrame:
     """Credits per (grant, year) of sheets whose limits hold across workbooks (BRRAP's aggregate)."""
     parts = []
     for r in result.intake:
-        fn = getattr(r.module, "run_credit_by_year", None)
-        if fn:
-            parts.append(fn(r.typed, r.computed, r.status).assign(sheet=r.sheet.name))
+        if r.program.run_limits:
+            parts.append(r.program.run_limits(r.typed, r.computed, r.status).assign(sheet=r.sheet.name))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 

@@ -33,26 +33,15 @@ from pathlib import Path
 import xlsxwriter
 from xlsxwriter.utility import xl_col_to_name, xl_rowcol_to_cell
 
-from batch.calculators import programs
+from batch.programs import PROGRAMS
 from validators.columns import YES_NO, Column, SheetSpec
 
 TEMPLATE_NAME = "njcredits-intake-template.xlsx"
 FIXED_TIME = dt.datetime(2026, 1, 1)  # document properties fixed, so regenerating changes nothing
 INSTRUCTIONS = "Instructions"
 LISTS = "Lists"
-# The intake sheets in the order of the intake contract's table; a program not named here (a new
-# one) follows them in the order of `programs()`.
-SHEET_ORDER = (
-    "GrowNJ",
-    "GrowNJ_Compliance",
-    "Transfers",
-    "BEIP",
-    "BEIP_Conversion",
-    "BRRAP",
-    "ERG_Residential",
-    "Emerge",
-    "GSGZ_Property",
-)
+# The intake sheets in the order of the intake contract's table: the order of the programs' declarations.
+SHEET_ORDER = tuple(p.name for p in PROGRAMS)
 LAST_ROW = 1_048_575  # 0-based: Excel's last row, 1,048,576
 TITLE_LIMIT, MESSAGE_LIMIT = 32, 255  # Excel's limits on a validation's title and message
 REQUIRED_FILL, OPTIONAL_FILL = "#F8CBAD", "#D9D9D9"  # orange, grey
@@ -258,13 +247,6 @@ class ListRange:
         """The absolute reference a drop-down's source is (`=Lists!$B$2:$B$22`)."""
         letter = xl_col_to_name(self.column)
         return f"={LISTS}!${letter}$2:${letter}${len(self.values) + 1}"
-
-
-def template_programs() -> tuple:
-    """The program modules in the template's order: SHEET_ORDER, then any other program."""
-    mods = programs()
-    rank = {name: i for i, name in enumerate(SHEET_ORDER)}
-    return tuple(sorted(mods, key=lambda m: rank.get(m.SPEC.name, len(rank))))
 
 
 def choices(col: Column) -> tuple[str, ...]:
@@ -560,7 +542,7 @@ def write_template(out_dir: Path) -> Path:
     wb = xlsxwriter.Workbook(str(path), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
     wb.set_properties({"title": "njcredits intake template", "created": FIXED_TIME})
     fmts = _Formats(wb)
-    specs = [m.SPEC for m in template_programs()]
+    specs = [p.schema for p in PROGRAMS]
     lists = list_ranges(specs)
     _write_instructions(wb.add_worksheet(INSTRUCTIONS), fmts, specs)
     for spec in specs:

@@ -505,12 +505,12 @@ def awards_by_program(result: Result) -> SummaryTable:
     """Rows and award dollars of each sheet, for the chart."""
     rows = []
     for res in result.intake:
-        m = res.module
+        m = res.program
         counts = res.counts
         rows.append(
             {
                 "Sheet": res.sheet.name,
-                "Program": m.SPEC.program,
+                "Program": m.schema.program,
                 "Rows": counts["rows"],
                 **{s: counts[s] for s in ("OK", "Flagged", "Ineligible", "Invalid")},
                 "Award ($)": int(_award_cents(res).sum()),
@@ -525,7 +525,7 @@ STATUS_COLUMNS = ["OK", "Flagged", "Ineligible", "Invalid"]
 
 def _award_cents(res: SheetResult) -> pd.Series:
     """The award of each row in cents, 0 where the row is Invalid or Ineligible (or a totals row)."""
-    column = res.module.AWARD_COLUMN
+    column = res.program.award_column
     award = res.computed[column] if column in res.computed else res.typed[column]
     counted = ~res.status.isin(["Invalid", "Ineligible", ""])
     return award.where(counted, 0).fillna(0).astype("int64")
@@ -534,7 +534,7 @@ def _award_cents(res: SheetResult) -> pd.Series:
 def by_month(res: SheetResult) -> SummaryTable | None:
     """Rows by status and award by month of the sheet's one date column (Transfer Date,
     Application Date, ...); rows whose date is blank or unreadable under `(no date)`."""
-    column = getattr(res.module, "MONTH_COLUMN", None)
+    column = res.program.month_column
     if column is None or column not in res.typed:
         return None
     records = (res.status != "").to_numpy()  # a totals row is no record

@@ -306,9 +306,9 @@ def main():
     ap.add_argument("--memory-limit-mb", type=int, help="memory_limit_mb for the runs (njcredits.toml)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each workbook (and of its floor); the medians are reported")
     args = ap.parse_args()
-    from batch.calculators import grow_nj, transfers
+    from batch.programs import BY_NAME
 
-    computed = {"grownj": len(grow_nj.SPEC.computed) + 2, "transfers": len(transfers.SPEC.computed) + 2}
+    computed = {"grownj": len(BY_NAME["GrowNJ"].schema.computed) + 2, "transfers": len(BY_NAME["Transfers"].schema.computed) + 2}
     sheets = {"grownj": "GrowNJ", "transfers": "Transfers"}
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     lines = [

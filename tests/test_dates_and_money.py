@@ -23,9 +23,9 @@ from click.testing import CliRunner
 from conftest import ROOT, write_workbook
 
 from batch import cells as encoder
-from batch.calculators import programs
 from batch.cli import main
 from batch.pipeline import process
+from batch.programs import PROGRAMS
 from validators import coerce
 from validators.schema import validate
 from validators.transfers import TRANSFERS
@@ -337,7 +337,7 @@ SAMPLE_SHEETS = {
     "GSGZ_Property": (S.GSGZ_HEADERS, [list(r) for r in S.GSGZ_ROWS]),
     "GrowNJ_Compliance": (S.COMPLIANCE_HEADERS, [list(r) for r in S._compliance_rows()]),
 }
-SPECS = {m.SPEC.name: m.SPEC for m in programs()}
+SPECS = {m.name: m.schema for m in PROGRAMS}
 DATE_COLUMNS = [
     (sheet, header)
     for sheet, (headers, _rows) in SAMPLE_SHEETS.items()

@@ -59,9 +59,9 @@ def test_rows_in_equal_rows_out_and_values_unchanged(sample_run):
 
 
 def test_every_sample_sheet_returns_every_row_with_a_status(sample_run):
-    from batch.calculators import programs
+    from batch.programs import PROGRAMS
 
-    intake = {m.SPEC.name for m in programs()}
+    intake = {m.name for m in PROGRAMS}
     outputs = sorted(sample_run.parent.glob("*.annotated.xlsx"))
     assert len(outputs) == len(list(SAMPLE.parent.glob("*.xlsx")))
     seen = set()

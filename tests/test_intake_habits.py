@@ -121,7 +121,7 @@ ROUTING_CASES = [
 @pytest.mark.parametrize("what,headers,program,why", ROUTING_CASES, ids=[c[0] for c in ROUTING_CASES])
 def test_routing_by_share_of_required_columns(tmp_path, what, headers, program, why):
     src = write_workbook(tmp_path / "r.xlsx", {"Our sheet": [headers], "Transfers": [TRANSFERS, transfer(1)]})
-    book = read_workbook(src, {k: m.SPEC for k, m in _specs().items()})
+    book = read_workbook(src, {k: m.schema for k, m in _specs().items()})
     ours = book.sheets[0]
     if program is None:
         assert isinstance(ours, OtherSheet) and ours.not_routed is None, why
@@ -167,8 +167,9 @@ def test_the_template_sheets_and_the_tools_sheets_are_never_routed(tmp_path):
 # --- a workbook in which nothing is computed -----------------------------------------------------
 
 REASON = (
-    "no intake sheet: found sheets Sheet1, Contacts; an intake sheet is named BEIP, BEIP_Conversion, BRRAP, Emerge, "
-    "ERG_Residential, GrowNJ, GrowNJ_Compliance, GSGZ_Property, Transfers or has the headers of one."
+    # the intake sheets in the contract's order (the order of batch.programs)
+    "no intake sheet: found sheets Sheet1, Contacts; an intake sheet is named GrowNJ, GrowNJ_Compliance, Transfers, BEIP, "
+    "BEIP_Conversion, BRRAP, ERG_Residential, Emerge, GSGZ_Property or has the headers of one."
 )
 
 
@@ -227,11 +228,11 @@ def test_common_abbreviations_name_the_field(written, field):
 
 
 def test_abbreviations_do_not_merge_fields():
-    from batch.calculators import programs
+    from batch.programs import PROGRAMS
 
-    for m in programs():
-        keys = [c.key for c in m.SPEC.columns]
-        assert len(keys) == len(set(keys)), m.SPEC.name
+    for m in PROGRAMS:
+        keys = [c.key for c in m.schema.columns]
+        assert len(keys) == len(set(keys)), m.name
 
 
 BEIP_ROW = {
@@ -356,7 +357,7 @@ def _counts_agree(result, out: Path, sheet: str, counted: int, totals: int) -> N
     run = dict(zip(header, run, strict=False))
     assert run["Rows read"] == counted and run["Totals rows skipped"] == totals
     assert run["Rows computed"] == counted - res.counts["Invalid"]
-    assert len(result.records()[lambda d: d["sheet"] == res.module.SPEC.name]) == counted
+    assert len(result.records()[lambda d: d["sheet"] == res.program.name]) == counted
 
 
 @pytest.mark.parametrize("word", ["Total", "TOTALS", "Grand Total", "grand  total:", "sum", " Sum "])

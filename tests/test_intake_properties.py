@@ -27,15 +27,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xlsxwriter.utility import xl_col_to_name
 
-from batch.calculators import programs
 from batch.pipeline import process
+from batch.programs import PROGRAMS
 from batch.reading import NEVER_ROUTED, TOOL_SHEETS, sheet_key
 from batch.writing import write
 from validators.columns import normalize_header
 
 AS_OF = dt.date(2026, 11, 30)
-MODULES = {m.SPEC.name: m for m in programs()}
-SPECS = {name: m.SPEC for name, m in MODULES.items()}
+MODULES = {m.name: m for m in PROGRAMS}
+SPECS = {name: m.schema for name, m in MODULES.items()}
 INTAKE_KEYS = {sheet_key(name) for name in SPECS}
 FIELD_KEYS = {c.key for spec in SPECS.values() for c in spec.columns}
 TOOL_KEYS = frozenset().union(*(spec.tool_keys for spec in SPECS.values()))

@@ -18,12 +18,12 @@ from conftest import write_workbook
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batch.calculators import programs
 from batch.pipeline import process
+from batch.programs import PROGRAMS
 from batch.reading import UnreadableWorkbook
 from batch.writing import write
 
-SPECS = {m.SPEC.name: m.SPEC for m in programs()}
+SPECS = {m.name: m.schema for m in PROGRAMS}
 junk = st.one_of(
     st.none(),
     st.text(max_size=12),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import functools
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from conftest import ROOT
 
 import batch.rules as rules_mod
 from batch import pipeline
-from batch.calculators import programs
+from batch.programs import PROGRAMS
 
 # names under which a calculator holds its rules: the Rules object, the parameters shared by every
 # statute version, and one version's parameters (also as attributes of a step's state object)
@@ -33,16 +34,17 @@ def _named_keys(path: Path) -> set[tuple[str, str]]:
     return found
 
 
-@pytest.mark.parametrize("module", programs(), ids=lambda m: m.__name__.rsplit(".", 1)[-1])
-def test_every_key_a_calculator_names_exists(module):
-    rules = rules_mod.load(module.RULES)
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_every_key_a_calculator_names_exists(program):
+    module = sys.modules[program.calculate.__module__]
+    rules = rules_mod.load(program.rules)
     shared = set(rules.parameters)
     versions = [set(p) for p in rules.versions.values()]
     for kind, key in _named_keys(Path(module.__file__)):
         in_shared = key in shared
         in_every_version = bool(versions) and all(key in v for v in versions)
         ok = {"shared": in_shared, "version": in_every_version, "any": in_shared or in_every_version}[kind]
-        assert ok, f"{module.__name__} reads {key!r}, which batch/rules/{module.RULES}/ does not define ({kind})"
+        assert ok, f"{module.__name__} reads {key!r}, which batch/rules/{program.rules}/ does not define ({kind})"
 
 
 def test_every_key_of_the_rules_is_read_by_the_samples(monkeypatch):
@@ -73,8 +75,8 @@ def test_every_key_of_the_rules_is_read_by_the_samples(monkeypatch):
     for path in sorted((ROOT / "sample_inputs").glob("*.xlsx")):
         pipeline.process(path, as_of=dt.date(2026, 11, 30))
     defined = set()
-    for module in programs():
-        r = plain(module.RULES)
-        defined |= {(module.RULES, k) for k in r.parameters}
-        defined |= {(f"{module.RULES} {v}", k) for v, p in r.versions.items() for k in p}
+    for program in PROGRAMS:
+        r = plain(program.rules)
+        defined |= {(program.rules, k) for k in r.parameters}
+        defined |= {(f"{program.rules} {v}", k) for v, p in r.versions.items() for k in p}
     assert sorted(defined - read) == []

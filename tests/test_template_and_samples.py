@@ -13,7 +13,7 @@ import samples
 from conftest import ROOT
 from openpyxl.utils import get_column_letter, range_boundaries
 
-from batch.calculators import programs
+from batch.programs import PROGRAMS
 from batch.template import (
     EXAMPLES,
     INSTRUCTIONS,
@@ -89,13 +89,13 @@ def test_regenerating_the_template_changes_no_byte(template, tmp_path):
 
 
 def test_instructions_first_then_the_intake_sheets_in_the_contracts_order_then_the_hidden_lists(book):
-    assert sorted(SHEET_ORDER) == sorted(m.SPEC.name for m in programs())
+    assert SHEET_ORDER == tuple(m.name for m in PROGRAMS)
     assert book.sheetnames == [INSTRUCTIONS, *SHEET_ORDER, LISTS]
     assert [ws.sheet_state for ws in book.worksheets] == ["visible"] * (len(SHEET_ORDER) + 1) + ["hidden"]
     assert book.active.title == INSTRUCTIONS
 
 
-SPECS = {m.SPEC.name: m.SPEC for m in programs()}
+SPECS = {m.name: m.schema for m in PROGRAMS}
 COLUMNS = [(name, col) for name in SHEET_ORDER for col in SPECS[name].columns]
 
 

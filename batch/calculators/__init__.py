@@ -1,22 +1,17 @@
-"""One module per program. Each module defines:
+"""One calculator module per program, declared in `batch.programs` (the one list of programs).
+Each module defines:
 
-- `SPEC`: the intake sheet (validators), `RULES`: its rules folder, `AWARD_COLUMN`, and
-  `MONTH_COLUMN` where the sheet has one date column for the Summary's by-month pivot;
-- `calculate(frame, rules, context) -> Calculation`: pure and vectorized over the valid rows;
-  `context` (a `RunContext`) is what the run hands every calculator: the as-of date, and the prior
-  incentive records of BEIP and BRRAP for Grow NJ;
+- `STEPS`: the named statutory steps, in order, each a small function with its citation;
+- `calculate(frame, rules, context) -> Calculation`: runs the steps, pure and vectorized over the
+  valid rows; `context` (a `RunContext`) is what the run hands every calculator: the as-of date,
+  and the prior incentive records of BEIP and BRRAP for Grow NJ;
 - `summarize(frame, status, codes, rules) -> list[SummaryTable]`: the sheet's Summary pivots.
-
-`programs()` discovers the modules, so adding a program never touches the pipeline.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import importlib
-import pkgutil
 from dataclasses import dataclass, field
-from functools import cache
 
 import pandas as pd
 
@@ -64,14 +59,3 @@ def codes_by(found: pd.DataFrame, column: str) -> pd.DataFrame:
     table = table.assign(Total=table.sum(axis=1)).reset_index()
     table.columns.name = None
     return table.sort_values(["Total", "Code"], ascending=[False, True], ignore_index=True)
-
-
-@cache
-def programs() -> tuple:
-    """Every calculator module, in name order."""
-    mods = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        mod = importlib.import_module(f"{__name__}.{info.name}")
-        if hasattr(mod, "SPEC") and hasattr(mod, "calculate"):
-            mods.append(mod)
-    return tuple(mods)

@@ -23,16 +23,6 @@ from batch.rules import Rules
 from validators.beip import AP, AW, BEIP, CREDIT_2022, PP, TAX_CREDIT, WAIVER, WP
 
 SPEC = BEIP
-RULES = "beip"
-AWARD_COLUMN = "Total Grant ($)"
-MONTH_COLUMN = "Agreement Date"  # the Summary's by-month pivot
-# What the run report groups this sheet by: an area or category column (or None) and a year column.
-AREA_COLUMN = "Grant Form"
-# Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
-ROW_INDEPENDENT = True
-YEAR_COLUMN = "Agreement Date"
-# A BEIP grant is a prior incentive for Grow NJ (C.34:1B-247 e.): received on its Agreement Date.
-PRIOR_INCENTIVE = {"name": "Business Name", "date": "Agreement Date"}
 
 ID, DATE, FORM, SMART = "Grant ID", "Agreement Date", "Grant Form", "Smart Growth"
 TERM, EMPLOYEES = "Grant Term (years)", "New Employees"

@@ -24,12 +24,6 @@ from batch.findings import emit
 from batch.rules import Rules
 from validators.beip import BEIP_CONVERSION as SPEC
 
-RULES = "beip_conversion"
-AWARD_COLUMN = "Approved Amount ($)"
-# What the run report groups this sheet by: an area or category column (or None) and a year column.
-AREA_COLUMN = None
-YEAR_COLUMN = "Accrual Year"
-
 ID, YEAR, AMOUNT, APPROVAL = "Grant ID", "Accrual Year", "Approved Amount ($)", "Approval Year"
 CREDIT_COLUMNS = {int(re.search(r"\d{4}", h).group()): h for h in SPEC.computed if h.startswith("Credit ")}
 

@@ -28,14 +28,6 @@ from batch.findings import emit, money_text
 from batch.rules import Parameter, Rules
 from validators.brrap import BRRAP as SPEC
 
-RULES = "brrap"
-AWARD_COLUMN = "Grant Amount ($)"
-# What the run report groups this sheet by: an area or category column (or None) and a year column.
-AREA_COLUMN = None
-YEAR_COLUMN = "First Tax Period"
-# A BRRAP grant is a prior incentive for Grow NJ (C.34:1B-247 e.): received in its First Tax Period (the year column).
-PRIOR_INCENTIVE = {"name": "Business Name"}
-
 ID, BUSINESS, EMPLOYEES = "Grant ID", "Business Name", "Employees Relocated or Retained"
 YEARLY, BONUS, FIRST, COC = "Yearly Tax Credit Amount ($)", "Bonus Award ($)", "First Tax Period", "Certificate of Compliance"
 

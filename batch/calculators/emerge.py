@@ -24,14 +24,6 @@ from batch.rules import Rules, lookup
 from validators.emerge import EMERGE
 
 SPEC = EMERGE
-RULES = "emerge"
-AWARD_COLUMN = "Requested Tax Credit ($)"
-MONTH_COLUMN = "Application Date"  # the Summary's by-month pivot
-# What the run report groups this sheet by: an area or category column (or None) and a year column.
-AREA_COLUMN = "Location"
-# Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
-ROW_INDEPENDENT = True
-YEAR_COLUMN = "Application Date"
 
 ID, DATE, LOCATION, SMALL, TARGETED = "Project ID", "Application Date", "Location", "Small Business", "Targeted Industry"
 PREMISES, GLA, CAPEX = "Premises Type", "Gross Leasable Area (sq ft)", "Capital Investment ($)"

@@ -25,12 +25,6 @@ from batch.rules import Rules, lookup
 from validators.erg_residential import ERG_RESIDENTIAL
 
 SPEC = ERG_RESIDENTIAL
-RULES = "erg_residential"
-AWARD_COLUMN = "Credits Requested ($)"
-MONTH_COLUMN = "Application Date"  # the Summary's by-month pivot
-# What the run report groups this sheet by: an area or category column (or None) and a year column.
-AREA_COLUMN = "Category"
-YEAR_COLUMN = "Application Date"
 
 ID, CATEGORY, DISTRESSED, GZ = "Project ID", "Category", "Deep Poverty Pocket or Distressed Municipality", "Growth Zone"
 APP_DATE, TCO = "Application Date", "Temporary Certificate of Occupancy Date"

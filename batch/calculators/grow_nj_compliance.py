@@ -32,11 +32,6 @@ from batch.rules import Rules
 from validators.grow_nj_compliance import GROW_NJ_COMPLIANCE
 
 SPEC = GROW_NJ_COMPLIANCE
-RULES = "grow_nj_compliance"
-AWARD_COLUMN = "Credit Allowed ($)"
-# What the run report groups this sheet by: an area or category column (or None) and a year column.
-AREA_COLUMN = None
-YEAR_COLUMN = "Tax Period"
 
 ID, PERIOD, APPROVAL, CERTIFIED = "Project ID", "Tax Period", "Approval Date", "Certification Date"
 ANNUAL, AGREEMENT_JOBS, BASELINE = "Annual Credit ($)", "Agreement Jobs", "Baseline Statewide Employees"

@@ -22,14 +22,6 @@ from batch.rules import Rules
 from validators.gsgz_property import GSGZ_PROPERTY, YEARS
 
 SPEC = GSGZ_PROPERTY
-RULES = "gsgz_property"
-AWARD_COLUMN = "Total Exempted ($)"
-MONTH_COLUMN = "Certificate of Occupancy Date"  # the Summary's by-month pivot
-# What the run report groups this sheet by: an area or category column (or None) and a year column.
-AREA_COLUMN = None
-# Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
-ROW_INDEPENDENT = True
-YEAR_COLUMN = "Certificate of Occupancy Date"
 
 ID, ENTITY, OPTED_IN, CO_DATE, TAXES = (
     "Property ID",

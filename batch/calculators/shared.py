@@ -1,5 +1,5 @@
 """Vectorized steps more than one calculator uses: ordered tiers, running totals over a limit,
-installments to the cent. (No SPEC here, so `programs()` does not take it for a program.)"""
+installments to the cent."""
 
 from __future__ import annotations
 

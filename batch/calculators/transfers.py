@@ -25,13 +25,6 @@ from batch.rules import Rules, lookup
 from validators.transfers import TRANSFERS
 
 SPEC = TRANSFERS
-RULES = "transfers"
-# The amount that the Summary chart and the portfolio totals call this sheet's award.
-AWARD_COLUMN = "Credit Amount Transferred ($)"
-MONTH_COLUMN = "Transfer Date"  # the Summary's by-month pivot
-# What the run report groups this sheet by: an area or category column (or None) and a year column.
-AREA_COLUMN = "Program"
-YEAR_COLUMN = "Transfer Date"
 
 ID, PROGRAM, CERT, CERT_AMT = "Transfer ID", "Program", "Certificate ID", "Certificate Amount ($)"
 FROM, TO, DATE = "Transferor", "Transferee", "Transfer Date"

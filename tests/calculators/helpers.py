@@ -5,15 +5,22 @@ from __future__ import annotations
 import pandas as pd
 from conftest import typed_frame
 
+from batch.programs import PROGRAMS
 from batch.rules import load
 
 
+def program_of(module):
+    """The declared program whose calculator is `module` (batch.programs)."""
+    return next(p for p in PROGRAMS if p.calculate is module.calculate)
+
+
 def run_rows(module, rows: list[dict], money_in_dollars: bool = True) -> list[dict]:
-    frame = typed_frame(module.SPEC, rows)
-    calc = module.calculate(frame, load(module.RULES))
+    program = program_of(module)
+    frame = typed_frame(program.schema, rows)
+    calc = program.calculate(frame, load(program.rules))
     found = pd.concat([f for f in calc.findings if len(f)] or [pd.DataFrame(columns=["row", "code"])])
     codes = found.groupby("row")["code"].agg(list)
-    money = {h for h, kind in module.SPEC.computed.items() if kind == "money"}
+    money = {h for h, kind in program.schema.computed.items() if kind == "money"}
     out = []
     for i in frame.index:
         got = {}

@@ -21,7 +21,7 @@ from batch.findings import render
 from batch.rules import load
 
 D = dt.date
-RULES = load(grow_nj_compliance.RULES)
+RULES = load("grow_nj_compliance")
 AS_OF = D(2026, 11, 30)
 BASE = {
     "Project ID": "P",
