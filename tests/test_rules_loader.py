@@ -198,6 +198,24 @@ def test_dated_steps_pick_the_value_in_force(folder, date, cents):
 
 
 @pytest.mark.parametrize(
+    "date,cents",
+    [
+        ("2014-10-23", 10_000_000),  # before the first law's effective date: its value, as `since: null` gives
+        ("2014-10-24", 10_000_000),
+        ("2016-01-01", 2_500_000),
+    ],
+)
+def test_a_first_value_dated_by_its_law_applies_to_earlier_dates_too(folder, date, cents):
+    write(
+        folder,
+        "parameters.yaml",
+        STEPS.replace("since: null", "since: 2014-10-24").replace("since: 2014-10-24, value: 25000.50", "since: 2016-01-01, value: 25000"),
+    )
+    parameter = load("demo")["minimum"]
+    assert parameter.at(pd.Series([pd.Timestamp(date)]))[0] == cents
+
+
+@pytest.mark.parametrize(
     "unit,written,loaded",
     [
         ("USD", "0.1", 10),  # cents, exactly (no binary float in between)

@@ -168,19 +168,21 @@ class Parameter:
         return self.values[-1]
 
     def _step(self, dates: pd.Series) -> np.ndarray:
+        """The step in force at each date. A date before the first step's `since` takes the first
+        step, as `since: null` does: dating the first value with the day its law took effect
+        changes no row (there is no finding for a date before a program's first law)."""
         # integer seconds (every date a cell can hold, 9999-12-31 too); `since: null` is the
         # smallest integer, before every date
         starts = np.array(
             [np.iinfo(np.int64).min if s is None else s.to_datetime64().astype("datetime64[s]").view(np.int64) for s in self.since],
             dtype=np.int64,
         )
-        return np.searchsorted(starts, dates.to_numpy(dtype="datetime64[s]").view(np.int64), side="right") - 1
+        step = np.searchsorted(starts, dates.to_numpy(dtype="datetime64[s]").view(np.int64), side="right") - 1
+        return np.maximum(step, 0)
 
     def at(self, dates: pd.Series) -> np.ndarray:
-        """The value in force at each date (vectorized); None where no step is yet in force."""
-        step = self._step(dates)
-        vals = np.array(list(self.values) + [None], dtype=object)
-        return vals[np.where(step < 0, len(self.values), step)]
+        """The value in force at each date (vectorized)."""
+        return np.array(self.values, dtype=object)[self._step(dates)]
 
     def next_change(self, dates: pd.Series) -> np.ndarray:
         """The date the next step takes effect after each date (None when none follows)."""
