@@ -90,7 +90,7 @@ def annual_grant_129a(s: Grants) -> None:
     s.annual = withholding_part + partner_part
     s.term = f[TERM].to_numpy(dtype=np.int64)
     s.total = s.annual * Q(s.term)
-    s.average = s.total / Q(f[EMPLOYEES].to_numpy(dtype=np.int64))
+    s.average = s.total / Q(f[EMPLOYEES].to_numpy(dtype=np.int64))  # New Employees is more than 0 (validated)
 
 
 def grant_term_129c(s: Grants) -> None:

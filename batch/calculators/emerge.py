@@ -137,7 +137,7 @@ def net_benefit_339a5(s: Application) -> None:
     tiers = s.rules["net_benefit_ratio"]
     which = first_tier(tiers, f, area_column=LOCATION)
     s.required = Q.from_fractions(pick(tiers, which, "value", None))
-    s.ratio = Q(f[NET_BENEFIT]) / Q(f[REQUESTED])
+    s.ratio = Q(f[NET_BENEFIT]) / Q(f[REQUESTED])  # Requested Tax Credit is more than $0 (validated)
     nb_short = s.ratio < s.required
     s.emit(
         "NET_BENEFIT_BELOW_THRESHOLD",

@@ -13,7 +13,9 @@ step reads the columns earlier steps left on the `Project` and adds its own:
     -> retained_246e -> annual_limits_246f -> mrera_alternative_246d -> award_246a
     -> net_benefit_244a3 -> prior_incentives_247e
 
-`explain` then builds the `Calculation` text from the step results; no step builds text.
+The `Calculation` text is built afterwards from the step results, by one explain function per
+step (`explain_mega_project_243`, ...) that `explain` assembles; no step builds text. A step's
+findings take their fields on the rows that have the finding only (`Project.emit`).
 """
 
 from __future__ import annotations
@@ -29,17 +31,6 @@ from batch.exact import Q
 from batch.findings import emit, money_text, short_cite
 from batch.rules import Rules, lookup
 from validators.grow_nj import GROW_NJ as SPEC
-
-RULES = "grow_nj"
-AWARD_COLUMN = "Total Award ($)"
-MONTH_COLUMN = "Application Date"  # the Summary's by-month pivot
-# What the run report groups this sheet by: an area or category column (or None) and a year column.
-AREA_COLUMN = "Area"
-# Each row is calculated on its own figures alone, so the pipeline may run the calculator on chunks of rows.
-ROW_INDEPENDENT = True
-YEAR_COLUMN = "Application Date"
-# The pipeline computes the prior incentive sheets (BEIP, BRRAP) first and hands their records over.
-READS_PRIOR_INCENTIVES = True
 
 ID, VERSION, APP_DATE, COUNTY, AREA = "Project ID", "Statute Version", "Application Date", "County", "Area"
 CAPEX, NEW, RETAINED, JNM = "Capital Investment ($)", "New Full-Time Jobs", "Retained Full-Time Jobs", "Jobs New to Municipality"
@@ -85,10 +76,18 @@ class Project:
         self.jobs = self.new + self.retained
 
     def emit(self, code: str, mask: np.ndarray, **fields) -> None:
-        self.findings.append(emit(code, self.idx[mask], **fields))
-
-    def series(self, values) -> pd.Series:
-        return pd.Series(values, index=self.idx)
+        """A finding on the rows where mask holds. A field is a scalar, a column of the frame, an
+        array or a `Q` over every row (a Q rounded to the cent), or a function of row positions;
+        arrays, Q and functions are taken on the finding's rows only."""
+        rows = np.flatnonzero(mask)
+        for name, value in fields.items():
+            if isinstance(value, Q):
+                fields[name] = _cents(value, rows)
+            elif isinstance(value, np.ndarray):
+                fields[name] = value[rows]
+            elif callable(value):
+                fields[name] = value(rows)
+        self.findings.append(emit(code, self.idx[rows], **fields))
 
 
 def _ratio_q(frac, mask: np.ndarray) -> Q:
@@ -133,28 +132,27 @@ def mega_project_243(s: Project) -> None:
         "MEGA_PROJECT_BASIS_NOT_GIVEN",
         blank,
         capex=f[CAPEX],
-        jobs=s.series(s.jobs),
+        jobs=s.jobs,
         new=f[NEW],
-        outcome=s.series(np.where(met, "it meets " + pick(tiers, which, "cite", ""), "it meets none")),
+        outcome=lambda r: np.where(met[r], "it meets " + pick(tiers, which[r], "cite", ""), "it meets none"),
         citation=definition_cite,
     )
-    where = np.where(
-        pd.isna(basis),
-        "",
-        np.char.add(", Area ", f[AREA].astype(str).to_numpy().astype(str)).astype(object)
-        + np.where(s.south_jersey, ", a South Jersey county", ""),
-    )
-    requirement = f[MEGA_BASIS].astype(object).map(_mega_requirements(tiers)).fillna(_mega_requirements(tiers)[None])
+    requirements = _mega_requirements(tiers)
+
+    def where(r):
+        area = np.char.add(", Area ", f[AREA].iloc[r].astype(str).to_numpy().astype(str)).astype(object)
+        return np.where(pd.isna(basis[r]), "", area + np.where(s.south_jersey[r], ", a South Jersey county", ""))
+
     s.emit(
         "MEGA_PROJECT_DEFINITION_NOT_MET",
         s.mega_not_met,
-        basis=s.series(np.where(pd.isna(basis), "", " under basis " + basis.astype(str))),
-        requirement=requirement,
+        basis=lambda r: np.where(pd.isna(basis[r]), "", " under basis " + basis[r].astype(str)),
+        requirement=lambda r: f[MEGA_BASIS].iloc[r].astype(object).map(requirements).fillna(requirements[None]).to_numpy(),
         capex=f[CAPEX],
-        jobs=s.series(s.jobs),
+        jobs=s.jobs,
         new=f[NEW],
-        where=s.series(where),
-        citation=s.series(np.where(pd.isna(basis), definition_cite, definition_cite + " (" + basis.astype(str) + ")")),
+        where=where,
+        citation=lambda r: np.where(pd.isna(basis[r]), definition_cite, definition_cite + " (" + basis[r].astype(str) + ")"),
     )
     s.emit("MEGA_PROJECT_APPLICATION_LATE", s.mega_late, date=f[APP_DATE], deadline=deadline.value, citation=deadline.cite)
     s.f = f.assign(**{MEGA: s.mega})
@@ -199,16 +197,18 @@ def eligibility_244(s: Project) -> None:
         "CAPEX_BELOW_MINIMUM",
         ~s.capex_ok,
         capex=f[CAPEX],
-        minimum=s.series(s.min_capex.cents()),
+        minimum=s.min_capex,
         rate=rate,
         area=f[GLA],
         premises=f[PREMISES],
-        reduction=s.series(np.where(s.reduced, " x " + reduction, "")),
+        reduction=lambda r: np.where(s.reduced[r], " x " + reduction, ""),
         citation=s.rate_cite,
     )
 
     job_classes = common["job_classes"]
-    job_class = s.series(np.select([tier_applies(t, f, BUSINESS) for t in job_classes], [t.label for t in job_classes], "Other"))
+    job_class = pd.Series(
+        np.select([tier_applies(t, f, BUSINESS) for t in job_classes], [t.label for t in job_classes], "Other"), index=s.idx
+    )
     min_new_base, s.jobs_cite = lookup(common["minimum_new_jobs"], job_class)
     min_ret_base, _ = lookup(common["minimum_retained_jobs"], job_class)
     jobs_share = _ratio_q(common["reduced_minimum_jobs_share"].value, s.reduced)
@@ -221,9 +221,9 @@ def eligibility_244(s: Project) -> None:
         ~s.jobs_ok,
         new=f[NEW],
         retained=f[RETAINED],
-        jobs=s.series(s.jobs),
-        min_new=s.series(s.min_new),
-        min_retained=s.series(s.min_ret),
+        jobs=s.jobs,
+        min_new=s.min_new,
+        min_retained=s.min_ret,
         citation=s.jobs_cite,
     )
 
@@ -244,8 +244,8 @@ def base_246b(s: Project) -> None:
     s.emit(
         "CREATE_ZONE_BASE_NOT_MET",
         fallback,
-        base=s.series(s.base),
-        citation=s.series(pick(tiers, s.base_which, "cite", "")),
+        base=s.base,
+        citation=lambda r: pick(tiers, s.base_which[r], "cite", ""),
     )
 
 
@@ -263,6 +263,7 @@ def increases_246c(s: Project) -> None:
     industrial = f[PREMISES].isin(p["industrial_premises"].value).to_numpy()
     s.ind_which = np.where(industrial, first_tier(ind_tiers, f), -1)
     s.ind_cap = pick(ind_tiers, s.ind_which, "value", 0).astype(np.int64)
+    # never a zero divisor: Gross Leasable Area is more than 0 (validated) and every rate per square foot is positive
     excess = (s.capex - s.min_capex) / (s.min_capex * p["industrial_step"].value)
     s.ind_steps = np.clip(excess.floor(), 0, None)
     s.ind_bonus = np.where(s.ind_which >= 0, np.minimum(s.ind_steps * p["industrial_step_amount"].value, s.ind_cap), 0)
@@ -271,7 +272,7 @@ def increases_246c(s: Project) -> None:
     salary_ok = (avg.notna() & bench.notna() & (bench > 0)).to_numpy()
     avg_q = Q(avg.fillna(0).astype("int64"))
     bench_q = Q(bench.fillna(1).astype("int64").where(salary_ok, 1))
-    steps = ((avg_q - bench_q) / (bench_q * p["salary_step"].value)).floor()
+    steps = ((avg_q - bench_q) / (bench_q * p["salary_step"].value)).floor()  # bench_q is 1 where no benchmark is given
     s.sal_steps = np.where(salary_ok, np.clip(steps, 0, None), 0)
     s.sal_bonus = np.minimum(s.sal_steps * p["salary_step_amount"].value, p["salary_bonus_cap"].value)
     # (7) large employment, by New + Retained
@@ -279,7 +280,7 @@ def increases_246c(s: Project) -> None:
     s.big_which = first_tier(big, f, [s.jobs >= t.extra["min_jobs"] for t in big])
     s.big_bonus = pick(big, s.big_which, "value", 0).astype(np.int64)
     omitted = pick(big, s.big_which, "finding", None) == "TEXT_OMITS_601_800_TIER"
-    s.emit("TEXT_OMITS_601_800_TIER", omitted, jobs=s.series(s.jobs), citation=s.series(pick(big, s.big_which, "cite", "")))
+    s.emit("TEXT_OMITS_601_800_TIER", omitted, jobs=s.jobs, citation=lambda r: pick(big, s.big_which[r], "cite", ""))
     # (11) US headquarters of an automobile manufacturer retaining at least the minimum in the same municipality
     s.auto = s.flag[AUTO_HQ] & s.flag[SAME_MUNI] & (s.retained >= p["auto_hq_min_retained"].value)
     # (12) South Jersey county with a 2007 MRI above the threshold
@@ -384,35 +385,35 @@ def mrera_alternative_246d(s: Project) -> None:
     s.emit(
         "MRERA_ALTERNATIVE_APPLIED",
         s.use_alt,
-        alternative=s.series(s.alt.cents()),
-        ordinary=s.series(s.ordinary.cents()),
-        tier=s.series(pick(tiers, s.m_which, "label", "")),
-        citation=s.series(pick(tiers, s.m_which, "cite", "")),
+        alternative=s.alt,
+        ordinary=s.ordinary,
+        tier=lambda r: pick(tiers, s.m_which[r], "label", ""),
+        citation=lambda r: pick(tiers, s.m_which[r], "cite", ""),
     )
     # the limit findings of the amount awarded
     ordinary = ~s.use_alt
     s.emit(
         "ANNUAL_CAP_APPLIED",
         np.where(s.use_alt, s.alt_cut, s.capped),
-        credit=s.series(np.where(s.use_alt, alt.cents(), s.ordinary_ae.cents())),
-        cap=s.series(s.cap.cents()),
-        citation=s.series(s.cap_cite),
+        credit=alt.where(s.use_alt, s.ordinary_ae),
+        cap=s.cap,
+        citation=s.cap_cite,
     )
     s.emit("WITHHOLDINGS_NOT_PROVIDED", ordinary & s.wh_applies & ~s.wh_given, citation=p["withholdings_share"].cite)
     s.emit(
         "WITHHOLDINGS_CAP_APPLIED",
         ordinary & s.wh_cut,
-        credit=s.series(s.before_wh.cents()),
+        credit=s.before_wh,
         withholdings=f[WITHHOLD],
-        limit=s.series(s.wh_limit.cents()),
+        limit=s.wh_limit,
         citation=p["withholdings_share"].cite,
     )
     necessity = p["necessity_threshold"]
     s.emit(
         "NECESSITY_DETERMINATION_REQUIRED",
         ordinary & s.needs & ~s.an_given,
-        column=s.series(NECESSARY),
-        credit=s.series(s.ordinary_ae.cents()),
+        column=NECESSARY,
+        credit=s.ordinary_ae,
         threshold=necessity.value,
         citation=necessity.cite,
     )
@@ -432,18 +433,22 @@ def net_benefit_244a3(s: Project) -> None:
     f, common = s.f, s.common
     s.nb_given = f[NET_BENEFIT].notna().to_numpy()
     nb = Q(f[NET_BENEFIT].fillna(0).astype("int64"))
-    share, s.nb_cite = lookup(common["net_benefit_minimum_ratio"], f[AREA].where(f[AREA] == MRERA_AREA, "Other"))
-    s.nb_share = share.map(lambda v: f"{float(v):.0%}").to_numpy(dtype=object)
+    # the share and its text once per distinct case (MRERA Growth Zone or Other), spread to the rows
+    case, cases = pd.factorize(f[AREA].where(f[AREA] == MRERA_AREA, "Other"), use_na_sentinel=False)
+    shares, cites = lookup(common["net_benefit_minimum_ratio"], pd.Series(cases))
+    s.nb_cite = pd.Series(cites.to_numpy(dtype=object)[case], index=s.idx, dtype=object)
+    s.nb_share = np.array([f"{float(v):.0%}" for v in shares], dtype=object)[case]
+    share = Q.from_fractions(shares)
     total = Q(s.total)
-    s.nb_bad = s.nb_given & (nb < total * Q.from_fractions(share))
+    s.nb_bad = s.nb_given & (nb < total * Q(share.num[case], share.den[case]))
     s.nb_ratio = np.where(s.nb_given & (s.total != 0), (nb / total.where(s.total != 0, 1)).float(), np.nan)
     s.emit(
         "NET_BENEFIT_BELOW_THRESHOLD",
         s.nb_bad,
         net_benefit=f[NET_BENEFIT],
-        total=s.series(s.total),
-        share=s.series(s.nb_share),
-        ratio=s.series(s.nb_ratio),
+        total=s.total,
+        share=s.nb_share,
+        ratio=s.nb_ratio,
         citation=s.nb_cite,
     )
     s.emit("NET_BENEFIT_NOT_PROVIDED", ~s.nb_given, citation=s.nb_cite)
@@ -469,7 +474,7 @@ def prior_incentives_247e(s: Project) -> None:
     either_yes = (satisfied == True) | (separate == True)  # noqa: E712 - nullable booleans: True, False or None
     both_no = (satisfied == False) & (separate == False)  # noqa: E712
     s.prior_bars = has & both_no
-    records = s.series(s.prior_text)
+    records = s.prior_text
     business = f[NAME]
     date = f[APP_DATE]
     because = np.select(
@@ -488,7 +493,7 @@ def prior_incentives_247e(s: Project) -> None:
         business=business,
         date=date,
         records=records,
-        because=s.series(because),
+        because=because,
         citation=bar.cite,
     )
     s.emit(
@@ -497,7 +502,7 @@ def prior_incentives_247e(s: Project) -> None:
         business=business,
         date=date,
         records=records,
-        blank=s.series(blank),
+        blank=blank,
         citation=bar.cite,
     )
     s.emit("PRIOR_INCENTIVE_BARS_AGREEMENT", s.prior_bars, business=business, date=date, records=records, citation=bar.cite)
@@ -546,7 +551,7 @@ def _prior_matches(f: pd.DataFrame, prior: pd.DataFrame) -> tuple[np.ndarray, np
         prefixes[["key", "rank", "text"]].astype({"key": object}).rename(columns={"rank": "shown"}), on=["key", "shown"], how="left"
     )
     m = hit["rank"].to_numpy()
-    more = np.where(m > LISTED_PRIOR_RECORDS, "; and " + pd.Series(m - LISTED_PRIOR_RECORDS).map("{:,}".format).to_numpy() + " more", "")
+    more = np.where(m > LISTED_PRIOR_RECORDS, _each(m - LISTED_PRIOR_RECORDS, "; and {:,} more"), "")
     pos = hit["pos"].to_numpy()
     count[pos] = m
     text[pos] = hit["text"].to_numpy(dtype=object) + more
@@ -569,6 +574,90 @@ STEPS = (
 
 
 # -- the Calculation column ---------------------------------------------------------------------
+#
+# One explain function per step writes that step's part of the text as pieces: a text, a column of
+# texts, or a list of those. `explain` joins the pieces of every part in one pass (`_concat`).
+# Each distinct value is formatted once: money from tables of the groups of three digits (each of
+# the 1,000 groups written once), whole numbers and citations once per distinct value, and a part
+# that reads only tiers, flags and per-job amounts once per distinct combination of them
+# (`_per_distinct`). No row is formatted on its own.
+
+# "0".."999" (the leading group), ",000"..",999" (a later group), then "" (no group there)
+_GROUPS = np.array([str(i) for i in range(1000)] + [f",{i:03d}" for i in range(1000)] + [""], dtype=object)
+_NO_GROUP = 2000
+_CENTS = np.array([f".{i:02d}" for i in range(100)], dtype=object)
+# ends each row while the pieces of all rows are joined as one text (no cell can hold it: XML 1.0)
+_ROW_END = "\x00"
+
+
+def _flat(pieces: list):
+    for piece in pieces:
+        if isinstance(piece, list):
+            yield from _flat(piece)
+        else:
+            yield piece
+
+
+def _concat(pieces: list, n: int) -> np.ndarray:
+    """Row by row, the pieces joined in order. The pieces of all rows are written as one text, each
+    row ended by _ROW_END, and split at the ends: one pass, however many pieces."""
+    flat = list(_flat(pieces))
+    grid = np.empty((n, len(flat) + 1), dtype=object)
+    for j, piece in enumerate(flat):
+        grid[:, j] = piece
+    grid[:, -1] = _ROW_END
+    rows = "".join(grid.ravel().tolist()).split(_ROW_END)
+    if len(rows) != n + 1:  # a piece holds _ROW_END itself: join column by column instead
+        return grid[:, :-1].sum(axis=1)
+    return np.array(rows[:n], dtype=object)
+
+
+def _when(mask: np.ndarray, build, otherwise: str = "") -> np.ndarray:
+    """The text of `build(rows)` on the rows (positions) where mask holds; `otherwise` elsewhere."""
+    rows = np.flatnonzero(mask)
+    out = np.full(len(mask), otherwise, dtype=object)
+    if len(rows):
+        out[rows] = _concat(build(rows), len(rows))
+    return out
+
+
+def _per_distinct(build, *keys) -> np.ndarray:
+    """The text of `build(rows)`, built on one row of each distinct combination of `keys` (every
+    result the text reads) and spread to the rows with that combination."""
+    code = np.zeros(len(keys[0]), dtype=np.int64)
+    for key in keys:
+        codes, uniques = pd.factorize(np.asarray(key), use_na_sentinel=False)
+        code = pd.factorize(code * len(uniques) + codes)[0]
+    first = np.unique(code, return_index=True)[1]
+    return _concat(build(first), len(first))[code]
+
+
+def _money(cents) -> list[np.ndarray]:
+    """Amounts in cents as the pieces of '-1,234,567.89' (the text of `money_text`): the sign, each
+    group of three digits and the cents, each looked up in a table."""
+    cents = np.asarray(cents, dtype=np.int64)
+    size = np.abs(cents)
+    dollars = size // 100
+    pieces = [np.where(cents < 0, "-", "")] if (cents < 0).any() else []
+    digits = len(str(int(dollars.max()))) if len(cents) else 1
+    for group in range((digits - 1) // 3, -1, -1):
+        unit = 1000**group
+        three = dollars // unit % 1000
+        leading = np.where((dollars >= unit) | (group == 0), three, _NO_GROUP)
+        pieces.append(_GROUPS[np.where(dollars >= unit * 1000, 1000 + three, leading)])
+    pieces.append(_CENTS[size % 100])
+    return pieces
+
+
+def _cents(q: Q, rows: np.ndarray) -> np.ndarray:
+    """The amounts of `q` on the rows, rounded to the cent."""
+    return Q(q.num[rows], q.den[rows]).cents()
+
+
+def _each(values, template: str = "{}") -> np.ndarray:
+    """`template` filled in once with each distinct value, spread to the rows."""
+    distinct, inverse = np.unique(np.asarray(values), return_inverse=True)
+    return np.array([template.format(v) for v in distinct.tolist()], dtype=object)[inverse]
 
 
 def _join(parts: list[np.ndarray], sep: str) -> np.ndarray:
@@ -595,218 +684,255 @@ def _pct(fraction) -> str:
     return f"{float(fraction):.0%}"
 
 
-def _cite(text: np.ndarray | str, cites) -> np.ndarray:
-    return text + " [" + _short(cites) + "]"
+def _tier_cites(tiers) -> np.ndarray:
+    """Each tier's short citation, then "" (no tier): index with a step's `which`."""
+    return np.array([short_cite(t.cite) for t in tiers] + [""], dtype=object)
 
 
-def _count(values: np.ndarray) -> np.ndarray:
-    return pd.Series(values).map("{:g}".format).to_numpy(dtype=object)
+def explain_mega_project_243(s: Project) -> list:
+    """The mega project honoured, or why Mega Project = Y was computed as an ordinary project."""
+    common = s.common
+    late = f"; mega project application late: computed as ordinary [{short_cite(common['mega_project_deadline'].cite)}]"
+    tiers = common["mega_project_definition"]
+    met = np.array([f"; mega project {t.label} [{short_cite(t.cite)}]" for t in tiers] + [""], dtype=object)
+    not_met = "; mega project definition NOT met: computed as ordinary"
+    return [np.select([s.mega_late, s.mega_not_met, s.mega], [late, not_met, met[s.mega_which]], "")]
+
+
+def explain_eligibility_244(s: Project) -> list:
+    """The minimum capital investment and minimum jobs, each with whether it is met."""
+    rate_cite, jobs_cite = s.rate_cite.to_numpy(dtype=object), s.jobs_cite.to_numpy(dtype=object)
+
+    def rest(r):
+        return [
+            [" [", _short(rate_cite[r]), "] ", np.where(s.capex_ok[r], "met", "NOT met")],
+            ["; min jobs ", _each(s.min_new[r], "{:g}"), " new or ", _each(s.min_ret[r], "{:g}"), " total"],
+            [" [", _short(jobs_cite[r]), "] ", np.where(s.jobs_ok[r], "met", "NOT met")],
+        ]
+
+    distinct = _per_distinct(rest, rate_cite, s.capex_ok, s.min_new, s.min_ret, jobs_cite, s.jobs_ok)
+    return ["; min capex ", _money(s.min_capex.cents()), distinct]
+
+
+def _terms(terms: list[tuple], sep: str) -> list[np.ndarray]:
+    """The terms (present, keys, build) joined by `sep` where present: each term's text, `build(rows)`,
+    is built once per distinct combination of its keys and of whether a term stands before it."""
+    pieces, before = [], np.zeros(len(terms[0][0]) if terms else 0, dtype=bool)
+    for present, keys, build in terms:
+
+        def text(r, present=present, after=before, build=build):
+            return [np.where(present[r], np.where(after[r], sep, "") + build(r), "")]
+
+        pieces.append(_per_distinct(text, present, before, *keys))
+        before = before | present
+    return pieces
+
+
+def _fixed(text: str):
+    """A term's build that is the same text on every row."""
+    return lambda r: np.full(len(r), text, dtype=object)
+
+
+def explain_base_246b(s: Project) -> list[tuple]:
+    """The base amount per job: the first term of the sum (absent where no tier applies)."""
+    tiers = s.p["base_amount"]
+
+    def base(r):
+        which = s.base_which[r]
+        return pick(tiers, which, "label", "").astype(object) + " " + _dollars(s.base[r]) + " [" + _tier_cites(tiers)[which] + "]"
+
+    return [(s.base_which >= 0, (s.base_which, s.base), base)]
+
+
+def explain_increases_246c(s: Project) -> list[tuple]:
+    """Each increase per job: the further terms of the sum, each present where it applies."""
+    p = s.p
+    flags = [
+        (f"{t.label} {_dollars([t.value])[0]} [{short_cite(t.cite)}]", hit) for t, hit in zip(p["flag_bonuses"], s.flag_hits, strict=True)
+    ]
+    any_flag = np.zeros(s.n, dtype=bool)
+    for hit in s.flag_hits:
+        any_flag |= hit
+
+    def flag_bonuses(r):
+        return _join([np.where(hit[r], text, "") for text, hit in flags], " + ")
+
+    def industrial(r):
+        return (
+            "industrial investment " + _dollars(s.ind_bonus[r]) + " (" + _each(s.ind_steps[r])
+            + f" x {_pct(p['industrial_step'].value)} over minimum, cap " + _dollars(s.ind_cap[r])
+            + ") [" + _tier_cites(p["industrial_bonus"])[s.ind_which[r]] + "]"
+        )  # fmt: skip
+
+    def salary(r):
+        return (
+            "salary " + _dollars(s.sal_bonus[r]) + " (" + _each(s.sal_steps[r])
+            + f" x {_pct(p['salary_step'].value)} over benchmark) [{short_cite(p['salary_step'].cite)}]"
+        )  # fmt: skip
+
+    def large(r):
+        big, which = p["large_employment_bonus"], s.big_which[r]
+        return pick(big, which, "label", "").astype(object) + " " + _dollars(s.big_bonus[r]) + " [" + _tier_cites(big)[which] + "]"
+
+    auto, sj = p["auto_hq_bonus"], p["south_jersey_mri_bonus"]
+    return [
+        (any_flag, tuple(s.flag_hits), flag_bonuses),
+        (s.ind_bonus > 0, (s.ind_bonus, s.ind_steps, s.ind_cap, s.ind_which), industrial),
+        (s.sal_bonus > 0, (s.sal_bonus, s.sal_steps), salary),
+        (s.big_which >= 0, (s.big_which, s.big_bonus), large),
+        (s.auto, (), _fixed(f"auto HQ {_dollars([auto.value])[0]} [{short_cite(auto.cite)}]")),
+        (s.sj_bonus, (), _fixed(f"South Jersey MRI {_dollars([sj.value])[0]} [{short_cite(sj.cite)}]")),
+    ]
+
+
+def explain_gross_limit_246d(s: Project) -> list:
+    """Base + increases = the sum per job, and the gross limit per job, applied or not reached."""
+
+    def limit(r):
+        over = s.raw_gross[r] > s.gross_cap[r]
+        return [
+            [" = ", _dollars(s.raw_gross[r]), "; cap ", _dollars(s.gross_cap[r]), " [", _short(s.gross_cap_cite[r]), "]"],
+            np.where(over, " applied: gross " + _dollars(s.gross[r]), " not reached"),
+        ]
+
+    terms = _terms(explain_base_246b(s) + explain_increases_246c(s), " + ")
+    return ["; ", terms, _per_distinct(limit, s.raw_gross, s.gross_cap, s.gross_cap_cite, s.gross)]
+
+
+def explain_retained_246e(s: Project) -> list:
+    """The credit per retained job and the amount under a. through e."""
+    p = s.p
+    full, half, capex = p["full_retained_share"], p["retained_share"], p["retained_capex_share"]
+
+    def rule(r):
+        binds = f"capex x {capex.value} / " + _each(s.jobs[r]) + f" jobs, below {_pct(half.value)} of gross [{short_cite(capex.cite)}]"
+        return [
+            np.select(
+                [s.full[r], s.capex_binds[r]],
+                [f"{_pct(full.value)} of gross [{short_cite(full.cite)}]", binds],
+                f"{_pct(half.value)} of gross [{short_cite(half.cite)}]",
+            )
+        ]
+
+    per_job = _concat(_money(s.per_retained.cents()), s.n)  # written once, shown twice
+    return [
+        ["; retained/job ", per_job, " = ", _per_distinct(rule, s.full, s.capex_binds, np.where(s.capex_binds, s.jobs, -1))],
+        ["; a.-e. ", _each(s.new), " new x ", _dollars(s.gross), " + ", _each(s.retained), " retained x ", per_job],
+        [" = ", _money(s.ordinary_ae.cents())],
+    ]
+
+
+def explain_annual_limits_246f(s: Project) -> list:
+    """The annual maximum, and where they bind or are needed 90% of withholdings and the amount necessary."""
+    p = s.p
+    wh, necessity = p["withholdings_share"], p["necessity_threshold"]
+    cap = s.cap.cents()
+
+    def annual_cap(r):
+        return ["; annual cap ", _money(cap[r]), " [", _short(s.cap_cite[r]), "]", np.where(s.capped[r], " applied", " not reached")]
+
+    withholdings = _when(
+        s.wh_cut,
+        lambda r: [
+            f"; 90% of withholdings [{short_cite(wh.cite)}] ",
+            _money(_cents(s.wh_limit, r)),
+            " applied to ",
+            _money(_cents(s.before_wh, r)),
+        ],
+    )
+    given = s.needs & s.an_given
+    amount = _when(given, lambda r: [_money(_cents(s.an, r))])
+    applied = _when(given & s.an_cut, lambda r: [" applied to ", _money(_cents(s.before_an, r))], " not reached")
+    prefix = f"; a.-e. over {_dollars([necessity.value])[0]}: amount necessary [{short_cite(necessity.cite)}] "
+    necessary = _when(s.needs, lambda r: [prefix, np.where(s.an_given[r], amount[r], "not given"), np.where(s.an_given[r], applied[r], "")])
+    return [_per_distinct(annual_cap, cap, s.cap_cite, s.capped), withholdings, necessary]
+
+
+def explain_mrera_alternative_246d(s: Project) -> list:
+    """In an MRERA Growth Zone tier: the alternative amount against the ordinary one, and which is used."""
+    p = s.p
+    # per tier, without and with the annual cap applied to the alternative
+    tier = np.array(
+        [f"{t.label}{cut}) [{short_cite(t.cite)}] vs ordinary " for t in p["mrera_tiers"] for cut in ("", ", annual cap applied")],
+        dtype=object,
+    )
+    share = p["mrera_capex_share"].value
+
+    def text(r):
+        return [
+            ["; MRERA alternative ", _money(_cents(s.alt, r)), f" (capex x {share}, ", tier[2 * s.m_which[r] + s.alt_cut[r]]],
+            [_money(_cents(s.ordinary, r)), np.where(s.use_alt[r], ": alternative used", ": ordinary kept")],
+        ]
+
+    return [_when(s.m_which >= 0, text)]
+
+
+def explain_award_246a(s: Project) -> list:
+    """The annual credit to the cent times the years of the eligibility period."""
+    return ["; annual ", _money(s.annual), _each(s.period, " (to the cent) x {} years = "), _money(s.total)]
+
+
+def explain_net_benefit_244a3(s: Project) -> list:
+    """The net benefit against its minimum share of the award, or that it was not given."""
+    cite = s.nb_cite.to_numpy(dtype=object)
+
+    def test(r):
+        return [" vs ", s.nb_share[r], " of award [", _short(cite[r]), "]", np.where(s.nb_bad[r], " not met", " met")]
+
+    verdict = _per_distinct(test, s.nb_share, cite, s.nb_bad)
+    net = s.f[NET_BENEFIT].fillna(0).to_numpy(dtype=np.int64)
+    return [_when(s.nb_given, lambda r: ["; net benefit ", _money(net[r]), verdict[r]], "; net benefit not given")]
+
+
+def explain_prior_incentives_247e(s: Project) -> list:
+    """The prior BEIP and BRRAP records of the business, where there are any."""
+    cite = short_cite(s.common["prior_incentive_bar"].cite)
+    return [_when(s.prior_text != "", lambda r: [f"; prior incentives [{cite}]: ", s.prior_text[r]])]
+
+
+def explain_eligible(s: Project) -> list:
+    """Eligible, or NOT ELIGIBLE with every reason."""
+    reasons = [
+        (~s.capex_ok, "capex below minimum"),
+        (~s.jobs_ok, "jobs below minimum"),
+        (s.late, "application after deadline"),
+        (s.retail_bad, "retail"),
+        (s.nb_bad, "net benefit below threshold"),
+        (s.prior_bars, "prior incentive bars agreement"),
+    ]
+
+    def text(r):
+        because = _join([np.where(mask[r], why, "") for mask, why in reasons], ", ")
+        return [np.where(s.ineligible[r], "; NOT ELIGIBLE (" + because + "): award 0", "; eligible")]
+
+    return [_per_distinct(text, s.ineligible, *(mask for mask, _ in reasons))]
+
+
+EXPLAIN = (
+    explain_mega_project_243,
+    explain_eligibility_244,
+    explain_gross_limit_246d,  # its terms from explain_base_246b and explain_increases_246c
+    explain_retained_246e,
+    explain_annual_limits_246f,
+    explain_mrera_alternative_246d,
+    explain_award_246a,
+    explain_net_benefit_244a3,
+    explain_prior_incentives_247e,
+    explain_eligible,
+)
 
 
 def explain(s: Project) -> np.ndarray:
     """The `Calculation` column: one line a reviewer can check by hand, each component with its
-    citation, built from the step results."""
-    p, common = s.p, s.common
-    n = s.n
-    mega_tiers = common["mega_project_definition"]
-    mega = np.select(
-        [s.mega_late & s.mega_defined, s.mega_late, s.mega_not_met, s.mega],
-        [
-            _cite("mega project application late: computed as ordinary", np.full(n, common["mega_project_deadline"].cite)),
-            _cite("mega project application late: computed as ordinary", np.full(n, common["mega_project_deadline"].cite)),
-            "mega project definition NOT met: computed as ordinary",
-            _cite("mega project " + pick(mega_tiers, s.mega_which, "label", "").astype(object), pick(mega_tiers, s.mega_which, "cite", "")),
-        ],
-        "",
-    )
-    eligibility = (
-        "min capex "
-        + money_text(s.min_capex.cents())
-        + " ["
-        + _short(s.rate_cite.to_numpy(dtype=object))
-        + "] "
-        + np.where(s.capex_ok, "met", "NOT met")
-        + "; min jobs "
-        + _count(s.min_new)
-        + " new or "
-        + _count(s.min_ret)
-        + " total ["
-        + _short(s.jobs_cite.to_numpy(dtype=object))
-        + "] "
-        + np.where(s.jobs_ok, "met", "NOT met")
-    )
-    base_tiers = p["base_amount"]
-    pieces = [
-        np.where(
-            s.base_which >= 0,
-            _cite(pick(base_tiers, s.base_which, "label", "") + " " + _dollars(s.base), pick(base_tiers, s.base_which, "cite", "")),
-            "",
-        )
-    ]
-    for t, hit in zip(p["flag_bonuses"], s.flag_hits, strict=True):
-        pieces.append(np.where(hit, f"{t.label} {_dollars([t.value])[0]} [{short_cite(t.cite)}]", ""))
-    ind_tiers = p["industrial_bonus"]
-    pieces.append(
-        np.where(
-            s.ind_bonus > 0,
-            _cite(
-                "industrial investment "
-                + _dollars(s.ind_bonus)
-                + " ("
-                + s.ind_steps.astype(str)
-                + f" x {_pct(p['industrial_step'].value)} over minimum, cap "
-                + _dollars(s.ind_cap)
-                + ")",
-                pick(ind_tiers, s.ind_which, "cite", ""),
-            ),
-            "",
-        )
-    )
-    pieces.append(
-        np.where(
-            s.sal_bonus > 0,
-            "salary "
-            + _dollars(s.sal_bonus)
-            + " ("
-            + s.sal_steps.astype(str)
-            + f" x {_pct(p['salary_step'].value)} over benchmark) [{short_cite(p['salary_step'].cite)}]",
-            "",
-        )
-    )
-    big = p["large_employment_bonus"]
-    pieces.append(
-        np.where(
-            s.big_which >= 0,
-            _cite(pick(big, s.big_which, "label", "") + " " + _dollars(s.big_bonus), pick(big, s.big_which, "cite", "")),
-            "",
-        )
-    )
-    auto, sj = p["auto_hq_bonus"], p["south_jersey_mri_bonus"]
-    pieces.append(np.where(s.auto, f"auto HQ {_dollars([auto.value])[0]} [{short_cite(auto.cite)}]", ""))
-    pieces.append(np.where(s.sj_bonus, f"South Jersey MRI {_dollars([sj.value])[0]} [{short_cite(sj.cite)}]", ""))
-    gross = (
-        _join(pieces, " + ")
-        + " = "
-        + _dollars(s.raw_gross)
-        + "; "
-        + _cite("cap " + _dollars(s.gross_cap), s.gross_cap_cite)
-        + np.where(s.raw_gross > s.gross_cap, " applied: gross " + _dollars(s.gross), " not reached")
-    )
-    retained = np.select(
-        [s.full, s.capex_binds],
-        [
-            f"{_pct(p['full_retained_share'].value)} of gross [{short_cite(p['full_retained_share'].cite)}]",
-            f"capex x {p['retained_capex_share'].value} / "
-            + s.jobs.astype(str)
-            + f" jobs, below {_pct(p['retained_share'].value)} of gross [{short_cite(p['retained_capex_share'].cite)}]",
-        ],
-        f"{_pct(p['retained_share'].value)} of gross [{short_cite(p['retained_share'].cite)}]",
-    )
-    ordinary = (
-        "retained/job "
-        + money_text(s.per_retained.cents())
-        + " = "
-        + retained
-        + "; a.-e. "
-        + s.new.astype(str)
-        + " new x "
-        + _dollars(s.gross)
-        + " + "
-        + s.retained.astype(str)
-        + " retained x "
-        + money_text(s.per_retained.cents())
-        + " = "
-        + money_text(s.ordinary_ae.cents())
-    )
-    necessity = p["necessity_threshold"]
-    wh = p["withholdings_share"]
-    limits = _join(
-        [
-            _cite("annual cap " + money_text(s.cap.cents()), s.cap_cite) + np.where(s.capped, " applied", " not reached"),
-            np.where(
-                s.wh_cut,
-                f"90% of withholdings [{short_cite(wh.cite)}] "
-                + money_text(s.wh_limit.cents())
-                + " applied to "
-                + money_text(s.before_wh.cents()),
-                "",
-            ),
-            np.where(
-                s.needs,
-                f"a.-e. over {_dollars([necessity.value])[0]}: amount necessary [{short_cite(necessity.cite)}] "
-                + np.where(
-                    s.an_given,
-                    money_text(s.an.cents()) + np.where(s.an_cut, " applied to " + money_text(s.before_an.cents()), " not reached"),
-                    "not given",
-                ),
-                "",
-            ),
-        ],
-        "; ",
-    )
-    m_tiers = p["mrera_tiers"]
-    mrera = np.where(
-        s.m_which >= 0,
-        "; MRERA alternative "
-        + money_text(s.alt.cents())
-        + f" (capex x {p['mrera_capex_share'].value}, "
-        + pick(m_tiers, s.m_which, "label", "").astype(object)
-        + np.where(s.alt_cut, ", annual cap applied", "")
-        + ") ["
-        + _short(pick(m_tiers, s.m_which, "cite", ""))
-        + "] vs ordinary "
-        + money_text(s.ordinary.cents())
-        + np.where(s.use_alt, ": alternative used", ": ordinary kept"),
-        "",
-    )
-    ineligible = s.ineligible
-    verdict = _join(
-        [
-            np.where(~s.capex_ok, "capex below minimum", ""),
-            np.where(~s.jobs_ok, "jobs below minimum", ""),
-            np.where(s.late, "application after deadline", ""),
-            np.where(s.retail_bad, "retail", ""),
-            np.where(s.nb_bad, "net benefit below threshold", ""),
-            np.where(s.prior_bars, "prior incentive bars agreement", ""),
-        ],
-        ", ",
-    )
-    nb = np.where(
-        s.nb_given,
-        "; net benefit "
-        + money_text(s.f[NET_BENEFIT].fillna(0).to_numpy(dtype=np.int64))
-        + " vs "
-        + s.nb_share
-        + " of award ["
-        + _short(s.nb_cite.to_numpy(dtype=object))
-        + "]"
-        + np.where(s.nb_bad, " not met", " met"),
-        "; net benefit not given",
-    )
-    prior = np.where(s.prior_text != "", "; prior incentives [" + short_cite(common["prior_incentive_bar"].cite) + "]: " + s.prior_text, "")
-    head = _join([np.full(n, s.version + " text"), mega, eligibility], "; ")
-    return (
-        head
-        + "; "
-        + gross
-        + "; "
-        + ordinary
-        + "; "
-        + limits
-        + mrera
-        + "; annual "
-        + money_text(s.annual)
-        + " (to the cent) x "
-        + s.period.astype(str)
-        + " years = "
-        + money_text(s.total)
-        + nb
-        + prior
-        + np.where(ineligible, "; NOT ELIGIBLE (" + verdict + "): award 0", "; eligible")
-    )
+    citation, built from the step results, part by part in the statute's order."""
+    return _concat([s.version + " text", *(part(s) for part in EXPLAIN)], s.n)
 
 
-def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str, context: RunContext) -> tuple[pd.DataFrame, list, np.ndarray]:
+def _calculate(
+    f: pd.DataFrame, common: dict, p: dict, version: str, context: RunContext
+) -> tuple[pd.DataFrame, np.ndarray, list, np.ndarray]:
+    """The computed columns of the rows of one statute version, their Calculation text (kept apart,
+    as plain objects, until `calculate` has every version's), the findings and the ineligible rows."""
     s = Project(f, common, p, version, context)
     for step in STEPS:
         step(s)
@@ -825,27 +951,29 @@ def _calculate(f: pd.DataFrame, common: dict, p: dict, version: str, context: Ru
             "Total Award ($)": pd.array(np.where(s.ineligible, 0, s.total), dtype="Int64"),
             "Commitment Period (years)": (Q(s.period) * common["commitment_period_share"].value).float(),
             "Net Benefit Ratio": s.nb_ratio,
-            "Calculation": explain(s),
         },
         index=s.idx,
     )
-    return computed, s.findings, s.ineligible
+    return computed, explain(s), s.findings, s.ineligible
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
     context = context or RunContext.today()
-    computed, findings, ineligible = [], [], []
+    computed, texts, findings, ineligible = [], [], [], []
     for version, params in rules.versions.items():
         rows = frame[(frame[VERSION] == version).to_numpy()]
         if len(rows):
-            c, fnd, inel = _calculate(rows, rules.parameters, params, version, context)
+            c, text, fnd, inel = _calculate(rows, rules.parameters, params, version, context)
             computed.append(c)
+            texts.append(pd.Series(text, index=rows.index, dtype=object))
             findings.extend(fnd)
             ineligible.append(pd.Series(inel, index=rows.index))
     if not computed:
         empty = pd.DataFrame({h: pd.Series(dtype=object) for h in SPEC.computed}, index=frame.index)
         return Calculation(empty, [], pd.Series(False, index=frame.index))
     out = pd.concat(computed).reindex(frame.index)
+    # the long texts are put in the frame's order as plain objects, and made a text column once
+    out["Calculation"] = pd.concat(texts).reindex(frame.index).to_numpy()
     return Calculation(out, findings, pd.concat(ineligible).reindex(frame.index, fill_value=False))
 
 

@@ -127,7 +127,7 @@ def consideration_ratio_248(s: Transfers) -> None:
     min_ratio, ratio_cite = lookup(s.rules["minimum_consideration_ratio"], s.program)
     num = min_ratio.map(lambda f: f.numerator).astype("int64")
     den = min_ratio.map(lambda f: f.denominator).astype("int64")
-    s.ratio = paid / credit
+    s.ratio = paid / credit  # Credit Amount Transferred is more than $0 (validated)
     ratio_bp = (paid * BASIS_POINTS) // credit  # hundredths of a percent, floored, for messages
     min_bp = (num * BASIS_POINTS) // den
     short = paid * den < credit * num

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import typed_frame
 
 from batch.calculators import PRIOR_COLUMNS, RunContext, grow_nj
+from batch.findings import money_text
 from batch.rules import load
 from validators.grow_nj import GROW_NJ
 from validators.schema import validate
@@ -1226,3 +1228,44 @@ def test_prior_incentives_of_many_rows_are_matched_in_order():
     assert by_row[0].startswith("BEIP B-1 ") and "R-1" not in by_row[0]
     assert by_row[1].startswith("BEIP B-1 ") and "BRRAP R-1" in by_row[1]
     assert 2 not in by_row
+
+
+# -- the Calculation text: each distinct value formatted once ---------------------------------
+
+
+def test_money_pieces_read_as_money_text():
+    rng = np.random.default_rng(7)
+    cents = np.concatenate(
+        [
+            [0, 1, 99, 100, 999_99, 1_000_00, 1_000_000_00, -1, -5_00, -1_234_567_89, 10**17, -(10**17)],
+            rng.integers(-(10**12), 10**12, 2_000),
+            rng.integers(0, 10**6, 2_000),
+        ]
+    )
+    text = grow_nj._concat(grow_nj._money(cents), len(cents))
+    assert text.tolist() == money_text(cents).tolist()
+    assert grow_nj._concat(grow_nj._money([]), 0).tolist() == []
+
+
+def test_concat_joins_pieces_that_hold_the_row_end_too():
+    pieces = ["a", np.array(["x", "y\x00z"], dtype=object), ["-", np.array(["1", "2"], dtype=object)]]
+    assert grow_nj._concat(pieces, 2).tolist() == ["ax-1", "ay\x00z-2"]
+
+
+def test_calculation_of_a_row_does_not_depend_on_the_other_rows():
+    # rows that take every part of the text, calculated together and each alone: the same line
+    overrides = [
+        {},
+        MEGA_OK,
+        {"Transit Oriented Development": "Y", "Retained Full-Time Jobs": 20},
+        {"Capital Investment ($)": 100_000, "Net Benefit ($)": 1},
+        {**MRERA_800, "Amount Necessary ($)": 1_000_000},
+        {**MRERA_800, "Capital Investment ($)": 400_000_000, "Net Benefit ($)": 400_000_000},
+        {**MRERA_800},
+        {"Annual Withholdings ($)": 1_000, "Retained Full-Time Jobs": 400, "Net Benefit ($)": None},
+        {"Mega Project": "Y", "Application Date": D(2019, 1, 2)},
+    ]
+    together = [r["Calculation"] for r in run(*overrides)]
+    alone = [run(o)[0]["Calculation"] for o in overrides]
+    assert together == alone
+    assert len(set(together)) == len(overrides)
