@@ -19,8 +19,6 @@ their findings are reported, and the carry-forward, which needs them all, comes 
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 import pandas as pd
 
@@ -76,34 +74,48 @@ class Compliance:
 
 
 def carry_forward(project: np.ndarray, year: np.ndarray, allowed: np.ndarray, liability: np.ndarray, periods: int) -> np.ndarray:
-    """One linear pass over rows already in (project, year) order. Returns rows x 5 integer cents:
-    credit used, carry-forward added, carry-forward used, balance, expired."""
-    out = np.zeros((len(year), 5), dtype=np.int64)
-    open_: deque = deque()  # [year, amount] of unused credit, oldest first
-    last = None
-    for i, (p, y, allow, liab) in enumerate(zip(project.tolist(), year.tolist(), allowed.tolist(), liability.tolist(), strict=False)):
-        if p != last:
-            open_.clear()
-            last = p
-        expired = 0
-        while open_ and open_[0][0] + periods < y:  # past its last usable period (years missing between rows)
-            expired += open_.popleft()[1]
-        own = min(liab, allow)
-        need = liab - own
-        cf_used = 0
-        while need and open_:
-            take = min(need, open_[0][1])
-            open_[0][1] -= take
-            need -= take
-            cf_used += take
-            if open_[0][1] == 0:
-                open_.popleft()
-        while open_ and open_[0][0] + periods <= y:  # this is its last usable period
-            expired += open_.popleft()[1]
-        added = allow - own
-        if added:
-            open_.append([y, added])
-        out[i] = (own + cf_used, added, cf_used, sum(v for _, v in open_), expired)
+    """Rows already in (project, year) order. Returns rows x 5 integer cents: credit used,
+    carry-forward added, carry-forward used, balance, expired.
+
+    Every project at once: the loop is over the position of a row within its project (the k-th
+    tax period of every project together), never over rows. A project's unused credit is held in
+    `periods + 1` slots, one per year modulo that many (a credit older than `periods` periods has
+    expired before its slot comes round again), and used oldest first."""
+    n = len(year)
+    out = np.zeros((n, 5), dtype=np.int64)
+    if n == 0:
+        return out
+    starts = np.r_[True, project[1:] != project[:-1]]
+    group = np.cumsum(starts) - 1
+    position = np.arange(n) - np.flatnonzero(starts)[group]
+    width = periods + 1
+    amount = np.zeros((group[-1] + 1, width), dtype=np.int64)  # unused credit per project and slot
+    since = np.zeros((group[-1] + 1, width), dtype=np.int64)  # the year each slot's credit was added
+    for k in range(int(position.max()) + 1):
+        rows = np.flatnonzero(position == k)
+        g, y = group[rows], year[rows].astype(np.int64)[:, None]
+        held, added_in = amount[g], since[g]
+        gone = (held > 0) & (added_in + periods < y)  # past its last usable period (years missing between rows)
+        expired = np.where(gone, held, 0).sum(axis=1)
+        held = np.where(gone, 0, held)
+        own = np.minimum(liability[rows], allowed[rows])
+        need = liability[rows] - own
+        # oldest first: order the slots by the year they were added (empty slots last)
+        order = np.argsort(np.where(held > 0, added_in, np.iinfo(np.int64).max), axis=1, kind="stable")
+        sorted_held = np.take_along_axis(held, order, axis=1)
+        take = np.clip(need[:, None] - (np.cumsum(sorted_held, axis=1) - sorted_held), 0, sorted_held)
+        np.put_along_axis(held, order, sorted_held - take, axis=1)
+        used = take.sum(axis=1)
+        last = (held > 0) & (added_in + periods <= y)  # this is its last usable period
+        expired += np.where(last, held, 0).sum(axis=1)
+        held = np.where(last, 0, held)
+        added = allowed[rows] - own
+        slot = (y[:, 0] % width)[:, None]
+        same_year = np.take_along_axis(added_in, slot, axis=1) == y  # two rows of one project and year: one credit
+        np.put_along_axis(held, slot, np.take_along_axis(held, slot, axis=1) * same_year + added[:, None], axis=1)
+        np.put_along_axis(added_in, slot, y, axis=1)
+        amount[g], since[g] = held, added_in
+        out[rows] = np.column_stack([own + used, added, used, held.sum(axis=1), expired])
     return out
 
 

@@ -322,3 +322,53 @@ def test_linear_in_periods():
     # after 2099 only the credit of 2080 to 2099 can still be used: 20 x 1,000; each year one expires
     assert got[-1]["Carry-Forward Balance ($)"] == 20_000
     assert [g["Carry-Forward Expired ($)"] for g in got[:21]] == [0] * 20 + [1_000]
+
+
+def _carry_forward_one_row_at_a_time(project, year, allowed, liability, periods):
+    """The carry-forward as a reviewer would do it by hand, row after row, oldest credit first (the
+    reference the vectorized calculator is checked against)."""
+    from collections import deque
+
+    out = np.zeros((len(year), 5), dtype=np.int64)
+    open_, last = deque(), None
+    for i, (p, y, allow, liab) in enumerate(zip(project.tolist(), year.tolist(), allowed.tolist(), liability.tolist(), strict=True)):
+        if p != last:
+            open_.clear()
+            last = p
+        expired = 0
+        while open_ and open_[0][0] + periods < y:
+            expired += open_.popleft()[1]
+        own = min(liab, allow)
+        need, used = liab - own, 0
+        while need and open_:
+            take = min(need, open_[0][1])
+            open_[0][1] -= take
+            need, used = need - take, used + take
+            if open_[0][1] == 0:
+                open_.popleft()
+        while open_ and open_[0][0] + periods <= y:
+            expired += open_.popleft()[1]
+        added = allow - own
+        if added:
+            open_.append([y, added])
+        out[i] = (own + used, added, used, sum(v for _, v in open_), expired)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_vectorized_carry_forward_equals_the_one_row_at_a_time_reference(seed):
+    from batch.calculators.grow_nj_compliance import carry_forward
+
+    rng = np.random.default_rng(seed)
+    projects = rng.integers(1, 30)
+    rows = []
+    for p in range(projects):
+        years = np.sort(rng.choice(np.arange(2010, 2040), size=rng.integers(1, 15), replace=bool(seed % 4 == 0)))  # gaps; repeats in some
+        rows += [(p, int(y)) for y in years]
+    project = np.array([p for p, _ in rows])
+    year = np.array([y for _, y in rows])
+    allowed = rng.choice([0, 1, 50_000, 1_000_000, 2_500_000], size=len(rows))
+    liability = rng.choice([0, 1, 40_000, 900_000, 3_000_000], size=len(rows))
+    periods = int(rng.integers(0, 6))
+    got = carry_forward(project, year, allowed, liability, periods)
+    assert got.tolist() == _carry_forward_one_row_at_a_time(project, year, allowed, liability, periods).tolist()
