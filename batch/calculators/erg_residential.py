@@ -102,7 +102,8 @@ def pledge_489f_b1(s: Residential) -> None:
     share, share_cite = lookup(rules["pledge_share"], _yn(pd.Series(in_gz, s.idx)))
     s.pledge = Q(f[REVENUE]) * Q.from_fractions(share)
     limit_cents = pd.Series(s.pledge.cents(), s.idx)
-    share_text = share.map(lambda v: f"{float(v):.0%}")
+    codes, distinct = pd.factorize(share)  # each distinct share written once
+    share_text = pd.Series(np.array([f"{float(v):.0%}" for v in distinct] + [""], dtype=object)[codes], index=share.index)
     pledge_fields = dict(category=f[CATEGORY], share=share_text, limit=limit_cents, revenue=f[REVENUE])
     s.emit("GROWTH_ZONE_FROM_CATEGORY", by_category & ~said_gz, citation=gz_categories.cite, **pledge_fields)
     s.emit(

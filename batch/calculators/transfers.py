@@ -20,6 +20,7 @@ import pandas as pd
 
 from batch.calculators import Calculation, RunContext, SummaryTable, codes_by
 from batch.calculators.shared import business_key, date_order, name_key, running_over
+from batch.exact import Q
 from batch.findings import BASIS_POINTS, emit
 from batch.rules import Rules, lookup
 from validators.transfers import TRANSFERS
@@ -125,8 +126,9 @@ def consideration_ratio_248(s: Transfers) -> None:
     in integer cents; consideration above the credit's face is reported too."""
     paid, credit = s.paid, s.credit
     min_ratio, ratio_cite = lookup(s.rules["minimum_consideration_ratio"], s.program)
-    num = min_ratio.map(lambda f: f.numerator).astype("int64")
-    den = min_ratio.map(lambda f: f.denominator).astype("int64")
+    ratio_q = Q.from_fractions(min_ratio)  # each distinct ratio taken apart once
+    num = pd.Series(ratio_q.num.astype(np.int64), index=min_ratio.index)
+    den = pd.Series(ratio_q.den.astype(np.int64), index=min_ratio.index)
     s.ratio = paid / credit  # Credit Amount Transferred is more than $0 (validated)
     ratio_bp = (paid * BASIS_POINTS) // credit  # hundredths of a percent, floored, for messages
     min_bp = (num * BASIS_POINTS) // den
