@@ -35,6 +35,7 @@ from xlsxwriter.utility import xl_col_to_name, xl_rowcol_to_cell
 
 from batch.programs import PROGRAMS
 from validators.columns import YES_NO, Column, SheetSpec
+from validators.grow_nj import GROW_NJ
 
 TEMPLATE_NAME = "njcredits-intake-template.xlsx"
 FIXED_TIME = dt.datetime(2026, 1, 1)  # document properties fixed, so regenerating changes nothing
@@ -73,7 +74,8 @@ ROW_IS = {
     "GSGZ_Property": "one property whose improvements seek the Garden State Growth Zone property tax exemption.",
 }
 NOTES = {
-    "GrowNJ": "Statute Version picks the text of C.34:1B-246 that governs the award (blank means 2017). "
+    "GrowNJ": "Statute Version picks the text of C.34:1B-246 that governs the award "
+    f"(blank means {GROW_NJ.column('Statute Version').default}). "
     "Give Y for each bonus or condition that applies; a blank Y/N cell means N, except the two "
     "prior-incentive columns at the end, where a blank means not given.",
     "GrowNJ_Compliance": "Leave the date columns of steps not yet done blank; they are judged against the run's as-of date.",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import functools
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -72,6 +73,13 @@ def test_every_key_of_the_rules_is_read_by_the_samples(monkeypatch):
         return rules_mod.Rules(r.program, r.version, r.digest, Tracked(program, r.parameters), versions, r.findings)
 
     monkeypatch.setattr(pipeline.rules_mod, "load", tracked)
+    # the validators read the rules when imported (hints, code lists, column ranges): run each once
+    # more under the tracked loader, as a module of its own that nothing else uses
+    for path in sorted((ROOT / "validators").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"_rules_keys_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, spec.name, module)
+        spec.loader.exec_module(module)
     for path in sorted((ROOT / "sample_inputs").glob("*.xlsx")):
         pipeline.process(path, as_of=dt.date(2026, 11, 30))
     defined = set()
@@ -80,3 +88,18 @@ def test_every_key_of_the_rules_is_read_by_the_samples(monkeypatch):
         defined |= {(program.rules, k) for k in r.parameters}
         defined |= {(f"{program.rules} {v}", k) for v, p in r.versions.items() for k in p}
     assert sorted(defined - read) == []
+
+
+def test_no_finding_message_writes_a_statutory_amount_or_share_itself():
+    """Amounts and shares in messages come from the rules through `{placeholders}`: a `$` amount or
+    a percent written into a message template would not follow the rules when they change. (100%,
+    the whole of the taxes of GSGZ's "the schedule is 100% of taxes", is no parameter.)"""
+    import re
+
+    literal = re.compile(r"\$\d|(?<!\d)(?!100%)\d+(?:\.\d+)?%")
+    found = []
+    for path in sorted(rules_mod.RULES_DIR.glob("**/findings.yaml")):
+        for code, entry in rules_mod._load_yaml(path, rules_mod.FindingEntry).items():
+            messages = entry["message"] if isinstance(entry["message"], dict) else {"": entry["message"]}
+            found += [(path.parent.name, code) for text in messages.values() if literal.search(text)]
+    assert found == []

@@ -2,14 +2,26 @@
 
 import pandas as pd
 
-from batch.rules import load as load_rules
+from batch.rules import load
 from validators.columns import Column, RowCheck, SheetSpec
+from validators.rules_text import day, percent
 
 WP, AW = "Withholdings Percentage", "Annual Withholdings ($)"
 PP, AP = "Partner Estimated Tax Percentage", "Annual Partner Estimated Tax ($)"
 WAIVER, CREDIT_2022 = "Remote Work Waiver Elected", "2022 Tax Period Credit ($)"
 CASH, TAX_CREDIT = "Cash", "Tax Credit"
+# A term over this is not read as a term at all (a typing error, not a long grant): not statutory.
+TERM_READ_LIMIT = 1000
 PAIRS = "a Withholdings Percentage with Annual Withholdings, or a Partner Estimated Tax Percentage with Annual Partner Estimated Tax"
+
+
+rules = load("beip")
+
+
+def _share_range(lowest: str, highest: str, smart_growth: str) -> str:
+    """'10% to 50%; 80% with smart growth' (C.34:1B-129 a., b.)."""
+    lo, hi, smart = (percent(rules[k].value) for k in (lowest, highest, smart_growth))
+    return f"{lo} to {hi}; {smart} with smart growth"
 
 
 def _half(given: str, blank: str):
@@ -35,11 +47,19 @@ BEIP = SheetSpec(
             "percent",
             minimum=0,
             maximum=1,
-            hint="Share of the withholdings of the business granted (10% to 50%; 80% with smart growth).",
+            hint="Share of the withholdings of the business granted ("
+            + _share_range("withholdings_percentage_min", "withholdings_percentage_max", "withholdings_percentage_max_smart_growth")
+            + ").",
         ),
         Column(AW, "money", minimum=0, hint="Withholdings of the new employees, per year."),
         Column(
-            PP, "percent", minimum=0, maximum=1, hint="Share of the partners' estimated tax granted (10% to 30%; 50% with smart growth)."
+            PP,
+            "percent",
+            minimum=0,
+            maximum=1,
+            hint="Share of the partners' estimated tax granted ("
+            + _share_range("partner_percentage_min", "partner_percentage_max", "partner_percentage_max_smart_growth")
+            + ").",
         ),
         Column(AP, "money", minimum=0, hint="Estimated tax of the partners, per year."),
         Column(
@@ -47,24 +67,36 @@ BEIP = SheetSpec(
             "integer",
             required=True,
             minimum=0,
-            maximum=1000,
-            hint="Term of the grant in years (the statute allows at most 10; over 1,000 is not read as a term).",
+            maximum=TERM_READ_LIMIT,
+            hint=f"Term of the grant in years (the statute allows at most {rules['max_grant_term'].value}; "
+            f"over {TERM_READ_LIMIT:,} is not read as a term).",
         ),
         Column("New Employees", "integer", required=True, minimum=0, minimum_exclusive=True, hint="New employees; more than 0."),
-        Column(WAIVER, "yesno", hint="Y when the business elected to waive the 60% time-at-facility requirement (h.)."),
-        Column("Waiver Election Date", "date", hint="Date of the waiver election; it must be before 2023-12-31 (h.)."),
+        Column(
+            WAIVER,
+            "yesno",
+            hint=f"Y when the business elected to waive the {percent(rules['waiver_time_requirement'].value)} "
+            "time-at-facility requirement (h.).",
+        ),
+        Column(
+            "Waiver Election Date",
+            "date",
+            hint=f"Date of the waiver election; it must be before {day(rules['waiver_election_deadline'].value)} (h.).",
+        ),
         Column(
             "Minimum Time at Facility",
             "percent",
             minimum=0,
             maximum=1,
-            hint="The least share of time any full-time employee spent at the facility through 2023.",
+            hint="The least share of time any full-time employee spent at the facility through "
+            f"{rules['waiver_min_time_tax_period'].value}.",
         ),
         Column(
             CREDIT_2022,
             "money",
             minimum=0,
-            hint="Credit received for the 2022 tax period; with the waiver, 5% of it is due to the authority (h.(2)).",
+            hint=f"Credit received for the {rules['waiver_payment_tax_period'].value} tax period; with the waiver, "
+            f"{percent(rules['waiver_payment_share'].value)} of it is due to the authority (h.(2)).",
         ),
     ),
     computed={
@@ -82,14 +114,17 @@ BEIP = SheetSpec(
     ),
 )
 
-# Approval Year: the State fiscal years the intake accepts (e.(1): approved from State fiscal year 2017 on).
-APPROVAL_YEARS = range(2017, 2027)
+conversion = load("beip_conversion")
+# Approval Year: the State fiscal years the intake accepts (e.(1): approved from the State fiscal
+# year it names on, to the last the intake contract accepts).
+APPROVAL_YEARS = range(conversion["approval_years"].value[0], conversion["approval_years"].value[-1] + 1)
+SCHEDULE = conversion["schedule"]
 
 
 def _credit_years(approval_years: range) -> range:
     """Every tax period an installment of e. can land in: from the earliest first tax period to the
-    last installment of the latest schedule, e.(1) started in the last Approval Year (2026 to 2030)."""
-    tiers = load_rules("beip_conversion")["schedule"]
+    last installment of the latest schedule, e.(1) started in the last Approval Year."""
+    tiers = SCHEDULE
     first = min(t.value for t in tiers)
     last = 0
     for t in tiers:
@@ -112,7 +147,8 @@ BEIP_CONVERSION = SheetSpec(
             "integer",
             required=True,
             record_id=True,
-            hint="Calendar year the grant accrued but was not paid (2008 to 2025).",
+            hint="Calendar year the grant accrued but was not paid ("
+            f"{min(t.extra['from_year'] for t in SCHEDULE)} to {max(t.extra['to_year'] for t in SCHEDULE)}).",
         ),
         Column("Approved Amount ($)", "money", required=True, minimum=0, hint="Amount approved for conversion to tax credits."),
         Column(

@@ -1,6 +1,12 @@
 """Sheet `BRRAP`: Business Retention and Relocation Assistance grants (README, sheet `BRRAP`)."""
 
+from batch.rules import load
 from validators.columns import Column, SheetSpec
+from validators.rules_text import money
+
+rules = load("brrap")
+# Fewest employees of a grant: the least minimum of the multiple's tiers (P.L.2004 c.65 s.7 b.(1)).
+MINIMUM_EMPLOYEES = min(t.extra["min_employees"] for t in rules["multiple"])
 
 BRRAP = SheetSpec(
     name="BRRAP",
@@ -12,7 +18,8 @@ BRRAP = SheetSpec(
             "Business Name",
             "text",
             required=True,
-            hint="The business; the $10,000,000 single-business limit groups rows by this name, ignoring case, punctuation, "
+            hint=f"The business; the {money(rules['business_annual_limit'].value)} single-business limit groups rows by this name, "
+            "ignoring case, punctuation, "
             "spaces and a trailing legal form (Acme Corp. and ACME Corporation are one business).",
         ),
         Column(
@@ -20,7 +27,7 @@ BRRAP = SheetSpec(
             "integer",
             required=True,
             minimum=0,
-            hint="Full-time employees the project covers (at least 50 to be eligible).",
+            hint=f"Full-time employees the project covers (at least {MINIMUM_EMPLOYEES} to be eligible).",
         ),
         Column("Yearly Tax Credit Amount ($)", "money", required=True, minimum=0, hint="The yearly tax credit amount of the project."),
         Column("Bonus Award ($)", "money", minimum=0, hint="Bonus award under section 5 of P.L.2004 c.65; blank means 0."),

@@ -1,23 +1,16 @@
 """Sheet `Emerge`: Emerge program eligibility (README, sheet `Emerge`)."""
 
+from batch.rules import load
 from validators.columns import Column, RowCheck, SheetSpec
 from validators.grow_nj import PREMISES
+from validators.rules_text import day, percent
 
-LOCATIONS = (
-    "Government-Restricted Municipality",
-    "Qualified Incentive Tract",
-    "Enhanced Area",
-    "Distressed Municipality",
-    "Other Qualified Incentive Area",
-    "Outside Qualified Incentive Area",
-)
-CERTIFICATIONS = (
-    "Accommodates Majority of Employees",
-    "Material Factor",
-    "Meets Environmental Standards",
-    "Affirmative Action Compliance",
-    "Prevailing Wage Compliance",
-)
+rules = load("emerge")
+# The qualified incentive areas of a.(3), then the one code for a facility outside all of them.
+OUTSIDE = "Outside Qualified Incentive Area"
+LOCATIONS = (*rules["qualified_locations"].value, OUTSIDE)
+# The requirements the business certifies (a.(4), (6) to (8), d.), one Y/N column each.
+CERTIFICATIONS = tuple(t.label for t in rules["certifications"])
 
 
 def _certification(header: str, hint: str) -> Column:
@@ -31,7 +24,13 @@ EMERGE = SheetSpec(
     columns=(
         Column("Project ID", "text", required=True, record_id=True, hint="Unique ID of the application."),
         Column("Business Name", "text", hint="The applicant."),
-        Column("Application Date", "date", required=True, hint="Date of the application (on or after 2021-01-07 and before 2029-03-01)."),
+        Column(
+            "Application Date",
+            "date",
+            required=True,
+            hint=f"Date of the application (on or after {day(rules['program_start'].value)} "
+            f"and before {day(rules['application_deadline'].value)}).",
+        ),
         Column("Location", "code", required=True, codes=LOCATIONS, hint="Where the qualified business facility is."),
         Column("Small Business", "yesno", hint="Y for a small business."),
         Column("Targeted Industry", "yesno", hint="Y when engaged primarily in a targeted industry."),
@@ -57,7 +56,8 @@ EMERGE = SheetSpec(
             required=True,
             minimum=0,
             maximum=1,
-            hint="Share of the withholdings of the new and retained jobs subject to New Jersey gross income tax (at least 80%).",
+            hint="Share of the withholdings of the new and retained jobs subject to New Jersey gross income tax "
+            f"(at least {percent(rules['minimum_withholdings_share'].value)}).",
         ),
         _certification("Accommodates Majority of Employees", "Y when the facility can accommodate more than half of the employees (d.)."),
         _certification("Material Factor", "Y when the award is a material factor in the decision (a.(4))."),
@@ -80,7 +80,7 @@ EMERGE = SheetSpec(
         RowCheck(
             "Current Workforce",
             "MISSING_VALUE",
-            "the Current Workforce of a small business (its minimum is 25% of it)",
+            f"the Current Workforce of a small business (its minimum is {percent(rules['small_business_job_growth'].value)} of it)",
             lambda f: f["Small Business"] & f["Current Workforce"].isna(),
         ),
     ),

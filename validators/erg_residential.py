@@ -1,16 +1,18 @@
 """Sheet `ERG_Residential`: ERG qualified residential project tax credits (README, sheet `ERG_Residential`)."""
 
+from batch.rules import load
 from validators.columns import Column, SheetSpec
+from validators.rules_text import day, either, money, percent
 
-CATEGORIES = (
-    "South Jersey Growth Zone",
-    "South Jersey MRI 400+",
-    "Commuter Rail Transit Hub",
-    "Growth Zone Outside South Jersey",
-    "Disaster Recovery",
-    "Hudson SDA Transitional Aid",
-    "Distressed, Deep Poverty or Highlands",
-    "Other ERG Incentive Area",
+rules = load("erg_residential")
+# The b.(2) categories, in the order of their buckets.
+CATEGORIES = tuple(dict.fromkeys(c for t in rules["buckets"] for c in t.extra["categories"]))
+PLEDGE, LIMIT = rules["pledge_share"], rules["project_credit_limit"]
+GROWTH_ZONE_HINT = (
+    f"Y in a Garden State Growth Zone: {percent(PLEDGE['Y'].value)} of incremental revenue may be pledged instead of "
+    f"{percent(PLEDGE['N'].value)}. The categories {either(rules['growth_zone_categories'].value, 'and')} are read as Y; "
+    f"Y with a {either([f'({b})' for b in rules['growth_zone_excluded_buckets'].value])} category is a conflict and stays at "
+    f"{percent(PLEDGE['N'].value)}."
 )
 
 ERG_RESIDENTIAL = SheetSpec(
@@ -24,17 +26,25 @@ ERG_RESIDENTIAL = SheetSpec(
         Column(
             "Deep Poverty Pocket or Distressed Municipality",
             "yesno",
-            hint="Y in a deep poverty pocket or distressed municipality: project limit $40,000,000 instead of $20,000,000.",
+            hint=f"Y in a deep poverty pocket or distressed municipality: project limit {money(LIMIT['Y'].value)} "
+            f"instead of {money(LIMIT['N'].value)}.",
         ),
         Column(
             "Growth Zone",
             "yesno",
-            hint="Y in a Garden State Growth Zone: 85% of incremental revenue may be pledged instead of 75%. "
-            "The categories South Jersey Growth Zone and Growth Zone Outside South Jersey are read as Y; "
-            "Y with a (c) or (d) category is a conflict and stays at 75%.",
+            hint=GROWTH_ZONE_HINT,
         ),
-        Column("Application Date", "date", required=True, hint="Date of the incentive grant application (before 2016-07-01)."),
-        Column("Temporary Certificate of Occupancy Date", "date", hint="Date of the temporary certificate of occupancy (by 2018-07-28)."),
+        Column(
+            "Application Date",
+            "date",
+            required=True,
+            hint=f"Date of the incentive grant application (before {day(rules['application_deadline'].value)}).",
+        ),
+        Column(
+            "Temporary Certificate of Occupancy Date",
+            "date",
+            hint=f"Date of the temporary certificate of occupancy (by {day(rules['tco_deadline'].value)}).",
+        ),
         Column(
             "Projected Annual Incremental Revenue ($)", "money", required=True, minimum=0, hint="Projected annual incremental revenues."
         ),

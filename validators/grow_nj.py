@@ -2,6 +2,14 @@
 
 from batch.rules import load
 from validators.columns import Column, RowCheck, SheetSpec
+from validators.rules_text import either, money, percent
+
+rules = load("grow_nj")
+# The texts of C.34:1B-246 (the rules' statute versions, oldest first) and the public law of each.
+VERSIONS = tuple(sorted(rules.versions))
+LAWS = {"2014": "P.L.2014 c.63", "2017": "P.L.2017 c.221"}
+if set(LAWS) != set(VERSIONS):
+    raise RuntimeError(f"validators/grow_nj.py names the laws of versions {sorted(LAWS)}; the rules have {list(VERSIONS)}")
 
 COUNTIES = (
     "Atlantic",
@@ -26,16 +34,71 @@ COUNTIES = (
     "Union",
     "Warren",
 )
-AREAS = ("Urban Transit Hub", "Growth Zone", "Growth Zone (MRERA)", "Create Zone", "Distressed", "Priority", "Other Eligible")
-BUSINESS_TYPES = ("Technology Startup", "Manufacturing", "Other")
-PREMISES = ("Industrial Rehab", "Industrial New", "Non-Industrial Rehab", "Non-Industrial New")
-VERSIONS = ("2014", "2017")
+# The areas of the base amount of C.34:1B-246 b., in the order of the latest text's tiers (then any
+# area only an earlier text names).
+AREAS = tuple(dict.fromkeys(a for v in reversed(VERSIONS) for t in rules.versions[v]["base_amount"] for a in t.area))
+# The business types of C.34:1B-244 c.: those of its job classes, then the class of every other business.
+_CLASSES = rules["job_classes"]
+BUSINESS_TYPES = (
+    *dict.fromkeys(a for t in _CLASSES for a in t.area),
+    *(c for c in rules["minimum_new_jobs"] if c not in {t.label for t in _CLASSES}),
+)
+# The premises of the minimum capital investment of C.34:1B-244 b.(1) to (4).
+PREMISES = tuple(rules["minimum_capex_per_sq_ft"])
 # The paragraphs of the C.34:1B-243 definition of a mega project, in the rules data's order.
-MEGA_BASES = tuple(dict.fromkeys(t.extra["basis"] for t in load("grow_nj")["mega_project_definition"]))
+MEGA_BASES = tuple(dict.fromkeys(t.extra["basis"] for t in rules["mega_project_definition"]))
 
 
 def _flag(header: str, hint: str) -> Column:
     return Column(header, "yesno", hint=hint)
+
+
+def _one(key: str):
+    """The value of a parameter of C.34:1B-246 that every text stating it states alike (a change
+    would need the hint to say which text has which); a text without the provision states null."""
+    values = {v: rules.versions[v][key].value for v in VERSIONS if rules.versions[v][key].value is not None}
+    if len(set(values.values())) != 1:
+        raise RuntimeError(f"grow_nj {key} differs between the texts ({values}): say so in the hint")
+    return next(iter(values.values()))
+
+
+def _texts_of(flag: str, key: str) -> str:
+    """The texts of C.34:1B-246 whose tiers of `key` read the Y/N column `flag` ('2017')."""
+    texts = [v for v in VERSIONS if any(flag in (*t.all_flags, *t.any_flag) for t in rules.versions[v][key])]
+    if not texts:
+        raise RuntimeError(f"no text of C.34:1B-246 reads {flag} in {key}")
+    return either(texts, "and")
+
+
+def _only(flag: str, key: str) -> str:
+    """', 2017 only' when some text has no tier of `key` that reads the column; else nothing."""
+    texts = _texts_of(flag, key)
+    return "" if texts == either(VERSIONS, "and") else f", {texts} only"
+
+
+VACANT, COLLEGE = "Vacant Million Square Foot Building", "College Collaboration"
+DOCTORAL, REDEVELOPMENT = "Doctoral University Collaboration", "Redevelopment or Rehabilitation Area"
+# The texts in which the redevelopment column lifts the withholdings limit of C.34:1B-246 f.
+EXEMPT_TEXTS = either([v for v in VERSIONS if rules.versions[v]["withholdings_exempt_flag"].value == REDEVELOPMENT])
+
+
+def _area_checks() -> tuple[RowCheck, ...]:
+    """An Area that a text's base amount does not name is not an area of that text."""
+    checks = []
+    for v in VERSIONS:
+        named = {a for t in rules.versions[v]["base_amount"] for a in t.area}
+        missing = [a for a in AREAS if a not in named]
+        others = [w for w in VERSIONS if w != v and set(missing) <= {a for t in rules.versions[w]["base_amount"] for a in t.area}]
+        if missing:
+            checks.append(
+                RowCheck(
+                    "Area",
+                    "BAD_CODE",
+                    f"an area of the {v} text (it has no {either(missing)}): use Statute Version {either(others)} or another area",
+                    lambda f, v=v, missing=tuple(missing): (f["Statute Version"] == v) & f["Area"].isin(missing),
+                )
+            )
+    return tuple(checks)
 
 
 GROW_NJ = SheetSpec(
@@ -49,8 +112,8 @@ GROW_NJ = SheetSpec(
             "Statute Version",
             "code",
             codes=VERSIONS,
-            default="2017",
-            hint="Text of C.34:1B-246 that governs the award: 2014 (P.L.2014 c.63) or 2017 (P.L.2017 c.221).",
+            default=VERSIONS[-1],
+            hint=f"Text of C.34:1B-246 that governs the award: {either([f'{v} ({LAWS[v]})' for v in VERSIONS])}.",
         ),
         Column("Application Date", "date", required=True, hint="Date the application was filed."),
         Column("County", "code", required=True, codes=COUNTIES, hint="New Jersey county of the qualified business facility."),
@@ -69,10 +132,13 @@ GROW_NJ = SheetSpec(
             hint="Which paragraph of the C.34:1B-243 mega project definition the project meets; "
             "blank: every paragraph the amounts can show is tried.",
         ),
-        _flag("Disaster Recovery Project", "Y for a disaster recovery project (gross limit $2,000, 246 d.(6))."),
+        _flag(
+            "Disaster Recovery Project",
+            f"Y for a disaster recovery project (gross limit {money(_one('disaster_recovery_gross_limit'))}, 246 d.(6)).",
+        ),
         _flag("Replaces Disaster-Damaged Facility", "Y when the project replaces a disaster-damaged facility (246 e.)."),
         _flag("Tourism District", "Y when the facility is in the Atlantic City Tourism District."),
-        Column("Business Type", "code", required=True, codes=BUSINESS_TYPES, hint="Technology Startup, Manufacturing or Other."),
+        Column("Business Type", "code", required=True, codes=BUSINESS_TYPES, hint=f"{either(BUSINESS_TYPES)}."),
         _flag("Targeted Industry", "Y when the business is engaged primarily in a targeted industry."),
         Column("Premises Type", "code", required=True, codes=PREMISES, hint="Kind of premises the capital investment is in."),
         Column(
@@ -96,7 +162,11 @@ GROW_NJ = SheetSpec(
         Column(
             "Benchmark Salary ($)", "money", minimum=0, hint="County average salary, or the Growth Zone average salary in a Growth Zone."
         ),
-        Column("Municipal Revitalization Index", "number", hint="2007 Municipal Revitalization Index of the municipality."),
+        Column(
+            "Municipal Revitalization Index",
+            "number",
+            hint=f"{_one('south_jersey_mri_edition')} Municipal Revitalization Index of the municipality.",
+        ),
         _flag("Deep Poverty Pocket", "Y in a deep poverty pocket or a Choice Neighborhoods area (246 c.(1))."),
         _flag("Qualified Incubator", "Y in a qualified incubator facility (246 c.(2))."),
         _flag("Mixed-Use Moderate Income Housing", "Y in a mixed-use development with moderate income housing (246 c.(3))."),
@@ -107,14 +177,21 @@ GROW_NJ = SheetSpec(
         _flag("Light Rail Half Mile", "Y within a half-mile of a new light rail station (246 c.(13))."),
         _flag("Marine Terminal South Jersey Port District", "Y for a marine terminal in the South Jersey Port District (246 c.(14))."),
         _flag("Redevelopment Area Near Highways", "Y in a redevelopment area near the highways of 246 c.(15)."),
-        _flag("On-Site Solar 50 Percent", "Y when on-site solar meets 50% of the electric needs (246 c.(16))."),
-        _flag("Vacant Million Square Foot Building", "Y for a vacant building of over 1,000,000 sq ft (246 c.(17), 2017 only)."),
-        _flag("College Collaboration", "Y for collaborative research with a college or university (246 c.(18), 2017 only)."),
         _flag(
-            "Doctoral University Collaboration",
-            "Y for collaborative research with a doctoral university in a Create Zone (2017 246 b.(1)(b)).",
+            "On-Site Solar 50 Percent",
+            f"Y when on-site solar meets {percent(_one('solar_share_of_electric_needs'))} of the electric needs (246 c.(16)).",
         ),
-        _flag("Redevelopment or Rehabilitation Area", "Y in an area in need of redevelopment or rehabilitation (2014 246 f.)."),
+        _flag(
+            VACANT,
+            f"Y for a vacant building of over {_one('vacant_building_min_sq_ft'):,} sq ft (246 c.(17){_only(VACANT, 'flag_bonuses')}).",
+        ),
+        _flag(COLLEGE, f"Y for collaborative research with a college or university (246 c.(18){_only(COLLEGE, 'flag_bonuses')})."),
+        _flag(
+            DOCTORAL,
+            "Y for collaborative research with a doctoral university in a Create Zone "
+            f"({_texts_of(DOCTORAL, 'base_amount')} 246 b.(1)(b)).",
+        ),
+        _flag(REDEVELOPMENT, f"Y in an area in need of redevelopment or rehabilitation ({EXEMPT_TEXTS} 246 f.)."),
         _flag("Final Point of Sale Retail", "Y when the project is point-of-final-purchase retail (244 e.)."),
         Column("Annual Withholdings ($)", "money", minimum=0, hint="Withholdings of the business from the facility, per year."),
         Column(
@@ -124,7 +201,13 @@ GROW_NJ = SheetSpec(
             hint="The authority's amount necessary to complete the project (246 f., last paragraph).",
         ),
         Column("Net Benefit ($)", "money", hint="Present value of the net benefit to the State."),
-        Column("Eligibility Period (years)", "integer", minimum=1, maximum=10, hint="1 to 10; blank means 10."),
+        Column(
+            "Eligibility Period (years)",
+            "integer",
+            minimum=1,
+            maximum=rules["default_eligibility_period"].value,
+            hint=f"1 to {rules['default_eligibility_period'].value}; blank means {rules['default_eligibility_period'].value}.",
+        ),
         Column(
             "Prior Incentive Obligations Satisfied",
             "yesno",
@@ -153,12 +236,5 @@ GROW_NJ = SheetSpec(
         "Net Benefit Ratio": "percent",
         "Calculation": "text",
     },
-    row_checks=(
-        RowCheck(
-            "Area",
-            "BAD_CODE",
-            "an area of the 2014 text (it has no Create Zone): use Statute Version 2017 or another area",
-            lambda f: (f["Statute Version"] == "2014") & (f["Area"] == "Create Zone"),
-        ),
-    ),
+    row_checks=_area_checks(),
 )

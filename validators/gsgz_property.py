@@ -1,8 +1,11 @@
 """Sheet `GSGZ_Property`: Garden State Growth Zone property tax exemption (README, sheet `GSGZ_Property`)."""
 
+from batch.rules import load
 from validators.columns import Column, SheetSpec
 
-YEARS = range(1, 21)
+rules = load("gsgz_property")
+# Payment years 1 to the last year of the c. schedule (the schedule of e. has as many years).
+YEARS = range(1, len(rules["development_entity_schedule"].value) + 1)
 
 GSGZ_PROPERTY = SheetSpec(
     name="GSGZ_Property",

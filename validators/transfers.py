@@ -1,8 +1,21 @@
 """Sheet `Transfers`: tax credit transfer certificates (README, sheet `Transfers`)."""
 
+from batch.rules import load
 from validators.columns import Column, SheetSpec
+from validators.rules_text import either, percent
 
-PROGRAMS = ("Grow NJ", "Urban Transit Hub", "BEIP", "ERG Residential")
+rules = load("transfers")
+# The programs whose transfer certificates the sheet takes: the cases of the minimum transfer.
+PROGRAMS = tuple(rules["minimum_transfer"])
+
+
+def _consideration() -> str:
+    """'75%', or each program's share when they differ ('75% (Grow NJ), 80% (BEIP)')."""
+    shares = {program: percent(p.value) for program, p in rules["minimum_consideration_ratio"].items()}
+    if len(set(shares.values())) == 1:
+        return next(iter(shares.values()))
+    return either([f"{share} ({program})" for program, share in shares.items()])
+
 
 TRANSFERS = SheetSpec(
     name="Transfers",
@@ -35,7 +48,7 @@ TRANSFERS = SheetSpec(
             "money",
             required=True,
             minimum=0,
-            hint="Price received by the seller for the credit; at least 75% of the credit transferred.",
+            hint=f"Price received by the seller for the credit; at least {_consideration()} of the credit transferred.",
         ),
     ),
     computed={
