@@ -164,7 +164,8 @@ def waiver_payment_129h2(s: Grants) -> None:
     s.credit_given = f[CREDIT_2022].notna().to_numpy()
     s.payment = Q(f[CREDIT_2022].fillna(0)) * share.value
     no_credit = s.elected & ~s.credit_given & (f[FORM] == TAX_CREDIT).to_numpy(dtype=bool)
-    s.emit("WAIVER_CREDIT_NOT_GIVEN", no_credit, share=float(share.value), citation=share.cite)
+    period = s.rules["waiver_payment_tax_period"].value
+    s.emit("WAIVER_CREDIT_NOT_GIVEN", no_credit, share=float(share.value), period=period, citation=share.cite)
 
 
 STEPS = (

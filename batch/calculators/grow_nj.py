@@ -30,6 +30,7 @@ from batch.calculators.shared import business_key, first_tier, pick, tier_applie
 from batch.exact import Q
 from batch.findings import emit, money_text, short_cite
 from batch.rules import Rules, lookup
+from validators import rules_text
 from validators.grow_nj import GROW_NJ as SPEC
 
 ID, VERSION, APP_DATE, COUNTY, AREA = "Project ID", "Statute Version", "Application Date", "County", "Area"
@@ -241,12 +242,18 @@ def base_246b(s: Project) -> None:
     s.base_which = first_tier(tiers, s.f)
     s.base = pick(tiers, s.base_which, "value", 0).astype(np.int64)
     fallback = pick(tiers, s.base_which, "finding", None) == "CREATE_ZONE_BASE_NOT_MET"
-    s.emit(
-        "CREATE_ZONE_BASE_NOT_MET",
-        fallback,
-        base=s.base,
-        citation=lambda r: pick(tiers, s.base_which[r], "cite", ""),
-    )
+    if fallback.any():
+        # the tier the fallback stands in for: its area's tier that asks for columns to be Y
+        instead = next(t for t in tiers if t.extra.get("finding") == "CREATE_ZONE_BASE_NOT_MET")
+        wanted = next(t for t in tiers if t.area == instead.area and t.all_flags)
+        s.emit(
+            "CREATE_ZONE_BASE_NOT_MET",
+            fallback,
+            base=s.base,
+            zone_base=rules_text.money(wanted.value),
+            needs=" and ".join(f"{column} = Y" for column in wanted.all_flags),
+            citation=lambda r: pick(tiers, s.base_which[r], "cite", ""),
+        )
 
 
 def increases_246c(s: Project) -> None:
@@ -280,7 +287,17 @@ def increases_246c(s: Project) -> None:
     s.big_which = first_tier(big, f, [s.jobs >= t.extra["min_jobs"] for t in big])
     s.big_bonus = pick(big, s.big_which, "value", 0).astype(np.int64)
     omitted = pick(big, s.big_which, "finding", None) == "TEXT_OMITS_601_800_TIER"
-    s.emit("TEXT_OMITS_601_800_TIER", omitted, jobs=s.jobs, citation=lambda r: pick(big, s.big_which[r], "cite", ""))
+    if omitted.any():
+        i = next(i for i, t in enumerate(big) if t.extra.get("finding") == "TEXT_OMITS_601_800_TIER")
+        above = [t.extra["min_jobs"] for t in big if t.extra["min_jobs"] > big[i].extra["min_jobs"]]
+        s.emit(
+            "TEXT_OMITS_601_800_TIER",
+            omitted,
+            jobs=s.jobs,
+            tier=f"{big[i].extra['min_jobs']:,}-{min(above) - 1:,}" if above else f"{big[i].extra['min_jobs']:,}+",
+            increase=rules_text.money(big[i].value),
+            citation=lambda r: pick(big, s.big_which[r], "cite", ""),
+        )
     # (11) US headquarters of an automobile manufacturer retaining at least the minimum in the same municipality
     s.auto = s.flag[AUTO_HQ] & s.flag[SAME_MUNI] & (s.retained >= p["auto_hq_min_retained"].value)
     # (12) South Jersey county with a 2007 MRI above the threshold
@@ -399,13 +416,15 @@ def mrera_alternative_246d(s: Project) -> None:
         cap=s.cap,
         citation=s.cap_cite,
     )
-    s.emit("WITHHOLDINGS_NOT_PROVIDED", ordinary & s.wh_applies & ~s.wh_given, citation=p["withholdings_share"].cite)
+    share = rules_text.percent(p["withholdings_share"].value)
+    s.emit("WITHHOLDINGS_NOT_PROVIDED", ordinary & s.wh_applies & ~s.wh_given, share=share, citation=p["withholdings_share"].cite)
     s.emit(
         "WITHHOLDINGS_CAP_APPLIED",
         ordinary & s.wh_cut,
         credit=s.before_wh,
         withholdings=f[WITHHOLD],
         limit=s.wh_limit,
+        share=share,
         citation=p["withholdings_share"].cite,
     )
     necessity = p["necessity_threshold"]

@@ -27,6 +27,7 @@ from batch.calculators.shared import name_key
 from batch.exact import Q
 from batch.findings import emit
 from batch.rules import Rules
+from validators import rules_text
 from validators.grow_nj_compliance import GROW_NJ_COMPLIANCE
 
 SPEC = GROW_NJ_COMPLIANCE
@@ -166,6 +167,8 @@ def statewide_workforce_247d1(s: Compliance) -> None:
         reduced,
         employees=s.f[STATEWIDE],
         baseline=s.f[BASELINE],
+        share=rules_text.percent(statewide.value),
+        reduction=rules_text.percent(1 - statewide.value),
         period=s.f[PERIOD],
         citation=statewide.cite,
     )
@@ -182,6 +185,7 @@ def facility_employment_247d2(s: Compliance) -> None:
         below,
         employees=s.f[FACILITY],
         jobs=s.f[AGREEMENT_JOBS],
+        share=rules_text.percent(facility.value),
         period=s.f[PERIOD],
         citation=facility.cite,
     )
