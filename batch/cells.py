@@ -96,8 +96,9 @@ def text(values) -> tuple[np.ndarray, np.ndarray]:
         v = np.array([str(t) for t in v.tolist()], dtype=object)
     v = cut(v)
     joined = "\n" + "\n".join(v.tolist()) + "\n"
-    # a character class and two substring searches scan long text faster than NEEDS_ESCAPE itself
-    if CONTROL_ANY.search(joined) or (("_x" in joined or "_X" in joined) and NEEDS_ESCAPE.search(joined)):
+    # a character class and a substring search scan long text faster than NEEDS_ESCAPE itself (an
+    # escape has a lowercase x: `_X0041_` is text to Excel and calamine alike)
+    if CONTROL_ANY.search(joined) or ("_x" in joined and NEEDS_ESCAPE.search(joined)):
         special = np.fromiter((NEEDS_ESCAPE.search(t) is not None for t in v), dtype=bool, count=len(v))
         v = v.copy()
         s = pd.Series(v[special], dtype=object).str.replace(ESCAPE_START, "_x005F_", regex=True)
