@@ -20,8 +20,6 @@ findings take their fields on the rows that have the finding only (`Project.emit
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 
@@ -527,10 +525,6 @@ def prior_incentives_247e(s: Project) -> None:
     s.emit("PRIOR_INCENTIVE_BARS_AGREEMENT", s.prior_bars, business=business, date=date, records=records, citation=bar.cite)
 
 
-def _semi(a: str, b: str) -> str:
-    return a + "; " + b
-
-
 def _prior_matches(f: pd.DataFrame, prior: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """For each row, how many prior records count and the text naming them (the earliest
     LISTED_PRIOR_RECORDS, then "and N more"). A record counts from the day after its Agreement Date
@@ -551,8 +545,15 @@ def _prior_matches(f: pd.DataFrame, prior: pd.DataFrame) -> tuple[np.ndarray, np
         + prior["workbook"].astype(str) + ", run " + prior["run_date"].astype(str) + ")"
     )  # fmt: skip
     listed = prior[prior["rank"] <= LISTED_PRIOR_RECORDS]
-    # the text of each business's first 1, 2, ... LISTED_PRIOR_RECORDS records
-    prefixes = listed.assign(text=listed.groupby("key")["label"].transform(lambda labels: list(itertools.accumulate(labels, _semi))))
+    # the text of each business's first 1, 2, ... LISTED_PRIOR_RECORDS records: rank by rank (a
+    # business's records are consecutive, in rank order), never business by business
+    label = listed["label"].to_numpy(dtype=object)
+    text_of = label.copy()
+    rank = listed["rank"].to_numpy()
+    for r in range(2, LISTED_PRIOR_RECORDS + 1):
+        at = np.flatnonzero(rank == r)
+        text_of[at] = text_of[at - 1] + "; " + label[at]
+    prefixes = listed.assign(text=text_of)
     rows = pd.DataFrame(
         {"pos": np.arange(n), "key": business_key(f[NAME]).to_numpy(), "app": f[APP_DATE].astype("datetime64[s]").to_numpy()}
     )
