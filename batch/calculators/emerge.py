@@ -144,8 +144,8 @@ def net_benefit_339a5(s: Application) -> None:
         nb_short,
         net_benefit=f[NET_BENEFIT],
         requested=f[REQUESTED],
-        ratio=s.series(np.floor(s.ratio.float() * HUNDREDTHS) / HUNDREDTHS).map("{:.2f}".format),
-        required=s.series(s.required.float()).map("{:.2f}".format),
+        ratio=s.series(np.char.mod("%.2f", np.floor(s.ratio.float() * HUNDREDTHS) / HUNDREDTHS).astype(object)),
+        required=s.series(np.char.mod("%.2f", s.required.float()).astype(object)),
         citation=s.series(pick(tiers, which, "cite", "")),
     )
     s.ineligible |= nb_short
