@@ -10,6 +10,7 @@ spliced in here, with the comments and their drawing.
 
 from __future__ import annotations
 
+import itertools
 import re
 import zipfile
 from pathlib import Path
@@ -26,14 +27,16 @@ SHEETDATA_END = b"</sheetData>"
 def splice(path: Path, parts: dict[str, object], replace: dict | None = None, compresslevel: int = 1) -> None:
     """Rewrite the workbook at `path`, inserting before `</sheetData>` of each named sheet part the
     rows its generator yields (bytes), and setting its `<dimension>` to the given range. Parts named
-    in `replace` are replaced by what their function returns given the part's current bytes."""
+    in `replace` are replaced by the chunks of bytes their function yields given the part's current
+    bytes (a part of many comments is written a chunk at a time)."""
     replace = replace or {}
     tmp = path.with_name(path.name + ".splice")
     with zipfile.ZipFile(path) as zin, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=compresslevel) as zout:
         for item in zin.infolist():
             data = zin.read(item.filename)
-            if item.filename in replace:
-                data = replace[item.filename](data)
+            if item.filename in replace:  # chunks of bytes, written as they come
+                _stream(zout, item, replace[item.filename](data), compresslevel)
+                continue
             if item.filename not in parts:
                 zout.writestr(item, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=compresslevel)
                 continue
@@ -42,37 +45,53 @@ def splice(path: Path, parts: dict[str, object], replace: dict | None = None, co
             if b"<sheetData/>" in data:
                 data = data.replace(b"<sheetData/>", b"<sheetData></sheetData>", 1)
             head, tail = data.split(SHEETDATA_END, 1)
-            info = zipfile.ZipInfo(item.filename, date_time=item.date_time)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            # the level zipfile uses for a streamed member: `compress_level` from Python 3.13, `_compresslevel` before
-            if "compress_level" in zipfile.ZipInfo.__slots__:
-                info.compress_level = compresslevel
-            else:
-                info._compresslevel = compresslevel  # noqa: SLF001
-            with zout.open(info, "w", force_zip64=True) as out:
-                out.write(head)
-                for chunk in rows():
-                    out.write(chunk)
-                out.write(SHEETDATA_END + tail)
+            _stream(zout, item, itertools.chain([head], rows(), [SHEETDATA_END + tail]), compresslevel)
     tmp.replace(path)
+
+
+def _stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: int) -> None:
+    """Write a part from chunks of bytes, never holding the whole part in memory."""
+    info = zipfile.ZipInfo(item.filename, date_time=item.date_time)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    # the level zipfile uses for a streamed member: `compress_level` from Python 3.13, `_compresslevel` before
+    if "compress_level" in zipfile.ZipInfo.__slots__:
+        info.compress_level = compresslevel
+    else:
+        info._compresslevel = compresslevel  # noqa: SLF001
+    with zout.open(info, "w", force_zip64=True) as out:
+        for chunk in chunks:
+            out.write(chunk)
 
 
 COMMENT_RUN = '<r><rPr><sz val="8"/><color indexed="81"/><rFont val="Tahoma"/><family val="2"/></rPr><t xml:space="preserve">'
 VML_SHAPE_ID = re.compile(rb'<v:shape id="_x0000_s(\d+)"')
 
 
-def comments_xml(refs: np.ndarray, texts: pd.Series) -> bytes:
-    """The comments part of a sheet: one comment per cell reference, as xlsxwriter writes them."""
-    body = '<comment ref="' + refs + '" authorId="0"><text>' + COMMENT_RUN + cells.text(texts)[0] + "</t></r></text></comment>"
-    return (
-        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<comments xmlns="http://schemas.openxmlformats.org/'
-        'spreadsheetml/2006/main"><authors><author></author></authors><commentList>' + "".join(body.tolist()) + "</commentList></comments>"
-    ).encode("utf-8")
+def comments_xml(refs: np.ndarray, texts: pd.Series):
+    """The comments part of a sheet, in chunks of bytes: one comment per cell reference, as
+    xlsxwriter writes them."""
+    yield (
+        b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<comments xmlns="http://schemas.openxmlformats.org/'
+        b'spreadsheetml/2006/main"><authors><author></author></authors><commentList>'
+    )
+    for start in range(0, len(refs), CHUNK_ROWS):
+        part = slice(start, start + CHUNK_ROWS)
+        body = (
+            '<comment ref="'
+            + refs[part]
+            + '" authorId="0"><text>'
+            + COMMENT_RUN
+            + cells.text(texts.iloc[part])[0]
+            + "</t></r></text></comment>"
+        )
+        yield "".join(body.tolist()).encode("utf-8")
+    yield b"</commentList></comments>"
 
 
-def vml_xml(template: bytes, rows: np.ndarray, cols: np.ndarray, first_block: int) -> bytes:
+def vml_xml(template: bytes, rows: np.ndarray, cols: np.ndarray, first_block: int):
     """The VML drawing of a sheet's comment boxes (hidden until the cell is hovered), from the
-    one shape xlsxwriter wrote: shape ids from block `first_block` on, boxes anchored beside each cell."""
+    one shape xlsxwriter wrote, in chunks of bytes: shape ids from block `first_block` on, boxes
+    anchored beside each cell."""
     text = template.decode("utf-8")
     start, end = text.index("<v:shape id="), text.rindex("</v:shape>") + len("</v:shape>")
     head, shape, tail = text[:start], text[start:end], text[end:]
@@ -88,12 +107,22 @@ def vml_xml(template: bytes, rows: np.ndarray, cols: np.ndarray, first_block: in
     shape = re.sub(r"<x:Anchor>[^<]*</x:Anchor>", "<x:Anchor>{ANCHOR}</x:Anchor>", shape)
     shape = re.sub(r"<x:Row>\d+</x:Row><x:Column>\d+</x:Column>", "<x:Row>{ROW}</x:Row><x:Column>{COL}</x:Column>", shape)
     parts = re.split(r"\{(ID|LEFT|TOP|Z|ANCHOR|ROW|COL)\}", shape)
+    yield head.encode("utf-8")
+    for start in range(0, len(rows), CHUNK_ROWS):
+        yield _shapes(parts, rows[start : start + CHUNK_ROWS], cols[start : start + CHUNK_ROWS], first_block, start)
+    yield tail.encode("utf-8")
+
+
+def _shapes(parts: list[str], rows: np.ndarray, cols: np.ndarray, first_block: int, start: int) -> bytes:
+    """The VML shapes of the comments from number `start` on: the shape's text with its fields
+    filled, a column at a time."""
     top_row = np.maximum(rows - 1, 0)
+    numbers = start + np.arange(len(rows))  # the comments' numbers in the sheet, from 0
     fields = {
-        "ID": (first_block * 1024 + 1 + np.arange(len(rows))).astype(str).astype(object),
+        "ID": (first_block * 1024 + 1 + numbers).astype(str).astype(object),
         "LEFT": ((cols + 1) * 48 + 11.25).astype(str).astype(object),
         "TOP": (top_row * 15 + 7.5).astype(str).astype(object),
-        "Z": (np.arange(len(rows)) + 1).astype(str).astype(object),
+        "Z": (numbers + 1).astype(str).astype(object),
         "ANCHOR": (
             (cols + 1).astype(str).astype(object)
             + ", 15, "
@@ -107,7 +136,5 @@ def vml_xml(template: bytes, rows: np.ndarray, cols: np.ndarray, first_block: in
         "ROW": rows.astype(str).astype(object),
         "COL": cols.astype(str).astype(object),
     }
-    acc = np.full(len(rows), "", dtype=object)
-    for i, piece in enumerate(parts):
-        acc = acc + (fields[piece] if i % 2 else piece)
-    return (head + "".join(acc.tolist()) + tail).encode("utf-8")
+    pieces = [fields[piece] if i % 2 else np.full(len(rows), piece, dtype=object) for i, piece in enumerate(parts)]
+    return "".join(map("".join, zip(*[p.tolist() for p in pieces], strict=True))).encode("utf-8")
