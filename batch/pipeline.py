@@ -262,15 +262,16 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
     return out
 
 
-def _truncated(cut: list[tuple[int, int, int]], position: dict[int, int], column_of: dict[int, str]) -> pd.DataFrame:
+def _truncated(cut: list[tuple[int, int, int, int]], position: dict[int, int], column_of: dict[int, str]) -> pd.DataFrame:
     """TEXT_TRUNCATED for each text cell cut to Excel's limit when it was read (batch.reading)."""
     return pd.DataFrame(
         {
-            "row": [position.get(r + 1, -1) for r, _c, _n in cut],
-            "column": [column_of.get(c, "") for _r, c, _n in cut],
+            "row": [position.get(r + 1, -1) for r, *_ in cut],
+            "column": [column_of.get(c, "") for _r, c, *_ in cut],
             "code": "TEXT_TRUNCATED",
-            "cell": [f"{column_letters(c)}{r + 1}" for r, c, _n in cut],
-            "length": [n for _r, _c, n in cut],
+            "cell": [f"{column_letters(c)}{r + 1}" for r, c, *_ in cut],
+            "length": [n for _r, _c, n, _k in cut],
+            "kept": [k for *_, k in cut],
             "limit": cells.MAX_TEXT,
         }
     )

@@ -83,7 +83,7 @@ class IntakeSheet:
     filled: np.ndarray | None = None  # per kept column: some row below the header has a cell in it
     sum_cells: set[tuple[int, int]] = field(default_factory=set)  # (grid row, grid col) of SUM/SUBTOTAL formulas
     routed: dict | None = None  # how a sheet not named like an intake sheet was routed by its headers
-    truncated: list[tuple[int, int, int]] = field(default_factory=list)  # (grid row, grid col, UTF-16 units) of text cut to Excel's limit
+    truncated: list[tuple[int, int, int, int]] = field(default_factory=list)  # text cut to Excel's limit, see cut_long_text
 
     @property
     def results_at(self) -> int:
@@ -119,7 +119,7 @@ class OtherSheet:
     name: str
     grid: list[list]
     not_routed: dict | None = None
-    truncated: list[tuple[int, int, int]] = field(default_factory=list)  # (grid row, grid col, UTF-16 units), see cut_long_text
+    truncated: list[tuple[int, int, int, int]] = field(default_factory=list)  # text cut to Excel's limit, see cut_long_text
 
 
 @dataclass
@@ -263,12 +263,18 @@ def _cut_utf16(text: str, limit: int) -> str:
     return text
 
 
+ESCAPE_IN_NAME = re.compile(r"_[xX]([0-9a-fA-F]{4}_)")
+
+
 def csv_sheet_name(stem: str) -> str:
     """A legal Excel sheet name from a CSV file's name: the characters Excel refuses in a sheet name
     (`[]:*?/\\`, control characters) and bytes that are not UTF-8 become `_`, at most 31 UTF-16
-    units, no apostrophe or space at either end, never blank and never Excel's reserved `History`."""
+    units, no apostrophe or space at either end, never blank and never Excel's reserved `History`.
+    Text that reads as an Excel escape (`_x0041_`) has its `x` made `-`: a sheet name is not
+    escaped in the file, so Excel and LibreOffice would show `A` and links to the sheet would break."""
     text = stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\ufffd", "_")
-    name = SHEET_NAME_ILLEGAL.sub("_", text).strip(" '")
+    name = SHEET_NAME_ILLEGAL.sub("_", text)
+    name = ESCAPE_IN_NAME.sub(r"_-\1", name).strip(" '")
     name = _cut_utf16(name, SHEET_NAME_LIMIT).rstrip(" '")
     if not name:
         return "CSV"
@@ -291,11 +297,12 @@ def _is_ours(name: str, grid: list[list]) -> bool:
     return False
 
 
-def cut_long_text(frame: pd.DataFrame, first_row: int = 0) -> list[tuple[int, int, int]]:
+def cut_long_text(frame: pd.DataFrame, first_row: int = 0) -> list[tuple[int, int, int, int]]:
     """Cut, in place, every text cell longer than Excel's cell limit (32,767 UTF-16 units; only a
     CSV or a hand-made file can hold one) to the limit, and return (grid row, column, length) of
     each, for TEXT_TRUNCATED. The cut is made when the file is read, so what is checked is what
-    the returned workbook holds."""
+    the returned workbook holds. Each cut is (grid row, column, length, length kept), in UTF-16
+    units: a character of two units at the limit is left out whole, so 32,766 may be kept."""
     found = []
     for c in range(frame.shape[1]):
         col = frame.iloc[:, c]
@@ -309,19 +316,20 @@ def cut_long_text(frame: pd.DataFrame, first_row: int = 0) -> list[tuple[int, in
         over = cells.truncated(col.iloc[long])
         for i in long[over]:
             value = col.iloc[i]
-            found.append((first_row + int(i), c, utf16_len(value)))
-            frame.iat[i, c] = utf16_truncate(value, cells.MAX_TEXT)
+            kept = utf16_truncate(value, cells.MAX_TEXT)
+            found.append((first_row + int(i), c, utf16_len(value), utf16_len(kept)))
+            frame.iat[i, c] = kept
     return found
 
 
-def _cut_grid(grid: list[list], rows: range) -> list[tuple[int, int, int]]:
+def _cut_grid(grid: list[list], rows: range) -> list[tuple[int, int, int, int]]:
     """`cut_long_text` over some rows of a grid (lists of cells), cutting them in the grid."""
     if not len(rows):
         return []
     width = max(len(grid[r]) for r in rows)
     frame = pd.DataFrame([list(grid[r]) + [None] * (width - len(grid[r])) for r in rows], dtype=object)
     found = cut_long_text(frame, rows.start)
-    for r, c, _n in found:
+    for r, c, *_ in found:
         grid[r][c] = frame.iat[r - rows.start, c]
     return found
 

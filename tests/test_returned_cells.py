@@ -198,7 +198,9 @@ def test_text_over_the_limit_is_cut_and_reported(tmp_path):
     f = result.findings[result.findings["Code"] == "TEXT_TRUNCATED"]
     # 40,000 > 32,767: cut; 32,767: at the limit, whole; 16,384 emoji are 32,768 UTF-16 units: cut
     assert f[["Row", "Column", "Severity"]].values.tolist() == [[2, "Note", "warning"], [4, "Transferor", "warning"]]
-    assert "40,000 characters" in f["Message"].iloc[0] and "32,767" in f["Message"].iloc[0]
+    assert "40,000 characters" in f["Message"].iloc[0] and "keeps the first 32,767 " in f["Message"].iloc[0]
+    # 16,384 emoji = 32,768 units: 16,383 emoji kept, 32,766 units (a character is never split)
+    assert "32,768 characters" in f["Message"].iloc[1] and "keeps the first 32,766 " in f["Message"].iloc[1]
     g = calamine(out, "long")
     status = g[0].index("Status")
     assert [len(g[1][8]), len(g[2][8]), g[3][3]] == [32_767, 32_767, "😀" * 16_383]

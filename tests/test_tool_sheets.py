@@ -262,6 +262,9 @@ def test_a_name_taken_twice_gets_a_number(tmp_path):
         ("x" * 200, "x" * 31),
         ("y" * 30 + "'z", "y" * 30),  # cut at 31, then no apostrophe at the end
         ("\U0001f600" * 20, "\U0001f600" * 15),  # 31 UTF-16 units at most
+        # escape-like text would show as "NovA" in Excel and LibreOffice, breaking links to the sheet
+        ("Nov_x0041_", "Nov_-0041_"),
+        ("a_x12_b", "a_x12_b"),  # not an escape: kept
     ],
 )
 def test_csv_sheet_name_is_legal_for_excel(stem, name):
