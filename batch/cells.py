@@ -309,8 +309,7 @@ def links(addresses: pd.Series, refs: np.ndarray, style: str) -> np.ndarray:
         return out
     a = addresses[present].astype(str)
     literal = a.str.replace('"', '""', regex=False)
-    formula = 'HYPERLINK("#' + literal + '","' + literal + '")'
-    formula = formula.str.replace("&", "&amp;", regex=False).str.replace("<", "&lt;", regex=False).str.replace(">", "&gt;", regex=False)
+    formula = _escape_xml(('HYPERLINK("#' + literal + '","' + literal + '")').to_numpy(dtype=object))
     shown, _ = text(a)
-    out[present] = '<c r="' + refs[present] + '"' + style + ' t="str"><f>' + formula.to_numpy(dtype=object) + "</f><v>" + shown + "</v></c>"
+    out[present] = '<c r="' + refs[present] + '"' + style + ' t="str"><f>' + formula + "</f><v>" + shown + "</v></c>"
     return out

@@ -19,7 +19,7 @@ from batch import __version__
 from batch.calculators import SummaryTable
 from batch.ledger import Ledger
 from batch.programs import PROGRAMS
-from batch.writing import HEADER_BG, Formats, write_table
+from batch.writing import HEADER_BG, Formats, table_widths, write_table
 
 CHANGE_COLUMNS = [
     "Sheet",
@@ -163,30 +163,15 @@ def brrap_aggregate(per_year: pd.DataFrame, limit_cents: int) -> SummaryTable | 
     )
 
 
-def _shown(value, money: bool) -> str:
-    """About what a cell shows, for its column's width."""
-    if _missing(value):
-        return ""
-    if money:
-        return f"{float(value) / 100:,.2f}"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
 def _fit_columns(ws, tables: list[SummaryTable], low: float = 10, high: float = 60, wrap=None, wrapped: tuple = ()) -> None:
     """Each column as wide as its header and its values, up to `high` (headers wrap), across the
     tables written one below the other on a sheet. The `wrapped` columns wrap their text (format
     `wrap`) where it is longer."""
-    widths: dict[int, float] = {}
     names: dict[int, set] = {}
     for t in tables:
         for j, h in enumerate(t.table.columns):
-            money = t.formats.get(str(h)) == "money"
-            longest = max(len(x) for x in [str(h), *(_shown(v, money) for v in t.table[h])])
-            widths[j] = max(widths.get(j, low), min(high, longest + 2))
             names.setdefault(j, set()).add(str(h))
-    for j, w in widths.items():
+    for j, w in table_widths(tables, low=low, high=high, whole_headers=True).items():
         ws.set_column(j, j, w, wrap if names[j] & set(wrapped) else None)
 
 

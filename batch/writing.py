@@ -237,10 +237,7 @@ def _top_rows(fmts: Formats, sheet, letters: list[str], computed_headers: list[s
     plain, header = _styles(fmts, None), _styles(fmts, None, header=HEADER_BG)
     styles = {key: np.array([plain[key]] * h + [header[key]], dtype=object) for key in STYLE_KEYS}
     flagged = np.arange(h + 1) == h  # a blank header cell keeps the header's look
-    columns = [
-        cells.input_cells(frame.iloc[:, c].to_numpy(dtype=object), letters[c] + numbers, styles, flagged)
-        for c in range(min(width, EXCEL_COLUMNS))
-    ]
+    columns = _grid_cells(frame, numbers, letters, styles, flagged)
     if not sheet.no_room:
         tool = pd.Series(computed_headers + ["Status", "Findings"], dtype=object)
         refs = np.array([letters[at + j] for j in range(len(tool))], dtype=object) + str(h + 1)
@@ -454,19 +451,32 @@ def line_counts(texts: pd.Series, width: float) -> np.ndarray:
     return (np.maximum(1, -(-t.str.len().to_numpy() // per_line)) + t.str.count("\n").to_numpy()).astype(int)
 
 
-def table_widths(tables: list[SummaryTable], first: float = 36, cap: float = 48) -> dict[int, float]:
-    """Column widths that hold the tables' values and their headers' longest words (headers wrap)."""
+def shown(value, money: bool) -> str:
+    """About what a cell of a table shows, for its column's width ("" for a missing value)."""
+    if value is None or (not isinstance(value, (str, list, tuple, set, dict)) and bool(pd.isna(value))):
+        return ""
+    if money and not isinstance(value, str):
+        return f"{float(value) / 100:,.2f}"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def table_widths(
+    tables: list[SummaryTable], first: float = 0, low: float = 10, high: float = 48, whole_headers: bool = False
+) -> dict[int, float]:
+    """Column widths that hold the values of tables written one below the other, and their
+    headers' longest words (the headers wrap) or, with `whole_headers`, their whole headers;
+    between `low` and `high`, and the first column at least `first`."""
     widths: dict[int, float] = {}
     for t in tables:
         for j, h in enumerate(t.table.columns):
-            values = t.table.iloc[:, j]
             money = t.formats.get(str(h)) == "money"
-            longest = values.map(
-                lambda v, money=money: len(f"{v / 100:,.2f}") if money and isinstance(v, (int, float)) else len(str(v))
-            ).max()
-            words = max((len(w) for w in str(h).split()), default=0)
-            widths[j] = max(widths.get(j, 10), min(cap, max(longest if pd.notna(longest) else 0, words) + 2))
-    widths[0] = max(widths.get(0, 0), first)
+            longest = max((len(shown(v, money)) for v in t.table.iloc[:, j]), default=0)
+            head = len(str(h)) if whole_headers else max((len(w) for w in str(h).split()), default=0)
+            widths[j] = max(widths.get(j, low), min(high, max(longest, head) + 2))
+    if first:
+        widths[0] = max(widths.get(0, 0), first)
     return widths
 
 
@@ -602,7 +612,7 @@ def _write_summary(wb, fmts: Formats, result: Result, name: str) -> None:
         tables += [month] if month else []
     codes = findings_by_code(result.findings)
     tables += [codes] if codes is not None else []
-    widths = table_widths([totals, *tables])
+    widths = table_widths([totals, *tables], first=36)
     for j, w in widths.items():
         ws.set_column(j, j, w)
     ws.write_string(0, 0, f"{SUMMARY_TITLE} {result.path.name}", fmts.get(title=True))

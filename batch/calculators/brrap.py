@@ -1,10 +1,10 @@
 """BRRAP grants of tax credits (README, sheet `BRRAP`; P.L.2004 c.65 s.7).
 
-Pure and vectorized. The cross-row limits (a business's $10,000,000 a year, the $20,000,000
-aggregate a tax period) are checked on the credit of each (grant, year), summed with
-group-bys; rows are never compared in Python loops, and row order does not matter. A business is
-its Business Name under the one business-name rule (`business_key`): `Acme Corp.` and `ACME
-Corporation` are one business.
+Pure and vectorized. The cross-row limits (a business's annual limit and the aggregate limit of
+a tax period, `business_annual_limit` and `aggregate_annual_limit` in the rules) are checked on
+the credit of each (grant, year), summed with group-bys; rows are never compared in Python
+loops, and row order does not matter. A business is its Business Name under the one
+business-name rule (`business_key`): `Acme Corp.` and `ACME Corporation` are one business.
 
 The calculation is a sequence of named steps, one per provision of P.L.2004 c.65 s.7. Each step
 reads the columns earlier steps left on the `Grants` and adds its own findings and columns; the

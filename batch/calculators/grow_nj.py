@@ -342,9 +342,9 @@ def retained_246e(s: Project) -> None:
 
 
 def annual_limits_246f(s: Project) -> None:
-    """C.34:1B-246 f.: the annual maximum (the first tier that applies), 90% of withholdings under f.(5)
-    and f.(6), and, for an application whose a.-e. amount is in excess of $4,000,000, the authority's
-    amount necessary. Tourism District counts for f.(1) only in a Growth Zone."""
+    """C.34:1B-246 f.: the annual maximum (the first tier that applies), the share of withholdings
+    under f.(5) and f.(6) (`withholdings_share`), and, for an application whose a.-e. amount is in
+    excess of `necessity_threshold`, the authority's amount necessary. Tourism District counts for f.(1) only in a Growth Zone."""
     f, p, common = s.f, s.p, s.common
     tourism_areas = common["tourism_district_areas"]
     s.emit(
