@@ -84,6 +84,7 @@ class IntakeSheet:
     sum_cells: set[tuple[int, int]] = field(default_factory=set)  # (grid row, grid col) of SUM/SUBTOTAL formulas
     routed: dict | None = None  # how a sheet not named like an intake sheet was routed by its headers
     truncated: list[tuple[int, int, int, int]] = field(default_factory=list)  # text cut to Excel's limit, see cut_long_text
+    dropped: list[int] = field(default_factory=list)  # grid columns of a returned workbook's tool columns (left out)
 
     @property
     def results_at(self) -> int:
@@ -335,10 +336,18 @@ def _cut_grid(grid: list[list], rows: range) -> list[tuple[int, int, int, int]]:
 
 
 def _intake_sheet(
-    name: str, grid: list[list], spec: SheetSpec, header_row: int | None = None, formulas: dict[tuple[int, int], str] | None = None
+    name: str,
+    grid: list[list],
+    spec: SheetSpec,
+    header_row: int | None = None,
+    formulas: dict[tuple[int, int], str] | None = None,
+    returned: bool = True,
 ) -> IntakeSheet:
     """`formulas`: the cells holding a formula without a calculated value (read as empty, but not
-    blank: a row of them is a row, such as an openpyxl-written totals row)."""
+    blank: a row of them is a row, such as an openpyxl-written totals row). `returned`: the
+    workbook is one the tool returned (its marker names the tool's sheets), so the columns headed
+    like the tool's columns are the tool's and are left out; in any other workbook a column
+    headed `Status` is the user's and is kept."""
     h = header_row if header_row is not None else _find_header(grid, spec) if grid else 0
     below = max((r for r, _c in formulas or ()), default=-1) + 1 - len(grid)
     if grid and below > 0:  # calamine leaves out trailing rows whose cells are all formulas without a value
@@ -347,10 +356,11 @@ def _intake_sheet(
     header_cells = list(grid[h]) if grid else []
     output = {normalize_header(x) for x in spec.output_headers}
     field_of = {c.key: c.header for c in spec.columns}
-    kept, headers, fields = [], [], []
+    kept, headers, fields, dropped = [], [], [], []
     for j, v in enumerate(header_cells):
         key = normalize_header(v)
-        if key in output and key not in field_of:
+        if returned and key in output and key not in field_of:
+            dropped.append(j)
             continue  # a computed column, Status or Findings of a returned workbook
         kept.append(j)
         headers.append(v)
@@ -398,9 +408,10 @@ def _intake_sheet(
         len(body),
         kept,
         duplicates=duplicates,
-        used_width=max(len(kept), preamble_width),
+        used_width=max(kept[width - 1] + 1 if width else 0, preamble_width),
         filled=has_data[:width],
         truncated=long_text,
+        dropped=dropped,
     )
 
 
@@ -580,8 +591,11 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
     path = Path(path)
     kind = inspect(path, limits)
     marked = marked_sheets(path) if kind == "zip" else None
+    grids = list(_grids(path, kind))
+    # a workbook the tool returned: its marker names the tool's sheets (a release before the marker: its sheets are recognised)
+    returned = marked is not None or (kind != "csv" and any(_is_ours(name, grid) for name, grid, _ in grids))
     wb = Workbook(path)
-    for name, grid, note in _grids(path, kind):
+    for name, grid, note in grids:
         ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
         if ours:
             continue
@@ -590,7 +604,7 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
         if spec is None and key not in NEVER_ROUTED:  # not named like an intake sheet: routed by its headers
             spec, header_row, facts = route(grid, specs)
         if spec:
-            sheet = _intake_sheet(name, grid, spec, header_row, note.uncalculated if note else None)
+            sheet = _intake_sheet(name, grid, spec, header_row, note.uncalculated if note else None, returned)
             sheet.routed = facts
             if note:
                 sheet.uncalculated = dict(note.uncalculated)

@@ -26,6 +26,7 @@ ROW_NUMBER = re.compile(rb'\br="(\d+)"')
 CELL = re.compile(rb"<c\b([^>]*?)(/>|>.*?</c>)", re.S)
 CELL_REF = re.compile(rb'\br="([A-Z]+)(\d+)"')
 STYLE = re.compile(rb'\bs="\d+"')
+STYLE_VALUE = re.compile(rb'\bs="(\d+)"')
 SHEET_DATA = re.compile(rb"<sheetData\b[^>]*?(/>|>)")
 SPANS = re.compile(rb'\s+spans="[^"]*"')  # an optional hint of the row's first and last column
 
@@ -44,36 +45,104 @@ def _restyle(cell_open: bytes, style: int) -> bytes:
     return STYLE.sub(attr, cell_open, count=1) if STYLE.search(cell_open) else cell_open + b" " + attr
 
 
-def _row(number: int, attrs: bytes, body: bytes, styles: dict[int, int], tail: bytes) -> bytes:
-    """One row with its cells restyled or inserted (`styles`: column -> style) and `tail` appended."""
-    if not styles:  # only cells appended: the row's own cells are not looked at
-        return b"<row" + SPANS.sub(b"", attrs) + b">" + body + tail + b"</row>"
-    out, pending = [], dict(sorted(styles.items()))
-    col = -1
+def _style_of(attrs: bytes) -> int:
+    m = STYLE_VALUE.search(attrs)
+    return int(m.group(1)) if m else 0
+
+
+class Changes:
+    """What the tool changes in a sheet's rows, beyond appending its cells.
+
+    - `styles`: Excel row number -> {0-based column: value}; the value is the cell's new style
+      index, or, with `restyle`, anything `restyle(current style, value)` turns into one (the
+      copy of the cell's own style with a finding's fill);
+    - `drop`: columns whose cells are removed from every row (the tool's columns of a returned
+      workbook);
+    - `restore`: style index -> style index, applied to every cell (a returned workbook's cells
+      given their own style back);
+    - `column_styles`: the style of each column that has one (`<col style>`), the style of a
+      blank cell that has no element.
+    """
+
+    def __init__(self, styles=None, restyle=None, drop=(), restore=None, column_styles=None):
+        self.styles = styles or {}
+        self.restyle = restyle
+        self.drop = frozenset(drop)
+        self.restore = restore or {}
+        self.column_styles = column_styles or {}
+
+    @property
+    def every_row(self) -> bool:
+        """Every row's cells must be looked at (a returned workbook), not only the rows named."""
+        return bool(self.drop or self.restore)
+
+    def new_style(self, current: int, value) -> int:
+        return self.restyle(current, value) if self.restyle else value
+
+
+def _row(number: int, attrs: bytes, body: bytes, styles: dict, tail: bytes, changes: Changes | None = None) -> bytes | None:
+    """One row with its cells restyled or inserted (`styles`: column -> value, see Changes) and
+    `tail` appended; None when nothing in it changes."""
+    attrs = plain_attrs = SPANS.sub(b"", attrs)
+    if changes is None:
+        changes = Changes()
+    if not styles and not changes.every_row:  # only cells appended: the row's own cells are not looked at
+        return b"<row" + attrs + b">" + body + tail + b"</row>"
+    if changes.restore and STYLE.search(attrs):
+        own = _style_of(attrs)
+        attrs = _restyle(attrs, changes.restore.get(own, own))
+    row_style = _style_of(attrs) if b'customFormat="1"' in attrs else None
+
+    def blank(c: int) -> bytes:
+        own = row_style if row_style is not None else changes.column_styles.get(c, 0)
+        return f'<c r="{column_letters(c)}{number}" s="{changes.new_style(own, styles[c])}"/>'.encode()
+
+    out, pending = [], sorted(styles)
+    col, p = -1, 0
     for m in CELL.finditer(body):
         ref = CELL_REF.search(m.group(1))
         col = column_number(ref.group(1)) if ref else col + 1  # a cell without `r` follows the one before
-        for c in [c for c in pending if c < col]:  # blank cells a finding points at, before this one
-            out.append(f'<c r="{column_letters(c)}{number}" s="{pending.pop(c)}"/>'.encode())
-        if col in pending:
-            out.append(b"<c" + _restyle(m.group(1), pending.pop(col)) + m.group(2))
+        while p < len(pending) and pending[p] < col:  # blank cells a finding points at, before this one
+            out.append(blank(pending[p]))
+            p += 1
+        if col in changes.drop:
+            continue
+        head = m.group(1)
+        if changes.restore:
+            own = _style_of(head)
+            if own in changes.restore:
+                head = _restyle(head, changes.restore[own])
+        if p < len(pending) and pending[p] == col:
+            out.append(b"<c" + _restyle(head, changes.new_style(_style_of(head), styles[col])) + m.group(2))
+            p += 1
         else:
-            out.append(m.group(0))
-    out += [f'<c r="{column_letters(c)}{number}" s="{s}"/>'.encode() for c, s in pending.items()]
-    return b"<row" + SPANS.sub(b"", attrs) + b">" + b"".join(out) + tail + b"</row>"
+            out.append(m.group(0) if head is m.group(1) else b"<c" + head + m.group(2))
+    out += [blank(c) for c in pending[p:]]
+    new = b"".join(out)
+    if not tail and not styles and new == body and attrs == plain_attrs:
+        return None
+    return b"<row" + attrs + b">" + new + tail + b"</row>"
 
 
-def rewrite_rows(part: bytes, tails: dict[int, bytes], styles: dict[int, dict[int, int]]) -> Iterator[bytes]:
+def rewrite_rows(part: bytes, tails: dict[int, bytes], styles: dict[int, dict], changes: Changes | None = None) -> Iterator[bytes]:
     """The sheet part with its rows changed: `tails` maps an Excel row number to the XML of the
-    cells appended to it, `styles` maps a row number to {0-based column: style index}. Yields
-    the part in chunks; rows neither names are copied byte for byte."""
+    cells appended to it, `styles` maps a row number to {0-based column: style index} (or to what
+    `changes.restyle` takes). Yields the part in chunks; rows neither names are copied byte for
+    byte, unless `changes` asks for every row (a returned workbook's own additions taken out)."""
+    changes = changes or Changes(styles)
+    changes.styles = styles
+    every = changes.every_row
     wanted = sorted(set(tails) | set(styles))
     start = SHEET_DATA.search(part)
     if start is None:
         raise ValueError("not a worksheet part: no <sheetData>")
+
+    def made(n: int, attrs: bytes | None = None, body: bytes = b"") -> bytes:
+        return _row(n, attrs if attrs is not None else f' r="{n}"'.encode(), body, styles.get(n, {}), tails.get(n, b""), changes)
+
     if start.group(1) == b"/>":  # an empty sheet
         yield part[: start.start()] + b"<sheetData>"
-        yield from (_row(n, f' r="{n}"'.encode(), b"", styles.get(n, {}), tails.get(n, b"")) for n in wanted)
+        yield from (made(n) for n in wanted)
         yield b"</sheetData>" + part[start.end() :]
         return
     end = part.index(b"</sheetData>", start.end())
@@ -83,16 +152,19 @@ def rewrite_rows(part: bytes, tails: dict[int, bytes], styles: dict[int, dict[in
         found = ROW_NUMBER.search(m.group(1))
         number = int(found.group(1)) if found else number + 1  # a row without `r` follows the one before
         while w < len(wanted) and wanted[w] < number:  # rows the sheet lacks, in order
-            n = wanted[w]
             yield part[at : m.start()]
             at = m.start()
-            yield _row(n, f' r="{n}"'.encode(), b"", styles.get(n, {}), tails.get(n, b""))
+            yield made(wanted[w])
             w += 1
         if w < len(wanted) and wanted[w] == number:
-            yield part[at : m.start()]
-            yield _row(number, m.group(1), m.group(3) or b"", styles.get(number, {}), tails.get(number, b""))
-            at = m.end()
             w += 1
+        elif not every:
+            continue
+        row = made(number, m.group(1), m.group(3) or b"")
+        if row is not None:
+            yield part[at : m.start()]
+            yield row
+            at = m.end()
     yield part[at:end]
-    yield from (_row(n, f' r="{n}"'.encode(), b"", styles.get(n, {}), tails.get(n, b"")) for n in wanted[w:])
+    yield from (made(n) for n in wanted[w:])
     yield part[end:]

@@ -12,6 +12,7 @@ import functools
 import os
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -197,6 +198,91 @@ def _grid_cells(frame: pd.DataFrame, numbers: np.ndarray, letters: list[str], st
     return out
 
 
+STATUS_FILLS = {"OK": "#C6EFCE", "Flagged": "#FFEB9C", "Ineligible": "#D9D9D9", "Invalid": "#FFC7CE"}
+TOOL_WIDTH = 40  # the widest a tool's column is sized, except a column of long text, which wraps
+WIDE = 90  # the width of a tool's column of long text (Calculation), wrapped
+
+
+@dataclass
+class ToolColumn:
+    """One of the tool's columns on an intake sheet: its header, width, and whether it wraps."""
+
+    header: str
+    kind: str | None
+    width: float
+    wrap: bool = False
+
+
+def tool_columns(res: SheetResult) -> list[ToolColumn]:
+    """The tool's columns of an intake sheet (computed, Status, Findings), each as wide as its
+    header's longest word and its longest value, up to TOOL_WIDTH; a column of text longer than
+    that is WIDE and wraps."""
+    sheet, spec = res.sheet, res.sheet.spec
+    if sheet.no_room:
+        return []
+    out = []
+    values = {h: res.computed[h] for h in spec.computed} | {"Status": res.status, "Findings": res.row_findings}
+    for header, column in values.items():
+        kind = spec.computed.get(header)
+        word = max((len(w) for w in header.split()), default=0)
+        if kind == "money":
+            top = column.dropna().abs().max() if column.notna().any() else 0
+            longest = len(f"{int(top) // 100:,}") + 4  # digits, separators and cents
+        elif kind == "percent":
+            longest = 8
+        else:
+            lengths = column.dropna().astype(str).str.len()
+            longest = int(lengths.max()) if len(lengths) else 0
+        if longest > TOOL_WIDTH and kind not in ("money", "percent") and header != "Findings":
+            out.append(ToolColumn(header, kind, WIDE, wrap=True))
+        else:
+            out.append(ToolColumn(header, kind, float(min(TOOL_WIDTH, max(word, longest, 8) + 2))))
+    return out
+
+
+def tool_styles(fmts: Formats, columns: list[ToolColumn]) -> dict:
+    """The formats of the tool's cells: the header, each column's, and Status by value."""
+    number = {"money": MONEY, "percent": PERCENT}
+    return {
+        "header": fmts.get(header=COMPUTED_BG),
+        "columns": [fmts.get(number.get(c.kind or ""), wrap=c.wrap) for c in columns],
+        "status": {value: fmts.get(fill=fill) for value, fill in STATUS_FILLS.items()},
+    }
+
+
+def tool_cells(res: SheetResult, columns: list[ToolColumn], styles: dict, start: int, stop: int, letters: list[str]) -> list[np.ndarray]:
+    """The XML of the tool's cells of rows `start:stop` of an intake sheet, a column at a time;
+    `styles` holds the ` s="N"` attribute of each format of `tool_styles`."""
+    at = res.sheet.results_at
+    numbers = res.sheet.excel_rows[start:stop].astype(str).astype(object)
+    out = []
+    for j, col in enumerate(columns):
+        refs = letters[at + j] + numbers
+        if col.header == "Status":
+            status = res.status.iloc[start:stop]
+            shown = (status != "").to_numpy()  # a totals row's Status is left blank (its Findings say TOTALS_ROW_SKIPPED)
+            cell = np.full(stop - start, "", dtype=object)
+            if shown.any():
+                look = status[shown].map(styles["status"]).fillna("").to_numpy(dtype=object)
+                cell[shown] = cells.strings(status[shown].astype(str), refs[shown], look)
+            out.append(cell)
+        elif col.header == "Findings":
+            findings = res.row_findings.iloc[start:stop]
+            out.append(cells.computed_cells(findings.where(findings != ""), refs, styles["columns"][j], False))
+        else:
+            values = res.computed[col.header].iloc[start:stop]
+            out.append(cells.computed_cells(values, refs, styles["columns"][j], cents=col.kind == "money"))
+    return out
+
+
+def frozen_at(sheet) -> tuple[int, int]:
+    """Where an intake sheet is frozen when it has no pane of its own: below the header row, and
+    right of the record-ID column when that is one of the first three columns."""
+    key = sheet.spec.key[0] if sheet.spec.key else None
+    at = next((sheet.kept[i] for i, f in enumerate(sheet.fields) if f is not None and f == key), None)
+    return sheet.header_row + 1, at + 1 if at is not None and at < 3 else 0
+
+
 def _write_intake(wb, fmts: Formats, res: SheetResult):
     """Widths, freeze panes, autofilter and the first comment by xlsxwriter; returns the rows'
     generator (every cell, from the rows above the header on) with the sheet's dimension, and the
@@ -205,16 +291,13 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
     ws = wb.add_worksheet(sheet.name)
     kinds = {c.header: c.kind for c in spec.columns}
     in_kinds = [kinds.get(f) if f else None for f in sheet.fields]
-    k, computed_headers, at, last_col = _layout(sheet)
+    k, _computed_headers, at, last_col = _layout(sheet)
     for j, h in enumerate(sheet.headers[:k]):
         ws.set_column(j, j, _width(h, in_kinds[j]))
-    for j, h in enumerate(computed_headers):
-        ws.set_column(at + j, at + j, _width(h, spec.computed[h]))
-    if not sheet.no_room:
-        ws.set_column(last_col - 1, last_col - 1, 10)
-        ws.set_column(last_col, last_col, 40)
+    for j, col in enumerate(tool_columns(res)):
+        ws.set_column(at + j, at + j, col.width)
     h = sheet.header_row
-    ws.freeze_panes(h + 1, 0)
+    ws.freeze_panes(*frozen_at(sheet))
     ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
 
     notes = _annotations(res)
@@ -248,7 +331,7 @@ def _top_rows(fmts: Formats, sheet, letters: list[str], computed_headers: list[s
 
 def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes):
     """The generator of the sheet's rows (see batch.sheetxml), and the sheet's dimension."""
-    sheet, spec = res.sheet, res.sheet.spec
+    sheet = res.sheet
     k, computed_headers, at, last_col = _layout(sheet)
     n = len(sheet.excel_rows)
     # per input column and row: the number format of the column, or the fill of a finding
@@ -257,7 +340,9 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes):
     for pos, cols in notes.items():
         for c, (sev, _text) in cols.items():
             severity[pos, c] = LEVELS.index(sev) if sev in FILL else 0
-    comp_styles = [_style(fmts.get({"money": MONEY, "percent": PERCENT}.get(spec.computed[c]))) for c in computed_headers]
+    tool = tool_columns(res)
+    looks = tool_styles(fmts, tool)
+    tool_looks = {"columns": [_style(f) for f in looks["columns"]], "status": {v: _style(f) for v, f in looks["status"].items()}}
 
     @functools.cache
     def plain_styles(kind, rows: int) -> dict[str, np.ndarray]:
@@ -285,19 +370,7 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes):
                 styles = _per_row(tables[in_kinds[c]], sev) if flagged.any() else plain_styles(in_kinds[c], stop - start)
                 values = sheet.cells.iloc[start:stop, c].to_numpy(dtype=object)  # a view: no copy of the sheet
                 columns.append(cells.input_cells(values, letters[c] + numbers, styles, flagged))
-            if not sheet.no_room:
-                for j, header in enumerate(computed_headers):
-                    kind = spec.computed[header]
-                    columns.append(
-                        cells.computed_cells(
-                            res.computed[header].iloc[start:stop], letters[at + j] + numbers, comp_styles[j], cents=kind == "money"
-                        )
-                    )
-                status = res.status.iloc[start:stop]
-                # a totals row's Status is left blank (its Findings say TOTALS_ROW_SKIPPED)
-                columns.append(cells.computed_cells(status.where(status != ""), letters[last_col - 1] + numbers, "", False))
-                findings = res.row_findings.iloc[start:stop].where(res.row_findings.iloc[start:stop] != "")
-                columns.append(cells.computed_cells(findings, letters[last_col] + numbers, "", False))
+            columns += tool_cells(res, tool, tool_looks, start, stop, letters)
             yield _rows_xml(numbers, columns)
 
     last_row = int(sheet.excel_rows[-1]) if n else sheet.header_row + 1

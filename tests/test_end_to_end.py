@@ -116,7 +116,8 @@ def test_offending_cells_carry_comment_and_fill(sample_run):
     warn = ws["I15"]  # T-1011: consideration above face
     assert "CONSIDERATION_ABOVE_FACE" in warn.comment.text and warn.fill.fgColor.rgb.endswith("FFEB9C")  # amber
     assert ws["H5"].comment is None
-    assert ws.freeze_panes == "A5" and ws.auto_filter.ref.startswith("A4:")
+    # frozen below the header row and right of the record-ID column (Transfer ID, column A)
+    assert ws.freeze_panes == "B5" and ws.auto_filter.ref.startswith("A4:")
     assert ws["H5"].number_format == "#,##0.00" and ws["L5"].number_format == "0.00%"
 
 
