@@ -66,6 +66,7 @@ class Result:
     findings: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FINDINGS_COLUMNS))
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage: read, validate, calculate, annotate, write
     as_of: dt.date | None = None  # the run's as-of date for this file
+    kind: str = "zip"  # the input's kind (batch.safety.inspect): zip (.xlsx, .xlsm), xls or csv
 
     def timed(self, stage: str, started: float) -> float:
         now = time.perf_counter()
@@ -377,16 +378,29 @@ def _other_sheet_finding(sheet: OtherSheet) -> pd.DataFrame:
     raw = pd.DataFrame([{**(sheet.not_routed or {}), "row": -1, "code": code, "column": ""}])
     if sheet.truncated:
         raw = pd.concat([raw, _truncated(sheet.truncated, {}, {})], ignore_index=True)
-    rendered = render(raw, sheet.name, rules_mod.common_findings())
+    return _without_rows(render(raw, sheet.name, rules_mod.common_findings()), sheet.name)
+
+
+def _without_rows(rendered: pd.DataFrame, sheet: str) -> pd.DataFrame:
+    """Findings about a sheet or the workbook (`sheet` ""), in the Findings columns."""
     return pd.DataFrame(
         {
-            "Sheet": sheet.name,
+            "Sheet": sheet,
             "Row": pd.array([pd.NA] * len(rendered), dtype="Int64"),
             "Record ID": "",
             "Column": "",
             **{c: rendered[c].to_numpy() for c in ("Code", "Severity", "Message", "Citation")},
-        }
+        },
+        index=range(len(rendered)),
     )
+
+
+def _workbook_findings(book) -> pd.DataFrame:
+    """What the returned workbook cannot keep of the input, said about the workbook (no sheet):
+    FORMATTING_NOT_KEPT for a legacy .xls, MACROS_REMOVED for a workbook with macros."""
+    codes = (["FORMATTING_NOT_KEPT"] if book.kind == "xls" else []) + (["MACROS_REMOVED"] if book.macros else [])
+    raw = pd.DataFrame({"row": -1, "code": codes, "column": "", "value": book.path.name})
+    return _without_rows(render(raw, "", rules_mod.common_findings()), "")
 
 
 def no_intake_reason(sheets: list[OtherSheet], intake_names: list[str]) -> str:
@@ -436,7 +450,8 @@ def process(
         else:
             result.sheets.append(sheet)
             extra.append(_other_sheet_finding(sheet))
-    parts = [r.findings[FINDINGS_COLUMNS] for r in result.intake] + extra
+    result.kind = book.kind
+    parts = [r.findings[FINDINGS_COLUMNS] for r in result.intake] + extra + [_workbook_findings(book)]
     if parts:
         allf = pd.concat(parts, ignore_index=True)
         order = {name: i for i, name in enumerate(s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets)}

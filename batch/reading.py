@@ -22,6 +22,7 @@ import python_calamine
 from defusedxml import ElementTree
 
 from batch import cells
+from batch.package import EXECUTABLE
 from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
@@ -127,6 +128,8 @@ class OtherSheet:
 class Workbook:
     path: Path
     sheets: list[IntakeSheet | OtherSheet] = field(default_factory=list)
+    kind: str = "zip"  # see batch.safety.inspect
+    macros: bool = False  # an .xlsm's VBA project (removed from the returned workbook)
 
 
 def _empty_cells(rows) -> np.ndarray:
@@ -214,6 +217,12 @@ def quoted_sheet(name: str) -> str:
 
 
 MARKER_REF = re.compile(r"^=?\s*(?:'((?:[^']|'')+)'|([^'!#][^'!]*))!")  # a sheet, quoted or not (never #REF!)
+
+
+def has_macros(path: Path) -> bool:
+    """The package holds a VBA project (an .xlsm's macros)."""
+    with zipfile.ZipFile(path) as z:
+        return any(EXECUTABLE.match(name) for name in z.namelist())
 
 
 def marked_sheets(path: Path) -> set[str] | None:
@@ -594,7 +603,7 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
     grids = list(_grids(path, kind))
     # a workbook the tool returned: its marker names the tool's sheets (a release before the marker: its sheets are recognised)
     returned = marked is not None or (kind != "csv" and any(_is_ours(name, grid) for name, grid, _ in grids))
-    wb = Workbook(path)
+    wb = Workbook(path, kind=kind, macros=kind == "zip" and has_macros(path))
     for name, grid, note in grids:
         ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
         if ours:

@@ -61,11 +61,13 @@ class Changes:
     - `restore`: style index -> style index, applied to every cell (a returned workbook's cells
       given their own style back);
     - `column_styles`: the style of each column that has one (`<col style>`), the style of a
-      blank cell that has no element.
+      blank cell that has no element;
+    - `heights`: row -> height in points, set where the row has no custom height of its own.
     """
 
-    def __init__(self, styles=None, restyle=None, drop=(), restore=None, column_styles=None):
+    def __init__(self, styles=None, restyle=None, drop=(), restore=None, column_styles=None, heights=None):
         self.styles = styles or {}
+        self.heights = heights or {}  # row -> points, for a row whose height is not the user's own
         self.restyle = restyle
         self.drop = frozenset(drop)
         self.restore = restore or {}
@@ -86,6 +88,8 @@ def _row(number: int, attrs: bytes, body: bytes, styles: dict, tail: bytes, chan
     attrs = plain_attrs = SPANS.sub(b"", attrs)
     if changes is None:
         changes = Changes()
+    if number in changes.heights and b'customHeight="1"' not in attrs:
+        attrs = re.sub(rb'\s(ht|customHeight)="[^"]*"', b"", attrs) + f' ht="{changes.heights[number]}" customHeight="1"'.encode()
     if not styles and not changes.every_row:  # only cells appended: the row's own cells are not looked at
         return b"<row" + attrs + b">" + body + tail + b"</row>"
     if changes.restore and STYLE.search(attrs):

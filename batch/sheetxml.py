@@ -35,7 +35,7 @@ def splice(path: Path, parts: dict[str, object], replace: dict | None = None, co
         for item in zin.infolist():
             data = zin.read(item.filename)
             if item.filename in replace:  # chunks of bytes, written as they come
-                _stream(zout, item, replace[item.filename](data), compresslevel)
+                stream(zout, item, replace[item.filename](data), compresslevel)
                 continue
             if item.filename not in parts:
                 zout.writestr(item, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=compresslevel)
@@ -45,11 +45,11 @@ def splice(path: Path, parts: dict[str, object], replace: dict | None = None, co
             if b"<sheetData/>" in data:
                 data = data.replace(b"<sheetData/>", b"<sheetData></sheetData>", 1)
             head, tail = data.split(SHEETDATA_END, 1)
-            _stream(zout, item, itertools.chain([head], rows(), [SHEETDATA_END + tail]), compresslevel)
+            stream(zout, item, itertools.chain([head], rows(), [SHEETDATA_END + tail]), compresslevel)
     tmp.replace(path)
 
 
-def _stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: int) -> None:
+def stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: int) -> None:
     """Write a part from chunks of bytes, never holding the whole part in memory."""
     info = zipfile.ZipInfo(item.filename, date_time=item.date_time)
     info.compress_type = zipfile.ZIP_DEFLATED
@@ -88,14 +88,28 @@ def comments_xml(refs: np.ndarray, texts: pd.Series):
     yield b"</commentList></comments>"
 
 
-def vml_xml(template: bytes, rows: np.ndarray, cols: np.ndarray, first_block: int):
-    """The VML drawing of a sheet's comment boxes (hidden until the cell is hovered), from the
-    one shape xlsxwriter wrote, in chunks of bytes: shape ids from block `first_block` on, boxes
-    anchored beside each cell."""
-    text = template.decode("utf-8")
+# the VML drawing xlsxwriter writes for one comment: the template of the boxes of new comments
+NOTE_VML = (
+    '<xml xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office" '
+    'xmlns:x="urn:schemas-microsoft-com:office:excel"><o:shapelayout v:ext="edit"><o:idmap v:ext="edit" data="1"/>'
+    '</o:shapelayout><v:shapetype id="_x0000_t202" coordsize="21600,21600" o:spt="202" path="m,l,21600r21600,l21600,xe">'
+    '<v:stroke joinstyle="miter"/><v:path gradientshapeok="t" o:connecttype="rect"/></v:shapetype>'
+    '<v:shape id="_x0000_s1025" type="#_x0000_t202" style="position:absolute;margin-left:59.25pt;margin-top:1.5pt;'
+    'width:96pt;height:55.5pt;z-index:1;visibility:hidden" fillcolor="#ffffe1" o:insetmode="auto"><v:fill color2="#ffffe1"/>'
+    '<v:shadow on="t" color="black" obscured="t"/><v:path o:connecttype="none"/><v:textbox style="mso-direction-alt:auto">'
+    '<div style="text-align:left"></div></v:textbox><x:ClientData ObjectType="Note"><x:MoveWithCells/><x:SizeWithCells/>'
+    "<x:Anchor>1, 15, 0, 2, 3, 15, 3, 16</x:Anchor><x:AutoFill>False</x:AutoFill><x:Row>0</x:Row><x:Column>0</x:Column>"
+    "</x:ClientData></v:shape></xml>"
+)
+SHAPE_TYPE = NOTE_VML[NOTE_VML.index("<v:shapetype") : NOTE_VML.index("</v:shapetype>") + len("</v:shapetype>")]
+
+
+def _template(template: bytes | str, first_block: int, blocks: int) -> tuple[str, list[str], str]:
+    """A VML drawing of one comment cut into the text before its shape, the shape with its fields
+    as placeholders, and the text after it."""
+    text = template.decode("utf-8") if isinstance(template, bytes) else template
     start, end = text.index("<v:shape id="), text.rindex("</v:shape>") + len("</v:shape>")
     head, shape, tail = text[:start], text[start:end], text[end:]
-    blocks = max(1, -(-len(rows) // 1024))
     head = re.sub(
         r'<o:idmap v:ext="edit" data="[^"]*"/>',
         f'<o:idmap v:ext="edit" data="{",".join(str(first_block + b) for b in range(blocks))}"/>',
@@ -106,11 +120,25 @@ def vml_xml(template: bytes, rows: np.ndarray, cols: np.ndarray, first_block: in
     shape = re.sub(r"z-index:\d+", "z-index:{Z}", shape)
     shape = re.sub(r"<x:Anchor>[^<]*</x:Anchor>", "<x:Anchor>{ANCHOR}</x:Anchor>", shape)
     shape = re.sub(r"<x:Row>\d+</x:Row><x:Column>\d+</x:Column>", "<x:Row>{ROW}</x:Row><x:Column>{COL}</x:Column>", shape)
-    parts = re.split(r"\{(ID|LEFT|TOP|Z|ANCHOR|ROW|COL)\}", shape)
+    return head, re.split(r"\{(ID|LEFT|TOP|Z|ANCHOR|ROW|COL)\}", shape), tail
+
+
+def vml_xml(template: bytes | str, rows: np.ndarray, cols: np.ndarray, first_block: int):
+    """The VML drawing of a sheet's comment boxes (hidden until the cell is hovered), from a
+    drawing of one comment as xlsxwriter writes it, in chunks of bytes: shape ids from block
+    `first_block` on, boxes anchored beside each cell."""
+    head, parts, tail = _template(template, first_block, max(1, -(-len(rows) // 1024)))
     yield head.encode("utf-8")
+    yield from vml_shapes(rows, cols, first_block, parts)
+    yield tail.encode("utf-8")
+
+
+def vml_shapes(rows: np.ndarray, cols: np.ndarray, first_block: int, parts: list[str] | None = None):
+    """The comment boxes alone (to add to a drawing that has others), in chunks of bytes."""
+    if parts is None:
+        parts = _template(NOTE_VML, first_block, 1)[1]
     for start in range(0, len(rows), CHUNK_ROWS):
         yield _shapes(parts, rows[start : start + CHUNK_ROWS], cols[start : start + CHUNK_ROWS], first_block, start)
-    yield tail.encode("utf-8")
 
 
 def _shapes(parts: list[str], rows: np.ndarray, cols: np.ndarray, first_block: int, start: int) -> bytes:

@@ -766,22 +766,40 @@ def tool_sheets(result: Result) -> dict[str, str]:
     return names
 
 
+def write_tool_sheets(wb, fmts: Formats, result: Result):
+    """The Findings, Summary and Run sheets, and the marker naming them (what the next run
+    replaces, see batch.reading); returns the Findings rows' generator (see batch.sheetxml)."""
+    names = tool_sheets(result)
+    findings = _write_findings(wb, fmts, result, names["Findings"])
+    _write_summary(wb, fmts, result, names["Summary"])
+    _write_run(wb, fmts, result, names["Run"])
+    for role, name in names.items():
+        wb.define_name(marker_name(role), f"={quoted_sheet(name)}!$A$1")
+    return findings
+
+
+WRITER_OPTIONS = {
+    "constant_memory": True,
+    "strings_to_formulas": False,
+    "strings_to_urls": False,
+    "strings_to_numbers": False,
+    "nan_inf_to_errors": True,
+}
+
+
 def write(result: Result, out_path: Path) -> Path:
-    """Write the returned workbook atomically (temporary file, then rename)."""
+    """Write the returned workbook atomically (temporary file, then rename): the user's own
+    package with the tool's additions for an .xlsx or .xlsm (batch.inplace), a workbook written
+    anew for a CSV or .xls."""
+    if result.kind == "zip":
+        from batch.inplace import write_in_place
+
+        return write_in_place(result, out_path)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     clock = time.perf_counter()
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.partial")
-    wb = xlsxwriter.Workbook(
-        str(tmp),
-        {
-            "constant_memory": True,
-            "strings_to_formulas": False,
-            "strings_to_urls": False,
-            "strings_to_numbers": False,
-            "nan_inf_to_errors": True,
-        },
-    )
+    wb = xlsxwriter.Workbook(str(tmp), WRITER_OPTIONS)
     try:
         wb.set_properties({"title": f"{result.path.name} annotated by njcredits", "comments": f"njcredits {__version__}"})
         fmts = Formats(wb)
@@ -796,12 +814,7 @@ def write(result: Result, out_path: Path) -> Path:
                     block += -(-sum(len(c) for c in notes.values()) // 1024)
             else:
                 generated[f"xl/worksheets/sheet{i}.xml"] = _write_other(wb, fmts, sheet)
-        names = tool_sheets(result)
-        generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"] = _write_findings(wb, fmts, result, names["Findings"])
-        _write_summary(wb, fmts, result, names["Summary"])
-        _write_run(wb, fmts, result, names["Run"])
-        for role, name in names.items():  # the marker: what the next run replaces (batch.reading)
-            wb.define_name(marker_name(role), f"={quoted_sheet(name)}!$A$1")
+        generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"] = write_tool_sheets(wb, fmts, result)
         wb.close()
         sheetxml.splice(tmp, generated, replace)
         os.replace(tmp, out_path)

@@ -1,0 +1,552 @@
+"""The returned workbook of an .xlsx or .xlsm: the user's own package with the tool's additions.
+
+Every part of the input is copied as it is, except what the tool adds:
+- on each intake sheet, its columns appended to the rows after the last used column
+  (`batch.sheetrows`), a flagged cell given a copy of its own style with the finding's fill
+  (`batch.stylesxml`), its notes added below the user's comments (`batch.commentsxml`) with their
+  boxes in the sheet's drawing, the widths of its columns, and, only where the sheet has none of
+  its own, a frozen pane and an autofilter (never over an Excel Table);
+- its sheets (Findings, Summary, Run), written by xlsxwriter into a workbook of their own and
+  moved into the package with their styles, chart and defined names;
+- an .xlsm loses its macros and comes back as an .xlsx (`batch.package`).
+
+A returned workbook dropped back in first loses what the tool added (its sheets, its columns,
+its fills and its notes), so the second run adds the same again.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import posixpath
+import re
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import xlsxwriter
+
+from batch import cells, commentsxml, opc, package, sheetrows, sheetxml
+from batch.pipeline import Result, SheetResult
+from batch.reading import EXCEL_COLUMNS, MARKER_PREFIX, MARKER_REF
+from batch.stylesxml import FILLS, Styles
+from batch.writing import (
+    LINE_HEIGHT,
+    WRITER_OPTIONS,
+    Formats,
+    _annotations,
+    frozen_at,
+    lines,
+    tool_columns,
+    tool_styles,
+    write_tool_sheets,
+)
+from batch.xlsxwriter_private import xf_index
+
+T_WORKSHEET = opc.REL_NS + "/worksheet"
+T_COMMENTS = opc.REL_NS + "/comments"
+T_VML = opc.REL_NS + "/vmlDrawing"
+T_TABLE = opc.REL_NS + "/table"
+CT_COMMENTS = "application/vnd.openxmlformats-officedocument.spreadsheetml.comments+xml"
+CT_VML = "application/vnd.openxmlformats-officedocument.vmlDrawing"
+SHEET = re.compile(rb"<sheet\b[^>]*?/>")
+DEFINED = re.compile(rb"<definedName\b([^>]*)>(.*?)</definedName>|<definedName\b[^>]*/>", re.S)
+SHEET_DATA = re.compile(rb"<sheetData\b[^>]*?(/>|>)")
+# the elements a worksheet may hold after its rows, in the order the schema requires
+AFTER_ROWS = (
+    "sheetCalcPr sheetProtection protectedRanges scenarios autoFilter sortState dataConsolidate customSheetViews mergeCells "
+    "phoneticPr conditionalFormatting dataValidations hyperlinks printOptions pageMargins pageSetup headerFooter rowBreaks "
+    "colBreaks customProperties cellWatches ignoredErrors smartTags drawing legacyDrawing legacyDrawingHF drawingHF picture "
+    "oleObjects controls webPublishItems tableParts extLst"
+).split()
+# VML elements, whatever prefix the drawing binds to their namespaces (Excel: v, o, x; openpyxl: ns0, ...)
+SHAPE = re.compile(rb"<([\w.-]+:)?shape\s.*?</\1?shape>", re.S)
+IDMAP = re.compile(rb'<(?:[\w.-]+:)?idmap\b[^>]*\bdata="([^"]*)"')
+IDMAP_DATA = re.compile(rb'(<(?:[\w.-]+:)?idmap\b[^>]*\bdata=")([^"]*)(")')
+SHAPE_ID = re.compile(rb'\bid="_x0000_s(\d+)"')
+NOTE_AT = re.compile(rb"<(?:[\w.-]+:)?Row>(\d+)</(?:[\w.-]+:)?Row>\s*<(?:[\w.-]+:)?Column>(\d+)</(?:[\w.-]+:)?Column>")
+VML_NAMESPACES = {
+    b"v": b"urn:schemas-microsoft-com:vml",
+    b"o": b"urn:schemas-microsoft-com:office:office",
+    b"x": b"urn:schemas-microsoft-com:office:excel",
+}
+REF = re.compile(r"^\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?$")
+
+
+# -- the workbook's sheets and names ------------------------------------------------------------
+
+
+def sheets(parts: dict[str, bytes]) -> list[dict]:
+    """The workbook's sheets in order: name, part, the `<sheet>` element and its relationship id."""
+    wb = parts[opc.WORKBOOK]
+    r = opc.prefix(wb, opc.REL_NS) or "r"
+    rels = {x["id"]: x["part"] for x in opc.relationships(parts, opc.WORKBOOK)}
+    out = []
+    for m in SHEET.finditer(wb):
+        rid = opc.attr(m.group(0), f"{r}:id")
+        out.append({"name": opc.attr(m.group(0), "name"), "part": rels.get(rid), "xml": m.group(0), "rid": rid})
+    return out
+
+
+def _marked(parts: dict[str, bytes]) -> set[str]:
+    """The names (casefolded) of the sheets the tool's marker names."""
+    out = set()
+    for m in DEFINED.finditer(parts[opc.WORKBOOK]):
+        if (opc.attr(m.group(0), "name") or "").casefold().startswith(MARKER_PREFIX):
+            ref = MARKER_REF.match(html.unescape((m.group(2) or b"").decode()).strip())
+            if ref:
+                out.add((ref.group(1).replace("''", "'") if ref.group(1) else ref.group(2).strip()).casefold())
+    return out
+
+
+def _names(wb: bytes, keep, shift: dict[int, int]) -> bytes:
+    """The workbook with only the defined names `keep(name, localSheetId)` accepts, sheet-scoped
+    names renumbered by `shift` (old sheet index -> new); no `<definedNames>` when none is left."""
+
+    def one(m: re.Match) -> bytes:
+        el = m.group(0)
+        local = opc.attr(el, "localSheetId")
+        if not keep(opc.attr(el, "name") or "", None if local is None else int(local)):
+            return b""
+        if local is not None and int(local) in shift:
+            el = re.sub(rb'localSheetId="\d+"', f'localSheetId="{shift[int(local)]}"'.encode(), el, count=1)
+        return el
+
+    wb = DEFINED.sub(one, wb)
+    return re.sub(rb"<definedNames>\s*</definedNames>|<definedNames/>", b"", wb)
+
+
+def remove_tool_sheets(parts: dict[str, bytes]) -> None:
+    """A returned workbook without the tool's sheets, their parts and their defined names."""
+    marked = _marked(parts)
+    listed = sheets(parts)
+    gone = [i for i, s in enumerate(listed) if (s["name"] or "").casefold() in marked]
+    if not gone and not marked:
+        return
+    shift = {old: new for new, old in enumerate(i for i in range(len(listed)) if i not in gone)}
+    wb = parts[opc.WORKBOOK]
+    for i in gone:
+        wb = wb.replace(listed[i]["xml"], b"", 1)
+    wb = _names(wb, lambda name, local: not name.casefold().startswith(MARKER_PREFIX) and local not in gone, shift)
+    active = re.search(rb'\bactiveTab="(\d+)"', wb)
+    if active and int(active.group(1)) not in shift:  # the tool's sheet was the active one
+        wb = wb.replace(active.group(0), b'activeTab="0"', 1)
+    elif active and shift[int(active.group(1))] != int(active.group(1)):
+        wb = wb.replace(active.group(0), f'activeTab="{shift[int(active.group(1))]}"'.encode(), 1)
+    parts[opc.WORKBOOK] = wb
+    removed = set().union(*(opc.reachable(parts, listed[i]["part"]) for i in gone)) if gone else set()
+    still = {r["part"] for name in parts if name.endswith(".rels") for r in _rels_of_rels(parts, name)} - removed
+    removed -= {p for p in removed if p in still and p not in {listed[i]["part"] for i in gone}}
+    opc.remove_relationships(parts, opc.WORKBOOK, {listed[i]["rid"] for i in gone})
+    opc.remove_parts(parts, removed)
+
+
+def _rels_of_rels(parts: dict[str, bytes], rels: str) -> list[dict]:
+    """The relationships held in the relationships part `rels`."""
+    folder = posixpath.dirname(posixpath.dirname(rels))
+    source = posixpath.join(folder, posixpath.basename(rels)[: -len(".rels")])
+    return opc.relationships(parts, source)
+
+
+# -- the tool's sheets, written by xlsxwriter and moved in ----------------------------------------
+
+
+def _tool_book(result: Result, path: Path) -> tuple[dict[str, bytes], list[dict]]:
+    """The tool's sheets and the formats of its columns on each intake sheet, in a workbook of
+    their own; returns its parts and, per intake sheet, the xlsxwriter style index of each format."""
+    wb = xlsxwriter.Workbook(str(path), WRITER_OPTIONS)
+    fmts = Formats(wb)
+    looks = []
+    for res in result.intake:
+        columns = tool_columns(res)
+        styles = tool_styles(fmts, columns)
+        looks.append(
+            {
+                "columns": columns,
+                "header": xf_index(styles["header"]),
+                "cells": [xf_index(f) if f is not None else 0 for f in styles["columns"]],
+                "status": {v: xf_index(f) for v, f in styles["status"].items()},
+            }
+        )
+    findings = write_tool_sheets(wb, fmts, result)
+    wb.close()
+    sheetxml.splice(path, {"xl/worksheets/sheet1.xml": findings})  # Findings is its first sheet
+    with zipfile.ZipFile(path) as z:
+        return {n: z.read(n) for n in z.namelist()}, looks
+
+
+STYLE_ATTR = re.compile(rb'(<c r="[A-Z]+\d+" s=")(\d+)(")|(<row\b[^>]*?\bs=")(\d+)(")|(<col\b[^>]*?\bstyle=")(\d+)(")')
+
+
+def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
+    """A sheet of the tool's workbook with its style indices moved to the user's style table."""
+
+    def one(m: re.Match) -> bytes:
+        for g in (1, 4, 7):
+            if m.group(g):
+                return m.group(g) + str(mapping[int(m.group(g + 1))]).encode() + m.group(g + 2)
+        return m.group(0)
+
+    return STYLE_ATTR.sub(one, xml)
+
+
+PART_NUMBER = re.compile(r"^(.*?)(\d+)(\.[A-Za-z]+)$")
+
+
+def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: dict[int, int]) -> None:
+    """Move the tool's sheets (with their drawings and charts) into the package, after the user's
+    sheets, with their defined names (the marker, print titles, the Findings filter)."""
+    ours = sheets(tool)
+    n_user = len(sheets(parts))
+    wb = parts[opc.WORKBOOK]
+    r = opc.prefix(wb, opc.REL_NS) or "r"
+    ids = [int(opc.attr(m.group(0), "sheetId") or 0) for m in SHEET.finditer(wb)]
+    new_sheets = b""
+    for k, s in enumerate(ours):
+        renamed = {}
+        for part in sorted(opc.reachable(tool, s["part"])):
+            m = PART_NUMBER.match(part)
+            renamed[part] = opc.free_name(parts, f"{m.group(1)}{{}}{m.group(3)}") if m else part
+            data = tool[part]
+            if part == s["part"]:
+                data = _restyled(data.replace(b' tabSelected="1"', b""), mapping)
+            parts[renamed[part]] = data
+            opc.declare(parts, renamed[part], opc.content_type(tool, part))
+        for part, new in renamed.items():  # relationships between the moved parts, renamed
+            for rel in opc.relationships(tool, part):
+                if rel["part"] in renamed:
+                    opc.add_relationship(parts, new, rel["type"], renamed[rel["part"]])
+        rid = opc.add_relationship(parts, opc.WORKBOOK, T_WORKSHEET, renamed[s["part"]])
+        sheet_id = max(ids, default=0) + 1 + k
+        new_sheets += f'<sheet name="{html.escape(s["name"])}" sheetId="{sheet_id}" {r}:id="{rid}"/>'.encode()
+    wb = wb.replace(b"</sheets>", new_sheets + b"</sheets>", 1)
+    names = b"".join(
+        re.sub(rb'localSheetId="(\d+)"', lambda m: f'localSheetId="{int(m.group(1)) + n_user}"'.encode(), m.group(0))
+        for m in DEFINED.finditer(tool[opc.WORKBOOK])
+    )
+    if b"</definedNames>" in wb:
+        wb = wb.replace(b"</definedNames>", names + b"</definedNames>", 1)
+    else:  # after the sheets (and the external references and function groups that may follow them)
+        ends = [wb.index(b"</sheets>") + len(b"</sheets>")]
+        ends += [wb.index(t) + len(t) for t in (b"</functionGroups>", b"</externalReferences>") if t in wb]
+        at = max(ends)
+        wb = wb[:at] + b"<definedNames>" + names + b"</definedNames>" + wb[at:]
+    parts[opc.WORKBOOK] = wb
+
+
+# -- an intake sheet ------------------------------------------------------------------------------
+
+
+def _insert_after_rows(tail: bytes, element: bytes, tag: str) -> bytes:
+    """Insert `element` (a `tag`) among the elements after a sheet's rows, in schema order."""
+    later = AFTER_ROWS[AFTER_ROWS.index(tag) + 1 :]
+    at = min((m.start() for t in later for m in [re.search(rb"<" + t.encode() + rb"\b", tail)] if m), default=tail.rindex(b"</worksheet>"))
+    return tail[:at] + element + tail[at:]
+
+
+def _cols(head: bytes, widths: dict[int, float]) -> bytes:
+    """The `<cols>` of a sheet with the tool's columns (0-based, consecutive) given their widths; a
+    range of the user's that covers them is cut around them."""
+    if not widths:
+        return head
+    first, last = min(widths) + 1, max(widths) + 1  # 1-based, as `<col>` counts
+    new = [(c + 1, f'<col min="{c + 1}" max="{c + 1}" width="{w}" customWidth="1"/>'.encode()) for c, w in widths.items()]
+    m = re.search(rb"<cols>(.*?)</cols>", head, re.S)
+    kept = []
+    for el in re.findall(rb"<col\b[^>]*/>", m.group(1)) if m else []:
+        lo, hi = int(opc.attr(el, "min")), int(opc.attr(el, "max"))
+        for a, b in ((lo, min(hi, first - 1)), (max(lo, last + 1), hi)) if lo <= last and hi >= first else ((lo, hi),):
+            if a <= b:
+                piece = re.sub(rb'\bmin="\d+"', f'min="{a}"'.encode(), el, count=1)
+                kept.append((a, re.sub(rb'\bmax="\d+"', f'max="{b}"'.encode(), piece, count=1)))
+    body = b"<cols>" + b"".join(x for _, x in sorted(kept + new)) + b"</cols>"
+    if m:
+        return head[: m.start()] + body + head[m.end() :]
+    return head + body  # `<cols>` comes right before the rows
+
+
+def _pane(head: bytes, row: int, col: int) -> bytes:
+    """The sheet frozen at (row, col), 0-based, where its first view has no pane of its own."""
+    view = re.search(rb"<sheetView\b[^>]*?(/>|>)", head)
+    if view is None or b"<pane" in head:
+        return head
+    top_left = f"{cells.column_letters(col)}{row + 1}"
+    active = "bottomRight" if col and row else "bottomLeft" if row else "topRight"
+    split = (f' xSplit="{col}"' if col else "") + (f' ySplit="{row}"' if row else "")
+    pane = f'<pane{split} topLeftCell="{top_left}" activePane="{active}" state="frozen"/><selection pane="{active}"/>'.encode()
+    if view.group(1) == b"/>":
+        return head[: view.start()] + view.group(0)[:-2] + b">" + pane + b"</sheetView>" + head[view.end() :]
+    return head[: view.end()] + pane + head[view.end() :]
+
+
+def _dimension(head: bytes, last_col: int, last_row: int) -> bytes:
+    m = re.search(rb'<dimension ref="([^"]*)"/>', head)
+    ref = REF.match(m.group(1).decode()) if m else None
+    if not ref:
+        return head
+    first = f"{ref.group(1)}{ref.group(2)}"
+    end_col = max(_number(ref.group(3) or ref.group(1)), last_col)
+    end_row = max(int(ref.group(4) or ref.group(2)), last_row)
+    return head[: m.start()] + f'<dimension ref="{first}:{cells.column_letters(end_col)}{end_row}"/>'.encode() + head[m.end() :]
+
+
+def _number(letters: str) -> int:
+    return sheetrows.column_number(letters.encode())
+
+
+def _tables(parts: dict[str, bytes], part: str) -> list[tuple[int, int, int, int]]:
+    """The ranges (first row, first col, last row, last col; 0-based) of the sheet's Excel Tables."""
+    out = []
+    for rel in opc.relationships(parts, part):
+        if rel["type"] == T_TABLE and rel["part"] in parts:
+            m = REF.match(opc.attr(parts[rel["part"]][:2000], "ref") or "")
+            if m:
+                out.append((int(m.group(2)) - 1, _number(m.group(1)), int(m.group(4) or m.group(2)) - 1, _number(m.group(3) or m.group(1))))
+    return out
+
+
+def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: dict[str, tuple[int, int]]) -> bytes | None:
+    """Merge the tool's notes into the sheet's comments and their boxes into its drawing; returns
+    the `<legacyDrawing>` element to add to the sheet when it had none."""
+    rels = opc.relationships(parts, part)
+    comments = next((r["part"] for r in rels if r["type"] == T_COMMENTS), None)
+    vml = next((r["part"] for r in rels if r["type"] == T_VML), None)
+    old = parts.get(comments) if comments else None
+    commented = {m.decode() for m in re.findall(rb'<comment\b[^>]*\bref="([^"]+)"', old or b"")}
+    if comments is None:
+        comments = opc.free_name(parts, "xl/comments{}.xml")
+        opc.add_relationship(parts, part, T_COMMENTS, comments)
+    parts[comments] = commentsxml.merged(old, notes)
+    opc.declare(parts, comments, CT_COMMENTS)
+    new = [cells_at[ref] for ref in notes if ref not in commented]
+    rows = np.array([r for r, _ in new], dtype=np.int64)
+    cols = np.array([c for _, c in new], dtype=np.int64)
+    used = {
+        int(b)
+        for data in (parts[p] for p in parts if p.endswith(".vml"))
+        for m in IDMAP.finditer(data)
+        for b in m.group(1).split(b",")
+        if b.strip()
+    }
+    first = max(used, default=0) + 1
+    blocks = max(1, -(-len(new) // 1024))
+    element = None
+    if vml is None:
+        vml = opc.free_name(parts, "xl/drawings/vmlDrawing{}.vml")
+        rid = opc.add_relationship(parts, part, T_VML, vml)
+        opc.declare_default(parts, "vml", CT_VML)
+        parts[vml] = b"".join(sheetxml.vml_xml(sheetxml.NOTE_VML, rows, cols, first))
+        r = opc.prefix(parts[part], opc.REL_NS)
+        element = f'<legacyDrawing {r or "r"}:id="{rid}"/>'.encode()
+    elif new:
+        data = parts[vml]
+        root = re.search(rb"<xml\b[^>]*>", data)
+        declared = b"".join(b' xmlns:%s="%s"' % (k, v) for k, v in VML_NAMESPACES.items() if b"xmlns:" + k + b"=" not in root.group(0))
+        if declared:  # the boxes added are written with the prefixes v, o and x
+            data = data[: root.end() - 1] + declared + data[root.end() - 1 :]
+        if b'id="_x0000_t202"' not in data:
+            layout = re.search(rb"</(?:[\w.-]+:)?shapelayout>", data)
+            at = layout.end() if layout else re.search(rb"<xml\b[^>]*>", data).end()
+            data = data[:at] + sheetxml.SHAPE_TYPE.encode() + data[at:]
+        more = ",".join(str(first + b) for b in range(blocks)).encode()
+        data = IDMAP_DATA.sub(lambda m: m.group(1) + m.group(2) + b"," + more + m.group(3), data, count=1)
+        at = data.rindex(b"</xml>")
+        parts[vml] = data[:at] + b"".join(sheetxml.vml_shapes(rows, cols, first)) + data[at:]
+    return element
+
+
+def _strip_notes(parts: dict[str, bytes], part: str) -> None:
+    """A returned sheet without the tool's notes, their boxes, and the comments and drawing parts
+    the tool made for them."""
+    rels = opc.relationships(parts, part)
+    comments = next((r for r in rels if r["type"] == T_COMMENTS), None)
+    if comments is None or comments["part"] not in parts or commentsxml.MARKER.encode() not in parts[comments["part"]]:
+        return
+    before = set(re.findall(rb'<comment\b[^>]*\bref="([^"]+)"', parts[comments["part"]]))
+    left = commentsxml.stripped(parts[comments["part"]])
+    after = set(re.findall(rb'<comment\b[^>]*\bref="([^"]+)"', left or b""))
+    gone = {_at(ref.decode()) for ref in before - after}
+    if left is None:
+        opc.remove_relationships(parts, part, {comments["id"]})
+        opc.remove_parts(parts, {comments["part"]})
+    else:
+        parts[comments["part"]] = left
+    vml = next((r for r in rels if r["type"] == T_VML), None)
+    if vml is None or vml["part"] not in parts:
+        return
+
+    def keep(m: re.Match) -> bytes:
+        at = NOTE_AT.search(m.group(0))
+        return b"" if at and b'ObjectType="Note"' in m.group(0) and (int(at.group(1)), int(at.group(2))) in gone else m.group(0)
+
+    data = SHAPE.sub(keep, parts[vml["part"]])
+    if SHAPE.search(data) is None:  # the drawing held only the tool's boxes
+        opc.remove_relationships(parts, part, {vml["id"]})
+        opc.remove_parts(parts, {vml["part"]})
+        r = opc.prefix(parts[part], opc.REL_NS) or "r"
+        parts[part] = re.sub(rb"<legacyDrawing\s+" + r.encode() + rb':id="' + vml["id"].encode() + rb'"\s*/>', b"", parts[part], count=1)
+        return
+    held = {int(n) // 1024 for n in SHAPE_ID.findall(data)}
+    listed = IDMAP.search(data)
+    if listed:  # the blocks the tool added at the end of the list, now without shapes
+        blocks = [b for b in listed.group(1).decode().split(",") if b.strip()]
+        while len(blocks) > 1 and int(blocks[-1]) not in held:
+            blocks.pop()
+        data = IDMAP_DATA.sub(lambda m: m.group(1) + ",".join(blocks).encode() + m.group(3), data, count=1)
+    parts[vml["part"]] = data
+
+
+def _at(ref: str) -> tuple[int, int]:
+    """`H12` -> (11, 7), 0-based row and column."""
+    m = REF.match(ref)
+    return int(m.group(2)) - 1, _number(m.group(1))
+
+
+def _column_styles(head: bytes) -> dict[int, int]:
+    """The style of each column (0-based) whose `<col>` gives one."""
+    out = {}
+    for el in re.findall(rb"<col\b[^>]*/>", head):
+        style = opc.attr(el, "style")
+        if style and style != "0":
+            for c in range(int(opc.attr(el, "min")) - 1, min(int(opc.attr(el, "max")), EXCEL_COLUMNS)):
+                out[c] = int(style)
+    return out
+
+
+def _intake(parts: dict[str, bytes], part: str, res: SheetResult, look: dict, mapping: dict[int, int], styles: Styles, restore: dict):
+    """The rows of an intake sheet's part with the tool's additions (a generator of bytes, run as
+    the package is written); the sheet's head and tail, comments and drawing are changed here."""
+    import pandas as pd
+
+    from batch.writing import tool_cells
+
+    sheet = res.sheet
+    data = parts[part]
+    start = SHEET_DATA.search(data)
+    end = data.index(b"</sheetData>") + len(b"</sheetData>") if start.group(1) == b">" else start.end()
+    head, rows, tail = data[: start.start()], data[start.start() : end], data[end:]
+    columns, at, h = look["columns"], sheet.results_at, sheet.header_row
+
+    def attr(index: int) -> str:
+        return f' s="{mapping[index]}"' if index else ""
+
+    looks = {"columns": [attr(i) for i in look["cells"]], "status": {v: attr(i) for v, i in look["status"].items()}}
+    letters = [cells.column_letters(j) for j in range(at + len(columns))]
+    tails: dict[int, bytes] = {}
+    n = len(sheet.excel_rows)
+    if columns:
+        names = pd.Series([c.header for c in columns], dtype=object)
+        refs = np.array([f"{letters[at + j]}{h + 1}" for j in range(len(columns))], dtype=object)
+        tails[h + 1] = "".join(cells.strings(names, refs, np.full(len(columns), attr(look["header"]), dtype=object))).encode()
+        for first in range(0, n, sheetxml.CHUNK_ROWS):
+            stop = min(n, first + sheetxml.CHUNK_ROWS)
+            made = tool_cells(res, columns, looks, first, stop, letters)
+            tails.update(
+                zip(
+                    sheet.excel_rows[first:stop].tolist(),
+                    (r.encode() for r in map("".join, zip(*[c.tolist() for c in made], strict=True))),
+                    strict=True,
+                )
+            )
+    # the cells findings point at: a copy of the cell's style with the finding's fill, and a note
+    flagged: dict[int, dict[int, str]] = {}
+    notes, cells_at = {}, {}
+    for pos, found in _annotations(res).items():
+        row = int(sheet.excel_rows[pos])
+        for c, (severity, text) in found.items():
+            col = sheet.kept[c]
+            if severity in FILLS:  # an info finding gets a note but no fill
+                flagged.setdefault(row, {})[col] = severity
+            ref = f"{cells.column_letters(col)}{row}"
+            notes[ref], cells_at[ref] = text[: cells.MAX_TEXT], (row - 1, col)
+    made_styles: dict[tuple[int, str], int] = {}
+
+    def restyle(own: int, severity: str) -> int:
+        if (own, severity) not in made_styles:
+            made_styles[(own, severity)] = styles.flagged(own, severity)
+        return made_styles[(own, severity)]
+
+    widths = {at + j: c.width for j, c in enumerate(columns)}
+    heights = {}
+    if columns:
+        tall = max(lines(c.header, c.width) for c in columns)
+        heights = {h + 1: tall * LINE_HEIGHT} if tall > 1 else {}
+    changes = sheetrows.Changes(
+        restyle=restyle if flagged else None, drop=set(sheet.dropped), restore=restore, column_styles=_column_styles(head), heights=heights
+    )
+    last_row = int(sheet.excel_rows[-1]) if n else h + 1
+    head = _dimension(_cols(head, widths), at + len(columns) - 1 if columns else 0, last_row)
+    if b"<pane" not in head:
+        head = _pane(head, *frozen_at(sheet))
+    filter_range = (h, 0, max(last_row - 1, h), at + len(columns) - 1)
+    if b"<autoFilter" not in tail and columns and not any(_overlap(filter_range, t) for t in _tables(parts, part)):
+        ref = f"A{h + 1}:{letters[-1]}{max(last_row, h + 1)}"
+        tail = _insert_after_rows(tail, f'<autoFilter ref="{ref}"/>'.encode(), "autoFilter")
+    if notes:
+        element = _notes(parts, part, notes, cells_at)
+        if element is not None:
+            if opc.prefix(head, opc.REL_NS) is None:
+                head = re.sub(rb"<worksheet\b", f'<worksheet xmlns:r="{opc.REL_NS}"'.encode(), head, count=1)
+            tail = _insert_after_rows(tail, element, "legacyDrawing")
+    whole = head + rows + tail
+    parts[part] = whole
+    return lambda: sheetrows.rewrite_rows(whole, tails, flagged, changes)
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+
+
+def write_in_place(result: Result, out_path: Path) -> Path:
+    """Write the returned workbook of an .xlsx or .xlsm atomically (temporary file, then rename)."""
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    clock = time.perf_counter()
+    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.partial")
+    tool_tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tool")
+    try:
+        with zipfile.ZipFile(result.path) as z:
+            infos = {i.filename: i for i in z.infolist()}
+            parts = {name: z.read(name) for name in infos}
+        parts, _removed = package.without_macros(parts)
+        remove_tool_sheets(parts)
+        styles = Styles(parts["xl/styles.xml"])
+        restore = styles.restore_map()
+        tool, looks = _tool_book(result, tool_tmp)
+        mapping = styles.merge(tool["xl/styles.xml"])
+        listed = sheets(parts)
+        names = [s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets]
+        if len(listed) != len(names):  # the sheets as read: by name
+            by_name = {s["name"]: s["part"] for s in listed}
+            where = [by_name.get(n) for n in names]
+        else:  # the sheets as read are the workbook's, in order (names read back may differ in escapes)
+            where = [s["part"] for s in listed]
+        for sheet, part in zip(result.sheets, where, strict=True):  # the tool's notes of a returned workbook out first
+            if isinstance(sheet, SheetResult) and part in parts:
+                _strip_notes(parts, part)
+        streams = {}
+        intake = iter(looks)
+        for sheet, part in zip(result.sheets, where, strict=True):
+            if isinstance(sheet, SheetResult):
+                look = next(intake)
+                if part in parts:
+                    streams[part] = _intake(parts, part, sheet, look, mapping, styles, restore)
+        add_tool_sheets(parts, tool, mapping)
+        order = [n for n in infos if n in parts] + [n for n in parts if n not in infos]
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
+            for name in order:
+                info = zipfile.ZipInfo(name, date_time=infos[name].date_time if name in infos else (1980, 1, 1, 0, 0, 0))
+                if name in streams:
+                    sheetxml.stream(zout, info, streams[name](), 1)
+                elif name != "xl/styles.xml":  # the style table last: the rows add the flagged cells' styles
+                    zout.writestr(info, parts[name], compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
+            info = zipfile.ZipInfo("xl/styles.xml", date_time=infos["xl/styles.xml"].date_time)
+            zout.writestr(info, styles.xml(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
+        os.replace(tmp, out_path)
+        result.timed("write", clock)
+    finally:
+        for path in (tmp, tool_tmp):
+            if path.exists():
+                path.unlink()
+    return out_path
