@@ -117,9 +117,10 @@ def _names(wb: bytes, keep, shift: dict[int, int]) -> bytes:
     return re.sub(rb"<definedNames>\s*</definedNames>|<definedNames/>", b"", wb)
 
 
-def remove_tool_sheets(parts: dict[str, bytes]) -> None:
-    """A returned workbook without the tool's sheets, their parts and their defined names."""
-    marked = _marked(parts)
+def remove_tool_sheets(parts: dict[str, bytes], recognised=()) -> None:
+    """A returned workbook without the tool's sheets (those its marker names, and those
+    `recognised` by name: a release before the marker), their parts and their defined names."""
+    marked = _marked(parts) | {n.casefold() for n in recognised}
     listed = sheets(parts)
     gone = [i for i, s in enumerate(listed) if (s["name"] or "").casefold() in marked]
     if not gone and not marked:
@@ -510,7 +511,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             infos = {i.filename: i for i in z.infolist()}
             parts = {name: z.read(name) for name in infos}
         parts, _removed = package.without_macros(parts)
-        remove_tool_sheets(parts)
+        remove_tool_sheets(parts, result.tool_sheets)
         styles = Styles(parts["xl/styles.xml"])
         restore = styles.restore_map()
         tool, looks = _tool_book(result, tool_tmp)

@@ -67,6 +67,7 @@ class Result:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage: read, validate, calculate, annotate, write
     as_of: dt.date | None = None  # the run's as-of date for this file
     kind: str = "zip"  # the input's kind (batch.safety.inspect): zip (.xlsx, .xlsm), xls or csv
+    tool_sheets: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook (left out)
 
     def timed(self, stage: str, started: float) -> float:
         now = time.perf_counter()
@@ -450,7 +451,7 @@ def process(
         else:
             result.sheets.append(sheet)
             extra.append(_other_sheet_finding(sheet))
-    result.kind = book.kind
+    result.kind, result.tool_sheets = book.kind, book.skipped
     parts = [r.findings[FINDINGS_COLUMNS] for r in result.intake] + extra + [_workbook_findings(book)]
     if parts:
         allf = pd.concat(parts, ignore_index=True)

@@ -130,6 +130,7 @@ class Workbook:
     sheets: list[IntakeSheet | OtherSheet] = field(default_factory=list)
     kind: str = "zip"  # see batch.safety.inspect
     macros: bool = False  # an .xlsm's VBA project (removed from the returned workbook)
+    skipped: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook, left out
 
 
 def _empty_cells(rows) -> np.ndarray:
@@ -607,6 +608,7 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
     for name, grid, note in grids:
         ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
         if ours:
+            wb.skipped.append(name)
             continue
         key = sheet_key(name)
         spec, header_row, facts = specs.get(key), None, None

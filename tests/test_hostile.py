@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hostile
 import pytest
+import openpyxl
 import python_calamine
 from conftest import foreign_formulas
 
@@ -45,11 +46,15 @@ def test_catalogue(tmp_path, case):
             assert text in findings_text(got.output)
 
 
-def test_error_cells_are_located_and_returned_as_text(tmp_path):
+def test_error_cells_are_located_and_returned_as_they_came(tmp_path):
     path, files, *_ = run_folder(tmp_path, hostile.excel_errors)
     out = python_calamine.CalamineWorkbook.from_path(files[path.name].output)
     grid = out.get_sheet_by_name("Transfers").to_python()
-    assert grid[1][6:8] == ["#DIV/0!", "#N/A"]
+    # the user's formulas stay formulas with their cached error values (the workbook is annotated in place)
+    ws = openpyxl.load_workbook(files[path.name].output)["Transfers"]
+    assert [c.value for c in ws[2][6:8]] == ["=1/0", "=NA()"]
+    cached = openpyxl.load_workbook(files[path.name].output, data_only=True)["Transfers"]
+    assert [c.value for c in cached[2][6:8]] == ["#DIV/0!", "#N/A"]
     status = grid[0].index("Status")
     assert grid[1][status] == "Invalid"
     findings = out.get_sheet_by_name("Findings").to_python()
