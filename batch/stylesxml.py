@@ -46,7 +46,8 @@ def _set(element: bytes, name: str, value: str) -> bytes:
     head = element[:-2] if element.endswith(b"/>") and b">" not in element[:-2] else element[: element.index(b">")]
     if head.endswith(b"/"):
         head = head[:-1]
-    return head + f' {name}="{value}"'.encode() + element[len(head) :]
+    rest = element[len(head) :]
+    return head.rstrip() + f' {name}="{value}"'.encode() + rest
 
 
 def _unset(element: bytes, name: str) -> bytes:

@@ -424,9 +424,10 @@ def finding_cells(result: Result) -> pd.Series:
         k, computed_headers, at, last_col = _layout(sheet)
         column = {}
         for i, (field_name, header) in enumerate(zip(sheet.fields[:k], sheet.headers[:k], strict=False)):
+            at_col = sheet.kept[i] if i < len(sheet.kept) else i  # the column in the returned sheet, as in the input
             if field_name:
-                column.setdefault(field_name, i)
-            column.setdefault(str(header), i)
+                column.setdefault(field_name, at_col)
+            column.setdefault(str(header), at_col)
         column.update({hdr: at + j for j, hdr in enumerate(computed_headers)})
         id_col = next((column[h] for h in sheet.spec.key if h in column), 0)
         part = f.loc[mine]

@@ -1,0 +1,301 @@
+"""The returned workbook of an .xlsx or .xlsm is the user's own package with the tool's additions:
+everything the analyst made comes back as they made it, every part the tool does not touch is
+byte-identical, and a round trip takes the tool's additions out before adding them again."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+from kept_features import FLAGGED, HEADER_ROW, features, parts
+from openpyxl.comments import Comment
+from openpyxl.styles import Font
+from openpyxl.worksheet.table import Table
+from test_tool_sheets import annotate, libreoffice_save, soffice_or_skip
+
+from batch.commentsxml import MARKER
+from batch.pipeline import process
+from batch.stylesxml import FILLS
+from validators.transfers import TRANSFERS as TRANSFERS_SPEC
+
+TRANSFERS_HEADERS = [c.header for c in TRANSFERS_SPEC.columns]
+
+ROOT = Path(__file__).resolve().parents[1]
+KEPT = ROOT / "tests" / "fixtures" / "kept.xlsx"
+# the parts the tool changes in the fixture: the package's lists of parts, types and sheets, the
+# style table, the intake sheet, and its comments and their boxes (new notes on F7 and I5)
+CHANGED = {
+    "[Content_Types].xml",
+    "xl/_rels/workbook.xml.rels",
+    "xl/workbook.xml",
+    "xl/styles.xml",
+    "xl/worksheets/sheet1.xml",
+    "xl/comments/comment1.xml",
+    "xl/drawings/commentsDrawing1.vml",
+}
+TOOL_SHEET_PARTS = re.compile(
+    r"^xl/(worksheets/sheet[456]\.xml|worksheets/_rels/sheet[456]\.xml\.rels|charts/chart2\.xml|drawings/(_rels/)?drawing2\.xml(\.rels)?)$"
+)
+
+
+@pytest.fixture(scope="module")
+def kept_run(tmp_path_factory) -> tuple[Path, Path]:
+    """The fixture and its returned workbook."""
+    folder = tmp_path_factory.mktemp("kept")
+    src = folder / "in" / "kept.xlsx"
+    src.parent.mkdir()
+    shutil.copy(KEPT, src)
+    return src, annotate(src, folder / "out")
+
+
+def _fill(ws, ref: str) -> str | None:
+    fill = ws[ref].fill
+    return fill.fgColor.rgb if fill.fill_type == "solid" else None
+
+
+def test_everything_the_analyst_made_comes_back_unchanged(kept_run):
+    src, out = kept_run
+    before, after = features(src), features(out)
+    heights = after.pop("row_heights")
+    assert {k: v for k, v in before.items() if k != "row_heights"} == after
+    # the header row had the default height: the tool's wrapped headers may set it; the title row keeps the user's 24 points
+    assert {r: h for r, h in heights["Transfers"].items() if r != HEADER_ROW} == before["row_heights"]["Transfers"]
+
+
+def test_every_part_the_tool_does_not_touch_is_byte_identical(kept_run):
+    src, out = kept_run
+    before, after = parts(src), parts(out)
+    assert set(before) <= set(after)  # no part of the user's is dropped
+    assert {n for n in before if before[n] != after[n]} == CHANGED
+    added = set(after) - set(before)
+    assert added and all(TOOL_SHEET_PARTS.match(n) for n in added), sorted(added)
+
+
+def test_the_tools_columns_fills_notes_and_sheets(kept_run):
+    _src, out = kept_run
+    book = openpyxl.load_workbook(out)
+    assert book.sheetnames == ["Transfers", "Lookups", "Reconciliation", "Findings", "Summary", "Run"]
+    ws = book["Transfers"]
+    assert [ws.cell(HEADER_ROW, c).value for c in range(10, 15)] == [
+        "Minimum Transfer ($)",
+        "Consideration Ratio",
+        "Certificate Transferred To Date ($)",
+        "Status",
+        "Findings",
+    ]
+    # statutory violations are Flagged (computed); a blank required cell makes its row Invalid
+    assert [ws.cell(r, 13).value for r in (4, 5, 6, 7)] == ["Flagged", "Flagged", "OK", "Invalid"]
+    # a flagged cell: the finding's fill, its own number format, font and border
+    source = openpyxl.load_workbook(KEPT)["Transfers"]
+    for ref in FLAGGED:
+        assert _fill(ws, ref) == FILLS["error"]
+        assert (ws[ref].number_format, repr(ws[ref].font), repr(ws[ref].border)) == (
+            source[ref].number_format,
+            repr(source[ref].font),
+            repr(source[ref].border),
+        )
+    assert _fill(ws, "H5") is None  # untouched
+    # the user's comment first, the tool's note below the marker line
+    text = ws["H4"].comment.text
+    assert text.startswith("Check with Treasury\n" + MARKER + "\nTRANSFER_BELOW_MINIMUM (error)")
+    assert ws["F7"].comment.text.startswith(MARKER + "\nMISSING_VALUE (error)")
+    # the sheet had no pane: frozen below the header and right of Transfer ID (column A)
+    assert ws.freeze_panes == "B4"
+
+
+def test_the_threaded_comment_is_kept_and_the_note_goes_to_the_legacy_comment(kept_run):
+    src, out = kept_run
+    assert parts(out)["xl/threadedComments/threadedComment1.xml"] == parts(src)["xl/threadedComments/threadedComment1.xml"]
+    comment = openpyxl.load_workbook(out)["Transfers"]["B5"].comment
+    assert comment.text.startswith("[Threaded comment]") and MARKER not in comment.text  # B5 has no finding
+
+
+def test_the_workbook_opens_in_libreoffice(kept_run, tmp_path):
+    _src, out = kept_run
+    pdf = tmp_path / "pdf"
+    proc = subprocess.run(
+        [
+            soffice_or_skip(),
+            "--headless",
+            f"-env:UserInstallation=file://{tmp_path}/lo",
+            "--convert-to",
+            "pdf",
+            "--outdir",
+            str(pdf),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0 and (pdf / (out.stem + ".pdf")).stat().st_size > 0, proc.stderr
+
+
+def _tool_sheet_data(path: Path) -> set[str]:
+    """The parts of the tool's Summary and Run sheets, which name the input file, its hash and the run time."""
+    book = openpyxl.load_workbook(path, read_only=True)
+    return {f"xl/worksheets/sheet{book.sheetnames.index(n) + 1}.xml" for n in ("Summary", "Run")}
+
+
+def test_a_second_round_trip_gives_the_same_workbook(kept_run, tmp_path):
+    _src, out = kept_run
+    again = annotate(out, tmp_path / "again")
+    first, second = parts(out), parts(again)
+    assert set(first) == set(second)
+    assert {n for n in first if first[n] != second[n]} <= _tool_sheet_data(out)
+
+
+def _with_cell(path: Path, dest: Path, ref: str, value: str) -> Path:
+    """The workbook with one numeric cell's value changed, every other byte as it is."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                data, n = re.subn(rb'(<c r="' + ref.encode() + rb'"[^>]*>)<v>[^<]*</v>', rb"\g<1><v>" + value.encode() + b"</v>", data)
+                assert n == 1
+            zout.writestr(item, data)
+    return dest
+
+
+def test_a_fixed_cell_loses_its_fill_and_note(kept_run, tmp_path):
+    src, out = kept_run
+    # the reviewer fixes H4: 20,000 -> 25,000, the Grow NJ minimum on the nose; its consideration of
+    # 18,000 is then 72% of the credit, under 75%: the finding moves to I4
+    fixed = _with_cell(out, tmp_path / "fixed" / out.name, "H4", "25000")
+    again = annotate(fixed, tmp_path / "again")
+    ws, source = openpyxl.load_workbook(again)["Transfers"], openpyxl.load_workbook(src)["Transfers"]
+    assert ws["H4"].value == 25000 and _fill(ws, "H4") is None
+    assert ws["H4"].style_id == source["H4"].style_id  # its own style back
+    assert ws["H4"].comment.text == "Check with Treasury"  # the user's comment, without the note
+    assert _fill(ws, "I4") == FILLS["error"] and ws["I4"].comment.text.startswith(MARKER + "\nCONSIDERATION_BELOW_75PCT")
+    assert _fill(ws, "I5") == FILLS["error"]  # still flagged
+
+
+def test_a_workbook_saved_by_libreoffice_comes_back_as_saved(tmp_path):
+    """Acceptance: a merged title, a user comment, a hidden column, a custom width and a formula
+    sheet, saved through LibreOffice, then run."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Transfers"
+    ws["A1"] = "Transfers for review"
+    ws["A1"].font = Font(bold=True)
+    ws.merge_cells("A1:I1")
+    for j, h in enumerate(TRANSFERS_HEADERS, start=1):
+        ws.cell(2, j, h)
+    rows = [
+        ["T-1", "Grow NJ", "C-1", 500000, "Seller LLC", "Buyer Inc.", "2026-01-05", 30000, 27000],
+        ["T-2", "Grow NJ", "C-1", 500000, "Seller LLC", "Buyer Inc.", "2026-01-06", 20000, 18000],  # below the $25,000 minimum
+    ]
+    for i, row in enumerate(rows, start=3):
+        for j, v in enumerate(row, start=1):
+            ws.cell(i, j, v)
+    ws["H4"].comment = Comment("Check with Treasury", "Analyst")
+    ws.column_dimensions["E"].hidden = True
+    ws.column_dimensions["C"].width = 25
+    rec = wb.create_sheet("Reconciliation")
+    rec["A1"], rec["B1"] = "Total transferred", "=SUM(Transfers!H3:H4)"
+    (tmp_path / "made").mkdir()
+    wb.save(tmp_path / "made" / "review.xlsx")
+    saved = libreoffice_save(tmp_path / "made" / "review.xlsx", tmp_path)
+    out = annotate(saved, tmp_path / "out")
+
+    before, after = openpyxl.load_workbook(saved), openpyxl.load_workbook(out)
+    ws = after["Transfers"]
+    assert [str(r) for r in ws.merged_cells.ranges] == [str(r) for r in before["Transfers"].merged_cells.ranges] == ["A1:I1"]
+    assert ws["H4"].comment.text.startswith("Check with Treasury\n" + MARKER + "\nTRANSFER_BELOW_MINIMUM")
+    assert ws.column_dimensions["E"].hidden and ws.column_dimensions["C"].width == before["Transfers"].column_dimensions["C"].width
+    assert after["Reconciliation"]["B1"].value == "=SUM(Transfers!H3:H4)"
+    assert openpyxl.load_workbook(out, data_only=True)["Reconciliation"]["B1"].value == 50000  # its cached value
+    assert _fill(ws, "H4") == FILLS["error"] and ws["M4"].value == "Flagged"
+    for name in before.sheetnames:  # every user cell as LibreOffice saved it
+        assert [[c.value for c in r] for r in before[name].iter_rows(max_col=9)] == [
+            [c.value for c in r] for r in after[name].iter_rows(max_col=9, max_row=before[name].max_row)
+        ]
+
+
+def _package_with(src: Path, dest: Path, extra: dict[str, bytes], edit) -> Path:
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            zout.writestr(item.filename, edit(item.filename, zin.read(item.filename)))
+        for name, data in extra.items():
+            zout.writestr(name, data)
+    return dest
+
+
+def test_an_xlsm_comes_back_as_an_xlsx_without_its_macros(tmp_path):
+    def edit(name: str, data: bytes) -> bytes:
+        if name == "[Content_Types].xml":
+            data = data.replace(b"spreadsheetml.sheet.main+xml", b"").replace(
+                b'ContentType="application/vnd.openxmlformats-officedocument."',
+                b'ContentType="application/vnd.ms-excel.sheet.macroEnabled.main+xml"',
+            )
+            return data.replace(
+                b"</Types>", b'<Override PartName="/xl/vbaProject.bin" ContentType="application/vnd.ms-office.vbaProject"/></Types>'
+            )
+        if name == "xl/_rels/workbook.xml.rels":
+            rel = (
+                b'<Relationship Id="rId99" Type="http://schemas.microsoft.com/office/2006/relationships/vbaProject"'
+                b' Target="vbaProject.bin"/>'
+            )
+            return data.replace(b"</Relationships>", rel + b"</Relationships>")
+        return data
+
+    (tmp_path / "in").mkdir()
+    xlsm = _package_with(KEPT, tmp_path / "in" / "kept.xlsm", {"xl/vbaProject.bin": b"\xd0\xcf\x11\xe0 not really VBA"}, edit)
+    assert b"macroEnabled" in zipfile.ZipFile(xlsm).read("[Content_Types].xml")
+    result = process(xlsm)
+    assert "MACROS_REMOVED" in set(result.findings["Code"])
+    out = annotate(xlsm, tmp_path / "out")
+    got = parts(out)
+    assert "xl/vbaProject.bin" not in got and b"vbaProject" not in got["xl/_rels/workbook.xml.rels"] + got["[Content_Types].xml"]
+    assert b"macroEnabled" not in got["[Content_Types].xml"] and b"spreadsheetml.sheet.main+xml" in got["[Content_Types].xml"]
+    assert features(out) | {"row_heights": None} == features(KEPT) | {"row_heights": None}
+
+
+def test_a_legacy_xls_says_its_formatting_is_not_kept(tmp_path):
+    from hostile import legacy_xls
+
+    result = process(legacy_xls(tmp_path))
+    found = result.findings[result.findings["Code"] == "FORMATTING_NOT_KEPT"]
+    assert len(found) == 1 and found.iloc[0]["Severity"] == "info" and "legacy.xls" in found.iloc[0]["Message"]
+
+
+def _transfers_book(path: Path, setup) -> Path:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Transfers"
+    ws.append(TRANSFERS_HEADERS)
+    ws.append(["T-1", "Grow NJ", "C-1", 500000, "Seller LLC", "Buyer Inc.", "2026-01-05", 30000, 27000])
+    ws.append(["T-2", "Grow NJ", "C-1", 500000, "Seller LLC", "Buyer Inc.", "2026-01-06", 20000, 18000])
+    setup(ws)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb.save(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "name,setup,pane,autofilter",
+    [
+        # the user's own pane and autofilter are kept; the tool adds none
+        ("own", lambda ws: (setattr(ws, "freeze_panes", "C2"), setattr(ws.auto_filter, "ref", "A1:I3")), "C2", "A1:I3"),
+        # the rows are an Excel Table: the Table filters them, so the sheet gets no autofilter of its own
+        ("table", lambda ws: ws.add_table(Table(displayName="Transfers2026", ref="A1:I3")), "B2", None),
+        # neither: the tool's pane and an autofilter over the input and the tool's columns
+        ("none", lambda ws: None, "B2", "A1:N3"),
+    ],
+)
+def test_panes_and_autofilters(tmp_path, name, setup, pane, autofilter):
+    src = _transfers_book(tmp_path / "in" / f"{name}.xlsx", setup)
+    out = annotate(src, tmp_path / "out")
+    ws = openpyxl.load_workbook(out)["Transfers"]
+    assert ws.freeze_panes == pane
+    assert ws.auto_filter.ref == autofilter
+    if name == "table":
+        assert parts(out)["xl/tables/table1.xml"] == parts(src)["xl/tables/table1.xml"]
+        assert list(ws.tables) == ["Transfers2026"]
