@@ -4,8 +4,8 @@ takes the batch down: a good workbook dropped beside it is always processed."""
 from __future__ import annotations
 
 import hostile
-import pytest
 import openpyxl
+import pytest
 import python_calamine
 from conftest import foreign_formulas
 
