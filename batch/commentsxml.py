@@ -6,8 +6,8 @@ marker and the note, by the author `njcredits`. On a round trip `stripped` cuts 
 the marker and drops the comments that held only the tool's note, so the user's text comes back
 as it was. Texts go through the cell encoder's escaping (`batch.cells.text`).
 
-The third piece of annotating a workbook in place; the comment boxes of the drawing (VML) that
-go with new comments are not made here yet. Not yet used by the writer.
+Part of annotating a workbook in place; the comment boxes of the drawing (VML) that go with
+new comments are made by `batch.inplace`.
 """
 
 from __future__ import annotations

@@ -4,9 +4,8 @@ Holds what annotating a workbook in place does to the package as a whole (with
 `batch.sheetrows` for the rows and `batch.stylesxml` for the style table):
 - `without_macros`: an `.xlsm` comes back as an `.xlsx` without its VBA project (and its
   signatures), its main part declared a plain workbook, and every relationship to a removed part
-  dropped. ActiveX controls are not handled yet: they are referenced from the sheets themselves.
-
-Not yet used by the writer.
+  dropped. ActiveX controls are copied as they are: they are referenced from the sheets
+  themselves, and hold control settings rather than code.
 """
 
 from __future__ import annotations

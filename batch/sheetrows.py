@@ -1,6 +1,6 @@
 """Rewrite the rows of a user's sheet part as bytes, row by row, changing only what the tool adds.
 
-The first piece of annotating a workbook in place (the analyst's package copied part by part):
+Part of annotating a workbook in place (the analyst's package copied part by part, `batch.inplace`):
 every byte of a row the tool does not touch is copied as it is; in a row it touches, the tool
 - appends its cells (already encoded by `batch.cells`) after the row's last cell;
 - gives a cell a finding points at another style (`s="N"`: a copy of its own style with the
@@ -10,8 +10,8 @@ every byte of a row the tool does not touch is copied as it is; in a row it touc
 and a row the sheet does not have is inserted in row order. Rows and cells are found with
 regular expressions over bytes, one row at a time, never by parsing the whole part into a tree.
 
-Not yet used by the writer: the returned workbook is still written anew (see README, "The
-returned workbook").
+Used by `batch.inplace`; on a returned workbook `Changes` also takes out the tool's columns
+and gives flagged cells their own style back.
 """
 
 from __future__ import annotations
