@@ -12,7 +12,6 @@ new comments are made by `batch.inplace`.
 
 from __future__ import annotations
 
-import itertools
 import re
 
 import numpy as np
@@ -29,6 +28,8 @@ PLAIN = re.compile(rb"^\s*<t\b([^>]*)>(.*?)</t>\s*$", re.S)
 AUTHORS = re.compile(rb"<authors>(.*?)</authors>|<authors/>", re.S)
 AUTHOR_NAME = re.compile(rb"<author>(.*?)</author>|<author/>", re.S)
 COMMENT_LIST_END = b"</commentList>"
+RUN = re.compile(rb"<r\b[^>]*>.*?</r>", re.S)
+T_TEXT = re.compile(rb"(<t\b[^>]*>)(.*?)</t>", re.S)
 EMPTY = (
     f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<comments xmlns="{NS}"><authors></authors>'
     "<commentList></commentList></comments>"
@@ -92,9 +93,21 @@ def stripped(part: bytes) -> bytes | None:
             return m.group(0)
         text = TEXT.search(body)
         inner = text.group(1)
-        runs = re.findall(rb"<r>.*?</r>", inner, re.S)
-        kept = list(itertools.takewhile(lambda run: marker not in run, runs))  # the note is a run of its own
-        if not kept:
+        # the note is a run of its own as the tool writes it; a program that saved the workbook
+        # may have joined the runs, so a run (or the comment's one text) is cut at the marker
+        pieces = RUN.findall(inner) or [inner]
+        kept = []
+        for piece in pieces:
+            if marker not in piece:
+                kept.append(piece)
+                continue
+            t = T_TEXT.search(piece)
+            before = t.group(2)[: t.group(2).index(marker)] if t and marker in t.group(2) else b""
+            before = re.sub(rb"(?:\r|\n|&#10;|&#13;|&#xA;|&#xa;|&#xD;|&#xd;)+$", b"", before)
+            if before:
+                kept.append(piece[: t.start(2)] + before + piece[t.end(2) :])
+            break
+        if not b"".join(t.group(2) for k in kept for t in T_TEXT.finditer(k)).strip():
             return b""
         return (
             b"<comment"

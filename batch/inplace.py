@@ -48,6 +48,7 @@ T_WORKSHEET = opc.REL_NS + "/worksheet"
 T_COMMENTS = opc.REL_NS + "/comments"
 T_VML = opc.REL_NS + "/vmlDrawing"
 T_TABLE = opc.REL_NS + "/table"
+T_CALC_CHAIN = opc.REL_NS + "/calcChain"
 CT_COMMENTS = "application/vnd.openxmlformats-officedocument.spreadsheetml.comments+xml"
 CT_VML = "application/vnd.openxmlformats-officedocument.vmlDrawing"
 SHEET = re.compile(rb"<sheet\b[^>]*?/>")
@@ -139,7 +140,10 @@ def remove_tool_sheets(parts: dict[str, bytes], recognised=()) -> None:
     removed = set().union(*(opc.reachable(parts, listed[i]["part"]) for i in gone)) if gone else set()
     still = {r["part"] for name in parts if name.endswith(".rels") for r in _rels_of_rels(parts, name)} - removed
     removed -= {p for p in removed if p in still and p not in {listed[i]["part"] for i in gone}}
-    opc.remove_relationships(parts, opc.WORKBOOK, {listed[i]["rid"] for i in gone})
+    chain = [r for r in opc.relationships(parts, opc.WORKBOOK) if r["type"] == T_CALC_CHAIN]
+    if gone and chain:  # Excel's list of formula cells names the removed sheets' cells: Excel rebuilds it when it is missing
+        removed |= {r["part"] for r in chain}
+    opc.remove_relationships(parts, opc.WORKBOOK, {listed[i]["rid"] for i in gone} | {r["id"] for r in chain if gone})
     opc.remove_parts(parts, removed)
 
 

@@ -48,3 +48,40 @@ def test_a_round_trip_gives_the_users_comments_back(user_comments):
 
 def test_a_part_of_the_tools_notes_only_goes_away():
     assert stripped(merged(None, {"A1": "only the tool's"})) is None
+
+
+NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+
+
+def _part(*comments: bytes) -> bytes:
+    return (
+        f'<comments xmlns="{NS}"><authors><author>Dana</author><author>{AUTHOR}</author></authors><commentList>'.encode()
+        + b"".join(comments)
+        + b"</commentList></comments>"
+    )
+
+
+@pytest.mark.parametrize(
+    "comment,left",
+    [
+        # runs joined into one text by a program that saved the workbook: cut at the marker line
+        (
+            f'<comment ref="B2" authorId="0"><text><t xml:space="preserve">Check with Treasury\n{MARKER}\nnote</t></text></comment>',
+            "Check with Treasury",
+        ),
+        # one run holding the user's text and the note, with formatting
+        (
+            f'<comment ref="B2" authorId="0"><text><r><rPr><b/></rPr><t xml:space="preserve">Check\n{MARKER}\nnote</t></r>'
+            "</text></comment>",
+            "Check",
+        ),
+        # a line feed written as a character reference
+        (f'<comment ref="B2" authorId="0"><text><t>Check&#10;{MARKER}&#10;note</t></text></comment>', "Check"),
+        # only the tool's note, in one text, with formatting around it: the comment goes
+        (f'<comment ref="B2" authorId="1"><text><r><rPr><b/></rPr><t>{MARKER}\nnote</t></r></text></comment>', None),
+    ],
+)
+def test_a_note_joined_to_the_users_text_is_cut_at_the_marker(comment, left):
+    part = _part(comment.encode())
+    back = stripped(part)
+    assert (None if back is None else _texts(back)["B2"]) == left
