@@ -157,9 +157,10 @@ def _rels_of_rels(parts: dict[str, bytes], rels: str) -> list[dict]:
 # -- the tool's sheets, written by xlsxwriter and moved in ----------------------------------------
 
 
-def _tool_book(result: Result, path: Path) -> tuple[dict[str, bytes], list[dict]]:
+def _tool_book(result: Result, path: Path) -> tuple[dict[str, bytes], list[dict], tuple]:
     """The tool's sheets and the formats of its columns on each intake sheet, in a workbook of
-    their own; returns its parts and, per intake sheet, the xlsxwriter style index of each format."""
+    their own; returns its parts, per intake sheet the xlsxwriter style index of each format, and
+    the Findings sheet's rows (generated later, straight into the returned workbook)."""
     wb = xlsxwriter.Workbook(str(path), WRITER_OPTIONS)
     fmts = Formats(wb)
     looks = []
@@ -176,9 +177,8 @@ def _tool_book(result: Result, path: Path) -> tuple[dict[str, bytes], list[dict]
         )
     findings = write_tool_sheets(wb, fmts, result)
     wb.close()
-    sheetxml.splice(path, {"xl/worksheets/sheet1.xml": findings})  # Findings is its first sheet
     with zipfile.ZipFile(path) as z:
-        return {n: z.read(n) for n in z.namelist()}, looks
+        return {n: z.read(n) for n in z.namelist()}, looks, findings
 
 
 STYLE_ATTR = re.compile(rb'(<c r="[A-Z]+\d+" s=")(\d+)(")|(<row\b[^>]*?\bs=")(\d+)(")|(<col\b[^>]*?\bstyle=")(\d+)(")')
@@ -199,15 +199,17 @@ def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
 PART_NUMBER = re.compile(r"^(.*?)(\d+)(\.[A-Za-z]+)$")
 
 
-def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: dict[int, int]) -> None:
+def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: dict[int, int]) -> dict[str, str]:
     """Move the tool's sheets (with their drawings and charts) into the package, after the user's
-    sheets, with their defined names (the marker, print titles, the Findings filter)."""
+    sheets, with their defined names (the marker, print titles, the Findings filter); returns the
+    new name of each part moved."""
     ours = sheets(tool)
     n_user = len(sheets(parts))
     wb = parts[opc.WORKBOOK]
     r = opc.prefix(wb, opc.REL_NS) or "r"
     ids = [int(opc.attr(m.group(0), "sheetId") or 0) for m in SHEET.finditer(wb)]
     new_sheets = b""
+    moved = {}
     for k, s in enumerate(ours):
         renamed = {}
         for part in sorted(opc.reachable(tool, s["part"])):
@@ -222,6 +224,7 @@ def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: di
             for rel in opc.relationships(tool, part):
                 if rel["part"] in renamed:
                     opc.add_relationship(parts, new, rel["type"], renamed[rel["part"]])
+        moved.update(renamed)
         rid = opc.add_relationship(parts, opc.WORKBOOK, T_WORKSHEET, renamed[s["part"]])
         sheet_id = max(ids, default=0) + 1 + k
         new_sheets += f'<sheet name="{html.escape(s["name"])}" sheetId="{sheet_id}" {r}:id="{rid}"/>'.encode()
@@ -238,6 +241,7 @@ def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: di
         at = max(ends)
         wb = wb[:at] + b"<definedNames>" + names + b"</definedNames>" + wb[at:]
     parts[opc.WORKBOOK] = wb
+    return moved
 
 
 # -- an intake sheet ------------------------------------------------------------------------------
@@ -311,9 +315,11 @@ def _tables(parts: dict[str, bytes], part: str) -> list[tuple[int, int, int, int
     return out
 
 
-def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: dict[str, tuple[int, int]]) -> bytes | None:
-    """Merge the tool's notes into the sheet's comments and their boxes into its drawing; returns
-    the `<legacyDrawing>` element to add to the sheet when it had none."""
+def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: dict, streams: dict, blocks: set[int]) -> bytes | None:
+    """Merge the tool's notes into the sheet's comments and their boxes into its drawing (a new
+    drawing is written as the package is, into `streams`; `blocks` are the drawing's shape-id
+    blocks taken in the package); returns the `<legacyDrawing>` element to add to the sheet when
+    it had none."""
     rels = opc.relationships(parts, part)
     comments = next((r["part"] for r in rels if r["type"] == T_COMMENTS), None)
     vml = next((r["part"] for r in rels if r["type"] == T_VML), None)
@@ -327,22 +333,16 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
     new = [cells_at[ref] for ref in notes if ref not in commented]
     rows = np.array([r for r, _ in new], dtype=np.int64)
     cols = np.array([c for _, c in new], dtype=np.int64)
-    used = {
-        int(b)
-        for data in (parts[p] for p in parts if p.endswith(".vml"))
-        for m in IDMAP.finditer(data)
-        for b in m.group(1).split(b",")
-        if b.strip()
-    }
-    first = max(used, default=0) + 1
-    blocks = max(1, -(-len(new) // 1024))
+    first = max(blocks, default=0) + 1
+    count = max(1, -(-len(new) // 1024))
     element = None
     if vml is None:
         vml = opc.free_name(parts, "xl/drawings/vmlDrawing{}.vml")
         rid = opc.add_relationship(parts, part, T_VML, vml)
         opc.declare_default(parts, "vml", CT_VML)
-        parts[vml] = b"".join(sheetxml.vml_xml(sheetxml.NOTE_VML, rows, cols, first))
-        r = opc.prefix(parts[part], opc.REL_NS)
+        parts[vml] = b""  # written as the package is
+        streams[vml] = lambda: sheetxml.vml_xml(sheetxml.NOTE_VML, rows, cols, first)
+        r = opc.prefix(parts[part][:4000], opc.REL_NS)
         element = f'<legacyDrawing {r or "r"}:id="{rid}"/>'.encode()
     elif new:
         data = parts[vml]
@@ -354,11 +354,20 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
             layout = re.search(rb"</(?:[\w.-]+:)?shapelayout>", data)
             at = layout.end() if layout else re.search(rb"<xml\b[^>]*>", data).end()
             data = data[:at] + sheetxml.SHAPE_TYPE.encode() + data[at:]
-        more = ",".join(str(first + b) for b in range(blocks)).encode()
+        more = ",".join(str(first + b) for b in range(count)).encode()
         data = IDMAP_DATA.sub(lambda m: m.group(1) + m.group(2) + b"," + more + m.group(3), data, count=1)
         at = data.rindex(b"</xml>")
         parts[vml] = data[:at] + b"".join(sheetxml.vml_shapes(rows, cols, first)) + data[at:]
+    if new:
+        blocks.update(range(first, first + count))
     return element
+
+
+def _blocks(parts: dict[str, bytes]) -> set[int]:
+    """The shape-id blocks the package's VML drawings take (`<o:idmap data="1,2"/>`)."""
+    return {
+        int(b) for name in parts if name.endswith(".vml") for m in IDMAP.finditer(parts[name]) for b in m.group(1).split(b",") if b.strip()
+    }
 
 
 def _strip_notes(parts: dict[str, bytes], part: str) -> None:
@@ -419,7 +428,17 @@ def _column_styles(head: bytes) -> dict[int, int]:
     return out
 
 
-def _intake(parts: dict[str, bytes], part: str, res: SheetResult, look: dict, mapping: dict[int, int], styles: Styles, restore: dict):
+def _intake(
+    parts: dict[str, bytes],
+    part: str,
+    res: SheetResult,
+    look: dict,
+    mapping: dict[int, int],
+    styles: Styles,
+    restore: dict,
+    streams: dict,
+    blocks: set,
+):
     """The rows of an intake sheet's part with the tool's additions (a generator of bytes, run as
     the package is written); the sheet's head and tail, comments and drawing are changed here."""
     import pandas as pd
@@ -430,7 +449,7 @@ def _intake(parts: dict[str, bytes], part: str, res: SheetResult, look: dict, ma
     data = parts[part]
     start = SHEET_DATA.search(data)
     end = data.index(b"</sheetData>") + len(b"</sheetData>") if start.group(1) == b">" else start.end()
-    head, rows, tail = data[: start.start()], data[start.start() : end], data[end:]
+    head, tail = data[: start.start()], data[end:]
     columns, at, h = look["columns"], sheet.results_at, sheet.header_row
 
     def attr(index: int) -> str:
@@ -438,22 +457,18 @@ def _intake(parts: dict[str, bytes], part: str, res: SheetResult, look: dict, ma
 
     looks = {"columns": [attr(i) for i in look["cells"]], "status": {v: attr(i) for v, i in look["status"].items()}}
     letters = [cells.column_letters(j) for j in range(at + len(columns))]
-    tails: dict[int, bytes] = {}
-    n = len(sheet.excel_rows)
+    fixed: dict[int, bytes] = {}
     if columns:
         names = pd.Series([c.header for c in columns], dtype=object)
         refs = np.array([f"{letters[at + j]}{h + 1}" for j in range(len(columns))], dtype=object)
-        tails[h + 1] = "".join(cells.strings(names, refs, np.full(len(columns), attr(look["header"]), dtype=object))).encode()
-        for first in range(0, n, sheetxml.CHUNK_ROWS):
-            stop = min(n, first + sheetxml.CHUNK_ROWS)
-            made = tool_cells(res, columns, looks, first, stop, letters)
-            tails.update(
-                zip(
-                    sheet.excel_rows[first:stop].tolist(),
-                    (r.encode() for r in map("".join, zip(*[c.tolist() for c in made], strict=True))),
-                    strict=True,
-                )
-            )
+        fixed[h + 1] = "".join(cells.strings(names, refs, np.full(len(columns), attr(look["header"]), dtype=object))).encode()
+
+    def make(first: int, stop: int) -> list[bytes]:
+        made = tool_cells(res, columns, looks, first, stop, letters)
+        return [r.encode() for r in map("".join, zip(*[c.tolist() for c in made], strict=True))]
+
+    rows = sheet.excel_rows.astype(np.int64) if columns else np.zeros(0, dtype=np.int64)
+    tails = sheetrows.LazyTails(rows, make, fixed, sheetxml.CHUNK_ROWS)
     # the cells findings point at: a copy of the cell's style with the finding's fill, and a note
     flagged: dict[int, dict[int, str]] = {}
     notes, cells_at = {}, {}
@@ -480,6 +495,7 @@ def _intake(parts: dict[str, bytes], part: str, res: SheetResult, look: dict, ma
     changes = sheetrows.Changes(
         restyle=restyle if flagged else None, drop=set(sheet.dropped), restore=restore, column_styles=_column_styles(head), heights=heights
     )
+    n = len(sheet.excel_rows)
     last_row = int(sheet.excel_rows[-1]) if n else h + 1
     head = _dimension(_cols(head, widths), at + len(columns) - 1 if columns else 0, last_row)
     if b"<pane" not in head:
@@ -489,14 +505,12 @@ def _intake(parts: dict[str, bytes], part: str, res: SheetResult, look: dict, ma
         ref = f"A{h + 1}:{letters[-1]}{max(last_row, h + 1)}"
         tail = _insert_after_rows(tail, f'<autoFilter ref="{ref}"/>'.encode(), "autoFilter")
     if notes:
-        element = _notes(parts, part, notes, cells_at)
+        element = _notes(parts, part, notes, cells_at, streams, blocks)
         if element is not None:
             if opc.prefix(head, opc.REL_NS) is None:
                 head = re.sub(rb"<worksheet\b", f'<worksheet xmlns:r="{opc.REL_NS}"'.encode(), head, count=1)
             tail = _insert_after_rows(tail, element, "legacyDrawing")
-    whole = head + rows + tail
-    parts[part] = whole
-    return lambda: sheetrows.rewrite_rows(whole, tails, flagged, changes)
+    streams[part] = lambda: sheetrows.rewrite_rows(data, tails, flagged, changes, head=head, tail=tail)
 
 
 def _overlap(a: tuple, b: tuple) -> bool:
@@ -518,7 +532,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
         remove_tool_sheets(parts, result.tool_sheets)
         styles = Styles(parts["xl/styles.xml"])
         restore = styles.restore_map()
-        tool, looks = _tool_book(result, tool_tmp)
+        tool, looks, (findings_rows, dimension) = _tool_book(result, tool_tmp)
         mapping = styles.merge(tool["xl/styles.xml"])
         listed = sheets(parts)
         names = [s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets]
@@ -530,14 +544,21 @@ def write_in_place(result: Result, out_path: Path) -> Path:
         for sheet, part in zip(result.sheets, where, strict=True):  # the tool's notes of a returned workbook out first
             if isinstance(sheet, SheetResult) and part in parts:
                 _strip_notes(parts, part)
-        streams = {}
+        streams: dict = {}
+        blocks = _blocks(parts)
         intake = iter(looks)
         for sheet, part in zip(result.sheets, where, strict=True):
             if isinstance(sheet, SheetResult):
                 look = next(intake)
                 if part in parts:
-                    streams[part] = _intake(parts, part, sheet, look, mapping, styles, restore)
-        add_tool_sheets(parts, tool, mapping)
+                    _intake(parts, part, sheet, look, mapping, styles, restore, streams, blocks)
+        moved = add_tool_sheets(parts, tool, mapping)
+        findings = moved["xl/worksheets/sheet1.xml"]  # the tool's workbook's first sheet
+
+        def restyle(attr: str) -> str:
+            return f' s="{mapping[int(attr[4:-1])]}"' if attr else ""
+
+        streams[findings] = lambda: sheetxml.spliced(parts[findings], findings_rows(restyle), dimension)
         order = [n for n in infos if n in parts] + [n for n in parts if n not in infos]
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
             for name in order:

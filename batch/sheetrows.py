@@ -128,11 +128,41 @@ def _row(number: int, attrs: bytes, body: bytes, styles: dict, tail: bytes, chan
     return b"<row" + attrs + b">" + new + tail + b"</row>"
 
 
-def rewrite_rows(part: bytes, tails: dict[int, bytes], styles: dict[int, dict], changes: Changes | None = None) -> Iterator[bytes]:
+class LazyTails:
+    """The cells appended to rows (see `rewrite_rows`), made a block of rows at a time as the rows
+    are written, so that the tool's cells of a whole sheet are never all in memory: `rows` are
+    the row numbers in ascending order, `make(start, stop)` the cells of `rows[start:stop]`;
+    `fixed` holds rows made beforehand (the header row)."""
+
+    def __init__(self, rows, make, fixed: dict[int, bytes], block: int):
+        self.rows, self.make, self.fixed, self.block = rows, make, fixed, block
+        self.start, self.current = -1, []
+
+    def __iter__(self):
+        yield from self.fixed
+        yield from self.rows.tolist()
+
+    def get(self, n: int, default: bytes = b"") -> bytes:
+        if n in self.fixed:
+            return self.fixed[n]
+        i = int(self.rows.searchsorted(n))
+        if i >= len(self.rows) or self.rows[i] != n:
+            return default
+        start = i - i % self.block
+        if start != self.start:
+            self.start, self.current = start, self.make(start, min(start + self.block, len(self.rows)))
+        return self.current[i - start]
+
+
+def rewrite_rows(
+    part: bytes, tails, styles: dict[int, dict], changes: Changes | None = None, head: bytes | None = None, tail: bytes | None = None
+) -> Iterator[bytes]:
     """The sheet part with its rows changed: `tails` maps an Excel row number to the XML of the
-    cells appended to it, `styles` maps a row number to {0-based column: style index} (or to what
-    `changes.restyle` takes). Yields the part in chunks; rows neither names are copied byte for
-    byte, unless `changes` asks for every row (a returned workbook's own additions taken out)."""
+    cells appended to it (a dict or `LazyTails`), `styles` maps a row number to {0-based column:
+    style index} (or to what `changes.restyle` takes). Yields the part in chunks; rows neither
+    names are copied byte for byte, unless `changes` asks for every row (a returned workbook's
+    own additions taken out). `head` and `tail` replace what comes before `<sheetData>` and after
+    its end (the part itself is not copied to change them)."""
     changes = changes or Changes(styles)
     changes.styles = styles
     every = changes.every_row
@@ -144,13 +174,14 @@ def rewrite_rows(part: bytes, tails: dict[int, bytes], styles: dict[int, dict], 
     def made(n: int, attrs: bytes | None = None, body: bytes = b"") -> bytes:
         return _row(n, attrs if attrs is not None else f' r="{n}"'.encode(), body, styles.get(n, {}), tails.get(n, b""), changes)
 
+    before = part[: start.start()] if head is None else head
     if start.group(1) == b"/>":  # an empty sheet
-        yield part[: start.start()] + b"<sheetData>"
+        yield before + b"<sheetData>"
         yield from (made(n) for n in wanted)
-        yield b"</sheetData>" + part[start.end() :]
+        yield b"</sheetData>" + (part[start.end() :] if tail is None else tail)
         return
     end = part.index(b"</sheetData>", start.end())
-    yield part[: start.end()]
+    yield before + part[start.start() : start.end()]
     at, w, number = start.end(), 0, 0
     for m in ROW.finditer(part, start.end(), end):
         found = ROW_NUMBER.search(m.group(1))
@@ -171,4 +202,4 @@ def rewrite_rows(part: bytes, tails: dict[int, bytes], styles: dict[int, dict], 
             at = m.end()
     yield part[at:end]
     yield from (made(n) for n in wanted[w:])
-    yield part[end:]
+    yield part[end:] if tail is None else b"</sheetData>" + tail

@@ -42,12 +42,18 @@ def splice(path: Path, parts: dict[str, object], replace: dict | None = None, co
                 zout.writestr(item, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=compresslevel)
                 continue
             rows, dimension = parts[item.filename]
-            data = re.sub(rb'<dimension ref="[^"]*"/>', f'<dimension ref="{dimension}"/>'.encode(), data, count=1)
-            if b"<sheetData/>" in data:
-                data = data.replace(b"<sheetData/>", b"<sheetData></sheetData>", 1)
-            head, tail = data.split(SHEETDATA_END, 1)
-            stream(zout, item, itertools.chain([head], rows(), [SHEETDATA_END + tail]), compresslevel)
+            stream(zout, item, spliced(data, rows(), dimension), compresslevel)
     tmp.replace(path)
+
+
+def spliced(data: bytes, rows, dimension: str):
+    """A sheet part with `rows` (chunks of bytes) inserted before `</sheetData>` and its
+    `<dimension>` set to the given range, in chunks."""
+    data = re.sub(rb'<dimension ref="[^"]*"/>', f'<dimension ref="{dimension}"/>'.encode(), data, count=1)
+    if b"<sheetData/>" in data:
+        data = data.replace(b"<sheetData/>", b"<sheetData></sheetData>", 1)
+    head, tail = data.split(SHEETDATA_END, 1)
+    return itertools.chain([head], rows, [SHEETDATA_END + tail])
 
 
 def stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: int) -> None:

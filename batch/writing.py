@@ -480,12 +480,16 @@ def _write_findings(wb, fmts: Formats, result: Result, name: str):
     ws.autofilter(0, 0, max(len(f), 1), len(FINDINGS_SHEET_COLUMNS) - 1)
     print_setup(ws, 0)
     # every cell at the top of its row, as the wrapped messages are
-    styles = {"Message": _style(wrap), "Citation": _style(wrap), "Row": _style(fmts.get(center=True, top=True))}
-    plain = _style(fmts.get(top=True))
-    link_style = _style(fmts.get(link=True, top=True))
+    formats = {"Message": wrap, "Citation": wrap, "Row": fmts.get(center=True, top=True)}
+    plain_format, link_format = fmts.get(top=True), fmts.get(link=True, top=True)
+    for fmt in (*formats.values(), plain_format, link_format):
+        _style(fmt)  # each format's index is fixed now, before the workbook closes
     letters = [cells.column_letters(j) for j in range(len(FINDINGS_SHEET_COLUMNS))]
 
-    def rows():
+    def rows(restyle=lambda s: s):
+        """The rows; `restyle` turns a style attribute into another workbook's (see batch.inplace)."""
+        styles = {k: restyle(_style(fmt)) for k, fmt in formats.items()}
+        plain, link_style = restyle(_style(plain_format)), restyle(_style(link_format))
         for start in range(0, len(f), sheetxml.CHUNK_ROWS):
             part = f.iloc[start : start + sheetxml.CHUNK_ROWS]
             numbers = np.arange(start + 2, start + 2 + len(part)).astype(str).astype(object)
