@@ -28,8 +28,10 @@ PLAIN = re.compile(rb"^\s*<t\b([^>]*)>(.*?)</t>\s*$", re.S)
 AUTHORS = re.compile(rb"<authors>(.*?)</authors>|<authors/>", re.S)
 AUTHOR_NAME = re.compile(rb"<author>(.*?)</author>|<author/>", re.S)
 COMMENT_LIST_END = b"</commentList>"
+BLOCK = 5_000  # new comments made at a time
 RUN = re.compile(rb"<r\b[^>]*>.*?</r>", re.S)
 T_TEXT = re.compile(rb"(<t\b[^>]*>)(.*?)</t>", re.S)
+PHONETIC = re.compile(rb"<rPh\b.*?</rPh>|<phoneticPr\b[^>]*/>", re.S)  # a comment's phonetic guide: after its text and runs
 EMPTY = (
     f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<comments xmlns="{NS}"><authors></authors>'
     "<commentList></commentList></comments>"
@@ -53,9 +55,8 @@ def _author_id(part: bytes) -> tuple[bytes, int]:
     return part[: m.start()] + authors + part[m.end() :], len(names)
 
 
-def merged(part: bytes | None, notes: dict[str, str]) -> bytes:
-    """The comments part with each note (cell reference -> text) below the cell's own comment,
-    after the marker line, or in a new comment of the tool's."""
+def merged_chunks(part: bytes | None, notes: dict[str, str]):
+    """`merged`, in chunks of bytes (a part of many comments is never whole in memory)."""
     part, author = _author_id(part or EMPTY)
     pending = dict(notes)
 
@@ -70,16 +71,28 @@ def merged(part: bytes | None, notes: dict[str, str]) -> bytes:
         plain = PLAIN.match(inner)
         if plain:  # a comment of one plain text becomes a run, so the note can follow as another
             inner = b"<r><t" + plain.group(1) + b">" + plain.group(2) + b"</t></r>"
-        inner += _run(f"\n{MARKER}\n{note}")
+        at = PHONETIC.search(inner)  # the note's run goes after the text and runs, before a phonetic guide
+        at = at.start() if at else len(inner)
+        inner = inner[:at] + _run(f"\n{MARKER}\n{note}") + inner[at:]
         return b"<comment" + m.group(1) + b">" + body[: text.start()] + b"<text>" + inner + b"</text>" + body[text.end() :] + b"</comment>"
 
     part = COMMENT.sub(add, part)
-    new = b"".join(
-        f'<comment ref="{ref}" authorId="{author}"><text>'.encode() + _run(f"{MARKER}\n{note}") + b"</text></comment>"
-        for ref, note in pending.items()
-    )
     at = part.rindex(COMMENT_LIST_END)
-    return part[:at] + new + part[at:]
+    yield part[:at]
+    refs, texts = list(pending), list(pending.values())
+    for start in range(0, len(refs), BLOCK):  # the comments of cells without one, a block at a time
+        bodies = cells.text(np.array([f"{MARKER}\n{t}" for t in texts[start : start + BLOCK]], dtype=object))[0]
+        yield "".join(
+            f'<comment ref="{ref}" authorId="{author}"><text><r><t xml:space="preserve">{body}</t></r></text></comment>'
+            for ref, body in zip(refs[start : start + BLOCK], bodies.tolist(), strict=True)
+        ).encode("utf-8")
+    yield part[at:]
+
+
+def merged(part: bytes | None, notes: dict[str, str]) -> bytes:
+    """The comments part with each note (cell reference -> text) below the cell's own comment,
+    after the marker line, or in a new comment of the tool's."""
+    return b"".join(merged_chunks(part, notes))
 
 
 def stripped(part: bytes) -> bytes | None:
@@ -94,32 +107,19 @@ def stripped(part: bytes) -> bytes | None:
         text = TEXT.search(body)
         inner = text.group(1)
         # the note is a run of its own as the tool writes it; a program that saved the workbook
-        # may have joined the runs, so a run (or the comment's one text) is cut at the marker
-        pieces = RUN.findall(inner) or [inner]
-        kept = []
-        for piece in pieces:
-            if marker not in piece:
-                kept.append(piece)
-                continue
-            t = T_TEXT.search(piece)
-            before = t.group(2)[: t.group(2).index(marker)] if t and marker in t.group(2) else b""
-            before = re.sub(rb"(?:\r|\n|&#10;|&#13;|&#xA;|&#xa;|&#xD;|&#xd;)+$", b"", before)
-            if before:
-                kept.append(piece[: t.start(2)] + before + piece[t.end(2) :])
-            break
-        if not b"".join(t.group(2) for k in kept for t in T_TEXT.finditer(k)).strip():
+        # may have joined the runs, so the run (or the comment's plain text) holding the marker is
+        # cut there, and the runs after it go; phonetic runs of the user's stay
+        hit = next((r for r in RUN.finditer(inner) if marker in r.group(0)), None)
+        if hit is None:
+            hit = next(t for t in T_TEXT.finditer(inner) if marker in t.group(2))
+        piece = hit.group(0)
+        t = next(t for t in T_TEXT.finditer(piece) if marker in t.group(2))
+        before = re.sub(rb"(?:\r|\n|&#10;|&#13;|&#xA;|&#xa;|&#xD;|&#xd;)+$", b"", t.group(2)[: t.group(2).index(marker)])
+        piece = piece[: t.start(2)] + before + piece[t.end(2) :] if before else b""
+        inner = inner[: hit.start()] + piece + RUN.sub(b"", inner[hit.end() :])
+        if not b"".join(x.group(2) for x in T_TEXT.finditer(PHONETIC.sub(b"", inner))).strip():
             return b""
-        return (
-            b"<comment"
-            + m.group(1)
-            + b">"
-            + body[: text.start()]
-            + b"<text>"
-            + b"".join(kept)
-            + b"</text>"
-            + body[text.end() :]
-            + b"</comment>"
-        )
+        return b"<comment" + m.group(1) + b">" + body[: text.start()] + b"<text>" + inner + b"</text>" + body[text.end() :] + b"</comment>"
 
     part = COMMENT.sub(cut, part)
     return part if COMMENT.search(part) else None

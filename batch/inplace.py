@@ -51,7 +51,6 @@ T_TABLE = opc.REL_NS + "/table"
 T_CALC_CHAIN = opc.REL_NS + "/calcChain"
 CT_COMMENTS = "application/vnd.openxmlformats-officedocument.spreadsheetml.comments+xml"
 CT_VML = "application/vnd.openxmlformats-officedocument.vmlDrawing"
-SHEET = re.compile(rb"<sheet\b[^>]*?/>")
 DEFINED = re.compile(rb"<definedName\b([^>]*)>(.*?)</definedName>|<definedName\b[^>]*/>", re.S)
 SHEET_DATA = re.compile(rb"<sheetData\b[^>]*?(/>|>)")
 # the elements a worksheet may hold after its rows, in the order the schema requires
@@ -72,22 +71,11 @@ VML_NAMESPACES = {
     b"o": b"urn:schemas-microsoft-com:office:office",
     b"x": b"urn:schemas-microsoft-com:office:excel",
 }
+COL = re.compile(rb"<col\b[^>]*?(?:/>|>\s*</col>)")
 REF = re.compile(r"^\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?$")
 
 
 # -- the workbook's sheets and names ------------------------------------------------------------
-
-
-def sheets(parts: dict[str, bytes]) -> list[dict]:
-    """The workbook's sheets in order: name, part, the `<sheet>` element and its relationship id."""
-    wb = parts[opc.WORKBOOK]
-    r = opc.prefix(wb, opc.REL_NS) or "r"
-    rels = {x["id"]: x["part"] for x in opc.relationships(parts, opc.WORKBOOK)}
-    out = []
-    for m in SHEET.finditer(wb):
-        rid = opc.attr(m.group(0), f"{r}:id")
-        out.append({"name": opc.attr(m.group(0), "name"), "part": rels.get(rid), "xml": m.group(0), "rid": rid})
-    return out
 
 
 def _marked(parts: dict[str, bytes]) -> set[str]:
@@ -115,14 +103,14 @@ def _names(wb: bytes, keep, shift: dict[int, int]) -> bytes:
         return el
 
     wb = DEFINED.sub(one, wb)
-    return re.sub(rb"<definedNames>\s*</definedNames>|<definedNames/>", b"", wb)
+    return re.sub(rb"<definedNames>\s*</definedNames>|<definedNames\s*/>", b"", wb)
 
 
 def remove_tool_sheets(parts: dict[str, bytes], recognised=()) -> None:
     """A returned workbook without the tool's sheets (those its marker names, and those
     `recognised` by name: a release before the marker), their parts and their defined names."""
     marked = _marked(parts) | {n.casefold() for n in recognised}
-    listed = sheets(parts)
+    listed = opc.sheets(parts)
     gone = [i for i, s in enumerate(listed) if (s["name"] or "").casefold() in marked]
     if not gone and not marked:
         return
@@ -203,11 +191,11 @@ def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: di
     """Move the tool's sheets (with their drawings and charts) into the package, after the user's
     sheets, with their defined names (the marker, print titles, the Findings filter); returns the
     new name of each part moved."""
-    ours = sheets(tool)
-    n_user = len(sheets(parts))
+    ours = opc.sheets(tool)
+    n_user = len(opc.sheets(parts))
     wb = parts[opc.WORKBOOK]
     r = opc.prefix(wb, opc.REL_NS) or "r"
-    ids = [int(opc.attr(m.group(0), "sheetId") or 0) for m in SHEET.finditer(wb)]
+    ids = [int(opc.attr(m.group(0), "sheetId") or 0) for m in opc.SHEET.finditer(wb)]
     new_sheets = b""
     moved = {}
     for k, s in enumerate(ours):
@@ -233,6 +221,7 @@ def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: di
         re.sub(rb'localSheetId="(\d+)"', lambda m: f'localSheetId="{int(m.group(1)) + n_user}"'.encode(), m.group(0))
         for m in DEFINED.finditer(tool[opc.WORKBOOK])
     )
+    wb = re.sub(rb"<definedNames\s*/>", b"<definedNames></definedNames>", wb, count=1)  # as openpyxl writes an empty list
     if b"</definedNames>" in wb:
         wb = wb.replace(b"</definedNames>", names + b"</definedNames>", 1)
     else:  # after the sheets (and the external references and function groups that may follow them)
@@ -263,7 +252,7 @@ def _cols(head: bytes, widths: dict[int, float]) -> bytes:
     new = [(c + 1, f'<col min="{c + 1}" max="{c + 1}" width="{w}" customWidth="1"/>'.encode()) for c, w in widths.items()]
     m = re.search(rb"<cols>(.*?)</cols>", head, re.S)
     kept = []
-    for el in re.findall(rb"<col\b[^>]*/>", m.group(1)) if m else []:
+    for el in COL.findall(m.group(1)) if m else []:
         lo, hi = int(opc.attr(el, "min")), int(opc.attr(el, "max"))
         for a, b in ((lo, min(hi, first - 1)), (max(lo, last + 1), hi)) if lo <= last and hi >= first else ((lo, hi),):
             if a <= b:
@@ -328,7 +317,11 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
     if comments is None:
         comments = opc.free_name(parts, "xl/comments{}.xml")
         opc.add_relationship(parts, part, T_COMMENTS, comments)
-    parts[comments] = commentsxml.merged(old, notes)
+    if old is None:  # written as the package is
+        parts[comments] = b""
+        streams[comments] = lambda: commentsxml.merged_chunks(None, notes)
+    else:
+        parts[comments] = commentsxml.merged(old, notes)
     opc.declare(parts, comments, CT_COMMENTS)
     new = [cells_at[ref] for ref in notes if ref not in commented]
     rows = np.array([r for r, _ in new], dtype=np.int64)
@@ -420,7 +413,7 @@ def _at(ref: str) -> tuple[int, int]:
 def _column_styles(head: bytes) -> dict[int, int]:
     """The style of each column (0-based) whose `<col>` gives one."""
     out = {}
-    for el in re.findall(rb"<col\b[^>]*/>", head):
+    for el in COL.findall(head):
         style = opc.attr(el, "style")
         if style and style != "0":
             for c in range(int(opc.attr(el, "min")) - 1, min(int(opc.attr(el, "max")), EXCEL_COLUMNS)):
@@ -510,7 +503,7 @@ def _intake(
             if opc.prefix(head, opc.REL_NS) is None:
                 head = re.sub(rb"<worksheet\b", f'<worksheet xmlns:r="{opc.REL_NS}"'.encode(), head, count=1)
             tail = _insert_after_rows(tail, element, "legacyDrawing")
-    streams[part] = lambda: sheetrows.rewrite_rows(data, tails, flagged, changes, head=head, tail=tail)
+    streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail)
 
 
 def _overlap(a: tuple, b: tuple) -> bool:
@@ -527,48 +520,50 @@ def write_in_place(result: Result, out_path: Path) -> Path:
     try:
         with zipfile.ZipFile(result.path) as z:
             infos = {i.filename: i for i in z.infolist()}
-            parts = {name: z.read(name) for name in infos}
-        parts, _removed = package.without_macros(parts)
-        remove_tool_sheets(parts, result.tool_sheets)
-        styles = Styles(parts["xl/styles.xml"])
-        restore = styles.restore_map()
-        tool, looks, (findings_rows, dimension) = _tool_book(result, tool_tmp)
-        mapping = styles.merge(tool["xl/styles.xml"])
-        listed = sheets(parts)
-        names = [s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets]
-        if len(listed) != len(names):  # the sheets as read: by name
-            by_name = {s["name"]: s["part"] for s in listed}
-            where = [by_name.get(n) for n in names]
-        else:  # the sheets as read are the workbook's, in order (names read back may differ in escapes)
-            where = [s["part"] for s in listed]
-        for sheet, part in zip(result.sheets, where, strict=True):  # the tool's notes of a returned workbook out first
-            if isinstance(sheet, SheetResult) and part in parts:
-                _strip_notes(parts, part)
-        streams: dict = {}
-        blocks = _blocks(parts)
-        intake = iter(looks)
-        for sheet, part in zip(result.sheets, where, strict=True):
-            if isinstance(sheet, SheetResult):
-                look = next(intake)
+            parts = opc.Package(z)
+            package.remove_macros(parts)
+            remove_tool_sheets(parts, result.tool_sheets)
+            styles = Styles(parts["xl/styles.xml"])
+            restore = styles.restore_map()
+            tool, looks, (findings_rows, dimension) = _tool_book(result, tool_tmp)
+            mapping = styles.merge(tool["xl/styles.xml"])
+            listed = opc.sheets(parts)
+            names = [s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets]
+            if len(listed) != len(names):  # the sheets as read: by name
+                by_name = {s["name"]: s["part"] for s in listed}
+                where = [by_name.get(n) for n in names]
+            else:  # the sheets as read are the workbook's, in order (names read back may differ in escapes)
+                where = [s["part"] for s in listed]
+            intake = [(sheet, part) for sheet, part in zip(result.sheets, where, strict=True) if isinstance(sheet, SheetResult)]
+            for _sheet, part in intake:
+                if part in parts:  # the rows stay in the source, read again as they are written
+                    head, tail = sheetrows.split_part(parts.chunks(part))
+                    parts[part] = head + b"<sheetData/>" + tail
+                    _strip_notes(parts, part)  # a returned workbook's notes out first
+            streams: dict = {}
+            blocks = _blocks(parts)
+            for (sheet, part), look in zip(intake, looks, strict=True):
                 if part in parts:
                     _intake(parts, part, sheet, look, mapping, styles, restore, streams, blocks)
-        moved = add_tool_sheets(parts, tool, mapping)
-        findings = moved["xl/worksheets/sheet1.xml"]  # the tool's workbook's first sheet
+            moved = add_tool_sheets(parts, tool, mapping)
+            findings = moved["xl/worksheets/sheet1.xml"]  # the tool's workbook's first sheet
 
-        def restyle(attr: str) -> str:
-            return f' s="{mapping[int(attr[4:-1])]}"' if attr else ""
+            def restyle(attr: str) -> str:
+                return f' s="{mapping[int(attr[4:-1])]}"' if attr else ""
 
-        streams[findings] = lambda: sheetxml.spliced(parts[findings], findings_rows(restyle), dimension)
-        order = [n for n in infos if n in parts] + [n for n in parts if n not in infos]
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
-            for name in order:
-                info = zipfile.ZipInfo(name, date_time=infos[name].date_time if name in infos else (1980, 1, 1, 0, 0, 0))
-                if name in streams:
-                    sheetxml.stream(zout, info, streams[name](), 1)
-                elif name != "xl/styles.xml":  # the style table last: the rows add the flagged cells' styles
-                    zout.writestr(info, parts[name], compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
-            info = zipfile.ZipInfo("xl/styles.xml", date_time=infos["xl/styles.xml"].date_time)
-            zout.writestr(info, styles.xml(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
+            streams[findings] = lambda: sheetxml.spliced(parts[findings], findings_rows(restyle), dimension)
+            order = [n for n in infos if n in parts] + [n for n in parts if n not in infos]
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
+                for name in order:
+                    info = zipfile.ZipInfo(name, date_time=infos[name].date_time if name in infos else (1980, 1, 1, 0, 0, 0))
+                    if name in streams:
+                        sheetxml.stream(zout, info, streams[name](), 1)
+                    elif name in infos and parts.unread(name):  # never looked at: copied as it is
+                        sheetxml.stream(zout, info, parts.chunks(name), 1)
+                    elif name != "xl/styles.xml":  # the style table last: the rows add the flagged cells' styles
+                        zout.writestr(info, parts[name], compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
+                info = zipfile.ZipInfo("xl/styles.xml", date_time=infos["xl/styles.xml"].date_time)
+                zout.writestr(info, styles.xml(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
         os.replace(tmp, out_path)
         result.timed("write", clock)
     finally:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 import posixpath
 import re
+import zipfile
+from pathlib import Path
 
 CONTENT_TYPES = "[Content_Types].xml"
 WORKBOOK = "xl/workbook.xml"
@@ -17,10 +19,45 @@ REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 RELATIONSHIP = re.compile(rb"<Relationship\b[^>]*?/>")
 OVERRIDE = re.compile(rb"<Override\b[^>]*?/>")
 DEFAULT = re.compile(rb"<Default\b[^>]*?/>")
+SHEET = re.compile(rb"<sheet\b[^>]*?(?:/>|>\s*</sheet>)")
+MAIN_NS = b'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
 EMPTY_RELS = (
     b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
     b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"></Relationships>'
 )
+
+
+class Package(dict):
+    """The parts of a workbook package by name. A part is read from the source zip the first time
+    it is asked for; a part never asked for is copied from the source as it is, in chunks, when
+    the package is written (`unread`, `chunks`)."""
+
+    UNREAD = object()
+
+    def __init__(self, source: zipfile.ZipFile):
+        super().__init__()
+        self.source = source
+        for info in source.infolist():
+            dict.__setitem__(self, info.filename, Package.UNREAD)
+
+    def __getitem__(self, name: str) -> bytes:
+        value = dict.__getitem__(self, name)
+        if value is Package.UNREAD:
+            value = self.source.read(name)
+            dict.__setitem__(self, name, value)
+        return value
+
+    def get(self, name: str, default=None):
+        return self[name] if name in self else default
+
+    def unread(self, name: str) -> bool:
+        return dict.__getitem__(self, name) is Package.UNREAD
+
+    def chunks(self, name: str, size: int = 1 << 22):
+        """The source's part `name` in chunks of bytes, as stored (never whole in memory)."""
+        with self.source.open(name) as member:
+            while chunk := member.read(size):
+                yield chunk
 
 
 def attr(element: bytes, name: str) -> str | None:
@@ -84,9 +121,11 @@ def remove_relationships(parts: dict[str, bytes], part: str, ids: set[str]) -> N
 
 
 def free_name(parts: dict[str, bytes], pattern: str) -> str:
-    """The first part name `pattern.format(n)` (n = 1, 2, ...) not in the package."""
+    """The first part name `pattern.format(n)` (n = 1, 2, ...) not in the package (part names
+    ignore case)."""
+    taken = {name.casefold() for name in parts}
     n = 1
-    while pattern.format(n) in parts:
+    while pattern.format(n).casefold() in taken:
         n += 1
     return pattern.format(n)
 
@@ -94,7 +133,7 @@ def free_name(parts: dict[str, bytes], pattern: str) -> str:
 def content_type(parts: dict[str, bytes], part: str) -> str | None:
     data = parts[CONTENT_TYPES]
     for m in OVERRIDE.finditer(data):
-        if (attr(m.group(0), "PartName") or "").lstrip("/") == part:
+        if (attr(m.group(0), "PartName") or "").lstrip("/").casefold() == part.casefold():
             return attr(m.group(0), "ContentType")
     ext = part.rsplit(".", 1)[-1].casefold()
     for m in DEFAULT.finditer(data):
@@ -146,3 +185,37 @@ def prefix(xml: bytes, namespace: str) -> str | None:
     """The prefix the root element binds to `namespace` (`r` for relationships, usually)."""
     m = re.search(rb'xmlns:([A-Za-z0-9_.-]+)="' + re.escape(namespace.encode()) + rb'"', xml[:4000])
     return m.group(1).decode() if m else None
+
+
+def sheets(parts: dict[str, bytes]) -> list[dict]:
+    """The workbook's sheets in order: name, part, the `<sheet>` element and its relationship id."""
+    wb = parts[WORKBOOK]
+    r = prefix(wb, REL_NS) or "r"
+    rels = {x["id"]: x["part"] for x in relationships(parts, WORKBOOK)}
+    out = []
+    for m in SHEET.finditer(wb):
+        rid = attr(m.group(0), f"{r}:id")
+        out.append({"name": attr(m.group(0), "name"), "part": rels.get(rid), "xml": m.group(0), "rid": rid})
+    return out
+
+
+def refusal(path: Path) -> str | None:
+    """Why the workbook cannot be annotated in place (its parts are not written as Excel writes
+    them: SpreadsheetML under a prefix, or Strict Open XML), or None. Such a workbook is written
+    anew from its values, and FORMATTING_NOT_KEPT says why."""
+    with zipfile.ZipFile(path) as z:
+        parts = Package(z)
+        for name, root in ((WORKBOOK, b"<workbook"), ("xl/styles.xml", b"<styleSheet")):
+            if name not in parts:
+                return f"it has no {name}"
+            head = parts[name][:4000]
+            if root not in head or MAIN_NS not in head[head.index(root) : head.index(b">", head.index(root))]:
+                return f"its {name} is not written in the SpreadsheetML namespace without a prefix, as Excel writes it"
+        for s in sheets(parts):
+            if s["part"] in parts:
+                with z.open(s["part"]) as member:
+                    head = member.read(4000)
+                at = head.find(b"<worksheet")
+                if at >= 0 and MAIN_NS not in head[at : head.find(b">", at)]:
+                    return f"its sheet {s['name']} is not written in the SpreadsheetML namespace without a prefix, as Excel writes it"
+    return None

@@ -21,6 +21,7 @@ RELATIONSHIP = re.compile(rb"<Relationship\b[^>]*?/>")
 TARGET = re.compile(rb'\bTarget="([^"]*)"')
 OVERRIDE = re.compile(rb"<Override\b[^>]*?/>")
 PART_NAME = re.compile(rb'\bPartName="([^"]*)"')
+VBA_TYPE = b"/relationships/vbaProject"
 
 
 def _rels_source(rels: str) -> str:
@@ -42,19 +43,45 @@ def _drop_relationships(data: bytes, rels: str, removed: set[str]) -> bytes:
     return RELATIONSHIP.sub(keep, data)
 
 
+def executable_parts(parts) -> set[str]:
+    """The parts that are code: the VBA project (by name, or wherever the workbook's relationship
+    of type vbaProject points) and its signatures (its own relationships)."""
+    found = {name for name in parts if EXECUTABLE.match(name)}
+    rels = parts.get("xl/_rels/workbook.xml.rels") or b""
+    for m in RELATIONSHIP.finditer(rels):
+        if m.group(0).find(VBA_TYPE) >= 0 and b'TargetMode="External"' not in m.group(0):
+            target = TARGET.search(m.group(0)).group(1).decode()
+            found.add(target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join("xl", target)))
+    for name in list(found):
+        folder, base = posixpath.split(name)
+        own = parts.get(posixpath.join(folder, "_rels", base + ".rels")) or b""
+        for m in RELATIONSHIP.finditer(own):
+            target = TARGET.search(m.group(0))
+            if target and b'TargetMode="External"' not in m.group(0):
+                path = target.group(1).decode()
+                found.add(path.lstrip("/") if path.startswith("/") else posixpath.normpath(posixpath.join(folder, path)))
+    return {name for name in found if name in parts}
+
+
+def remove_macros(parts) -> list[str]:
+    """Remove every executable part from the package (a mapping of part names to bytes, changed
+    in place), with its relationships and content types, and declare the workbook plain (an
+    .xlsm's main part type in an .xlsx makes Excel refuse it); returns the names removed."""
+    removed = executable_parts(parts)
+    for name in removed:
+        folder, base = posixpath.split(name)
+        parts.pop(posixpath.join(folder, "_rels", base + ".rels"), None)
+        del parts[name]
+    types = parts["[Content_Types].xml"].replace(MACRO_MAIN, PLAIN_MAIN)
+    if removed:
+        types = OVERRIDE.sub(lambda m: b"" if PART_NAME.search(m.group(0)).group(1).decode().lstrip("/") in removed else m.group(0), types)
+        for name in [n for n in parts if n.endswith(".rels")]:
+            parts[name] = _drop_relationships(parts[name], name, removed)
+    parts["[Content_Types].xml"] = types
+    return sorted(removed)
+
+
 def without_macros(parts: dict[str, bytes]) -> tuple[dict[str, bytes], list[str]]:
     """The package with no executable content, and the names of the parts removed."""
-    removed = {name for name in parts if EXECUTABLE.match(name)}
-    out = {}
-    for name, data in parts.items():
-        if name in removed:
-            continue
-        if name == "[Content_Types].xml":
-            data = data.replace(MACRO_MAIN, PLAIN_MAIN)
-            data = OVERRIDE.sub(
-                lambda m: b"" if PART_NAME.search(m.group(0)).group(1).decode().lstrip("/") in removed else m.group(0), data
-            )
-        elif name.endswith(".rels"):
-            data = _drop_relationships(data, name, removed)
-        out[name] = data
-    return out, sorted(removed)
+    out = dict(parts)
+    return out, remove_macros(out)

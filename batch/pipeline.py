@@ -20,6 +20,7 @@ from batch import rules as rules_mod
 from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
 from batch.cells import column_letters
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
+from batch.opc import refusal
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
 from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, read_workbook, sheet_key, totals_rows
 from batch.safety import Limits
@@ -67,6 +68,7 @@ class Result:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage: read, validate, calculate, annotate, write
     as_of: dt.date | None = None  # the run's as-of date for this file
     kind: str = "zip"  # the input's kind (batch.safety.inspect): zip (.xlsx, .xlsm), xls or csv
+    in_place: bool = False  # the returned workbook is the input's own package with the tool's additions (batch.inplace)
     tool_sheets: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook (left out)
 
     def timed(self, stage: str, started: float) -> float:
@@ -396,11 +398,18 @@ def _without_rows(rendered: pd.DataFrame, sheet: str) -> pd.DataFrame:
     )
 
 
-def _workbook_findings(book) -> pd.DataFrame:
+def _workbook_findings(book, not_in_place: str | None = None) -> pd.DataFrame:
     """What the returned workbook cannot keep of the input, said about the workbook (no sheet):
-    FORMATTING_NOT_KEPT for a legacy .xls, MACROS_REMOVED for a workbook with macros."""
-    codes = (["FORMATTING_NOT_KEPT"] if book.kind == "xls" else []) + (["MACROS_REMOVED"] if book.macros else [])
-    raw = pd.DataFrame({"row": -1, "code": codes, "column": "", "value": book.path.name})
+    FORMATTING_NOT_KEPT for a legacy .xls, or an .xlsx that cannot be annotated in place (why:
+    `not_in_place`); MACROS_REMOVED for a workbook with macros."""
+    rows = []
+    if book.kind == "xls":
+        rows.append({"code": "FORMATTING_NOT_KEPT", "variant": "default", "expected": ""})
+    if not_in_place:
+        rows.append({"code": "FORMATTING_NOT_KEPT", "variant": "in_place", "expected": not_in_place})
+    if book.macros and not not_in_place:
+        rows.append({"code": "MACROS_REMOVED", "variant": "default", "expected": ""})
+    raw = pd.DataFrame(rows, columns=["code", "variant", "expected"]).assign(row=-1, column="", value=book.path.name)
     return _without_rows(render(raw, "", rules_mod.common_findings()), "")
 
 
@@ -445,14 +454,18 @@ def process(
         done[i] = process_sheet(sheet, program, result, context)
     result.sheets = []
     extra = []
+    not_in_place = refusal(path) if book.kind == "zip" else None
+    result.in_place = book.kind == "zip" and not_in_place is None
     for i, sheet in enumerate(book.sheets):
         if i in done:
+            if result.in_place:  # the returned workbook copies the input's cells from the file: free them
+                done[i].sheet.cells = done[i].sheet.cells.iloc[:0]
             result.sheets.append(done[i])
         else:
             result.sheets.append(sheet)
             extra.append(_other_sheet_finding(sheet))
     result.kind, result.tool_sheets = book.kind, book.skipped
-    parts = [r.findings[FINDINGS_COLUMNS] for r in result.intake] + extra + [_workbook_findings(book)]
+    parts = [r.findings[FINDINGS_COLUMNS] for r in result.intake] + extra + [_workbook_findings(book, not_in_place)]
     if parts:
         allf = pd.concat(parts, ignore_index=True)
         order = {name: i for i, name in enumerate(s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets)}

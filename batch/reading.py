@@ -22,7 +22,8 @@ import python_calamine
 from defusedxml import ElementTree
 
 from batch import cells
-from batch.package import EXECUTABLE
+from batch.opc import Package
+from batch.package import executable_parts
 from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
@@ -223,7 +224,7 @@ MARKER_REF = re.compile(r"^=?\s*(?:'((?:[^']|'')+)'|([^'!#][^'!]*))!")  # a shee
 def has_macros(path: Path) -> bool:
     """The package holds a VBA project (an .xlsm's macros)."""
     with zipfile.ZipFile(path) as z:
-        return any(EXECUTABLE.match(name) for name in z.namelist())
+        return bool(executable_parts(Package(z)))
 
 
 def marked_sheets(path: Path) -> set[str] | None:
@@ -294,6 +295,20 @@ def csv_sheet_name(stem: str) -> str:
     return name
 
 
+def _legacy_returned(path: Path) -> bool:
+    """The workbook holds a sheet of the tool's written by a release before the marker (only the
+    first row of each sheet named like one is read)."""
+    try:
+        book = python_calamine.CalamineWorkbook.from_path(str(path))
+        return any(
+            _is_ours(name, book.get_sheet_by_name(name).to_python(skip_empty_area=False, nrows=1))
+            for name in book.sheet_names
+            if sheet_key(name) in ("findings", "summary", "run")
+        )
+    except Exception:  # an unreadable workbook is refused with its reason by the full read
+        return False
+
+
 def _is_ours(name: str, grid: list[list]) -> bool:
     """A Findings, Summary or Run sheet written by a release before the marker (recognised by its
     first cells; ignored on reading)."""
@@ -352,6 +367,7 @@ def _intake_sheet(
     header_row: int | None = None,
     formulas: dict[tuple[int, int], str] | None = None,
     returned: bool = True,
+    cell_columns: frozenset[int] = frozenset(),
 ) -> IntakeSheet:
     """`formulas`: the cells holding a formula without a calculated value (read as empty, but not
     blank: a row of them is a row, such as an openpyxl-written totals row). `returned`: the
@@ -418,7 +434,9 @@ def _intake_sheet(
         len(body),
         kept,
         duplicates=duplicates,
-        used_width=max(kept[width - 1] + 1 if width else 0, preamble_width),
+        used_width=max(
+            kept[width - 1] + 1 if width else 0, preamble_width, max((c + 1 for c in cell_columns if c not in dropped), default=0)
+        ),
         filled=has_data[:width],
         truncated=long_text,
         dropped=dropped,
@@ -601,11 +619,10 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
     path = Path(path)
     kind = inspect(path, limits)
     marked = marked_sheets(path) if kind == "zip" else None
-    grids = list(_grids(path, kind))
     # a workbook the tool returned: its marker names the tool's sheets (a release before the marker: its sheets are recognised)
-    returned = marked is not None or (kind != "csv" and any(_is_ours(name, grid) for name, grid, _ in grids))
+    returned = marked is not None or (kind != "csv" and _legacy_returned(path))
     wb = Workbook(path, kind=kind, macros=kind == "zip" and has_macros(path))
-    for name, grid, note in grids:
+    for name, grid, note in _grids(path, kind):
         ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
         if ours:
             wb.skipped.append(name)
@@ -615,7 +632,9 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
         if spec is None and key not in NEVER_ROUTED:  # not named like an intake sheet: routed by its headers
             spec, header_row, facts = route(grid, specs)
         if spec:
-            sheet = _intake_sheet(name, grid, spec, header_row, note.uncalculated if note else None, returned)
+            sheet = _intake_sheet(
+                name, grid, spec, header_row, note.uncalculated if note else None, returned, note.columns if note else frozenset()
+            )
             sheet.routed = facts
             if note:
                 sheet.uncalculated = dict(note.uncalculated)

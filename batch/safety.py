@@ -163,20 +163,25 @@ VALUE = re.compile(rb"<v>(.*?)</v>", re.S)
 class CellNotes:
     errors: dict[tuple[int, int], str]  # (row, col), 0-based -> "#N/A"
     uncalculated: dict[tuple[int, int], str]  # (row, col) -> formula text
+    columns: frozenset[int] = frozenset()  # 0-based columns holding any cell element (a formatted empty cell too)
+
+
+CELL_COLUMN = re.compile(rb'<c r="([A-Z]{1,3})')
 
 
 def scan_cells(path: Path) -> dict[str, CellNotes]:
-    """Per sheet: Excel error values and formulas without a cached value. Sheets without either
-    cost one substring search."""
+    """Per sheet: the columns that hold a cell, Excel error values and formulas without a cached
+    value. Sheets without errors or formulas cost one substring search beyond the columns."""
     out: dict[str, CellNotes] = {}
     with zipfile.ZipFile(path) as z:
         for sheet, part in sheet_parts(z).items():
             if part not in z.namelist():
                 continue
             data = z.read(part)
+            columns = frozenset(_col_number(c.decode()) - 1 for c in set(CELL_COLUMN.findall(data)))
+            out[sheet] = notes = CellNotes({}, {}, columns)
             if b't="e"' not in data and b"<f" not in data:
                 continue
-            notes = CellNotes({}, {})
             for m in CELL.finditer(data):
                 attrs, body = m.group(1), m.group(3) or b""
                 if b"<f" not in body and b't="e"' not in attrs:
@@ -192,6 +197,4 @@ def scan_cells(path: Path) -> dict[str, CellNotes]:
                 formula = FORMULA.search(body)
                 if formula and (value is None or not value.group(1).strip()):
                     notes.uncalculated[pos] = "=" + html.unescape((formula.group(1) or b"").decode("utf-8", "replace"))
-            if notes.errors or notes.uncalculated:
-                out[sheet] = notes
     return out

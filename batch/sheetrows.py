@@ -28,6 +28,9 @@ CELL_REF = re.compile(rb'\br="([A-Z]+)(\d+)"')
 STYLE = re.compile(rb'\bs="\d+"')
 STYLE_VALUE = re.compile(rb'\bs="(\d+)"')
 SHEET_DATA = re.compile(rb"<sheetData\b[^>]*?(/>|>)")
+SHEET_DATA_END = b"</sheetData>"
+CUSTOM_HEIGHT = re.compile(rb'\bcustomHeight="(?:1|true)"')  # Excel writes 1, LibreOffice true
+CUSTOM_FORMAT = re.compile(rb'\bcustomFormat="(?:1|true)"')
 SPANS = re.compile(rb'\s+spans="[^"]*"')  # an optional hint of the row's first and last column
 
 
@@ -88,22 +91,26 @@ def _row(number: int, attrs: bytes, body: bytes, styles: dict, tail: bytes, chan
     attrs = plain_attrs = SPANS.sub(b"", attrs)
     if changes is None:
         changes = Changes()
-    if number in changes.heights and b'customHeight="1"' not in attrs:
+    if number in changes.heights and not CUSTOM_HEIGHT.search(attrs):
         attrs = re.sub(rb'\s(ht|customHeight)="[^"]*"', b"", attrs) + f' ht="{changes.heights[number]}" customHeight="1"'.encode()
+    ext = body.find(b"<extLst")  # a row's extensions come after its cells: the tool's cells go before them
+    body, extensions = (body, b"") if ext < 0 else (body[:ext], body[ext:])
     if not styles and not changes.every_row:  # only cells appended: the row's own cells are not looked at
-        return b"<row" + attrs + b">" + body + tail + b"</row>"
+        return b"<row" + attrs + b">" + body + tail + extensions + b"</row>"
     if changes.restore and STYLE.search(attrs):
         own = _style_of(attrs)
         attrs = _restyle(attrs, changes.restore.get(own, own))
-    row_style = _style_of(attrs) if b'customFormat="1"' in attrs else None
+    row_style = _style_of(attrs) if CUSTOM_FORMAT.search(attrs) else None
 
     def blank(c: int) -> bytes:
         own = row_style if row_style is not None else changes.column_styles.get(c, 0)
         return f'<c r="{column_letters(c)}{number}" s="{changes.new_style(own, styles[c])}"/>'.encode()
 
     out, pending = [], sorted(styles)
-    col, p = -1, 0
+    col, p, at = -1, 0, 0
     for m in CELL.finditer(body):
+        out.append(body[at : m.start()])  # what lies between cells (white space) is kept
+        at = m.end()
         ref = CELL_REF.search(m.group(1))
         col = column_number(ref.group(1)) if ref else col + 1  # a cell without `r` follows the one before
         while p < len(pending) and pending[p] < col:  # blank cells a finding points at, before this one
@@ -122,10 +129,11 @@ def _row(number: int, attrs: bytes, body: bytes, styles: dict, tail: bytes, chan
         else:
             out.append(m.group(0) if head is m.group(1) else b"<c" + head + m.group(2))
     out += [blank(c) for c in pending[p:]]
+    out.append(body[at:])
     new = b"".join(out)
     if not tail and not styles and new == body and attrs == plain_attrs:
         return None
-    return b"<row" + attrs + b">" + new + tail + b"</row>"
+    return b"<row" + attrs + b">" + new + tail + extensions + b"</row>"
 
 
 class LazyTails:
@@ -154,6 +162,48 @@ class LazyTails:
         return self.current[i - start]
 
 
+class _Rows:
+    """The rows of a sheet rewritten in order, a segment of whole rows at a time (see rewrite_rows)."""
+
+    def __init__(self, tails, styles: dict[int, dict], changes: Changes):
+        self.tails, self.styles, self.changes = tails, styles, changes
+        self.every = changes.every_row
+        self.wanted = sorted(set(tails) | set(styles))
+        self.w, self.number = 0, 0
+
+    def made(self, n: int, attrs: bytes | None = None, body: bytes = b"") -> bytes | None:
+        attrs = attrs if attrs is not None else f' r="{n}"'.encode()
+        return _row(n, attrs, body, self.styles.get(n, {}), self.tails.get(n, b""), self.changes)
+
+    def segment(self, data: bytes) -> Iterator[bytes]:
+        """`data` (whole rows and what lies between them) with the rows changed, and the rows the
+        sheet lacks inserted before the rows that follow them."""
+        wanted, at = self.wanted, 0
+        for m in ROW.finditer(data):
+            found = ROW_NUMBER.search(m.group(1))
+            self.number = int(found.group(1)) if found else self.number + 1  # a row without `r` follows the one before
+            while self.w < len(wanted) and wanted[self.w] < self.number:  # rows the sheet lacks, in order
+                yield data[at : m.start()]
+                at = m.start()
+                yield self.made(wanted[self.w])
+                self.w += 1
+            if self.w < len(wanted) and wanted[self.w] == self.number:
+                self.w += 1
+            elif not self.every:
+                continue
+            row = self.made(self.number, m.group(1), m.group(3) or b"")
+            if row is not None:
+                yield data[at : m.start()]
+                yield row
+                at = m.end()
+        yield data[at:]
+
+    def rest(self) -> Iterator[bytes]:
+        """The wanted rows after the sheet's last row."""
+        yield from (self.made(n) for n in self.wanted[self.w :])
+        self.w = len(self.wanted)
+
+
 def rewrite_rows(
     part: bytes, tails, styles: dict[int, dict], changes: Changes | None = None, head: bytes | None = None, tail: bytes | None = None
 ) -> Iterator[bytes]:
@@ -162,44 +212,72 @@ def rewrite_rows(
     style index} (or to what `changes.restyle` takes). Yields the part in chunks; rows neither
     names are copied byte for byte, unless `changes` asks for every row (a returned workbook's
     own additions taken out). `head` and `tail` replace what comes before `<sheetData>` and after
-    its end (the part itself is not copied to change them)."""
+    its end."""
+    yield from rewrite_stream([part], tails, styles, changes, head, tail)
+
+
+def rewrite_stream(
+    chunks, tails, styles: dict[int, dict], changes: Changes | None = None, head: bytes | None = None, tail: bytes | None = None
+) -> Iterator[bytes]:
+    """`rewrite_rows` of a sheet part read in chunks of bytes (the part is never whole in memory)."""
     changes = changes or Changes(styles)
     changes.styles = styles
-    every = changes.every_row
-    wanted = sorted(set(tails) | set(styles))
-    start = SHEET_DATA.search(part)
-    if start is None:
+    rows = _Rows(tails, styles, changes)
+    buf, chunks = b"", iter(chunks)
+    for chunk in chunks:  # up to the rows
+        buf += chunk
+        start = SHEET_DATA.search(buf)
+        if start:
+            break
+    else:
         raise ValueError("not a worksheet part: no <sheetData>")
-
-    def made(n: int, attrs: bytes | None = None, body: bytes = b"") -> bytes:
-        return _row(n, attrs if attrs is not None else f' r="{n}"'.encode(), body, styles.get(n, {}), tails.get(n, b""), changes)
-
-    before = part[: start.start()] if head is None else head
+    opening = b"<sheetData" + buf[start.start() + len(b"<sheetData") : start.end()].rstrip(b"/>") + b">"
+    yield (buf[: start.start()] if head is None else head) + opening
     if start.group(1) == b"/>":  # an empty sheet
-        yield before + b"<sheetData>"
-        yield from (made(n) for n in wanted)
-        yield b"</sheetData>" + (part[start.end() :] if tail is None else tail)
+        yield from rows.rest()
+        rest = buf[start.end() :] + b"".join(chunks)
+        yield b"</sheetData>" + (rest if tail is None else tail)
         return
-    end = part.index(b"</sheetData>", start.end())
-    yield before + part[start.start() : start.end()]
-    at, w, number = start.end(), 0, 0
-    for m in ROW.finditer(part, start.end(), end):
-        found = ROW_NUMBER.search(m.group(1))
-        number = int(found.group(1)) if found else number + 1  # a row without `r` follows the one before
-        while w < len(wanted) and wanted[w] < number:  # rows the sheet lacks, in order
-            yield part[at : m.start()]
-            at = m.start()
-            yield made(wanted[w])
-            w += 1
-        if w < len(wanted) and wanted[w] == number:
-            w += 1
-        elif not every:
-            continue
-        row = made(number, m.group(1), m.group(3) or b"")
-        if row is not None:
-            yield part[at : m.start()]
-            yield row
-            at = m.end()
-    yield part[at:end]
-    yield from (made(n) for n in wanted[w:])
-    yield part[end:] if tail is None else b"</sheetData>" + tail
+    buf = buf[start.end() :]
+    while True:
+        end = buf.find(SHEET_DATA_END)
+        if end >= 0:
+            yield from rows.segment(buf[:end])
+            yield from rows.rest()
+            rest = buf[end + len(SHEET_DATA_END) :] + (b"".join(chunks) if tail is None else b"")
+            yield SHEET_DATA_END + (rest if tail is None else tail)
+            return
+        last = buf.rfind(b"</row>")
+        if last >= 0:  # whole rows so far; the rest waits for the next chunk
+            yield from rows.segment(buf[: last + len(b"</row>")])
+            buf = buf[last + len(b"</row>") :]
+        chunk = next(chunks, None)
+        if chunk is None:
+            raise ValueError("not a worksheet part: no </sheetData>")
+        buf += chunk
+
+
+def split_part(chunks) -> tuple[bytes, bytes]:
+    """What comes before a sheet part's `<sheetData` and after its rows, read in chunks (the rows
+    themselves are not kept)."""
+    buf, chunks = b"", iter(chunks)
+    for chunk in chunks:
+        buf += chunk
+        start = SHEET_DATA.search(buf)
+        if start:
+            break
+    else:
+        raise ValueError("not a worksheet part: no <sheetData>")
+    head = buf[: start.start()]
+    if start.group(1) == b"/>":
+        return head, buf[start.end() :] + b"".join(chunks)
+    buf = buf[start.end() :]
+    while True:
+        end = buf.find(SHEET_DATA_END)
+        if end >= 0:
+            return head, buf[end + len(SHEET_DATA_END) :] + b"".join(chunks)
+        buf = buf[-len(SHEET_DATA_END) :]  # a marker cut between two chunks
+        chunk = next(chunks, None)
+        if chunk is None:
+            raise ValueError("not a worksheet part: no </sheetData>")
+        buf += chunk

@@ -22,6 +22,8 @@ SECTION = r"<{tag}\b[^>]*?(?:/>|>.*?</{tag}>)"
 ELEMENT = re.compile(rb"<(xf|fill|cellStyle|font|border|numFmt)\b[^>]*?(?:/>|>.*?</\1>)", re.S)
 MARK = re.compile(r"^njcredits (error|warning) (\d+)$")
 LISTS = ("numFmts", "fonts", "fills", "borders", "cellStyleXfs", "cellXfs", "cellStyles")
+ORDER = LISTS  # the schema's order of these lists in a style table
+DEFAULT_XF = b'<xf numFmtId="0" fontId="0" fillId="0" borderId="0"/>'
 FIRST_CUSTOM_FORMAT = 164  # number formats below are Excel's built-in ones
 
 
@@ -85,7 +87,10 @@ class Styles:
         name = f"{STYLE_PREFIX}{severity} {index}".encode()
         named = next((_attr(s, "xfId") for s in self.items["cellStyles"] if _attr(s, "name") == name.decode()), None)
         if named is None:
-            base = self.items["cellStyleXfs"][0] if self.items["cellStyleXfs"] else b'<xf numFmtId="0" fontId="0" fillId="0" borderId="0"/>'
+            if not self.items["cellStyleXfs"]:  # a table without named styles: the default one first, the parent of every cell style
+                self.items["cellStyleXfs"].append(DEFAULT_XF)
+                self.items["cellStyles"].insert(0, b'<cellStyle name="Normal" xfId="0" builtinId="0"/>')
+            base = self.items["cellStyleXfs"][0]
             self.items["cellStyleXfs"].append(_set(_set(base, "fillId", fill), "applyFill", "1"))
             named = str(len(self.items["cellStyleXfs"]) - 1)
             self.items["cellStyles"].append(b'<cellStyle name="' + name + f'" xfId="{named}"/>'.encode())
@@ -155,12 +160,10 @@ class Styles:
             if len(items) == self.count[tag]:
                 continue
             m = _section(xml, tag)
-            if m is None:  # a list the table lacks: numFmts comes first, cellStyles after cellXfs
+            if m is None:  # a list the table lacks: after the lists that come before it in the schema's order
                 body = f'<{tag} count="{len(items)}">'.encode() + b"".join(items) + f"</{tag}>".encode()
-                if tag == "numFmts":
-                    at = re.search(rb"<styleSheet\b[^>]*>", xml).end()
-                else:
-                    at = _section(xml, "cellXfs").end()
+                earlier = [_section(xml, t) for t in ORDER[: ORDER.index(tag)]]
+                at = max((e.end() for e in earlier if e), default=re.search(rb"<styleSheet\b[^>]*>", xml).end())
                 xml = xml[:at] + body + xml[at:]
                 continue
             opening = re.match(rb"<[^>]*?(?=/?>)", m.group(0)).group(0)

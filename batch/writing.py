@@ -796,7 +796,7 @@ def write(result: Result, out_path: Path) -> Path:
     """Write the returned workbook atomically (temporary file, then rename): the user's own
     package with the tool's additions for an .xlsx or .xlsm (batch.inplace), a workbook written
     anew for a CSV or .xls."""
-    if result.kind == "zip":
+    if result.in_place:
         from batch.inplace import write_in_place
 
         return write_in_place(result, out_path)

@@ -85,3 +85,18 @@ def test_a_note_joined_to_the_users_text_is_cut_at_the_marker(comment, left):
     part = _part(comment.encode())
     back = stripped(part)
     assert (None if back is None else _texts(back)["B2"]) == left
+
+
+def test_a_phonetic_guide_stays_after_the_text_and_the_round_trip_keeps_it():
+    """A comment with a phonetic guide (Japanese Excel): the note's run goes before the guide, as
+    the schema orders a comment's text, and the round trip gives the comment back whole."""
+    user = (
+        '<comment ref="B2" authorId="0"><text><t>東京</t><rPh sb="0" eb="2"><t>トウキョウ</t></rPh>'
+        '<phoneticPr fontId="1"/></text></comment>'
+    )
+    part = _part(user.encode())
+    once = merged(part, {"B2": "note"})
+    text = re.search(rb"<text>(.*?)</text>", once, re.S).group(1)
+    assert text.index(MARKER.encode()) < text.index(b"<rPh") < text.index(b"<phoneticPr")
+    back = stripped(once)
+    assert b"<rPh" in back and b"<phoneticPr" in back and "東京" in _texts(back)["B2"] and MARKER not in _texts(back)["B2"]

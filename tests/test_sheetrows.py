@@ -9,7 +9,7 @@ import openpyxl
 import pytest
 from defusedxml import ElementTree
 
-from batch.sheetrows import column_number, rewrite_rows
+from batch.sheetrows import column_number, rewrite_rows, rewrite_stream, split_part
 
 HEAD = b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
 TAIL = b'<mergeCells count="1"><mergeCell ref="A1:C1"/></mergeCells></worksheet>'
@@ -101,3 +101,23 @@ def test_the_rewritten_part_reads_back_in_openpyxl(tmp_path):
     assert [c.value for c in ws[3]] == ["T-1", 100, None, "=B3*2", "OK"]
     assert [str(r) for r in ws.merged_cells.ranges] == ["A1:C1"]
     assert ws.row_dimensions[1].height == 30
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, len(PART)])
+@pytest.mark.parametrize(
+    "tails,styles",
+    [
+        ({}, {}),
+        ({2: b'<c r="E2"><v>1</v></c>', 3: b'<c r="E3"><v>2</v></c>', 9: b'<c r="E9"><v>3</v></c>'}, {4: {1: 5}}),
+    ],
+)
+def test_a_part_read_in_chunks_gives_the_same_bytes(size, tails, styles):
+    """The part streamed from the zip in pieces of any size (a marker or a row cut between two)
+    comes out as the whole part does."""
+    chunks = [PART[i : i + size] for i in range(0, len(PART), size)]
+    assert b"".join(rewrite_stream(chunks, tails, styles)) == rewrite(PART, tails, styles)
+    assert split_part(chunks) == (PART[: PART.index(b"<sheetData>")], TAIL)
+    empty = HEAD + b"<sheetData/>" + TAIL
+    pieces = [empty[i : i + size] for i in range(0, len(empty), size)]
+    assert b"".join(rewrite_stream(pieces, tails, styles)) == rewrite(empty, tails, styles)
+    assert split_part(pieces) == (HEAD, TAIL)
