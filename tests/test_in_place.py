@@ -299,3 +299,136 @@ def test_panes_and_autofilters(tmp_path, name, setup, pane, autofilter):
     if name == "table":
         assert parts(out)["xl/tables/table1.xml"] == parts(src)["xl/tables/table1.xml"]
         assert list(ws.tables) == ["Transfers2026"]
+
+
+MAIN = b"http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+
+
+def _edited(src: Path, dest: Path, edit) -> Path:
+    """The workbook with some parts changed by `edit(name, data) -> data`."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            zout.writestr(item.filename, edit(item.filename, zin.read(item.filename)))
+    return dest
+
+
+def _cells_of_row(path: Path, row: int) -> list[str]:
+    sheet = parts(path)["xl/worksheets/sheet1.xml"]
+    body = re.search(rb'<row r="' + str(row).encode() + rb'"[^>]*>(.*?)</row>', sheet, re.S).group(1)
+    return [r.decode() for r in re.findall(rb'<c r="([A-Z]+)\d+"', body)]
+
+
+def test_formatted_empty_cells_to_the_right_keep_their_place_and_the_tools_columns_follow_them(tmp_path):
+    """Borders on A1:P3 with values only in A:I: the cells J..P are the user's (formatted, empty),
+    so the tool's five columns go to Q..U, and no cell is written twice."""
+    from openpyxl.styles import Border, Side
+
+    def borders(ws):
+        for row in ws["A1:P3"]:
+            for c in row:
+                c.border = Border(bottom=Side(style="thin"))
+
+    src = _transfers_book(tmp_path / "in" / "wide.xlsx", borders)
+    out = annotate(src, tmp_path / "out")
+    user = [chr(c) for c in range(ord("A"), ord("Q"))]  # A..P
+    for row in (1, 2, 3):
+        letters = _cells_of_row(out, row)
+        # each cell once, in column order: the user's A..P, then the tool's from Q (an OK row has no Findings in U)
+        assert letters[:16] == user and letters[16:] == ["Q", "R", "S", "T", "U"][: len(letters) - 16] and len(letters) >= 20
+    ws = openpyxl.load_workbook(out)["Transfers"]
+    assert ws["T1"].value == "Status" and ws["P2"].border.bottom.style == "thin"
+    again = annotate(out, tmp_path / "again")
+    assert _cells_of_row(again, 2) == _cells_of_row(out, 2)
+
+
+def _styles_without_named_styles(name: str, data: bytes) -> bytes:
+    if name == "xl/styles.xml":
+        data = re.sub(rb"<cellStyleXfs\b.*?</cellStyleXfs>|<cellStyleXfs\b[^>]*/>", b"", data, flags=re.S)
+        data = re.sub(rb"<cellStyles\b.*?</cellStyles>|<cellStyles\b[^>]*/>", b"", data, flags=re.S)
+        data = re.sub(rb'\s(xfId|applyFill)="[^"]*"', b"", data)
+    return data
+
+
+@pytest.mark.parametrize(
+    "case,edit,check",
+    [
+        # openpyxl writes an empty list of names as <definedNames />: one list, holding the tool's names
+        ("empty names", lambda n, d: d, lambda out: parts(out)["xl/workbook.xml"].count(b"<definedNames") == 1),
+        # a style table without named styles: the user's fill on E2 survives two round trips
+        ("no named styles", _styles_without_named_styles, None),
+        # LibreOffice marks a row's own height customHeight="true": the header row keeps its 33.75 points
+        (
+            "height true",
+            lambda n, d: d.replace(b'<row r="1"', b'<row r="1" ht="33.75" customHeight="true"', 1) if n.endswith("sheet1.xml") else d,
+            lambda out: openpyxl.load_workbook(out)["Transfers"].row_dimensions[1].height == 33.75,
+        ),
+        # sheets listed with end tags, widths with end tags
+        (
+            "end tags",
+            lambda n, d: (
+                re.sub(rb"<sheet ([^>]*?)/>", rb"<sheet \1></sheet>", d)
+                if n == "xl/workbook.xml"
+                else d.replace(
+                    b"<sheetFormatPr", b'<cols><col min="5" max="5" width="30" hidden="1" customWidth="1"></col></cols><sheetFormatPr', 1
+                )
+                if n.endswith("sheet1.xml")
+                else d
+            ),
+            lambda out: (
+                openpyxl.load_workbook(out)["Transfers"].column_dimensions["E"].hidden
+                and openpyxl.load_workbook(out)["Transfers"]["M3"].value == "Flagged"
+            ),
+        ),
+    ],
+)
+def test_workbooks_written_by_other_programs(tmp_path, case, edit, check):
+    from openpyxl.styles import PatternFill
+
+    def yellow(ws):
+        ws["E2"].fill = PatternFill("solid", fgColor="FFFFFF00")
+
+    src = _edited(_transfers_book(tmp_path / "made" / "x.xlsx", yellow), tmp_path / "in" / "x.xlsx", edit)
+    out = annotate(src, tmp_path / "out")
+    again = annotate(out, tmp_path / "again")
+    for path in (out, again):
+        book = openpyxl.load_workbook(path)
+        assert "njcredits_Findings" in book.defined_names
+        ws = book["Transfers"]
+        assert _fill(ws, "E2") == "FFFFFF00" and _fill(ws, "H3") == FILLS["error"]  # the user's fill; the tool's on T-2's credit
+        if check:
+            assert check(path), case
+
+
+def test_a_vba_project_under_another_name_is_removed(tmp_path):
+    def edit(name: str, data: bytes) -> bytes:
+        if name == "xl/_rels/workbook.xml.rels":
+            kind = b"http://schemas.microsoft.com/office/2006/relationships/vbaProject"
+            rel = b'<Relationship Id="rId90" Type="' + kind + b'" Target="vba/project.bin"/>'
+            return data.replace(b"</Relationships>", rel + b"</Relationships>")
+        return data
+
+    src = _edited(_transfers_book(tmp_path / "made" / "m.xlsx", lambda ws: None), tmp_path / "in" / "m.xlsx", edit)
+    with zipfile.ZipFile(src, "a") as z:
+        z.writestr("xl/vba/project.bin", b"code")
+    assert "MACROS_REMOVED" in set(process(src).findings["Code"])
+    got = parts(annotate(src, tmp_path / "out"))
+    assert "xl/vba/project.bin" not in got and b"vbaProject" not in got["xl/_rels/workbook.xml.rels"]
+
+
+def test_a_workbook_not_written_as_excel_writes_it_comes_back_written_anew_and_says_so(tmp_path):
+    """SpreadsheetML under a prefix (as the Open XML SDK can write it): not annotated in place; the
+    values come back in a workbook written anew, and FORMATTING_NOT_KEPT says why."""
+
+    def prefixed(name: str, data: bytes) -> bytes:
+        if name.startswith("xl/") and name.endswith(".xml") and b'xmlns="' + MAIN in data[:600]:
+            data = data.replace(b'xmlns="' + MAIN + b'"', b'xmlns:x="' + MAIN + b'"')
+            data = re.sub(rb"<(/?)(?!\?)(?![a-zA-Z0-9]+:)([a-zA-Z])", rb"<\1x:\2", data)
+        return data
+
+    src = _edited(_transfers_book(tmp_path / "made" / "p.xlsx", lambda ws: None), tmp_path / "in" / "p.xlsx", prefixed)
+    result = process(src)
+    found = result.findings[result.findings["Code"] == "FORMATTING_NOT_KEPT"]
+    assert not result.in_place and len(found) == 1 and "could not be annotated in place" in found.iloc[0]["Message"]
+    ws = openpyxl.load_workbook(annotate(src, tmp_path / "out"))["Transfers"]
+    assert ws["A3"].value == "T-2" and ws["M3"].value == "Flagged"
