@@ -126,8 +126,13 @@ def remove_tool_sheets(parts: dict[str, bytes], recognised=()) -> None:
         wb = wb.replace(active.group(0), f'activeTab="{shift[int(active.group(1))]}"'.encode(), 1)
     parts[opc.WORKBOOK] = wb
     removed = set().union(*(opc.reachable(parts, listed[i]["part"]) for i in gone)) if gone else set()
-    still = {r["part"] for name in parts if name.endswith(".rels") for r in _rels_of_rels(parts, name)} - removed
-    removed -= {p for p in removed if p in still and p not in {listed[i]["part"] for i in gone}}
+    # a part that a part of the user's also refers to stays (the workbook's own relationships to the sheets go below)
+    removed -= {
+        r["part"]
+        for name in parts
+        if name.endswith(".rels") and _source(name) not in removed | {opc.WORKBOOK}
+        for r in opc.relationships(parts, _source(name))
+    }
     chain = [r for r in opc.relationships(parts, opc.WORKBOOK) if r["type"] == T_CALC_CHAIN]
     if gone and chain:  # Excel's list of formula cells names the removed sheets' cells: Excel rebuilds it when it is missing
         removed |= {r["part"] for r in chain}
@@ -135,11 +140,10 @@ def remove_tool_sheets(parts: dict[str, bytes], recognised=()) -> None:
     opc.remove_parts(parts, removed)
 
 
-def _rels_of_rels(parts: dict[str, bytes], rels: str) -> list[dict]:
-    """The relationships held in the relationships part `rels`."""
+def _source(rels: str) -> str:
+    """The part a relationships part belongs to (`xl/_rels/workbook.xml.rels` -> `xl/workbook.xml`)."""
     folder = posixpath.dirname(posixpath.dirname(rels))
-    source = posixpath.join(folder, posixpath.basename(rels)[: -len(".rels")])
-    return opc.relationships(parts, source)
+    return posixpath.join(folder, posixpath.basename(rels)[: -len(".rels")])
 
 
 # -- the tool's sheets, written by xlsxwriter and moved in ----------------------------------------
