@@ -36,6 +36,7 @@ from batch.writing import (
     WRITER_OPTIONS,
     Formats,
     _annotations,
+    decision_prompt,
     frozen_at,
     lines,
     tool_columns,
@@ -43,6 +44,7 @@ from batch.writing import (
     write_tool_sheets,
 )
 from batch.xlsxwriter_private import xf_index
+from validators.columns import REVIEW_COLUMNS
 
 T_WORKSHEET = opc.REL_NS + "/worksheet"
 T_COMMENTS = opc.REL_NS + "/comments"
@@ -490,7 +492,12 @@ def _intake(
         tall = max(lines(c.header, c.width) for c in columns)
         heights = {h + 1: tall * LINE_HEIGHT} if tall > 1 else {}
     changes = sheetrows.Changes(
-        restyle=restyle if flagged else None, drop=set(sheet.dropped), restore=restore, column_styles=_column_styles(head), heights=heights
+        restyle=restyle if flagged else None,
+        drop=set(sheet.dropped),
+        restore=restore,
+        column_styles=_column_styles(head),
+        heights=heights,
+        tail_at=at,
     )
     n = len(sheet.excel_rows)
     last_row = int(sheet.excel_rows[-1]) if n else h + 1
@@ -501,6 +508,10 @@ def _intake(
     if b"<autoFilter" not in tail and columns and not any(_overlap(filter_range, t) for t in _tables(parts, part)):
         ref = f"A{h + 1}:{letters[-1]}{max(last_row, h + 1)}"
         tail = _insert_after_rows(tail, f'<autoFilter ref="{ref}"/>'.encode(), "autoFilter")
+    decision = next((at + j for j, c in enumerate(columns) if c.header == REVIEW_COLUMNS[0]), None)
+    if decision is not None:  # the choices of a decision, shown when the cell is selected
+        letter = cells.column_letters(decision)
+        tail = _prompt(tail, f"{letter}{h + 2}:{letter}{max(last_row, h + 2)}")
     if notes:
         element = _notes(parts, part, notes, cells_at, streams, blocks)
         if element is not None:
@@ -508,6 +519,23 @@ def _intake(
                 head = re.sub(rb"<worksheet\b", f'<worksheet xmlns:r="{opc.REL_NS}"'.encode(), head, count=1)
             tail = _insert_after_rows(tail, element, "legacyDrawing")
     streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail)
+
+
+def _prompt(tail: bytes, sqref: str) -> bytes:
+    """The sheet's tail with the input message of the Reviewer Decision cells added to its data
+    validations (a list of its own when it has none)."""
+    prompt = decision_prompt()
+    element = (
+        f'<dataValidation allowBlank="1" showInputMessage="1" promptTitle="{html.escape(prompt["input_title"])}" '
+        f'prompt="{html.escape(prompt["input_message"])}" sqref="{sqref}"/>'
+    ).encode()
+    m = re.search(rb"<dataValidations\b[^>]*>", tail)
+    if m is None:
+        return _insert_after_rows(tail, b'<dataValidations count="1">' + element + b"</dataValidations>", "dataValidations")
+    end = tail.index(b"</dataValidations>", m.end())
+    count = len(re.findall(rb"<dataValidation\b", tail[m.end() : end])) + 1
+    opening = re.sub(rb'count="\d+"', f'count="{count}"'.encode(), m.group(0))
+    return tail[: m.start()] + opening + tail[m.end() : end] + element + tail[end:]
 
 
 def _overlap(a: tuple, b: tuple) -> bool:

@@ -23,6 +23,7 @@ from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.opc import refusal
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
 from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, read_workbook, sheet_key, totals_rows
+from batch.reviews import DECISION_COLUMNS, review
 from batch.safety import Limits
 from validators.columns import normalize_header
 from validators.schema import VALIDATION_CODES, validate
@@ -38,8 +39,9 @@ class SheetResult:
     computed: pd.DataFrame  # computed columns, every row (NA where Invalid)
     status: pd.Series  # "" for a totals row (TOTALS_ROW_SKIPPED: not a record, not counted)
     row_findings: pd.Series  # "CODE; CODE" per row
-    findings: pd.DataFrame  # rendered findings with `pos` (frame row, -1 for the sheet)
+    findings: pd.DataFrame  # rendered findings with `pos` (frame row, -1 for the sheet) and `Waived` (the note of a waived one)
     summary: list[SummaryTable]
+    decisions: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=DECISION_COLUMNS))  # the reviewer's, see batch.reviews
 
     @property
     def counted(self) -> np.ndarray:
@@ -70,6 +72,7 @@ class Result:
     kind: str = "zip"  # the input's kind (batch.safety.inspect): zip (.xlsx, .xlsm), xls or csv
     in_place: bool = False  # the returned workbook is the input's own package with the tool's additions (batch.inplace)
     tool_sheets: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook (left out)
+    decisions_before: pd.DataFrame | None = None  # the reviewer decisions the ledger holds (batch.reviews)
 
     def timed(self, stage: str, started: float) -> float:
         now = time.perf_counter()
@@ -331,34 +334,43 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         at = raw_found["row"].astype(int).to_numpy()
         raw_found = raw_found[(at < 0) | ~totals[np.clip(at, 0, None)]]
     raw_found = pd.concat([raw_found, totals_found.drop(columns="record_id")], ignore_index=True)
-    rendered = render(raw_found, sheet.name, rules.findings)
-    pos = rendered["row"].astype(int).to_numpy() if len(rendered) else np.array([], dtype=int)
-    at_row = pos >= 0
-    at = np.where(at_row, pos, n)  # position n looks up the sheet-level blank
-    excel_rows = np.append(sheet.excel_rows, 0)[at]
     record_ids = spec.record_ids(typed).to_numpy(dtype=object)
     record_ids[totals_found["row"].to_numpy(dtype=int)] = totals_found["record_id"].to_numpy(dtype=object)
-    ids = np.append(record_ids, "")[at]
-    findings = pd.DataFrame(
-        {
-            "Sheet": sheet.name,
-            "Row": pd.array(np.where(at_row, excel_rows, 0), dtype="Int64"),
-            "Record ID": ids,
-            "Column": rendered["Column"].to_numpy(),
-            "Code": rendered["Code"].to_numpy(),
-            "Severity": rendered["Severity"].to_numpy(),
-            "Message": rendered["Message"].to_numpy(),
-            "Citation": rendered["Citation"].to_numpy(),
-            "pos": pos,
-        }
-    )
-    findings.loc[~at_row, "Row"] = pd.NA
 
-    serious = findings[at_row & findings["Severity"].isin(["error", "warning"]).to_numpy()]
+    def as_findings(raw: pd.DataFrame) -> pd.DataFrame:
+        rendered = render(raw, sheet.name, rules.findings)
+        pos = rendered["row"].astype(int).to_numpy() if len(rendered) else np.array([], dtype=int)
+        at = np.where(pos >= 0, pos, n)  # position n looks up the sheet-level blank
+        out = pd.DataFrame(
+            {
+                "Sheet": sheet.name,
+                "Row": pd.array(np.where(pos >= 0, np.append(sheet.excel_rows, 0)[at], 0), dtype="Int64"),
+                "Record ID": np.append(record_ids, "")[at],
+                **{c: rendered[c].to_numpy() for c in ("Column", "Code", "Severity", "Message", "Citation")},
+                "pos": pos,
+            }
+        )
+        out.loc[pos < 0, "Row"] = pd.NA
+        return out
+
+    findings = as_findings(raw_found)
+    decisions, waived = pd.DataFrame(columns=DECISION_COLUMNS), {}
+    if sheet.reviews is not None:  # a returned workbook's reviewer decisions
+        before = result.decisions_before if result else None
+        found, waived, decisions = review(sheet.name, sheet.reviews, sheet.cells, findings, record_ids, before)
+        findings = pd.concat([findings, as_findings(found)], ignore_index=True) if len(found) else findings
+    key = list(zip(findings["pos"].tolist(), findings["Code"].tolist(), strict=True))
+    findings["Waived"] = [waived.get(k, "") for k in key] if waived else ""
+    is_waived = np.array([k in waived for k in key], dtype=bool) if waived else np.zeros(len(findings), dtype=bool)
+    at_row = (findings["pos"] >= 0).to_numpy()
+
+    # a waived warning no longer counts toward Status
+    serious = findings[at_row & findings["Severity"].isin(["error", "warning"]).to_numpy() & ~is_waived]
     flagged = np.zeros(n, dtype=bool)
     flagged[serious["pos"].to_numpy()] = True
     status = np.select([totals, invalid, ineligible, flagged], ["", "Invalid", "Ineligible", "Flagged"], "OK")
-    per_row = findings[at_row].drop_duplicates(["pos", "Code"]).groupby("pos", sort=False)["Code"].agg("; ".join)
+    shown = findings["Code"].where(~is_waived, findings["Code"] + " (waived)")
+    per_row = findings.assign(Code=shown)[at_row].drop_duplicates(["pos", "Code"]).groupby("pos", sort=False)["Code"].agg("; ".join)
     row_findings = per_row.reindex(range(n), fill_value="")
     status = pd.Series(status, index=typed.index)
     summary_frame = pd.concat([typed, computed], axis=1)
@@ -370,7 +382,7 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         summary = program.summarize(summary_frame, status, codes, rules)
     if result:
         result.timed("annotate", clock)
-    return SheetResult(sheet, program, typed, computed, status, row_findings, findings, summary)
+    return SheetResult(sheet, program, typed, computed, status, row_findings, findings, summary, decisions)
 
 
 def _other_sheet_finding(sheet: OtherSheet) -> pd.DataFrame:
@@ -465,12 +477,12 @@ def process(
             result.sheets.append(sheet)
             extra.append(_other_sheet_finding(sheet))
     result.kind, result.tool_sheets = book.kind, book.skipped
-    parts = [r.findings[FINDINGS_COLUMNS] for r in result.intake] + extra + [_workbook_findings(book, not_in_place)]
+    parts = [r.findings[[*FINDINGS_COLUMNS, "Waived"]] for r in result.intake] + extra + [_workbook_findings(book, not_in_place)]
     if parts:
         allf = pd.concat(parts, ignore_index=True)
         order = {name: i for i, name in enumerate(s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets)}
         allf = allf.assign(
             _sev=allf["Severity"].map(SEVERITY_ORDER), _sheet=allf["Sheet"].map(order), _row=allf["Row"].fillna(0)
         ).sort_values(["_sev", "_sheet", "_row"], kind="stable")
-        result.findings = allf[FINDINGS_COLUMNS].reset_index(drop=True)
+        result.findings = allf[[*FINDINGS_COLUMNS, "Waived"]].fillna({"Waived": ""}).reset_index(drop=True)
     return result

@@ -28,7 +28,7 @@ from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_par
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
 from validators.coerce import text as coerce_text
-from validators.columns import SheetSpec, normalize_header
+from validators.columns import REVIEW_COLUMNS, SheetSpec, normalize_header
 
 HEADER_SEARCH_ROWS = 20  # the header is row 1 or the first row within the first 20 naming the columns
 EXCEL_COLUMNS = 16_384  # columns A..XFD
@@ -87,6 +87,8 @@ class IntakeSheet:
     routed: dict | None = None  # how a sheet not named like an intake sheet was routed by its headers
     truncated: list[tuple[int, int, int, int]] = field(default_factory=list)  # text cut to Excel's limit, see cut_long_text
     dropped: list[int] = field(default_factory=list)  # grid columns of a returned workbook's tool columns (left out)
+    review_cols: dict[str, int] = field(default_factory=dict)  # a returned workbook's reviewer columns: header -> grid column
+    reviews: pd.DataFrame | None = None  # per row: the reviewer's entries (REVIEW_COLUMNS), as text
 
     @property
     def results_at(self) -> int:
@@ -95,8 +97,9 @@ class IntakeSheet:
 
     @property
     def tool_columns(self) -> int:
-        """How many columns the tool writes after the sheet's (computed columns, Status, Findings)."""
-        return len(self.spec.output_headers)
+        """How many columns the tool writes after the sheet's (computed columns, Status, Findings,
+        and the reviewer's three where the sheet does not have them yet)."""
+        return len(self.spec.output_headers) + (0 if self.review_cols else len(REVIEW_COLUMNS))
 
     @property
     def no_room(self) -> bool:
@@ -383,11 +386,16 @@ def _intake_sheet(
     output = {normalize_header(x) for x in spec.output_headers}
     field_of = {c.key: c.header for c in spec.columns}
     kept, headers, fields, dropped = [], [], [], []
+    review_keys = {normalize_header(x): x for x in REVIEW_COLUMNS}
+    review_cols: dict[str, int] = {}
     for j, v in enumerate(header_cells):
         key = normalize_header(v)
         if returned and key in output and key not in field_of:
             dropped.append(j)
             continue  # a computed column, Status or Findings of a returned workbook
+        if returned and key in review_keys and key not in field_of and review_keys[key] not in review_cols:
+            review_cols[review_keys[key]] = j
+            continue  # the reviewer's columns: read as decisions, kept where they are
         kept.append(j)
         headers.append(v)
         fields.append(field_of.get(key))
@@ -410,6 +418,11 @@ def _intake_sheet(
     width = int(np.flatnonzero(used).max()) + 1 if used.any() else 0
     del kept[width:], headers[width:], fields[width:]
     cells = full.reindex(columns=kept)[nonblank].reset_index(drop=True)
+    reviews = None
+    if review_cols:
+        entries = full.reindex(columns=[review_cols.get(h, -1) for h in REVIEW_COLUMNS])[nonblank].reset_index(drop=True)
+        entries.columns = list(REVIEW_COLUMNS)
+        reviews = entries.apply(lambda col: coerce_text(col)[0].fillna("").astype(str).str.strip())
     del full, empty
     cells.columns = range(len(kept))
     excel_rows = np.flatnonzero(nonblank) + h + 2
@@ -435,11 +448,15 @@ def _intake_sheet(
         kept,
         duplicates=duplicates,
         used_width=max(
-            kept[width - 1] + 1 if width else 0, preamble_width, max((c + 1 for c in cell_columns if c not in dropped), default=0)
+            kept[width - 1] + 1 if width else 0,
+            preamble_width,
+            max((c + 1 for c in cell_columns if c not in dropped and c not in review_cols.values()), default=0),
         ),
         filled=has_data[:width],
         truncated=long_text,
         dropped=dropped,
+        review_cols=review_cols,
+        reviews=reviews,
     )
 
 

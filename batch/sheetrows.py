@@ -68,8 +68,9 @@ class Changes:
     - `heights`: row -> height in points, set where the row has no custom height of its own.
     """
 
-    def __init__(self, styles=None, restyle=None, drop=(), restore=None, column_styles=None, heights=None):
+    def __init__(self, styles=None, restyle=None, drop=(), restore=None, column_styles=None, heights=None, tail_at=None):
         self.styles = styles or {}
+        self.tail_at = tail_at  # the column of the first appended cell: a cell of the row's at or after it comes after them
         self.heights = heights or {}  # row -> points, for a row whose height is not the user's own
         self.restyle = restyle
         self.drop = frozenset(drop)
@@ -113,6 +114,9 @@ def _row(number: int, attrs: bytes, body: bytes, styles: dict, tail: bytes, chan
         at = m.end()
         ref = CELL_REF.search(m.group(1))
         col = column_number(ref.group(1)) if ref else col + 1  # a cell without `r` follows the one before
+        if tail and changes.tail_at is not None and col >= changes.tail_at:  # the reviewer's cells after the tool's
+            out.append(tail)
+            tail = b""
         while p < len(pending) and pending[p] < col:  # blank cells a finding points at, before this one
             out.append(blank(pending[p]))
             p += 1

@@ -25,6 +25,7 @@ from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import Result, SheetResult
 from batch.reading import EXCEL_COLUMNS, RUN_TITLE, SUMMARY_TITLE, OtherSheet, marker_name, quoted_sheet, tool_sheet_name
 from batch.xlsxwriter_private import xf_index
+from validators.columns import REVIEW_COLUMNS
 
 MONEY = "#,##0.00"
 PERCENT = "0.00%"
@@ -113,15 +114,15 @@ def _layout(sheet) -> tuple[int, list[str], int, int]:
     """Where the sheet's columns go: the input columns written (never past XFD), the computed
     headers, the column of the tool's first column, and the last column of the sheet.
 
-    The tool's columns (computed, Status, Findings) follow the last column holding a header or any
-    cell, so they never cover a cell of the user's; a sheet with no room for them before XFD
+    The tool's columns (computed, Status, Findings, and the reviewer's three) follow the last
+    column holding a header or any cell, so they never cover a cell of the user's; a sheet with no room for them before XFD
     (NO_ROOM_FOR_RESULTS) comes back with its own cells only."""
     k = min(len(sheet.headers), EXCEL_COLUMNS)  # only a CSV can be wider than a sheet
     at = sheet.results_at
     if sheet.no_room:
         return k, [], at, max(min(at, EXCEL_COLUMNS), 1) - 1
     computed_headers = list(sheet.spec.computed)
-    return k, computed_headers, at, at + len(computed_headers) + 1
+    return k, computed_headers, at, at + sheet.tool_columns - 1
 
 
 def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int) -> dict:
@@ -199,6 +200,8 @@ def _grid_cells(frame: pd.DataFrame, numbers: np.ndarray, letters: list[str], st
 
 
 STATUS_FILLS = {"OK": "#C6EFCE", "Flagged": "#FFEB9C", "Ineligible": "#D9D9D9", "Invalid": "#FFC7CE"}
+REVIEW = "review"  # the kind of the reviewer's columns
+REVIEW_WIDTHS = (24, 14, 40)  # Reviewer Decision, Reviewer, Reviewer Note
 TOOL_WIDTH = 40  # the widest a tool's column is sized, except a column of long text, which wraps
 WIDE = 90  # the width of a tool's column of long text (Calculation), wrapped
 
@@ -237,6 +240,8 @@ def tool_columns(res: SheetResult) -> list[ToolColumn]:
             out.append(ToolColumn(header, kind, WIDE, wrap=True))
         else:
             out.append(ToolColumn(header, kind, float(min(TOOL_WIDTH, max(word, longest, 8) + 2))))
+    if not sheet.review_cols:  # the reviewer's columns, empty until a reviewer writes in them (kept where they are after that)
+        out += [ToolColumn(h, REVIEW, w) for h, w in zip(REVIEW_COLUMNS, REVIEW_WIDTHS, strict=True)]
     return out
 
 
@@ -258,7 +263,9 @@ def tool_cells(res: SheetResult, columns: list[ToolColumn], styles: dict, start:
     out = []
     for j, col in enumerate(columns):
         refs = letters[at + j] + numbers
-        if col.header == "Status":
+        if col.kind == REVIEW:  # the reviewer's: no cell of the tool's
+            out.append(np.full(stop - start, "", dtype=object))
+        elif col.header == "Status":
             status = res.status.iloc[start:stop]
             shown = (status != "").to_numpy()  # a totals row's Status is left blank (its Findings say TOTALS_ROW_SKIPPED)
             cell = np.full(stop - start, "", dtype=object)
@@ -273,6 +280,21 @@ def tool_cells(res: SheetResult, columns: list[ToolColumn], styles: dict, start:
             values = res.computed[col.header].iloc[start:stop]
             out.append(cells.computed_cells(values, refs, styles["columns"][j], cents=col.kind == "money"))
     return out
+
+
+def tool_headers(sheet) -> list[str]:
+    """The headers of the tool's columns of an intake sheet, in order (none where it has no room)."""
+    if sheet.no_room:
+        return []
+    return [*sheet.spec.computed, "Status", "Findings", *([] if sheet.review_cols else REVIEW_COLUMNS)]
+
+
+def decision_prompt() -> dict[str, str]:
+    """The input message of the Reviewer Decision column: the choices (a message, not a list: a
+    list would refuse `Waive CODE`)."""
+    from batch.reviews import CHOICES
+
+    return {"input_title": REVIEW_COLUMNS[0], "input_message": CHOICES}
 
 
 def frozen_at(sheet) -> tuple[int, int]:
@@ -298,6 +320,10 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
         ws.set_column(at + j, at + j, col.width)
     h = sheet.header_row
     ws.freeze_panes(*frozen_at(sheet))
+    decision = next((at + j for j, col in enumerate(tool_columns(res)) if col.header == REVIEW_COLUMNS[0]), None)
+    if decision is not None:
+        last = int(sheet.excel_rows[-1]) - 1 if len(sheet.excel_rows) else h + 1
+        ws.data_validation(h + 1, decision, max(last, h + 1), decision, {"validate": "any", **decision_prompt()})
     ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
 
     notes = _annotations(res)
@@ -322,7 +348,7 @@ def _top_rows(fmts: Formats, sheet, letters: list[str], computed_headers: list[s
     flagged = np.arange(h + 1) == h  # a blank header cell keeps the header's look
     columns = _grid_cells(frame, numbers, letters, styles, flagged)
     if not sheet.no_room:
-        tool = pd.Series(computed_headers + ["Status", "Findings"], dtype=object)
+        tool = pd.Series(tool_headers(sheet), dtype=object)
         refs = np.array([letters[at + j] for j in range(len(tool))], dtype=object) + str(h + 1)
         header_cells = "".join(cells.strings(tool, refs, np.full(len(tool), _style(fmts.get(header=COMPUTED_BG)), dtype=object)).tolist())
         columns.append(np.array([""] * h + [header_cells], dtype=object))
@@ -428,7 +454,8 @@ def finding_cells(result: Result) -> pd.Series:
             if field_name:
                 column.setdefault(field_name, at_col)
             column.setdefault(str(header), at_col)
-        column.update({hdr: at + j for j, hdr in enumerate(computed_headers)})
+        column.update({h: at + j for j, h in enumerate(tool_headers(sheet))})
+        column.update(sheet.review_cols)  # a returned workbook's reviewer columns, where they are
         id_col = next((column[h] for h in sheet.spec.key if h in column), 0)
         part = f.loc[mine]
         col = part["Column"].map(column)
@@ -506,6 +533,11 @@ def _write_findings(wb, fmts: Formats, result: Result, name: str):
                     )
             j = FINDINGS_SHEET_COLUMNS.index("Cell")
             columns.append(cells.links(where.iloc[start : start + sheetxml.CHUNK_ROWS], letters[j] + numbers, link_style))
+            if "Waived" in part:  # the reviewer's note of a waived finding
+                waived = part["Waived"].astype(object)
+                j = FINDINGS_SHEET_COLUMNS.index("Waived")
+                text = waived.where(waived.notna() & (waived != ""))
+                columns.append(cells.computed_cells(text, letters[j] + numbers, styles["Message"], cents=False, as_text=True))
             tall = np.maximum(line_counts(part["Message"], WRAPPED["Message"]), line_counts(part["Citation"], WRAPPED["Citation"]))
             yield _rows_xml(numbers, columns, np.where(tall > 1, tall * LINE_HEIGHT, 0))
 

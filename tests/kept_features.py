@@ -244,13 +244,19 @@ def _row_heights(package, book) -> dict[str, dict[int, tuple[str | None, str | N
     return out
 
 
-def _data_validations(package, book) -> dict[str, bytes]:
-    """The dataValidations element of each user sheet, as bytes."""
+TOOL_PROMPT = re.compile(rb'<dataValidation\b[^>]*promptTitle="Reviewer Decision"[^>]*?(?:/>|>.*?</dataValidation>)', re.S)
+
+
+def _data_validations(package, book) -> dict[str, list[bytes]]:
+    """The data validations of each user sheet, each as bytes; the tool's own (the input message
+    of its Reviewer Decision column) left out."""
     out = {}
     for name, _state, part in book.user:
         m = DATA_VALIDATIONS.search(package[part])
         if m:
-            out[name] = m.group(0)
+            out[name] = [
+                v for v in re.findall(rb"<dataValidation\b.*?(?:</dataValidation>|/>)", m.group(0), re.S) if not TOOL_PROMPT.match(v)
+            ]
     return out
 
 

@@ -256,7 +256,13 @@ def test_sheet_with_headers_only(workbook, tmp_path):
     path = workbook({"Transfers": [header]})
     result = run(["run", str(path), "--out", str(tmp_path / "out")])  # `run FILE`: the outbox may sit beside it
     assert result.exit_code == 0, result.output
-    assert grid(tmp_path / "out" / "intake.annotated.xlsx", "Transfers")[0][-2:] == ["Status", "Findings"]
+    assert grid(tmp_path / "out" / "intake.annotated.xlsx", "Transfers")[0][-5:] == [
+        "Status",
+        "Findings",
+        "Reviewer Decision",
+        "Reviewer",
+        "Reviewer Note",
+    ]
 
 
 def test_unreadable_file_is_reported_and_the_rest_still_runs(tmp_path):

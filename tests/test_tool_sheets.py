@@ -23,6 +23,7 @@ from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import process
 from batch.reading import EXCEL_COLUMNS, UnreadableWorkbook, csv_sheet_name, marked_sheets
 from batch.writing import write
+from validators.columns import REVIEW_COLUMNS
 from validators.transfers import TRANSFERS as TRANSFERS_SPEC
 
 AS_OF = dt.date(2026, 11, 30)
@@ -349,7 +350,7 @@ def test_the_tools_columns_follow_a_cell_above_the_header_row(tmp_path):
 
 
 def test_a_sheet_reaching_xfa_is_no_room_for_results_and_the_rest_is_computed(tmp_path):
-    xfa = EXCEL_COLUMNS - 4  # column XFA: the five columns of Transfers do not fit before XFD
+    xfa = EXCEL_COLUMNS - 4  # column XFA: the eight columns of Transfers (5 and the reviewer's 3) do not fit before XFD
     assert column_letters(xfa) == "XFA"
     transfers = sample_grid(TRANSFERS, "Transfers")
     transfers[5] = transfers[5] + [None] * (xfa - len(transfers[5])) + ["stray"]
@@ -361,7 +362,7 @@ def test_a_sheet_reaching_xfa_is_no_room_for_results_and_the_rest_is_computed(tm
     assert wide.findings[["Code", "Severity"]].values.tolist() == [["NO_ROOM_FOR_RESULTS", "error"]]
     message = wide.findings["Message"].iloc[0]
     assert "Sheet Transfers has cells up to column XFA (column 16,381 of Excel's 16,384)" in message
-    assert "the tool's 5 columns" in message and "room for 3" in message
+    assert "the tool's 8 columns" in message and "room for 3" in message
     alone = process(BEIP, as_of=AS_OF)
     assert beip.counts == next(s for s in alone.intake if s.sheet.name == "BEIP").counts
     assert beip.counts["OK"] > 0
@@ -384,11 +385,11 @@ def test_a_sheet_reaching_xfa_is_no_room_for_results_and_the_rest_is_computed(tm
 
 
 def test_a_sheet_ending_just_where_the_tools_columns_fit_is_computed(tmp_path):
-    last = EXCEL_COLUMNS - 6  # XEY: the five columns take XEZ..XFD
+    last = EXCEL_COLUMNS - 9  # XEV: the eight columns take XEW..XFD
     stray = [*ROWS[0], *[None] * (last - 9), "stray"]
     src = make(tmp_path / "in" / "edge.xlsx", {"Transfers": [HEADERS, stray]})
     result = process(src, as_of=AS_OF)
     assert not result.intake[0].sheet.no_room
     out = write(result, tmp_path / "out.xlsx")
     g = grid(out, "Transfers")
-    assert len(g[0]) == EXCEL_COLUMNS and g[0][-1] == "Findings" and g[1][last] == "stray"
+    assert len(g[0]) == EXCEL_COLUMNS and g[0][-4:] == ["Findings", *REVIEW_COLUMNS] and g[1][last] == "stray"

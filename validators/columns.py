@@ -36,6 +36,7 @@ HEADER_WORDS = re.compile(r"%|#|[^\W_]+")
 # The columns the tool writes after an intake sheet's own (besides the computed columns): never
 # an unknown column of the user's.
 TOOL_COLUMNS = ("Status", "Findings", "Reviewer Decision", "Reviewer", "Reviewer Note")
+REVIEW_COLUMNS = TOOL_COLUMNS[2:]  # the tool's columns that hold the reviewer's entries, read back and kept
 CLOSE_MATCH_CUTOFF = 0.6  # difflib's default similarity for "did you mean"
 
 
