@@ -60,7 +60,20 @@ MIGRATIONS: list[tuple[int, str]] = [
         """,
     ),
 ]
+MIGRATIONS.append(
+    (
+        4,
+        """
+        CREATE TABLE IF NOT EXISTS decisions (
+            run_id TEXT NOT NULL, file TEXT NOT NULL, sha256 TEXT, sheet TEXT NOT NULL, record_id TEXT NOT NULL, codes TEXT,
+            decision TEXT NOT NULL, reviewer TEXT, note TEXT, digest TEXT, applied INTEGER
+        );
+        CREATE INDEX IF NOT EXISTS decisions_key ON decisions(sheet, record_id);
+        """,
+    )
+)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+DECISION_FIELDS = ["sheet", "record_id", "codes", "decision", "reviewer", "note", "digest", "applied"]
 RECORD_FIELDS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date"]
 
 
@@ -108,6 +121,19 @@ def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | N
     except sqlite3.Error as err:
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
     return found.drop_duplicates(["sheet", "record_id"], keep="first")[cols].reset_index(drop=True)
+
+
+def read_decisions(path: Path) -> pd.DataFrame:
+    """Every reviewer decision the ledger holds (sheet, record_id, decision, reviewer, note, digest),
+    oldest first; empty for a ledger from before migration 4. Opened read-only."""
+    cols = ["sheet", "record_id", "decision", "reviewer", "note", "digest"]
+    try:
+        with closing(_read_only(path)) as db:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='decisions'").fetchone():
+                return pd.DataFrame(columns=cols)
+            return pd.read_sql_query(f"SELECT {', '.join(cols)} FROM decisions ORDER BY rowid", db)
+    except sqlite3.Error as err:
+        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
 
 
 class LedgerUnreadable(Exception):
@@ -264,7 +290,45 @@ class Ledger:
                     " record_date) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     ((run_id, info["name"], *row) for row in records.reindex(columns=RECORD_FIELDS).itertuples(index=False, name=None)),
                 )
+            decisions = info.get("decisions")
+            if records is not None and decisions is not None and len(decisions):
+                self._add_decisions(db, run_id, info, decisions)
         return rowid
+
+    @staticmethod
+    def _add_decisions(db: sqlite3.Connection, run_id: str, info: dict, decisions: pd.DataFrame) -> None:
+        """Record the decisions that are new or changed: one seen before with the same decision,
+        reviewer, note and digest for its record is not recorded twice."""
+        same = (
+            "SELECT 1 FROM decisions WHERE sheet=? AND record_id=? AND decision=? AND reviewer IS ? AND note IS ? AND digest IS ?"
+            " AND rowid = (SELECT MAX(rowid) FROM decisions WHERE sheet=? AND record_id=?)"
+        )
+        for d in decisions.reindex(columns=DECISION_FIELDS).itertuples(index=False):
+            if db.execute(same, (d.sheet, d.record_id, d.decision, d.reviewer, d.note, d.digest, d.sheet, d.record_id)).fetchone():
+                continue
+            db.execute(
+                "INSERT INTO decisions (run_id, file, sha256, sheet, record_id, codes, decision, reviewer, note, digest, applied)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    run_id,
+                    info["name"],
+                    info.get("sha256"),
+                    d.sheet,
+                    d.record_id,
+                    d.codes,
+                    d.decision,
+                    d.reviewer,
+                    d.note,
+                    d.digest,
+                    int(bool(d.applied)),
+                ),
+            )
+
+    def decisions(self, run_id: str | None = None) -> pd.DataFrame:
+        """The decisions recorded, oldest first (of one run, when given)."""
+        query = "SELECT * FROM decisions" + (" WHERE run_id=?" if run_id else "") + " ORDER BY rowid"
+        with closing(self._connect()) as db:
+            return pd.read_sql_query(query, db, params=(run_id,) if run_id else ())
 
     def runs(self) -> pd.DataFrame:
         with closing(self._connect()) as db:

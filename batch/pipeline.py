@@ -83,6 +83,11 @@ class Result:
     def intake(self) -> list[SheetResult]:
         return [s for s in self.sheets if isinstance(s, SheetResult)]
 
+    def decisions(self) -> pd.DataFrame:
+        """The reviewer decisions of every intake sheet (see batch.reviews)."""
+        frames = [r.decisions for r in self.intake if len(r.decisions)]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=DECISION_COLUMNS)
+
     def records(self) -> pd.DataFrame:
         """One row per input row of every intake sheet: what the ledger keeps for month-over-month
         comparison and the run report (award in cents; area and year as text)."""
@@ -448,6 +453,10 @@ def process(
     by_key = _specs()
     clock = time.perf_counter()
     book = read_workbook(path, {k: m.schema for k, m in by_key.items()}, limits)
+    if ledger is not None and Path(ledger).exists() and any(isinstance(s, IntakeSheet) and s.reviews is not None for s in book.sheets):
+        from batch.ledger import read_decisions
+
+        result.decisions_before = read_decisions(Path(ledger))
     result.timed("read", clock)
     context = RunContext(result.as_of)
     # a sheet is its spec's program, whether routed by its name or by its header row

@@ -237,6 +237,30 @@ def write_report(
     else:
         ws.write_string(0, 0, "No BRRAP rows in this run.")
 
+    ws = wb.add_worksheet("Decisions")
+    recorded = ledger.decisions(run_id)
+    if len(recorded):
+        table = SummaryTable(
+            f"Reviewer decisions recorded by run {run_id} (new or changed)",
+            pd.DataFrame(
+                {
+                    "File": recorded["file"],
+                    "Sheet": recorded["sheet"],
+                    "Record ID": recorded["record_id"],
+                    "Decision": recorded["decision"],
+                    "Codes": recorded["codes"],
+                    "Reviewer": recorded["reviewer"],
+                    "Note": recorded["note"],
+                    "Applied": recorded["applied"].map({1: "yes", 0: "no"}),
+                }
+            ),
+        )
+        _fit_columns(ws, [table], wrap=fmts.get(wrap=True), wrapped=("Note",))
+        write_table(ws, fmts, 0, table)
+        ws.freeze_panes(2, 0)
+    else:
+        ws.write_string(0, 0, "No reviewer decision was new or changed in this run.")
+
     ws = wb.add_worksheet("Changes")
     if previous.empty and ledger.runs().shape[0] <= 1:
         # the first run of a ledger has nothing to compare with: every record would be "New record"

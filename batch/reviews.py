@@ -96,6 +96,7 @@ def review(
             if warnings and not note:
                 found(pos, "REVIEW_NOTE_MISSING", ", ".join(warnings))
                 applied = False
+            applied = applied and bool(warnings)  # a waiver applies when it waives a warning of the row
             if applied:
                 waived.update({(pos, code): note for code in warnings})
         seen.append(

@@ -295,6 +295,7 @@ def work(path: str, partial: str, limits=None, as_of: dt.date | None = None, led
         "warnings": int(sev.get("warning", 0)),
         "infos": int(sev.get("info", 0)),
         "records": result.records(),
+        "decisions": result.decisions(),
         "per_year": _per_year_credits(result),
         "rules_versions": result.rules_versions(),
         "seconds": round(time.perf_counter() - started, 3),
@@ -809,6 +810,7 @@ class Run:
         fault("placed")
         info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings", "as_of")})
         info["records"] = result["records"].assign(file=shown(item.name))
+        info["decisions"] = result["decisions"]
         outcome = FileOutcome(item.name, "processed", output=str(final), info=result)
         self.finish_file(item, outcome)
         if self.outcomes[-1].status == "processed":

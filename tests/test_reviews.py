@@ -1,0 +1,179 @@
+"""Reviewer decisions: written in the returned workbook's reviewer columns, read back on the next
+run, applied per the contract, and recorded in the ledger once."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+
+from batch.cli import main
+from validators.columns import REVIEW_COLUMNS
+from validators.transfers import TRANSFERS
+
+HEADERS = [c.header for c in TRANSFERS.columns]
+# Transfer ID, Program, Certificate ID, Certificate Amount, Transferor, Transferee, Transfer Date, Credit, Consideration
+ROWS = [
+    ["T-1", "Grow NJ", "C-1", 500_000, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000],  # clean: 90%
+    ["T-2", "Grow NJ", "C-2", 500_000, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 6), 40_000, 44_000],  # a premium: warning
+    ["T-3", "Grow NJ", "C-3", 500_000, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 7), 20_000, 18_000],  # under $25,000: error
+]
+AS_OF = "2026-11-30"
+DECISION_COLUMN = 15  # O: after the 9 inputs, 3 computed columns, Status and Findings
+
+
+def _run(path: Path, out: Path, ledger: Path) -> Path:
+    result = CliRunner().invoke(
+        main, ["run", str(path), "--out", str(out), "--ledger", str(ledger), "--as-of", AS_OF, "--keep-inputs", "--force"]
+    )
+    assert result.exit_code == 0, result.output
+    return out / (path.name.removesuffix(".xlsx").removesuffix(".annotated") + ".annotated.xlsx")
+
+
+def _decide(path: Path, dest: Path, decisions: dict[str, tuple[str, str, str]], edits: dict[str, dict[int, object]] | None = None) -> Path:
+    """The returned workbook with the reviewer's entries written by openpyxl (and input cells changed)."""
+    book = openpyxl.load_workbook(path)
+    ws = book["Transfers"]
+    header = [c.value for c in ws[1]]
+    at = {h: header.index(h) + 1 for h in REVIEW_COLUMNS}
+    for row in ws.iter_rows(min_row=2):
+        record = row[0].value
+        for h, value in zip(REVIEW_COLUMNS, decisions.get(record, ()), strict=False):
+            ws.cell(row[0].row, at[h], value)
+        for col, value in (edits or {}).get(record, {}).items():
+            ws.cell(row[0].row, col, value)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    book.save(dest)
+    return dest
+
+
+def _sheet(path: Path) -> dict[str, dict[str, object]]:
+    """Per record: Status, Findings and the reviewer's entries of the returned sheet."""
+    ws = openpyxl.load_workbook(path)["Transfers"]
+    header = [c.value for c in ws[1]]
+    out = {}
+    for row in ws.iter_rows(min_row=2, values_only=True):
+        if row[0]:
+            out[row[0]] = {h: row[header.index(h)] for h in ("Status", "Findings", *REVIEW_COLUMNS)}
+    return out
+
+
+def _findings(path: Path) -> list[dict]:
+    ws = openpyxl.load_workbook(path)["Findings"]
+    rows = list(ws.iter_rows(values_only=True))
+    return [dict(zip(rows[0], r, strict=True)) for r in rows[1:]]
+
+
+@pytest.fixture
+def first(tmp_path) -> tuple[Path, Path]:
+    """The first run of the workbook: its returned workbook, and the ledger."""
+    book = openpyxl.Workbook()
+    ws = book.active
+    ws.title = "Transfers"
+    ws.append(HEADERS)
+    for r in ROWS:
+        ws.append(r)
+    (tmp_path / "in").mkdir()
+    book.save(tmp_path / "in" / "review.xlsx")
+    ledger = tmp_path / "ledger.sqlite"
+    return _run(tmp_path / "in" / "review.xlsx", tmp_path / "out1", ledger), ledger
+
+
+def test_the_first_run_adds_empty_reviewer_columns_with_the_choices_as_an_input_message(first):
+    out, _ledger = first
+    ws = openpyxl.load_workbook(out)["Transfers"]
+    assert [c.value for c in ws[1]][-3:] == list(REVIEW_COLUMNS)
+    assert ws.cell(1, DECISION_COLUMN).value == "Reviewer Decision"
+    prompts = [v for v in ws.data_validations.dataValidation if v.promptTitle == "Reviewer Decision"]
+    assert len(prompts) == 1 and "Waive CODE" in prompts[0].prompt and str(prompts[0].sqref) == "O2:O4"
+    assert prompts[0].type is None  # an input message, not a list that would refuse "Waive CODE"
+    assert _sheet(out)["T-2"]["Status"] == "Flagged" and _sheet(out)["T-2"]["Findings"] == "CONSIDERATION_ABOVE_FACE"
+
+
+def test_a_waived_warning_makes_the_row_ok_and_is_recorded_once(first, tmp_path):
+    out, ledger = first
+    decided = _decide(
+        out, tmp_path / "rev" / out.name, {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", "Board-approved premium, minutes 2026-11")}
+    )
+    second = _run(decided, tmp_path / "out2", ledger)
+    rows = _sheet(second)
+    assert rows["T-2"]["Status"] == "OK" and rows["T-2"]["Findings"] == "CONSIDERATION_ABOVE_FACE (waived)"
+    # the decision as the reviewer left it
+    assert [rows["T-2"][h] for h in REVIEW_COLUMNS] == ["Waive CONSIDERATION_ABOVE_FACE", "JS", "Board-approved premium, minutes 2026-11"]
+    waived = [f for f in _findings(second) if f["Code"] == "CONSIDERATION_ABOVE_FACE"]
+    assert len(waived) == 1 and waived[0]["Waived"] == "Board-approved premium, minutes 2026-11"
+    assert rows["T-3"]["Status"] == "Flagged"  # not waived
+    with sqlite3.connect(ledger) as db:
+        recorded = db.execute("SELECT record_id, decision, reviewer, note, applied FROM decisions").fetchall()
+    assert recorded == [("T-2", "Waive CONSIDERATION_ABOVE_FACE", "JS", "Board-approved premium, minutes 2026-11", 1)]
+    # the same decision seen again (the returned workbook dropped in again) is not recorded twice
+    third = _run(second, tmp_path / "out3", ledger)
+    assert _sheet(third)["T-2"]["Status"] == "OK"
+    with sqlite3.connect(ledger) as db:
+        assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize(
+    "decision,record,code,status",
+    [
+        # an error cannot be waived: the waiver is refused and the row stays Flagged
+        (("Waive TRANSFER_BELOW_MINIMUM", "JS", "seen"), "T-3", "REVIEW_WAIVER_NOT_ALLOWED", "Flagged"),
+        # a waiver needs its reason
+        (("Waive CONSIDERATION_ABOVE_FACE", "JS", ""), "T-2", "REVIEW_NOTE_MISSING", "Flagged"),
+        # a code the row does not have, a misspelled code, and no code at all
+        (("Waive TRANSFER_BELOW_MINIMUM", "JS", "x"), "T-1", "REVIEW_WAIVER_UNUSED", "Flagged"),
+        (("Waive CONSIDERATION_ABOVE_FAEC", "JS", "x"), "T-2", "REVIEW_WAIVER_UNUSED", "Flagged"),
+        (("Waive", "JS", "x"), "T-1", "REVIEW_WAIVER_UNUSED", "Flagged"),
+        # Approved signs off a row with an error: recorded, Status unchanged
+        (("Approved", "JS", "seen with Treasury"), "T-3", None, "Flagged"),
+        (("approved", "JS", ""), "T-1", None, "OK"),
+    ],
+)
+def test_decisions_that_are_not_applied_say_why(first, tmp_path, decision, record, code, status):
+    out, ledger = first
+    second = _run(_decide(out, tmp_path / "rev" / out.name, {record: decision}), tmp_path / "out2", ledger)
+    assert _sheet(second)[record]["Status"] == status
+    review = [f for f in _findings(second) if f["Code"].startswith("REVIEW_")]
+    assert [(f["Record ID"], f["Code"], f["Column"]) for f in review] == ([(record, code, "Reviewer Decision")] if code else [])
+    with sqlite3.connect(ledger) as db:
+        assert db.execute("SELECT record_id, decision, applied FROM decisions").fetchall() == [(record, decision[0], int(code is None))]
+
+
+def test_an_info_code_cannot_be_waived(first, tmp_path):
+    out, ledger = first
+    second = _run(_decide(out, tmp_path / "rev" / out.name, {"T-1": ("Waive UNKNOWN_SHEET", "JS", "x")}), tmp_path / "out2", ledger)
+    assert [f["Code"] for f in _findings(second) if f["Code"].startswith("REVIEW_")] == ["REVIEW_WAIVER_UNUSED"]
+
+
+def test_a_decision_is_stale_once_the_rows_inputs_change(first, tmp_path):
+    out, ledger = first
+    decision = {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", "Board-approved premium")}
+    second = _run(_decide(out, tmp_path / "rev" / out.name, decision), tmp_path / "out2", ledger)
+    assert _sheet(second)["T-2"]["Status"] == "OK"
+    # the consideration changes from 44,000 to 48,000 under the same decision: not applied
+    changed = _decide(second, tmp_path / "rev2" / second.name, decision, {"T-2": {9: 48_000}})
+    third = _run(changed, tmp_path / "out3", ledger)
+    rows = _sheet(third)
+    assert rows["T-2"]["Status"] == "Flagged" and rows["T-2"]["Findings"] == "CONSIDERATION_ABOVE_FACE; REVIEW_DECISION_STALE"
+    # written again with a new note, it applies to the new figures
+    renewed = _decide(third, tmp_path / "rev3" / third.name, {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", "Premium re-approved")})
+    assert _sheet(_run(renewed, tmp_path / "out4", ledger))["T-2"]["Status"] == "OK"
+
+
+def test_history_lists_the_decisions_and_the_run_report_has_them(first, tmp_path):
+    out, ledger = first
+    decided = _decide(out, tmp_path / "rev" / out.name, {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", "Board-approved premium")})
+    _run(decided, tmp_path / "out2", ledger)
+    shown = CliRunner().invoke(main, ["history", "--ledger", str(ledger), "--decisions"])
+    assert shown.exit_code == 0 and "Waive CONSIDERATION_ABOVE_FACE" in shown.output and "T-2" in shown.output
+    report = next((tmp_path / "out2").glob("run-*.summary.xlsx"))
+    ws = openpyxl.load_workbook(report)["Decisions"]
+    values = [c for row in ws.iter_rows(values_only=True) for c in row]
+    assert "Waive CONSIDERATION_ABOVE_FACE" in values and "Board-approved premium" in values
+    with zipfile.ZipFile(report) as z:
+        assert any(n.startswith("xl/worksheets/") for n in z.namelist())
