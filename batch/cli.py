@@ -108,8 +108,9 @@ def run(inbox: Path | None, **flags):
 @click.option("--ledger", type=click.Path(path_type=Path), help="Ledger file [OUTBOX/.njcredits/ledger.sqlite].")
 @click.option("--out", "outbox", type=click.Path(path_type=Path), help="Outbox whose ledger to read [./outbox].")
 @click.option("--run", "run_id", help="Show the files of this run.")
-def history(ledger: Path | None, outbox: Path | None, run_id: str | None):
-    """List past runs, or the files of one run, from the ledger."""
+@click.option("--decisions", is_flag=True, help="List the reviewer decisions recorded (of the run given with --run, or all).")
+def history(ledger: Path | None, outbox: Path | None, run_id: str | None, decisions: bool):
+    """List past runs, the files of one run, or the reviewer decisions, from the ledger."""
     from rich.console import Console
     from rich.table import Table
 
@@ -119,7 +120,24 @@ def history(ledger: Path | None, outbox: Path | None, run_id: str | None):
         return
     book = _ledger(settings.ledger)
     console = Console(width=200 if not sys.stdout.isatty() else None)
-    if run_id:
+    if decisions:
+        table = Table(title="Reviewer decisions" + (f" recorded by run {run_id}" if run_id else ""))
+        for col in ("run", "file", "sheet", "record", "decision", "codes", "reviewer", "note", "applied", "sha256"):
+            table.add_column(col, overflow="fold")
+        for d in book.decisions(run_id).itertuples(index=False):
+            table.add_row(
+                d.run_id,
+                d.file,
+                d.sheet,
+                d.record_id,
+                d.decision,
+                d.codes or "",
+                d.reviewer or "",
+                d.note or "",
+                "yes" if d.applied else "no",
+                (d.sha256 or "")[:16],
+            )
+    elif run_id:
         table = Table(title=f"Files of run {run_id}")
         for col in ("name", "status", "reason", "rows_per_sheet", "errors", "warnings", "output", "archived", "sha256"):
             table.add_column(col, overflow="fold")
@@ -181,6 +199,18 @@ def template(out_dir: Path):
     from batch.template import write_template
 
     click.echo(f"Wrote {write_template(out_dir)}")
+
+
+@main.command()
+@click.option(
+    "--out", "out_dir", default=".", show_default=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the rulebook."
+)
+def rules(out_dir: Path):
+    """Write the rulebook, njcredits-rules.xlsx: every statutory value of every program, with the dates it was in
+    force, its citation and any interpretation, as the Rules sheet of a returned workbook shows them."""
+    from batch.rulebook import write_rulebook
+
+    click.echo(f"Wrote {write_rulebook(out_dir)}")
 
 
 @main.command()

@@ -794,11 +794,12 @@ def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
 
 
 def tool_sheets(result: Result) -> dict[str, str]:
-    """The name of each sheet the tool writes: `Findings`, `Summary`, `Run`, or, where a sheet of the
-    user's already has that name, `Summary (njcredits)` (the user's sheet keeps its name)."""
+    """The name of each sheet the tool writes: `Findings`, `Summary`, `Run`, `Rules`, or, where a
+    sheet of the user's already has that name, `Summary (njcredits)` (the user's sheet keeps its
+    name)."""
     taken = [s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets]
     names: dict[str, str] = {}
-    for role in ("Findings", "Summary", "Run"):
+    for role in ("Findings", "Summary", "Run", "Rules"):
         names[role] = tool_sheet_name(role, taken + list(names.values()))
     return names
 
@@ -806,10 +807,17 @@ def tool_sheets(result: Result) -> dict[str, str]:
 def write_tool_sheets(wb, fmts: Formats, result: Result):
     """The Findings, Summary and Run sheets, and the marker naming them (what the next run
     replaces, see batch.reading); returns the Findings rows' generator (see batch.sheetxml)."""
+    from batch.rulebook import write_rules_sheet
+
     names = tool_sheets(result)
     findings = _write_findings(wb, fmts, result, names["Findings"])
     _write_summary(wb, fmts, result, names["Summary"])
     _write_run(wb, fmts, result, names["Run"])
+    programs = []  # each program present, once, in the order of its sheets
+    for res in result.intake:
+        if all(res.program is not p for p in programs):
+            programs.append(res.program)
+    write_rules_sheet(wb, fmts, programs, names["Rules"])
     for role, name in names.items():
         wb.define_name(marker_name(role), f"={quoted_sheet(name)}!$A$1")
     return findings

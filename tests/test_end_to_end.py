@@ -46,7 +46,7 @@ def sample_run(tmp_path_factory):
 
 def test_returned_workbook_has_the_contract_sheets(sample_run):
     names = python_calamine.CalamineWorkbook.from_path(str(sample_run)).sheet_names
-    assert names == ["Transfers", "Contacts", "Findings", "Summary", "Run"]
+    assert names == ["Transfers", "Contacts", "Findings", "Summary", "Run", "Rules"]
 
 
 def test_rows_in_equal_rows_out_and_values_unchanged(sample_run):

@@ -39,7 +39,7 @@ CHANGED = {
     "xl/drawings/commentsDrawing1.vml",
 }
 TOOL_SHEET_PARTS = re.compile(
-    r"^xl/(worksheets/sheet[456]\.xml|worksheets/_rels/sheet[456]\.xml\.rels|charts/chart2\.xml|drawings/(_rels/)?drawing2\.xml(\.rels)?)$"
+    r"^xl/(worksheets/sheet[4567]\.xml|worksheets/_rels/sheet[4567]\.xml\.rels|charts/chart2\.xml|drawings/(_rels/)?drawing2\.xml(\.rels)?)$"
 )
 
 
@@ -79,7 +79,7 @@ def test_every_part_the_tool_does_not_touch_is_byte_identical(kept_run):
 def test_the_tools_columns_fills_notes_and_sheets(kept_run):
     _src, out = kept_run
     book = openpyxl.load_workbook(out)
-    assert book.sheetnames == ["Transfers", "Lookups", "Reconciliation", "Findings", "Summary", "Run"]
+    assert book.sheetnames == ["Transfers", "Lookups", "Reconciliation", "Findings", "Summary", "Run", "Rules"]
     ws = book["Transfers"]
     assert [ws.cell(HEADER_ROW, c).value for c in range(10, 15)] == [
         "Minimum Transfer ($)",

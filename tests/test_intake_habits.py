@@ -67,7 +67,7 @@ def test_a_sheet_named_as_the_team_pleases_is_routed_by_its_header_row(tmp_path)
     assert "UNKNOWN_SHEET" not in result.findings["Code"].tolist()
     # returned with the tool's columns, and dropped back it gives the same result
     out = write(result, tmp_path / "out" / "nov.annotated.xlsx")
-    assert grid(out, "Transfers (Nov)")[2][-2:] == ["Status", "Findings"]
+    assert grid(out, "Transfers (Nov)")[2][-5:] == ["Status", "Findings", "Reviewer Decision", "Reviewer", "Reviewer Note"]
     again = process(out, as_of=AS_OF)
     assert again.intake[0].status.tolist() == ["OK", "Flagged"]
     assert again.findings["Message"].tolist() == result.findings["Message"].tolist()

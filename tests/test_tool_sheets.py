@@ -29,7 +29,7 @@ from validators.transfers import TRANSFERS as TRANSFERS_SPEC
 AS_OF = dt.date(2026, 11, 30)
 TRANSFERS = ROOT / "sample_inputs" / "transfers-2026-11.xlsx"
 BEIP = ROOT / "sample_inputs" / "beip-brrap-erg-2026-11.xlsx"
-TOOL = ["Findings (njcredits)", "Summary (njcredits)", "Run (njcredits)"]
+TOOL = ["Findings (njcredits)", "Summary (njcredits)", "Run (njcredits)", "Rules (njcredits)"]
 # sheets of the user's named like the tool's, with content that looks like none of the tool's
 USER_SHEETS = {
     "Findings": [["Finding", "Owner"], ["Check certificate C-9", "JD"]],
@@ -155,8 +155,8 @@ def test_users_sheets_named_like_the_tools_are_kept_and_the_tools_take_the_suffi
 
 def test_without_a_name_clash_the_tools_sheets_keep_their_names(tmp_path):
     out = annotate(TRANSFERS, tmp_path / "out")
-    assert sheet_names(out) == ["Transfers", "Contacts", "Findings", "Summary", "Run"]
-    assert marked_sheets(out) == {"findings", "summary", "run"}
+    assert sheet_names(out) == ["Transfers", "Contacts", "Findings", "Summary", "Run", "Rules"]
+    assert marked_sheets(out) == {"findings", "summary", "run", "rules"}
 
 
 def test_returned_workbook_with_users_sheets_dropped_back_gives_the_same_result(first_run, tmp_path):
@@ -213,7 +213,8 @@ def test_returned_workbook_of_the_release_before_the_marker_still_round_trips(tm
     old = _without_marker(first, tmp_path / "old" / first.name)
     assert marked_sheets(old) is None
     second = annotate(old, tmp_path / "out2")
-    assert sheet_names(second) == ["Transfers", "Contacts", "Findings", "Summary", "Run"]
+    # the release before the marker wrote no Rules sheet: this one, unmarked, is taken for the user's
+    assert sheet_names(second) == ["Transfers", "Contacts", "Rules", "Findings", "Summary", "Run", "Rules (njcredits)"]
     assert results(second) == results(first)
 
 
@@ -240,7 +241,7 @@ def test_a_name_taken_twice_gets_a_number(tmp_path):
         {"Transfers": [HEADERS, *ROWS], "summary": [["ours"]], "Summary (NJCREDITS)": [["also ours"]]},
     )
     out = annotate(src, tmp_path / "out")
-    assert sheet_names(out) == ["Transfers", "summary", "Summary (NJCREDITS)", "Findings", "Summary (njcredits 2)", "Run"]
+    assert sheet_names(out) == ["Transfers", "summary", "Summary (NJCREDITS)", "Findings", "Summary (njcredits 2)", "Run", "Rules"]
     assert grid(out, "Summary (NJCREDITS)") == [["also ours"]]
     second = annotate(out, tmp_path / "out2")
     assert sheet_names(second) == sheet_names(out)
@@ -290,8 +291,8 @@ def test_csv_with_an_illegal_or_long_name_is_written_with_a_legal_sheet_name(tmp
     result = process(src, as_of=AS_OF)
     out = write(result, tmp_path / "out.xlsx")
     name = csv_sheet_name(stem)
-    assert sheet_names(out) == [name, "Findings", "Summary", "Run"]
-    assert openpyxl.load_workbook(out).sheetnames == [name, "Findings", "Summary", "Run"]
+    assert sheet_names(out) == [name, "Findings", "Summary", "Run", "Rules"]
+    assert openpyxl.load_workbook(out).sheetnames == [name, "Findings", "Summary", "Run", "Rules"]
     assert grid(out, name)[1][0] == "T-1"  # returned as it came
     assert [s.sheet.name for s in result.intake] == [name]  # routed by its headers: a Transfers sheet
 
@@ -307,7 +308,7 @@ def test_csv_named_like_a_tool_sheet_is_the_users(tmp_path):
     result = process(_transfers_csv(tmp_path / "Findings.csv"), as_of=AS_OF)
     assert [s.sheet.name for s in result.intake] == ["Findings"]
     out = write(result, tmp_path / "out.xlsx")
-    assert sheet_names(out) == ["Findings", "Findings (njcredits)", "Summary", "Run"]
+    assert sheet_names(out) == ["Findings", "Findings (njcredits)", "Summary", "Run", "Rules"]
     # one with the tool's own Findings headers is no intake sheet: refused, never said to be OK
     src = tmp_path / "findings-export" / "Findings.csv"
     src.parent.mkdir()
@@ -329,7 +330,14 @@ def test_a_stray_cell_far_right_comes_back_in_place_and_the_tools_columns_follow
     g = grid(out, "Transfers")
     assert column_letters(zz) == "ZZ"
     assert g[2][zz] == "stray note"  # in place
-    assert g[0][zz + 1 :] == ["Minimum Transfer ($)", "Consideration Ratio", "Certificate Transferred To Date ($)", "Status", "Findings"]
+    assert g[0][zz + 1 :] == [
+        "Minimum Transfer ($)",
+        "Consideration Ratio",
+        "Certificate Transferred To Date ($)",
+        "Status",
+        "Findings",
+        *REVIEW_COLUMNS,
+    ]
     assert [r[zz + 4] for r in g[1:]] == ["OK", "Flagged", "OK"]
     assert all(v == "" for v in g[0][9:zz])  # nothing moved into the gap
     # and it stays so on a round trip
