@@ -344,3 +344,25 @@ def test_the_sheet_takes_the_name_it_is_given(tmp_path):
     rows = book.get_sheet_by_name("Rules (njcredits)").to_python()
     assert rows[0][0] == rb.TITLE
     assert len(rows) - 2 == values_in_rules(BY_NAME["BRRAP"])
+
+
+def test_a_returned_workbook_has_the_rules_of_its_programs(tmp_path):
+    """The Rules sheet of a returned workbook lists each parameter of the programs present (the
+    BEIP sample holds BEIP, BRRAP and ERG_Residential sheets), each with its citation."""
+    import datetime as dt
+    from pathlib import Path
+
+    from batch.pipeline import process
+    from batch.programs import PROGRAMS
+    from batch.writing import write
+
+    sample = Path(__file__).resolve().parents[1] / "sample_inputs" / "beip-brrap-erg-2026-11.xlsx"
+    result = process(sample, as_of=dt.date(2026, 11, 30))
+    out = write(result, tmp_path / "beip.annotated.xlsx")
+    present = [m for m in PROGRAMS if any(r.program is m for r in result.intake)]
+    expected = rb.rulebook(present)
+    grid = python_calamine.CalamineWorkbook.from_path(str(out)).get_sheet_by_name("Rules").to_python()
+    header = next(i for i, r in enumerate(grid) if r[: len(expected.columns)] == list(expected.columns))
+    rows = [r for r in grid[header + 1 :] if any(v != "" for v in r)]
+    assert len(rows) == len(expected) > 0
+    assert {r[0] for r in rows} == {m.name for m in present} and all(r[list(expected.columns).index("Citation")] for r in rows)
