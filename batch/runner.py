@@ -369,6 +369,9 @@ def _child(conn, alive, path: str, partial: str, memory_mb: int, limits, as_of, 
         conn.close()
 
 
+STOP_GRACE_SECONDS = 0.5  # how long a worker's unexpected end waits for the run to note a stop signal
+
+
 def isolated(todo: list, settings: Settings, run_id: str, stop: threading.Event):
     """Process each (item, partial) in its own worker, up to `workers` at a time, each with the memory
     limit and the timeout. Yields (item, partial, kind, payload): kind `ok` (payload: the result),
@@ -420,7 +423,15 @@ def isolated(todo: list, settings: Settings, run_id: str, stop: threading.Event)
                     kind, payload = conn.recv()
                 except (EOFError, OSError):
                     proc.join()
-                    if proc.exitcode == -signal.SIGKILL:  # killed from outside: the operator, the machine's OOM killer
+                    # a stop signal reaches the whole process group: a worker it ended before the worker
+                    # could ignore it (while starting) was stopped, not failed by its file; the run's own
+                    # handler may take a moment longer to note the signal than the worker took to end
+                    if proc.exitcode in (-signal.SIGINT, -signal.SIGTERM) or stop.wait(STOP_GRACE_SECONDS):
+                        kind, payload = (
+                            "environment",
+                            "the run was stopped (a stop signal) before this file was done; it stays in the inbox.",
+                        )
+                    elif proc.exitcode == -signal.SIGKILL:  # killed from outside: the operator, the machine's OOM killer
                         kind, payload = (
                             "environment",
                             f"the process reading {shown(item.name)} was killed from outside (SIGKILL); it stays in the inbox.",
