@@ -333,7 +333,7 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
     rows = np.array([r for r, _ in new], dtype=np.int64)
     cols = np.array([c for _, c in new], dtype=np.int64)
     first = max(blocks, default=0) + 1
-    count = max(1, -(-len(new) // 1024))
+    count = sheetxml.blocks_for(len(new))
     element = None
     if vml is None:
         vml = opc.free_name(parts, "xl/drawings/vmlDrawing{}.vml")

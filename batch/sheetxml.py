@@ -130,11 +130,17 @@ def _template(template: bytes | str, first_block: int, blocks: int) -> tuple[str
     return head, re.split(r"\{(ID|LEFT|TOP|Z|ANCHOR|ROW|COL)\}", shape), tail
 
 
+def blocks_for(shapes: int) -> int:
+    """The shape-id blocks (1,024 ids each) that `shapes` boxes numbered from block * 1024 + 1 take:
+    the last id of a full block spills into the next (1,024 boxes take ids 1025..2048, two blocks)."""
+    return max(1, -(-(shapes + 1) // 1024))
+
+
 def vml_xml(template: bytes | str, rows: np.ndarray, cols: np.ndarray, first_block: int):
     """The VML drawing of a sheet's comment boxes (hidden until the cell is hovered), from a
     drawing of one comment as xlsxwriter writes it, in chunks of bytes: shape ids from block
     `first_block` on, boxes anchored beside each cell."""
-    head, parts, tail = _template(template, first_block, max(1, -(-len(rows) // 1024)))
+    head, parts, tail = _template(template, first_block, blocks_for(len(rows)))
     yield head.encode("utf-8")
     yield from vml_shapes(rows, cols, first_block, parts)
     yield tail.encode("utf-8")

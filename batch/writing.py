@@ -856,7 +856,7 @@ def write(result: Result, out_path: Path) -> Path:
                 if notes:
                     comment_sheets += 1
                     replace.update(_comment_parts(sheet, notes, comment_sheets, block))
-                    block += -(-sum(len(c) for c in notes.values()) // 1024)
+                    block += sheetxml.blocks_for(sum(len(c) for c in notes.values()))
             else:
                 generated[f"xl/worksheets/sheet{i}.xml"] = _write_other(wb, fmts, sheet)
         generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"] = write_tool_sheets(wb, fmts, result)

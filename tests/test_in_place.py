@@ -433,3 +433,25 @@ def test_a_workbook_not_written_as_excel_writes_it_comes_back_written_anew_and_s
     assert not result.in_place and len(found) == 1 and "could not be annotated in place" in found.iloc[0]["Message"]
     ws = openpyxl.load_workbook(annotate(src, tmp_path / "out"))["Transfers"]
     assert ws["A3"].value == "T-2" and ws["M3"].value == "Flagged"
+
+
+@pytest.mark.parametrize("notes", [1023, 1024, 1025])
+def test_every_comment_box_id_is_in_a_block_its_drawing_declares(tmp_path, notes):
+    """Boxes are numbered from block * 1024 + 1, so 1,024 boxes reach into a second block of
+    1,024 ids: the drawing must declare it, and the next drawing start after it."""
+
+    def rows(ws):
+        for i in range(notes):  # each row a Grow NJ transfer of $20,000, under the $25,000 minimum: one note
+            ws.append([f"T-{i + 10}", "Grow NJ", f"C-{i}", 500000, "Seller LLC", "Buyer Inc.", "2026-01-05", 20000, 18000])
+
+    src = _transfers_book(tmp_path / "in" / "many.xlsx", rows)
+    out = annotate(src, tmp_path / "out")
+    seen = set()
+    for name, data in parts(out).items():
+        if name.endswith(".vml"):
+            declared = {int(b) for b in re.search(rb'data="([^"]*)"', data).group(1).split(b",")}
+            ids = [int(i) for i in re.findall(rb'id="_x0000_s(\d+)"', data)]
+            assert {i // 1024 for i in ids} <= declared, name
+            assert not seen & set(ids)
+            seen |= set(ids)
+    assert len(seen) == notes + 1  # T-2's note too
