@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 
 from batch.cells import column_letters
+from batch.safety import Refused
 
 ROW = re.compile(rb"<row\b([^>]*?)(/>|>(.*?)</row>)", re.S)
 ROW_NUMBER = re.compile(rb'\br="(\d+)"')
@@ -166,6 +167,11 @@ class LazyTails:
         return self.current[i - start]
 
 
+class RowsOutOfOrder(Refused):
+    """A sheet part whose rows are not in ascending order (not as the file format writes them):
+    the tool's cells could not be placed without writing a row twice."""
+
+
 class _Rows:
     """The rows of a sheet rewritten in order, a segment of whole rows at a time (see rewrite_rows)."""
 
@@ -185,7 +191,13 @@ class _Rows:
         wanted, at = self.wanted, 0
         for m in ROW.finditer(data):
             found = ROW_NUMBER.search(m.group(1))
-            self.number = int(found.group(1)) if found else self.number + 1  # a row without `r` follows the one before
+            number = int(found.group(1)) if found else self.number + 1  # a row without `r` follows the one before
+            if number <= self.number:
+                raise RowsOutOfOrder(
+                    f"A sheet of the workbook lists row {number} after row {self.number}; the file format keeps rows in order, "
+                    "as Excel and LibreOffice write them. Open the workbook in Excel, save it, and drop it in again."
+                )
+            self.number = number
             while self.w < len(wanted) and wanted[self.w] < self.number:  # rows the sheet lacks, in order
                 yield data[at : m.start()]
                 at = m.start()

@@ -9,7 +9,7 @@ import openpyxl
 import pytest
 from defusedxml import ElementTree
 
-from batch.sheetrows import column_number, rewrite_rows, rewrite_stream, split_part
+from batch.sheetrows import RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, split_part
 
 HEAD = b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
 TAIL = b'<mergeCells count="1"><mergeCell ref="A1:C1"/></mergeCells></worksheet>'
@@ -121,3 +121,10 @@ def test_a_part_read_in_chunks_gives_the_same_bytes(size, tails, styles):
     pieces = [empty[i : i + size] for i in range(0, len(empty), size)]
     assert b"".join(rewrite_stream(pieces, tails, styles)) == rewrite(empty, tails, styles)
     assert split_part(pieces) == (HEAD, TAIL)
+
+
+def test_rows_out_of_order_are_refused_rather_than_written_twice():
+    """Row 4 listed before row 2: the tool's cells for row 2 would go into a second row 2."""
+    part = HEAD + b'<sheetData><row r="4"><c r="A4"><v>1</v></c></row><row r="2"><c r="A2"><v>2</v></c></row></sheetData>' + TAIL
+    with pytest.raises(RowsOutOfOrder, match="row 2 after row 4"):
+        b"".join(rewrite_rows(part, {2: b'<c r="B2"><v>3</v></c>'}, {}))
