@@ -166,7 +166,7 @@ class CellNotes:
     columns: frozenset[int] = frozenset()  # 0-based columns holding any cell element (a formatted empty cell too)
 
 
-CELL_COLUMN = re.compile(rb'<c r="([A-Z]{1,3})')
+CELL_COLUMN = re.compile(rb'<c\b[^>]*?\br\s*=\s*["\']([A-Z]{1,3})')  # the reference, wherever it stands among the attributes
 
 
 def scan_cells(path: Path) -> dict[str, CellNotes]:

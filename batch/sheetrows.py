@@ -23,11 +23,11 @@ from batch.cells import column_letters
 from batch.safety import Refused
 
 ROW = re.compile(rb"<row\b([^>]*?)(/>|>(.*?)</row>)", re.S)
-ROW_NUMBER = re.compile(rb'\br="(\d+)"')
+ROW_NUMBER = re.compile(rb'\br\s*=\s*["\'](\d+)["\']')  # as Excel writes it, or with single quotes or spaces
 CELL = re.compile(rb"<c\b([^>]*?)(/>|>.*?</c>)", re.S)
-CELL_REF = re.compile(rb'\br="([A-Z]+)(\d+)"')
-STYLE = re.compile(rb'\bs="\d+"')
-STYLE_VALUE = re.compile(rb'\bs="(\d+)"')
+CELL_REF = re.compile(rb'\br\s*=\s*["\']([A-Z]+)(\d+)["\']')
+STYLE = re.compile(rb'\bs\s*=\s*["\']\d+["\']')
+STYLE_VALUE = re.compile(rb'\bs\s*=\s*["\'](\d+)["\']')
 SHEET_DATA = re.compile(rb"<sheetData\b[^>]*?(/>|>)")
 SHEET_DATA_END = b"</sheetData>"
 CUSTOM_HEIGHT = re.compile(rb'\bcustomHeight="(?:1|true)"')  # Excel writes 1, LibreOffice true

@@ -79,7 +79,7 @@ def comments_xml(refs: np.ndarray, texts: pd.Series):
     xlsxwriter writes them."""
     yield (
         b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<comments xmlns="http://schemas.openxmlformats.org/'
-        b'spreadsheetml/2006/main"><authors><author></author></authors><commentList>'
+        b'spreadsheetml/2006/main"><authors><author>njcredits</author></authors><commentList>'
     )
     for start in range(0, len(refs), CHUNK_ROWS):
         part = slice(start, start + CHUNK_ROWS)

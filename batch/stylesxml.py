@@ -172,6 +172,26 @@ class Styles:
         return xml
 
 
+def marked_fills(xml: bytes, fills: dict[int, tuple[int, str]]) -> bytes:
+    """A style table written by xlsxwriter with its fill styles marked as the tool's: each cell
+    style of `fills` (index -> (the style it replaces, severity)) points at a named style
+    `njcredits SEVERITY N`, as `Styles.flagged` marks its copies, so that a round trip of a
+    workbook written anew gives the cells their own style back."""
+    styles = Styles(xml)
+    for index, (plain, severity) in sorted(fills.items()):
+        name = f"{STYLE_PREFIX}{severity} {plain}"
+        named = next((_attr(c, "xfId") for c in styles.items["cellStyles"] if _attr(c, "name") == name), None)
+        if named is None:
+            base = styles.items["cellStyleXfs"][0] if styles.items["cellStyleXfs"] else DEFAULT_XF
+            fill = _attr(styles.items["cellXfs"][index], "fillId") or "0"
+            styles.items["cellStyleXfs"].append(_set(_set(base, "fillId", fill), "applyFill", "1"))
+            named = str(len(styles.items["cellStyleXfs"]) - 1)
+            styles.items["cellStyles"].append(f'<cellStyle name="{name}" xfId="{named}"/>'.encode())
+        styles.items["cellXfs"][index] = _set(styles.items["cellXfs"][index], "xfId", named)
+        styles.count["cellXfs"] = -1  # changed in place: written again
+    return styles.xml()
+
+
 def add_fills(xml: bytes, wanted: set[tuple[int, str]]) -> tuple[bytes, dict[tuple[int, str], int]]:
     """Append, for each (style index, severity) wanted, a copy of that cell style with the
     severity's solid fill, marked by a named style recording the index it replaces. Returns the

@@ -21,9 +21,11 @@ import xlsxwriter
 
 from batch import __version__, cells, sheetxml
 from batch.calculators import SummaryTable
+from batch.commentsxml import MARKER
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import Result, SheetResult
 from batch.reading import EXCEL_COLUMNS, RUN_TITLE, SUMMARY_TITLE, OtherSheet, marker_name, quoted_sheet, tool_sheet_name
+from batch.stylesxml import marked_fills
 from batch.xlsxwriter_private import xf_index
 from validators.columns import REVIEW_COLUMNS
 
@@ -135,7 +137,8 @@ def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int)
     refs = np.array([cells.column_letters(c) for c in range(int(cols.max()) + 1)], dtype=object)[cols] + (rows + 1).astype(str).astype(
         object
     )
-    texts = pd.Series([p[2] for p in positions], dtype=object)
+    # marked as the tool's notes (batch.commentsxml), so that a round trip of the workbook takes them out
+    texts = pd.Series([f"{MARKER}\n{p[2]}"[: cells.MAX_TEXT] for p in positions], dtype=object)
     return {
         f"xl/comments{number}.xml": lambda _old: sheetxml.comments_xml(refs, texts),
         f"xl/drawings/vmlDrawing{number}.vml": lambda old: sheetxml.vml_xml(old, rows, cols, first_block),
@@ -861,6 +864,14 @@ def write(result: Result, out_path: Path) -> Path:
                 generated[f"xl/worksheets/sheet{i}.xml"] = _write_other(wb, fmts, sheet)
         generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"] = write_tool_sheets(wb, fmts, result)
         wb.close()
+        # the fills of flagged cells marked as the tool's, with the style each replaced, as in place
+        fills = {}
+        for key, fmt in fmts.cache.items():
+            severity = next((sev for sev, colour in FILL.items() if key[1] == colour), None)
+            plain = fmts.cache.get((key[0], None, *key[2:]))
+            if severity and fmt is not None and fmt.xf_index is not None:
+                fills[fmt.xf_index] = (plain.xf_index or 0 if plain is not None else 0, severity)
+        replace["xl/styles.xml"] = lambda old: [marked_fills(old, fills)]
         sheetxml.splice(tmp, generated, replace)
         os.replace(tmp, out_path)
         result.timed("write", clock)

@@ -455,3 +455,28 @@ def test_every_comment_box_id_is_in_a_block_its_drawing_declares(tmp_path, notes
             assert not seen & set(ids)
             seen |= set(ids)
     assert len(seen) == notes + 1  # T-2's note too
+
+
+def test_a_workbook_written_anew_comes_back_without_stale_notes_or_fills(tmp_path):
+    """A CSV comes back as a workbook written anew; dropped back in (an .xlsx now, annotated in
+    place), its notes and fills are recognised as the tool's: a fixed cell loses both, and a cell
+    still flagged has its note once."""
+    src = tmp_path / "in" / "Transfers.csv"
+    src.parent.mkdir()
+    rows = [
+        TRANSFERS_HEADERS,
+        ["T-1", "Grow NJ", "C-1", "500000", "Seller LLC", "Buyer Inc.", "2026-01-05", "20000", "18000"],  # under $25,000
+        ["T-2", "Grow NJ", "C-2", "500000", "Seller LLC", "Buyer Inc.", "2026-01-06", "20000", "18000"],  # under $25,000
+    ]
+    src.write_text("\n".join(",".join(r) for r in rows) + "\n", encoding="utf-8")
+    first = annotate(src, tmp_path / "out1")
+    assert _fill(openpyxl.load_workbook(first)["Transfers"], "H2") == FILLS["error"]
+    # T-1 fixed: 30,000 (a CSV's cells come back as the text they were)
+    fixed = _edited(
+        first,
+        tmp_path / "fixed" / "Transfers.annotated.xlsx",
+        lambda n, d: re.sub(rb'(<c r="H2"[^>]*><is><t>)20000(</t>)', rb"\g<1>30000\g<2>", d) if n == "xl/worksheets/sheet1.xml" else d,
+    )
+    ws = openpyxl.load_workbook(annotate(fixed, tmp_path / "out2"))["Transfers"]
+    assert _fill(ws, "H2") is None and ws["H2"].comment is None
+    assert _fill(ws, "H3") == FILLS["error"] and ws["H3"].comment.text.count("TRANSFER_BELOW_MINIMUM") == 1

@@ -128,3 +128,12 @@ def test_rows_out_of_order_are_refused_rather_than_written_twice():
     part = HEAD + b'<sheetData><row r="4"><c r="A4"><v>1</v></c></row><row r="2"><c r="A2"><v>2</v></c></row></sheetData>' + TAIL
     with pytest.raises(RowsOutOfOrder, match="row 2 after row 4"):
         b"".join(rewrite_rows(part, {2: b'<c r="B2"><v>3</v></c>'}, {}))
+
+
+@pytest.mark.parametrize("quoted", [b"r='B2' s='2'", b'r = "B2" s = "2"'])
+def test_attributes_in_single_quotes_or_with_spaces_are_read_and_restyled_once(quoted):
+    """Valid XML that Excel does not write: the cell's own style attribute is replaced, never doubled."""
+    part = HEAD + b'<sheetData><row r="2"><c r="A2"><v>1</v></c><c ' + quoted + b"><v>100</v></c></row></sheetData>" + TAIL
+    out = rewrite(part, {}, {2: {1: 7}})
+    ElementTree.fromstring(out)  # well-formed: one s attribute
+    assert out.count(b's="7"') == 1 and b"<v>100</v>" in out
