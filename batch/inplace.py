@@ -591,7 +591,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
                     if name in streams:
                         sheetxml.stream(zout, info, streams[name](), 1)
                     elif name in infos and parts.unread(name):  # never looked at: copied as it is
-                        sheetxml.stream(zout, info, parts.chunks(name), 1)
+                        sheetxml.stream(zout, info, parts.chunks(name), 1, size=infos[name].file_size)
                     elif name != "xl/styles.xml":  # the style table last: the rows add the flagged cells' styles
                         zout.writestr(info, parts[name], compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
                 info = zipfile.ZipInfo("xl/styles.xml", date_time=infos["xl/styles.xml"].date_time)

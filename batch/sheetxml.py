@@ -22,6 +22,7 @@ import pandas as pd
 from batch import cells
 
 CHUNK_ROWS = 5_000
+ZIP64_FROM = (1 << 31) - (1 << 20)  # a member this large needs zip64 headers (zipfile's own limit, with a margin)
 SHEETDATA_END = b"</sheetData>"
 
 
@@ -56,8 +57,10 @@ def spliced(data: bytes, rows, dimension: str):
     return itertools.chain([head], rows, [SHEETDATA_END + tail])
 
 
-def stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: int) -> None:
-    """Write a part from chunks of bytes, never holding the whole part in memory."""
+def stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: int, size: int | None = None) -> None:
+    """Write a part from chunks of bytes, never holding the whole part in memory. Its size, when
+    known (a part copied as it is), decides whether it needs zip64 headers; a part of unknown size
+    gets them, as it may pass 2 GiB."""
     info = zipfile.ZipInfo(item.filename, date_time=item.date_time)
     info.compress_type = zipfile.ZIP_DEFLATED
     # the level zipfile uses for a streamed member: `compress_level` from Python 3.13, `_compresslevel` before
@@ -65,7 +68,7 @@ def stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: 
         info.compress_level = compresslevel
     else:
         info._compresslevel = compresslevel  # noqa: SLF001
-    with zout.open(info, "w", force_zip64=True) as out:
+    with zout.open(info, "w", force_zip64=size is None or size >= ZIP64_FROM) as out:
         for chunk in chunks:
             out.write(chunk)
 
