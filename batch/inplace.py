@@ -25,6 +25,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import xlsxwriter
 
 from batch import cells, commentsxml, opc, package, sheetrows, sheetxml
@@ -39,6 +40,7 @@ from batch.writing import (
     decision_prompt,
     frozen_at,
     lines,
+    tool_cells,
     tool_columns,
     tool_styles,
     write_tool_sheets,
@@ -54,7 +56,6 @@ T_CALC_CHAIN = opc.REL_NS + "/calcChain"
 CT_COMMENTS = "application/vnd.openxmlformats-officedocument.spreadsheetml.comments+xml"
 CT_VML = "application/vnd.openxmlformats-officedocument.vmlDrawing"
 DEFINED = re.compile(rb"<definedName\b([^>]*)>(.*?)</definedName>|<definedName\b[^>]*/>", re.S)
-SHEET_DATA = re.compile(rb"<sheetData\b[^>]*?(/>|>)")
 # the elements a worksheet may hold after its rows, in the order the schema requires
 AFTER_ROWS = (
     "sheetCalcPr sheetProtection protectedRanges scenarios autoFilter sortState dataConsolidate customSheetViews mergeCells "
@@ -440,13 +441,9 @@ def _intake(
 ):
     """The rows of an intake sheet's part with the tool's additions (a generator of bytes, run as
     the package is written); the sheet's head and tail, comments and drawing are changed here."""
-    import pandas as pd
-
-    from batch.writing import tool_cells
-
     sheet = res.sheet
     data = parts[part]
-    start = SHEET_DATA.search(data)
+    start = sheetrows.SHEET_DATA.search(data)
     end = data.index(b"</sheetData>") + len(b"</sheetData>") if start.group(1) == b">" else start.end()
     head, tail = data[: start.start()], data[end:]
     columns, at, h = look["columns"], sheet.results_at, sheet.header_row

@@ -232,6 +232,18 @@ def rewrite_rows(
     yield from rewrite_stream([part], tails, styles, changes, head, tail)
 
 
+def _up_to_rows(chunks) -> tuple[bytes, re.Match, Iterator[bytes]]:
+    """A sheet part read in chunks up to its `<sheetData>` tag: what was read, the tag's match in
+    it, and the chunks not read yet."""
+    buf, chunks = b"", iter(chunks)
+    for chunk in chunks:
+        buf += chunk
+        start = SHEET_DATA.search(buf)
+        if start:
+            return buf, start, chunks
+    raise ValueError("not a worksheet part: no <sheetData>")
+
+
 def rewrite_stream(
     chunks, tails, styles: dict[int, dict], changes: Changes | None = None, head: bytes | None = None, tail: bytes | None = None
 ) -> Iterator[bytes]:
@@ -239,14 +251,7 @@ def rewrite_stream(
     changes = changes or Changes(styles)
     changes.styles = styles
     rows = _Rows(tails, styles, changes)
-    buf, chunks = b"", iter(chunks)
-    for chunk in chunks:  # up to the rows
-        buf += chunk
-        start = SHEET_DATA.search(buf)
-        if start:
-            break
-    else:
-        raise ValueError("not a worksheet part: no <sheetData>")
+    buf, start, chunks = _up_to_rows(chunks)
     opening = b"<sheetData" + buf[start.start() + len(b"<sheetData") : start.end()].rstrip(b"/>") + b">"
     yield (buf[: start.start()] if head is None else head) + opening
     if start.group(1) == b"/>":  # an empty sheet
@@ -276,14 +281,7 @@ def rewrite_stream(
 def split_part(chunks) -> tuple[bytes, bytes]:
     """What comes before a sheet part's `<sheetData` and after its rows, read in chunks (the rows
     themselves are not kept)."""
-    buf, chunks = b"", iter(chunks)
-    for chunk in chunks:
-        buf += chunk
-        start = SHEET_DATA.search(buf)
-        if start:
-            break
-    else:
-        raise ValueError("not a worksheet part: no <sheetData>")
+    buf, start, chunks = _up_to_rows(chunks)
     head = buf[: start.start()]
     if start.group(1) == b"/>":
         return head, buf[start.end() :] + b"".join(chunks)

@@ -70,6 +70,7 @@ class Styles:
             m = _section(xml, tag)
             self.items[tag] = _items(m.group(0)) if m else []
         self.count = {tag: len(v) for tag, v in self.items.items()}
+        self.changed: set[str] = set()  # lists with an entry changed in place (not only appended to)
 
     def _add(self, tag: str, item: bytes) -> int:
         """The index of `item` in list `tag`, appended when the list does not hold it yet."""
@@ -157,7 +158,7 @@ class Styles:
         xml = self.source
         for tag in LISTS:
             items = self.items[tag]
-            if len(items) == self.count[tag]:
+            if len(items) == self.count[tag] and tag not in self.changed:
                 continue
             m = _section(xml, tag)
             if m is None:  # a list the table lacks: after the lists that come before it in the schema's order
@@ -188,7 +189,7 @@ def marked_fills(xml: bytes, fills: dict[int, tuple[int, str]]) -> bytes:
             named = str(len(styles.items["cellStyleXfs"]) - 1)
             styles.items["cellStyles"].append(f'<cellStyle name="{name}" xfId="{named}"/>'.encode())
         styles.items["cellXfs"][index] = _set(styles.items["cellXfs"][index], "xfId", named)
-        styles.count["cellXfs"] = -1  # changed in place: written again
+        styles.changed.add("cellXfs")
     return styles.xml()
 
 

@@ -25,6 +25,7 @@ from batch.commentsxml import MARKER
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import Result, SheetResult
 from batch.reading import EXCEL_COLUMNS, RUN_TITLE, SUMMARY_TITLE, OtherSheet, marker_name, quoted_sheet, tool_sheet_name
+from batch.reviews import CHOICES
 from batch.stylesxml import marked_fills
 from batch.xlsxwriter_private import xf_index
 from validators.columns import REVIEW_COLUMNS
@@ -295,8 +296,6 @@ def tool_headers(sheet) -> list[str]:
 def decision_prompt() -> dict[str, str]:
     """The input message of the Reviewer Decision column: the choices (a message, not a list: a
     list would refuse `Waive CODE`)."""
-    from batch.reviews import CHOICES
-
     return {"input_title": REVIEW_COLUMNS[0], "input_message": CHOICES}
 
 
