@@ -92,9 +92,23 @@ def _money_strings(values: np.ndarray, show_cents: bool) -> np.ndarray:
     return np.array(text, dtype=object)[inverse]
 
 
+# a word of a citation (a defined term in quotes, "last", "paragraph"), kept as a word
+_CITE_WORD = re.compile(r'"[^"]*"|[A-Za-z]{2,}')
+
+
 def short_cite(cite: str) -> str:
-    """'C.34:1B-246 c.(4)' -> '246c(4)': the compact form used in the Calculation column."""
-    return re.sub(r"[\s.]", "", re.sub(r"^C\.\d+:\w+-", "", str(cite)))
+    """The compact form used in the Calculation column: the section number without its title and
+    chapter, paragraph codes without their dots and spaces, words kept: 'C.34:1B-246 c.(4)' -> '246c(4)',
+    'C.34:1B-246 d. last paragraph (a)' -> '246d last para (a)',
+    'C.34:1B-243 "mega project" b.(1)' -> '243 "mega project" b(1)'."""
+    text = re.sub(r"^C\.\d+:\w+-", "", str(cite)).replace("last paragraph", "last para")
+    out, gap = "", ""
+    for token in re.findall(r'"[^"]*"|\S+', text):
+        if _CITE_WORD.fullmatch(token):
+            out, gap = f"{out} {token}", " "
+        else:
+            out, gap = out + gap + re.sub(r"(?<=[a-z])\.", "", token), ""
+    return out.strip()
 
 
 def _fill(template: str, frame: pd.DataFrame, formats: dict[str, str]) -> pd.Series:

@@ -7,7 +7,9 @@ force), a case (a value picked by a column, `by:`) and a tier (a row of an order
 each, and a program with statute versions (`statute_version:` files) one row per value of each
 version, as the rows of that version use them. `write_rules_sheet` writes it as the `Rules`
 sheet of a returned workbook (the programs present); `write_rulebook` writes the whole rulebook
-as `njcredits-rules.xlsx` (`njcredits rules --out DIR`). Nothing here names a program: the rows,
+as `njcredits-rules.xlsx` (`njcredits rules --out DIR`). A value or date the rules data flags as
+not written in its cited text (`not_in_text`) says so first in its Interpretation, before the
+reading that supplies it. Nothing here names a program: the rows,
 texts and units all come from the rules data, and values read as `validators.rules_text` writes
 them in the column hints (money as $25,000, shares as 75%, dates as YYYY-MM-DD).
 """
@@ -163,6 +165,18 @@ def _joined(*texts: str) -> str:
     return "\n".join(t.strip() for t in texts if t and t.strip())
 
 
+# what the Interpretation column says first of a value or date the cited text does not write
+NOT_IN_TEXT = {
+    ("value",): "The value is not written in the cited text.",
+    ("date",): "The date in force is not written in the cited text.",
+    ("date", "value"): "Neither the value nor the date in force is written in the cited text.",
+}
+
+
+def _not_in_text(flags) -> str:
+    return NOT_IN_TEXT[tuple(sorted(set(flags)))] if flags else ""
+
+
 def _program_rows(program) -> list[dict]:
     loaded = rules_mod.load(program.rules)
     raw = _raw(program.rules)
@@ -191,7 +205,9 @@ def _program_rows(program) -> list[dict]:
                             "In force from": "",
                             "In force until": "",
                             "Citation": tier.cite,
-                            "Interpretation": _joined(spec.get("interpretation", ""), tier_spec.get("interpretation", "")),
+                            "Interpretation": _joined(
+                                _not_in_text(tier.not_in_text), spec.get("interpretation", ""), tier_spec.get("interpretation", "")
+                            ),
                         }
                     )
                 continue
@@ -206,7 +222,7 @@ def _program_rows(program) -> list[dict]:
                             "In force from": since,
                             "In force until": until,
                             "Citation": p.cite,
-                            "Interpretation": _joined(p.interpretation),
+                            "Interpretation": _joined(_not_in_text(p.not_in_text), p.interpretation),
                         }
                     )
     return rows

@@ -171,7 +171,7 @@ def test_a_dated_value_carries_its_interpretation(book):
             "GrowNJ",
             "mrera_tiers",
             "$5,000,000\nStatute Version 2014; tier 2 of 5: MRERA (d); min jobs: 150; min capex: $20,000,000",
-            "C.34:1B-246 d.(d)",
+            "C.34:1B-246 d. last paragraph (d)",
         ),
         # a share that has no exact decimal is given as its fraction too
         ("GrowNJ", "reduced_minimum_capex_share", "2/3 (66.67%)", "C.34:1B-244 b."),

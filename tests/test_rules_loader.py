@@ -70,6 +70,17 @@ def test_every_shipped_rules_folder_loads(program):
         ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, values: [{since: soon, value: 1}]}\n", "since"),
         ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, values: [{since: 2014-13-01, value: 1}]}\n", "month"),
         ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, values: [{value: 1}]}\n", "since"),
+        # a value or date the cited text does not write must say where it comes from
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, value: 1, not_in_text: [value]}\n", "needs an interpretation"),
+        ("version: v\nparameters:\n  m: {description: d, unit: USD, cite: c, value: 1, not_in_text: [amount]}\n", "not_in_text"),
+        (
+            "version: v\nparameters:\n  m: {description: d, unit: USD, by: P, cases: {A: {cite: c, value: 1, not_in_text: [date]}}}\n",
+            "case 'A': not_in_text ['date'] needs an interpretation",
+        ),
+        (
+            "version: v\nparameters:\n  m: {description: d, unit: USD, tiers: [{label: a, cite: c, value: 1, not_in_text: [value]}]}\n",
+            "tier 1 (a): not_in_text ['value'] needs an interpretation",
+        ),
         # an unquoted summary holding ", " in a flow mapping splits into keys
         (
             "version: v\nparameters:\n"

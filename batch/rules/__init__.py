@@ -16,12 +16,19 @@ replaces the base's whole (a tier list is replaced whole, never merged row by ro
 Every file is checked against a strict schema when loaded (`RulesFile`, `FindingEntry`): an
 unknown key, a parameter or tier without a citation, or a unit outside `UNITS` stops the load
 with the file and the key named, so a misspelt key never silently means "not set".
+
+A citation names a provision of a statute text: each rules file names the texts it cites
+(`texts:`), and `sections.yaml` lists, for each text, its sections and every paragraph they have
+(a test checks every citation against it). Where a value, or the date a value took effect, is
+not written in the cited text, the entry says so (`not_in_text: [value]`, `[date]` or both) and
+its `interpretation:` says where it comes from; the schema refuses the flag without one.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
@@ -43,12 +50,16 @@ UNITS = frozenset(
 # figures a program's tiers add (minimum jobs, capital investment, installments, ...).
 TIER_KEYS = frozenset(
     {
-        "label", "cite", "value", "area", "not_area", "any_flag", "all_flags", "interpretation", "summary",
+        "label", "cite", "value", "area", "not_area", "any_flag", "all_flags", "interpretation", "summary", "not_in_text",
         "min_jobs", "min_jobs_over", "jobs", "min_capex", "min_capex_over", "min_employees", "from_year", "to_year",
         "installments", "basis", "bucket", "categories", "withholdings", "when_blank", "finding", "south_jersey",
         "shares", "starts_at_later_approval",
     }
 )  # fmt: skip
+
+
+# What an entry may say is not written in its cited text: the value itself, or the date it took effect.
+NOT_IN_TEXT = ("value", "date")
 
 
 class RulesError(ValueError):
@@ -64,11 +75,21 @@ class StepSpec(_Strict):
     value: Any
 
 
+NotInText = list[Literal["value", "date"]]
+
+
+def _explained(not_in_text: list, *interpretations: str) -> None:
+    """A value or date not written in the cited text needs an interpretation saying where it comes from."""
+    if not_in_text and not any(i.strip() for i in interpretations):
+        raise ValueError(f"not_in_text {not_in_text} needs an interpretation saying where the {' and '.join(not_in_text)} comes from")
+
+
 class CaseSpec(_Strict):
     cite: str | None = None
     source: str = ""
     summary: str = ""
     interpretation: str = ""
+    not_in_text: NotInText = []
     value: Any = None
     values: list[StepSpec] | None = None
 
@@ -80,6 +101,7 @@ class ParameterSpec(_Strict):
     source: str = ""
     summary: str = ""
     interpretation: str = ""
+    not_in_text: NotInText = []
     comparison: str = ""
     value: Any = None
     values: list[StepSpec] | None = None
@@ -95,6 +117,7 @@ class ParameterSpec(_Strict):
         given = [k for k in ("value", "values", "tiers", "cases") if k in self.model_fields_set]
         if len(given) != 1:
             raise ValueError(f"exactly one of value, values, tiers, cases is needed (found {', '.join(given) or 'none'})")
+        _explained(self.not_in_text, self.interpretation)
         if self.tiers is not None:
             for i, tier in enumerate(self.tiers):
                 unknown = set(tier) - TIER_KEYS
@@ -102,6 +125,13 @@ class ParameterSpec(_Strict):
                     raise ValueError(f"tier {i + 1} has unknown keys {sorted(unknown)}")
                 if not tier.get("cite"):
                     raise ValueError(f"tier {i + 1} ({tier.get('label', '')}) has no cite")
+                flags = tier.get("not_in_text", [])
+                if not isinstance(flags, list) or set(flags) - set(NOT_IN_TEXT):
+                    raise ValueError(f"tier {i + 1} ({tier.get('label', '')}): not_in_text is a list of {', '.join(NOT_IN_TEXT)}")
+                try:
+                    _explained(flags, self.interpretation, str(tier.get("interpretation", "")))
+                except ValueError as err:
+                    raise ValueError(f"tier {i + 1} ({tier.get('label', '')}): {err}") from None
         elif self.cases is not None:
             if not self.by:
                 raise ValueError("cases need `by`, the column that picks the case")
@@ -110,6 +140,10 @@ class ParameterSpec(_Strict):
                     raise ValueError(f"case {name!r} has no cite")
                 if ("value" in case.model_fields_set) == (case.values is not None):
                     raise ValueError(f"case {name!r} needs exactly one of value, values")
+                try:
+                    _explained(case.not_in_text, self.interpretation, case.interpretation)
+                except ValueError as err:
+                    raise ValueError(f"case {name!r}: {err}") from None
         elif not self.cite:
             raise ValueError("cite is required")
         return self
@@ -120,6 +154,7 @@ class RulesFile(_Strict):
     statute_version: str | None = None
     base: str | None = None  # the statute version this one changes
     sources: list[str] = []
+    texts: list[str] = []  # the statute texts of sections.yaml its citations name
     parameters: dict[str, ParameterSpec]
 
 
@@ -161,6 +196,7 @@ class Parameter:
     since: tuple[pd.Timestamp | None, ...]
     values: tuple[object, ...]
     interpretation: str = ""
+    not_in_text: tuple[str, ...] = ()  # what of it the cited text does not write: value, date
 
     @property
     def value(self):
@@ -237,6 +273,7 @@ def _parameter(name: str, spec: dict, defaults: dict) -> Parameter:
         since=tuple(None if s.get("since") is None else pd.Timestamp(s["since"]) for s in steps),
         values=tuple(_convert(unit, s["value"]) for s in steps),
         interpretation=merged.get("interpretation", ""),
+        not_in_text=tuple(merged.get("not_in_text", ())),
     )
 
 
@@ -252,11 +289,12 @@ class Tier:
     any_flag: tuple[str, ...] = ()
     all_flags: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)  # min_jobs, min_capex, finding, withholdings, ...
+    not_in_text: tuple[str, ...] = ()  # what of it the cited text does not write: value, date
 
 
 def _tiers(spec: dict) -> tuple[Tier, ...]:
     unit = spec.get("unit", "")
-    known = {"label", "cite", "value", "area", "not_area", "any_flag", "all_flags", "interpretation", "summary"}
+    known = {"label", "cite", "value", "area", "not_area", "any_flag", "all_flags", "interpretation", "summary", "not_in_text"}
     out = []
     for t in spec["tiers"]:
         extra = {k: (_convert(unit, v) if k.startswith("min_capex") else v) for k, v in t.items() if k not in known}
@@ -270,6 +308,7 @@ def _tiers(spec: dict) -> tuple[Tier, ...]:
                 any_flag=tuple(t.get("any_flag", ())),
                 all_flags=tuple(t.get("all_flags", ())),
                 extra=extra,
+                not_in_text=tuple(t.get("not_in_text", ()) or spec.get("not_in_text", ())),
             )
         )
     return tuple(out)
@@ -369,3 +408,44 @@ def load(program: str) -> Rules:
 @cache
 def common_findings() -> dict[str, dict]:
     return _load_yaml(RULES_DIR / "findings.yaml", FindingEntry)
+
+
+# -- the provisions a citation may name ----------------------------------------------------------
+
+
+class StatuteText(_Strict):
+    title: str
+    sections: dict[str, list[str]]
+
+
+class SectionsFile(_Strict):
+    texts: dict[str, StatuteText]
+
+
+@cache
+def sections() -> dict[str, dict[str, frozenset[str]]]:
+    """`sections.yaml`: statute text -> section -> the paragraphs it has in that text."""
+    doc = _load_yaml(RULES_DIR / "sections.yaml", SectionsFile)
+    return {text: {sec: frozenset(paras) for sec, paras in t["sections"].items()} for text, t in doc["texts"].items()}
+
+
+# a section's official citation (C.34:1B-246, C.52:27D-489f, C.34:1B-209.1) or, for a section the
+# sources give no codified citation, its public law (P.L.2004 c.65 s.7)
+_SECTION = re.compile(r"(C\.\d+[A-Z]?:\d+[A-Z]*-\d+(?:\.\d+)?[a-z]?|P\.L\.\d{4} c\.\d+ s\.\d+)(?:\s+(.+))?")
+# ", " between paragraphs, never inside a quoted defined term
+_BETWEEN_PARAGRAPHS = re.compile(r',\s+(?=(?:[^"]*"[^"]*")*[^"]*$)')
+
+
+def citations(cite: str) -> list[tuple[str, str]]:
+    """The (section, paragraph) pairs a citation names ('' for a whole section): citations are
+    joined by '; ', paragraphs of one section by ', '. A citation that names no section gives
+    (its text, None)."""
+    out: list[tuple[str, str]] = []
+    for one in (c.strip() for c in cite.split(";")):
+        m = _SECTION.fullmatch(one)
+        if m is None:
+            out.append((one, None))
+            continue
+        paragraphs = _BETWEEN_PARAGRAPHS.split(m.group(2)) if m.group(2) else [""]
+        out += [(m.group(1), p.strip()) for p in paragraphs]
+    return out

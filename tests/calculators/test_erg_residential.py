@@ -101,7 +101,7 @@ def test_growth_zone_messages():
     # 85% x 1,000,000 = 850,000 from the category; 75% = 750,000 in bucket (d) despite Y
     assert "85%" in info["Message"] and "$850,000.00" in info["Message"] and "category decided" in info["Message"]
     assert "bucket (d)" in warning["Message"] and "75%" in warning["Message"] and "not 85%" in warning["Message"]
-    assert "b.(2)(c), (d)" in warning["Citation"]
+    assert "b.(2)(c), b.(2)(d)" in warning["Citation"]
 
 
 PROJECT_CASES = [
