@@ -18,7 +18,7 @@ from conftest import ROOT
 
 import batch.rules as rules_mod
 from batch.programs import PROGRAMS
-from validators import beip, emerge, erg_residential, grow_nj, gsgz_property, transfers
+from validators import beip, emerge, erg_residential, grow_nj, grow_nj_compliance, gsgz_property, transfers
 from validators.rules_text import day, either, money, percent
 
 load = rules_mod.load
@@ -267,6 +267,14 @@ HINTS = [
         "of over 2,000,000 sq ft (246 c.(17), 2017 only)",
     ),
     ("grow_nj", "GROW_NJ", "grow_nj", value("default_eligibility_period", 12), "Eligibility Period (years)", "1 to 12; blank means 12."),
+    (
+        "grow_nj_compliance",
+        "GROW_NJ_COMPLIANCE",
+        "grow_nj_compliance",
+        value("eligibility_period_years", 12),
+        "Eligibility Period (years)",
+        "1 to 12; blank means 12.",
+    ),
 ]
 
 
@@ -363,6 +371,9 @@ def test_ranges_and_lists_equal_the_rules():
     ]
     # Grow NJ
     assert grow_nj.GROW_NJ.column("Eligibility Period (years)").maximum == grow["default_eligibility_period"].value
+    # Grow NJ compliance: the term of C.34:1B-243 "eligibility period"
+    term = grow_nj_compliance.GROW_NJ_COMPLIANCE.column("Eligibility Period (years)")
+    assert (term.minimum, term.maximum) == (1, load("grow_nj_compliance")["eligibility_period_years"].value)
     assert _codes(grow_nj.GROW_NJ, "Statute Version") == tuple(sorted(grow.versions))
     assert grow_nj.GROW_NJ.column("Statute Version").default == max(grow.versions)
     assert (

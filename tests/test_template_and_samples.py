@@ -207,6 +207,7 @@ NUMBER_CHECKS = [
     ("GrowNJ", "Gross Leasable Area (sq ft)", "decimal", "greaterThan", 0, None),
     ("GrowNJ", "Net Benefit ($)", "decimal", None, -(10**15 - 1), 10**15 - 1),  # may be negative
     ("GrowNJ_Compliance", "Tax Period", "whole", None, 1900, 2100),
+    ("GrowNJ_Compliance", "Eligibility Period (years)", "whole", None, 1, 10),
     ("BEIP_Conversion", "Accrual Year", "whole", None, -(10**15 - 1), 10**15 - 1),
     ("BEIP_Conversion", "Approval Year", "whole", None, 2017, 2026),
 ]

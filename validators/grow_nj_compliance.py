@@ -1,6 +1,11 @@
 """Sheet `GrowNJ_Compliance`: Grow NJ annual compliance, forfeiture and carry-forward (README, sheet `GrowNJ_Compliance`)."""
 
+from batch.rules import load
 from validators.columns import Column, SheetSpec
+
+rules = load("grow_nj_compliance")
+# C.34:1B-243 "eligibility period": a term of not more than this many years; a blank is read as it
+LONGEST_TERM = rules["eligibility_period_years"].value
 
 GROW_NJ_COMPLIANCE = SheetSpec(
     name="GrowNJ_Compliance",
@@ -39,6 +44,14 @@ GROW_NJ_COMPLIANCE = SheetSpec(
             blank_unknown=True,
             hint="When Facility Sold is Y: Y when the seller is the business holding these credits, N when another owner"
             " (a landlord) sold; blank is read as Y, with a warning (d.(3)(a)).",
+        ),
+        Column(
+            "Eligibility Period (years)",
+            "integer",
+            minimum=1,
+            maximum=LONGEST_TERM,
+            hint=f"The term the applicant chose for the eligibility period, from the tax period of the Certification Date"
+            f' (243 "eligibility period"): 1 to {LONGEST_TERM}; blank means {LONGEST_TERM}.',
         ),
     ),
     computed={

@@ -1,4 +1,4 @@
-"""Grow NJ annual compliance, forfeiture and carry-forward (README, sheet `GrowNJ_Compliance`; C.34:1B-247).
+"""Grow NJ annual compliance, forfeiture and carry-forward (README, sheet `GrowNJ_Compliance`; C.34:1B-243, C.34:1B-247).
 
 The forfeiture rules are vectorized over the sheet. The carry-forward is a time series per
 project: rows are put in (project, Tax Period) order once, then one linear pass walks them,
@@ -9,12 +9,12 @@ does not matter.
 Deadlines that depend on the day of the run (a blank Certification Date, a blank Period
 Documentation Certified Date) are judged on the run's as-of date, `context.as_of`.
 
-The calculation is a sequence of named steps, one per provision. Each step reads the columns
-earlier steps left on the `Compliance` state and adds its own; the forfeitures run in the order
-their findings are reported, and the carry-forward, which needs them all, comes last:
+The calculation is a sequence of named steps, one per provision, in the statute's order. Each
+step reads the columns earlier steps left on the `Compliance` state and adds its own; the
+carry-forward, which needs them all, comes last:
 
-    certification_247b2 -> statewide_workforce_247d1 -> facility_employment_247d2
-    -> documentation_247c1 -> sale_247d3a -> carry_forward_247c1
+    eligibility_period_243 -> certification_247b2 -> statewide_workforce_247d1
+    -> facility_employment_247d2 -> documentation_247c1 -> sale_247d3a -> carry_forward_247c1
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ STATEWIDE, FACILITY, DOCS, LIABILITY, SOLD, SELLER = (
     "Facility Sold",
     "Seller Holds the Credits",
 )
+TERM = "Eligibility Period (years)"
 OUT = [
     "Credit Allowed ($)",
     "Credit Used ($)",
@@ -69,6 +70,15 @@ class Compliance:
             pd.DataFrame({"key": self.key, "period": self.period}, index=self.idx).sort_values(["key", "period"], kind="stable").index
         )
         self.forfeited = np.zeros(self.n, dtype=bool)  # the period's credit is forfeited (Credit Allowed 0)
+        self.ineligible = np.zeros(self.n, dtype=bool)  # no credit, and no part in the carry-forward
+        self.cert_blank = f[CERTIFIED].isna().to_numpy()
+
+    def closing(self, years_after: int = 0) -> pd.Series:
+        """The day each row's tax period closes (the rules' month-day of the Tax Period year),
+        `years_after` years later."""
+        month, day = (int(part) for part in self.rules["tax_period_close"].value.split("-"))
+        close = pd.DataFrame({"year": self.period + years_after, "month": month, "day": day})
+        return pd.Series(pd.to_datetime(close).to_numpy(), index=self.idx)
 
     def emit(self, code: str, mask: np.ndarray, **fields) -> None:
         self.findings.append(emit(code, self.idx[mask], **fields))
@@ -123,22 +133,47 @@ def carry_forward(project: np.ndarray, year: np.ndarray, allowed: np.ndarray, li
 # -- the steps ----------------------------------------------------------------------------------
 
 
+def eligibility_period_243(s: Compliance) -> None:
+    """C.34:1B-243 "eligibility period": credit may be claimed from the tax period in which the
+    authority accepts certification, for the term the applicant chose (Eligibility Period; blank is
+    the longest term the rules give). A Tax Period before it carries no credit (Ineligible); one
+    after it carries none of its own, but its carry-forward is still used and expires (c.(1)). A
+    blank Certification Date: the eligibility period has not begun, so no credit is allowed yet
+    (certification_247b2 judges it on the as-of date)."""
+    f = s.f
+    term, carried = s.rules["eligibility_period_years"], s.rules["carry_forward_periods"]
+    years = f[TERM].fillna(term.value).astype("Int64")
+    first = f[CERTIFIED].dt.year.astype("Int64")
+    last = first + years - 1
+    before = (f[PERIOD] < first).fillna(False).to_numpy(dtype=bool)
+    after = (f[PERIOD] > last).fillna(False).to_numpy(dtype=bool)
+    common = {"period": f[PERIOD], "first": first, "last": last, "date": f[CERTIFIED]}
+    s.emit("TAX_PERIOD_OUTSIDE_ELIGIBILITY_PERIOD", before, **common, citation=term.cite)
+    s.emit("TAX_PERIOD_AFTER_ELIGIBILITY_PERIOD", after, **common, citation=f"{term.cite}; {carried.cite}")
+    s.ineligible |= before
+    s.forfeited |= before | after | s.cert_blank
+
+
 def certification_247b2(s: Compliance) -> None:
     """C.34:1B-247 b.(2): the project must be certified within the years after approval the rules
     give (extensions allowed), never after the outer limit; a certification after it bars the
     project. A blank Certification Date is judged on the as-of date: barred once the outer limit
-    has passed, pending before."""
+    has passed; otherwise a tax period already closed can no longer be the one in which
+    certification is accepted (C.34:1B-243), so it is outside the eligibility period; a later one
+    is pending, its credit allowed only once certification is accepted in it."""
     approval, certified = s.f[APPROVAL], s.f[CERTIFIED]
     inner, outer = s.rules["certification_years"], s.rules["certification_outer_years"]
+    term = s.rules["eligibility_period_years"]
     due = approval + pd.DateOffset(years=inner.value)
     latest = approval + pd.DateOffset(years=outer.value)
-    cert_blank = certified.isna().to_numpy()
+    close = s.closing()
+    cert_blank = s.cert_blank
     after_outer_given = (certified > latest).fillna(False).to_numpy(dtype=bool)
     after_inner = (certified > due).fillna(False).to_numpy(dtype=bool) & ~after_outer_given
     after_outer_blank = cert_blank & (s.as_of > latest).fillna(False).to_numpy(dtype=bool)
-    pending = cert_blank & ~after_outer_blank
+    closed = cert_blank & ~after_outer_blank & (close < s.as_of).to_numpy(dtype=bool)
+    pending = cert_blank & ~after_outer_blank & ~closed
     past_due = (s.as_of > due).fillna(False).to_numpy(dtype=bool)
-    s.after_outer = after_outer_given | after_outer_blank
     s.emit("CERTIFICATION_LATE", after_inner, date=certified, years=inner.value, approved=approval, citation=inner.cite)
     s.emit("CERTIFICATION_AFTER_4_YEARS", after_outer_given, date=certified, years=outer.value, approved=approval, citation=outer.cite)
     s.emit(
@@ -151,10 +186,29 @@ def certification_247b2(s: Compliance) -> None:
         latest=latest,
         citation=outer.cite,
     )
-    pending_fields = dict(as_of=s.as_of_text, years=inner.value, approved=approval, due=due, latest=latest, citation=inner.cite)
+    s.emit(
+        "TAX_PERIOD_OUTSIDE_ELIGIBILITY_PERIOD",
+        closed,
+        variant="blank",
+        period=s.f[PERIOD],
+        close=close,
+        as_of=s.as_of_text,
+        citation=f"{term.cite}; {inner.cite}",
+    )
+    pending_fields = dict(
+        as_of=s.as_of_text,
+        years=inner.value,
+        approved=approval,
+        due=due,
+        latest=latest,
+        period=s.f[PERIOD],
+        close=close,
+        citation=f"{inner.cite}; {term.cite}",
+    )
     s.emit("CERTIFICATION_PENDING", pending & ~past_due, **pending_fields)
     s.emit("CERTIFICATION_PENDING", pending & past_due, variant="extended", **pending_fields)
-    s.forfeited |= s.after_outer
+    s.ineligible |= after_outer_given | after_outer_blank | closed
+    s.forfeited |= s.ineligible
 
 
 def statewide_workforce_247d1(s: Compliance) -> None:
@@ -198,9 +252,7 @@ def documentation_247c1(s: Compliance) -> None:
     that deadline, so a blank date forfeits only once the deadline is before the as-of date."""
     f = s.f
     docs = s.rules["documentation_years"]
-    month, day = (int(part) for part in s.rules["tax_period_close"].value.split("-"))
-    close = pd.DataFrame({"year": s.period + docs.value, "month": month, "day": day})
-    deadline = pd.Series(pd.to_datetime(close).to_numpy(), index=s.idx)
+    deadline = s.closing(docs.value)
     docs_blank = f[DOCS].isna().to_numpy()
     late_docs = (f[DOCS] > deadline).fillna(False).to_numpy(dtype=bool)
     lapsed = docs_blank & (deadline < s.as_of).to_numpy(dtype=bool)
@@ -235,11 +287,12 @@ def sale_247d3a(s: Compliance) -> None:
 
 
 def carry_forward_247c1(s: Compliance) -> None:
-    """C.34:1B-247 c.(1): the credit allowed (the annual credit, 0 when forfeited) is used against the
-    period's tax liability, and what is left carries forward for the periods the rules give, oldest
-    first; one linear pass over the rows that count (a barred project's rows do not)."""
+    """C.34:1B-247 c.(1): the credit allowed (the annual credit, 0 when forfeited or outside the
+    eligibility period) is used against the period's tax liability, and what is left carries
+    forward for the periods the rules give, oldest first, also past the eligibility period; one
+    linear pass over the rows that count (an Ineligible row does not)."""
     s.allowed = np.where(s.forfeited, 0, s.f[ANNUAL].to_numpy(dtype=np.int64))
-    counted = s.order[~s.after_outer[s.idx.get_indexer(s.order)]]
+    counted = s.order[~s.ineligible[s.idx.get_indexer(s.order)]]
     pos = s.idx.get_indexer(counted)
     s.result = np.zeros((s.n, len(OUT) - 1), dtype=np.int64)
     s.result[pos] = carry_forward(
@@ -252,6 +305,7 @@ def carry_forward_247c1(s: Compliance) -> None:
 
 
 STEPS = (
+    eligibility_period_243,
     certification_247b2,
     statewide_workforce_247d1,
     facility_employment_247d2,
@@ -266,7 +320,7 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
     for step in STEPS:
         step(s)
     computed = pd.DataFrame(np.column_stack([s.allowed, s.result]), columns=OUT, index=s.idx).astype("Int64")
-    return Calculation(computed, s.findings, ineligible=pd.Series(s.after_outer, index=s.idx))
+    return Calculation(computed, s.findings, ineligible=pd.Series(s.ineligible, index=s.idx))
 
 
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:

@@ -19,6 +19,7 @@ from conftest import typed_frame
 from batch.calculators import RunContext, grow_nj_compliance
 from batch.findings import render
 from batch.rules import load
+from validators.schema import validate
 
 D = dt.date
 RULES = load("grow_nj_compliance")
@@ -63,6 +64,11 @@ def finding(got: dict, code: str) -> dict:
     return next(f for f in got["findings"] if f["Code"] == code)
 
 
+def found(got: dict) -> list[tuple[str, str, str]]:
+    """(code, column, severity) of each finding of a row, in the order found."""
+    return [(f["Code"], f["Column"], f["Severity"]) for f in got["findings"]]
+
+
 def series(n, start=2020, **change):
     return [{**BASE, "Tax Period": start + i, "Period Documentation Certified Date": D(start + 1 + i, 6, 1), **change} for i in range(n)]
 
@@ -87,24 +93,213 @@ def test_certification_date(certified, codes, allowed):
 
 # A blank Certification Date is judged on the as-of date: "in no event shall the incentive effective date
 # occur later than four years following the date of approval" (b.(2)). Approved 2016-03-15:
-# due 2019-03-15 (3 years), the last day 2020-03-15 (4 years).
+# due 2019-03-15 (3 years), the last day 2020-03-15 (4 years). The 2020 period closes 2020-12-31, after
+# every as-of date here, so it can still be the tax period in which certification is accepted: pending,
+# but no credit is allowed until then (243 "eligibility period" has not begun).
 @pytest.mark.parametrize(
-    "as_of,code,allowed,named",
+    "as_of,code,severity,named",
     [
-        (D(2019, 3, 15), "CERTIFICATION_PENDING", 1_000, ["due by 2019-03-15", "2020-03-15 at the latest"]),  # on the 3-year date
-        (D(2019, 3, 16), "CERTIFICATION_PENDING", 1_000, ["2019-03-15", "has passed", "by 2020-03-15 at the latest"]),
-        (D(2020, 3, 14), "CERTIFICATION_PENDING", 1_000, ["by 2020-03-15 at the latest"]),  # a day before 4 years
-        (D(2020, 3, 15), "CERTIFICATION_PENDING", 1_000, ["by 2020-03-15 at the latest"]),  # exactly 4 years: not more than 4
-        (D(2020, 3, 16), "CERTIFICATION_AFTER_4_YEARS", 0, ["is blank", "as-of date 2020-03-16", "2020-03-15"]),  # a day more
+        (D(2019, 3, 15), "CERTIFICATION_PENDING", "warning", ["due by 2019-03-15", "2020-03-15 at the latest"]),  # on the 3-year date
+        (D(2019, 3, 16), "CERTIFICATION_PENDING", "warning", ["2019-03-15", "has passed", "by 2020-03-15 at the latest"]),
+        (D(2020, 3, 14), "CERTIFICATION_PENDING", "warning", ["by 2020-03-15 at the latest"]),  # a day before 4 years
+        (D(2020, 3, 15), "CERTIFICATION_PENDING", "warning", ["by 2020-03-15 at the latest"]),  # exactly 4 years: not more than 4
+        (D(2020, 3, 16), "CERTIFICATION_AFTER_4_YEARS", "error", ["is blank", "as-of date 2020-03-16", "2020-03-15"]),  # a day more
     ],
 )
-def test_blank_certification_date_judged_on_the_as_of_date(as_of, code, allowed, named):
+def test_blank_certification_date_judged_on_the_as_of_date(as_of, code, severity, named):
     got = one(as_of, **{"Certification Date": ""})
-    assert got["codes"] == [code] and got["Credit Allowed ($)"] == allowed
+    assert got["codes"] == [code] and got["Credit Allowed ($)"] == 0  # no credit until certification is accepted
     assert got["ineligible"] is (code == "CERTIFICATION_AFTER_4_YEARS")
     f = finding(got, code)
-    assert f["Column"] == "Certification Date" and f["Severity"] == ("warning" if allowed else "error")
+    assert f["Column"] == "Certification Date" and f["Severity"] == severity
     assert all(text in f["Message"] for text in named), f["Message"]
+    if code == "CERTIFICATION_PENDING":
+        assert "allowed only once certification is accepted in 2020 (by 2020-12-31)" in f["Message"], f["Message"]
+
+
+# 243 "eligibility period": from the tax period in which certification is accepted (2018-01-10: 2018), for
+# the Eligibility Period the applicant chose (blank: 10). Each row's documentation is certified on 1 June
+# after its period, in time (deadline 31 December + 3 years).
+OUT = grow_nj_compliance.OUT  # Credit Allowed, Credit Used, Carry-Forward Added, Used, Balance, Expired
+OUTSIDE = ("TAX_PERIOD_OUTSIDE_ELIGIBILITY_PERIOD", "Tax Period", "error")
+AFTER = ("TAX_PERIOD_AFTER_ELIGIBILITY_PERIOD", "Tax Period", "info")
+
+
+@pytest.mark.parametrize(
+    "term,period,findings,allowed,ineligible,first_last",
+    [
+        # the start: the certification year 2018
+        ("", 2017, [OUTSIDE], 0, True, ("2018", "2027")),  # 2018 - 1: before the period
+        ("", 2018, [], 1_000, False, None),  # 2018: the first year
+        ("", 2019, [], 1_000, False, None),  # 2018 + 1
+        # the end, blank = 10 years: 2018 + 10 - 1 = 2027 is the last year
+        ("", 2026, [], 1_000, False, None),  # 2018 + 10 - 2
+        ("", 2027, [], 1_000, False, None),  # 2018 + 10 - 1: the last year
+        ("", 2028, [AFTER], 0, False, ("2018", "2027")),  # 2018 + 10: after the period
+        (10, 2027, [], 1_000, False, None),  # 10 given: as blank
+        (10, 2028, [AFTER], 0, False, ("2018", "2027")),
+        # 1 year: 2018 + 1 - 1 = 2018 is the first and last year
+        (1, 2017, [OUTSIDE], 0, True, ("2018", "2018")),
+        (1, 2018, [], 1_000, False, None),
+        (1, 2019, [AFTER], 0, False, ("2018", "2018")),  # 2018 + 1
+        # 4 years: 2018 to 2021
+        (4, 2021, [], 1_000, False, None),  # 2018 + 4 - 1
+        (4, 2022, [AFTER], 0, False, ("2018", "2021")),  # 2018 + 4
+    ],
+)
+def test_eligibility_period(term, period, findings, allowed, ineligible, first_last):
+    got = one(**{"Eligibility Period (years)": term, "Tax Period": period, "Period Documentation Certified Date": D(period + 1, 6, 1)})
+    assert found(got) == findings
+    assert got["Credit Allowed ($)"] == allowed and got["ineligible"] is ineligible
+    # liability 5,000: the credit allowed is used in full, nothing carried
+    assert [got[c] for c in OUT[1:]] == [allowed, 0, 0, 0, 0]
+    if first_last:
+        message = got["findings"][0]["Message"]
+        assert f"from {first_last[0]}" in message and f"to {first_last[1]}" in message and str(period) in message, message
+
+
+@pytest.mark.parametrize(
+    "term,codes",
+    [
+        (0, ["OUT_OF_RANGE"]),  # below 1
+        (1, []),
+        (10, []),  # the longest term, "not more than 10 years"
+        (11, ["OUT_OF_RANGE"]),  # more than 10
+        ("", []),  # blank: 10
+    ],
+)
+def test_eligibility_period_column_range(term, codes):
+    raw = pd.DataFrame([{**BASE, "Eligibility Period (years)": term}], dtype=object)
+    findings = validate(grow_nj_compliance.SPEC, raw)[1]
+    assert findings["code"].tolist() == codes
+    assert findings["column"].tolist() == ["Eligibility Period (years)"] * len(codes) and findings["row"].tolist() == [0] * len(codes)
+
+
+def test_the_eligibility_period_column_follows_the_rules():
+    column = grow_nj_compliance.SPEC.column("Eligibility Period (years)")
+    longest = RULES["eligibility_period_years"]
+    assert (column.minimum, column.maximum, longest.value) == (1, longest.value, 10)
+    assert longest.cite == 'C.34:1B-243 "eligibility period"'
+    assert column.hint.endswith(f"1 to {longest.value}; blank means {longest.value}.")
+
+
+def test_the_other_rules_still_apply_outside_the_eligibility_period():
+    # 2017 (before) and 2028 (after, blank term: 2018 to 2027) with the workforce short and the documentation late
+    short = {"Statewide Employees": 399, "Facility Employees": 79}  # below 80% of 500 = 400 and of 100 = 80
+    rows = [{**BASE, **short, "Tax Period": y, "Period Documentation Certified Date": D(y + 4, 1, 1)} for y in (2017, 2028)]
+    got = run(rows, D(2033, 6, 30))
+    others = [
+        ("STATEWIDE_WORKFORCE_REDUCED", "Statewide Employees", "error"),
+        ("FACILITY_EMPLOYMENT_BELOW_80PCT", "Facility Employees", "error"),
+        ("CREDIT_FORFEITED_UNCERTIFIED", "Period Documentation Certified Date", "error"),
+    ]
+    assert [found(g) for g in got] == [[OUTSIDE, *others], [AFTER, *others]]
+    assert [(g["Credit Allowed ($)"], g["ineligible"]) for g in got] == [(0, True), (0, False)]
+
+
+def test_certified_after_4_years_and_before_the_eligibility_period():
+    # certified 2020-03-16, a day more than 4 years after approval on 2016-03-15; 2019 is before 2020
+    got = one(**{"Certification Date": D(2020, 3, 16), "Tax Period": 2019, "Period Documentation Certified Date": D(2020, 6, 1)})
+    assert found(got) == [OUTSIDE, ("CERTIFICATION_AFTER_4_YEARS", "Certification Date", "error")]
+    assert got["Credit Allowed ($)"] == 0 and got["ineligible"]
+
+
+# A blank Certification Date: the 2019 period closes 2019-12-31. Approved 2016-03-15, so the 4-year limit
+# is 2020-03-15. Documentation of 2019 blank: due 2019 + 3 = 2022-12-31, pending on every as-of date here.
+PENDING = ("CERTIFICATION_PENDING", "Certification Date", "warning")
+DOCS_PENDING = ("DOCUMENTATION_PENDING", "Period Documentation Certified Date", "warning")
+BARRED = ("CERTIFICATION_AFTER_4_YEARS", "Certification Date", "error")
+
+
+@pytest.mark.parametrize(
+    "period,as_of,findings,ineligible",
+    [
+        (2019, D(2019, 12, 30), [PENDING, DOCS_PENDING], False),
+        (2019, D(2019, 12, 31), [PENDING, DOCS_PENDING], False),  # as-of on the closing day: not closed before it
+        (2019, D(2020, 1, 1), [OUTSIDE, DOCS_PENDING], True),  # the day after: closed before the as-of date
+        (2019, D(2020, 3, 15), [OUTSIDE, DOCS_PENDING], True),  # exactly 4 years after approval: not barred yet
+        (2019, D(2020, 3, 16), [BARRED, DOCS_PENDING], True),  # a day more: only the 4-year bar
+        (2020, D(2020, 3, 15), [PENDING, DOCS_PENDING], False),  # 2020 closes 2020-12-31: still pending at 4 years
+        (2020, D(2020, 3, 16), [BARRED, DOCS_PENDING], True),  # a day more than 4 years
+    ],
+)
+def test_blank_certification_date_and_the_close_of_the_tax_period(period, as_of, findings, ineligible):
+    got = one(as_of, **{"Tax Period": period, "Certification Date": "", "Period Documentation Certified Date": ""})
+    assert found(got) == findings and got["ineligible"] is ineligible
+    assert [got[c] for c in OUT] == [0, 0, 0, 0, 0, 0]  # no credit before certification; liability 5,000 finds no carry-forward
+    message = got["findings"][0]["Message"]
+    if findings[0] == OUTSIDE:
+        assert f"tax period {period} closed on {period}-12-31, before the as-of date {as_of.isoformat()}" in message, message
+    if findings[0] == PENDING:
+        assert f"accepted in {period} (by {period}-12-31)" in message and "2020-03-15 at the latest" in message, message
+
+
+# Certified 2018-01-10, Eligibility Period 2: the eligibility period is 2018 to 2019. Credit 1,000 a year.
+# 2018: liability 100 -> used 100, carried 900.            balance 900
+# 2019: liability 0   -> carried 1,000.                     balance 1,900
+# 2020 (after): no credit; liability 500 from 2018's 900 -> 400 of 2018 left.   balance 1,400
+# 2038 (after): liability 300 from 2018's 400 -> 100 left, and 2018 + 20 = 2038 is its last period: 100 expires.
+#               balance 1,000 (2019's)
+# 2039 (after): liability 0; 2019 + 20 = 2039: 2019's 1,000 expires. balance 0
+AFTER_ROWS = [(2018, 100), (2019, 0), (2020, 500), (2038, 300), (2039, 0)]
+AFTER_EXPECTED = {  # period: allowed, used, carry-forward added, carry-forward used, balance, expired
+    2018: [1_000, 100, 900, 0, 900, 0],
+    2019: [1_000, 0, 1_000, 0, 1_900, 0],
+    2020: [0, 500, 0, 500, 1_400, 0],
+    2038: [0, 300, 0, 300, 1_000, 100],
+    2039: [0, 0, 0, 0, 0, 1_000],
+}
+
+
+def _after_rows(project="P"):
+    return [
+        {
+            **BASE,
+            "Project ID": project,
+            "Eligibility Period (years)": 2,
+            "Tax Period": y,
+            "Tax Liability ($)": liability,
+            "Period Documentation Certified Date": D(y + 1, 6, 1),
+        }
+        for y, liability in AFTER_ROWS
+    ]
+
+
+def test_carry_forward_used_and_expiring_after_the_eligibility_period():
+    got = run(_after_rows(), D(2040, 6, 30))
+    assert {y: [g[c] for c in OUT] for (y, _), g in zip(AFTER_ROWS, got, strict=True)} == AFTER_EXPECTED
+    assert [found(g) for g in got] == [[], [], [AFTER], [AFTER], [AFTER]]
+    assert not any(g["ineligible"] for g in got)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_project_whose_rows_come_in_any_order(seed):
+    # the rows above, a 2017 row before the eligibility period (Ineligible: all zero, no part in the
+    # carry-forward though its liability is 5,000), and project Q with the same rows, shuffled together
+    before = {**BASE, "Eligibility Period (years)": 2, "Tax Period": 2017, "Period Documentation Certified Date": D(2018, 6, 1)}
+    rows = [*_after_rows(), before, *_after_rows("Q")]
+    order = np.random.default_rng(seed).permutation(len(rows))
+    shuffled = [rows[i] for i in order]
+    got = run(shuffled, D(2040, 6, 30))
+    by_key = {(r["Project ID"], r["Tax Period"]): g for r, g in zip(shuffled, got, strict=True)}
+    expected = {**{(p, y): v for p in "PQ" for y, v in AFTER_EXPECTED.items()}, ("P", 2017): [0, 0, 0, 0, 0, 0]}
+    assert {k: [g[c] for c in OUT] for k, g in by_key.items()} == expected
+    assert found(by_key[("P", 2017)]) == [OUTSIDE] and by_key[("P", 2017)]["ineligible"]
+    assert [found(by_key[(p, y)]) for p in "PQ" for y in (2020, 2038, 2039)] == [[AFTER]] * 6
+
+
+def test_an_ineligible_row_takes_no_part_in_the_carry_forward():
+    # 2020 carries 1,000 - 300 = 700. The 2021 row gives another approval and certification (2019-06-01,
+    # 2022-01-10, within 3 years): 2021 is before its eligibility period (2022 to 2031), Ineligible, so its
+    # liability of 5,000 does not use the 700 and it shows no balance; 2022 (certified 2018-01-10, in 2018
+    # to 2027) uses its own 1,000 and the 700
+    rows = series(3)
+    rows[0]["Tax Liability ($)"] = 300
+    rows[1].update({"Approval Date": D(2019, 6, 1), "Certification Date": D(2022, 1, 10)})
+    got = run(rows)
+    assert [found(g) for g in got] == [[], [OUTSIDE], []] and [g["ineligible"] for g in got] == [False, True, False]
+    assert "from 2022 to 2031" in got[1]["findings"][0]["Message"]
+    assert [[g[c] for c in OUT] for g in got] == [[1_000, 300, 700, 0, 700, 0], [0] * 6, [1_000, 1_700, 0, 700, 0, 0]]
 
 
 @pytest.mark.parametrize("statewide,forfeit", [(401, False), (400, False), (399, True), (500, False)])  # 80% of 500 = 400
@@ -247,7 +442,9 @@ def test_carry_forward_from_before_the_sale_stays_usable():
 
 
 def test_without_context_the_as_of_date_is_today():
-    frame = typed_frame(grow_nj_compliance.SPEC, [{**BASE, "Tax Period": 2099, "Period Documentation Certified Date": ""}])
+    # approved 2097-06-01, certified 2098-01-10: the 2099 period is in the eligibility period 2098 to 2107
+    row = {**BASE, "Tax Period": 2099, "Approval Date": D(2097, 6, 1), "Certification Date": D(2098, 1, 10)}
+    frame = typed_frame(grow_nj_compliance.SPEC, [{**row, "Period Documentation Certified Date": ""}])
     calc = grow_nj_compliance.calculate(frame, RULES)
     codes = [c for f in calc.findings for c in f["code"].tolist()]
     assert codes == ["DOCUMENTATION_PENDING"]  # deadline 2102-12-31 is after any day these tests run
@@ -281,13 +478,15 @@ def test_carry_forward_lasts_20_periods(used_in, expired):
 
 
 def test_expiry_with_missing_years():
-    # rows for 2020 and 2045 only: the 2020 carry-forward expired in between and is reported in 2045
+    # rows for 2020 and 2045 only: the 2020 carry-forward (1,000 - 300 = 700) expired in 2040 and is
+    # reported in 2045; 2045 is after the eligibility period 2018 to 2027, so it has no credit of its own
     rows = [
         {**BASE, "Tax Period": 2020, "Tax Liability ($)": 300},
         {**BASE, "Tax Period": 2045, "Period Documentation Certified Date": D(2046, 1, 1), "Tax Liability ($)": 5_000},
     ]
     got = run(rows)
-    assert (got[1]["Carry-Forward Used ($)"], got[1]["Carry-Forward Expired ($)"], got[1]["Credit Used ($)"]) == (0, 700, 1_000)
+    assert got[1]["codes"] == ["TAX_PERIOD_AFTER_ELIGIBILITY_PERIOD"]
+    assert (got[1]["Carry-Forward Used ($)"], got[1]["Carry-Forward Expired ($)"], got[1]["Credit Used ($)"]) == (0, 700, 0)
 
 
 def test_projects_do_not_share_carry_forward():
@@ -316,12 +515,14 @@ def test_shuffled_rows_same_results():
 
 def test_linear_in_periods():
     # 100 periods of one project run in one pass (a quadratic walk would still pass, so the check is
-    # structural: every row is visited once and the open carry-forward never holds more than 21 amounts)
-    rows = series(100, start=2000, **{"Tax Liability ($)": 0})
-    got = run(rows)
-    # after 2099 only the credit of 2080 to 2099 can still be used: 20 x 1,000; each year one expires
-    assert got[-1]["Carry-Forward Balance ($)"] == 20_000
-    assert [g["Carry-Forward Expired ($)"] for g in got[:21]] == [0] * 20 + [1_000]
+    # structural: every row is visited once and the open carry-forward never holds more than 21 amounts).
+    # Certified 2000-01-10: the eligibility period is 2000 to 2009, so 10 x 1,000 = 10,000 is carried
+    # (liability 0); the credit of year t expires in t + 20, so 2020 to 2029 each expire 1,000
+    cert = {"Approval Date": D(1999, 6, 1), "Certification Date": D(2000, 1, 10), "Tax Liability ($)": 0}
+    got = run(series(100, start=2000, **cert))
+    assert got[19]["Carry-Forward Balance ($)"] == 10_000 and got[-1]["Carry-Forward Balance ($)"] == 0
+    assert [g["Carry-Forward Expired ($)"] for g in got] == [0] * 20 + [1_000] * 10 + [0] * 70
+    assert [g["Credit Allowed ($)"] for g in got] == [1_000] * 10 + [0] * 90
 
 
 def _carry_forward_one_row_at_a_time(project, year, allowed, liability, periods):
