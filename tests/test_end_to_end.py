@@ -148,7 +148,9 @@ def test_summary_and_run_sheets(sample_run):
     run_sheet = {r[0]: r[1] for r in grid(sample_run, "Run") if r and r[0]}
     assert run_sheet["Input SHA-256"] == hashlib.sha256(SAMPLE.read_bytes()).hexdigest()
     assert run_sheet["Input file"] == SAMPLE.name
-    assert re.match(r"^2014-10-24 \(sha256 [0-9a-f]{12}\)$", run_sheet["Rules version: Transfers"])
+    # the rules file's declared version (the sections it cites) and its content digest
+    version = "C.34:1B-209.1, C.34:1B-248, C.52:27D-489f b.(3) (P.L.2014 c.63); C.34:1B-129 g.(3) (P.L.2022 c.134)"
+    assert re.match(rf"^{re.escape(version)} \(sha256 [0-9a-f]{{12}}\)$", run_sheet["Rules version: Transfers"])
 
 
 def _results(path: Path) -> tuple[list, list]:

@@ -182,7 +182,7 @@ def test_a_dated_value_carries_its_interpretation(book):
             "GSGZ_Property",
             "development_entity_schedule",
             "0%, 0%, 0%, 0%, 0%, 0%, 0%, 0%, 0%, 0%, 10%, 20%, 30%, 40%, 50%, 60%, 70%, 80%, 90%, 100%",
-            "C.52:27D-489s c.",
+            "C.52:27D-489s c., c.(1), c.(2), c.(3), c.(4), c.(5), c.(6), c.(7), c.(8), c.(9), c.(10)",
         ),
     ],
 )

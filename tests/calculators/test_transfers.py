@@ -134,7 +134,7 @@ def test_erg_transfer_under_25000_message_and_rules_data():
     assert shown[["Code", "Severity", "Column"]].values.tolist() == [["ERG_TRANSFER_UNDER_25000", "info", "Credit Amount Transferred ($)"]]
     message = shown["Message"].iloc[0]
     assert "$24,999.99 on 2026-03-02 is under $25,000.00" in message and "confirm that no minimum applies" in message
-    assert shown["Citation"].iloc[0] == "C.52:27D-489f b.(3); C.52:27D-489f b.(2)(e)"
+    assert shown["Citation"].iloc[0] == "C.52:27D-489f b.(3), b.(2)(e)"
 
 
 ALLOWANCE_CASES = [
