@@ -174,7 +174,7 @@ def test_a_dated_value_carries_its_interpretation(book):
             "C.34:1B-246 d. last paragraph (d)",
         ),
         # a share that has no exact decimal is given as its fraction too
-        ("GrowNJ", "reduced_minimum_capex_share", "2/3 (66.67%)", "C.34:1B-244 b."),
+        ("GrowNJ", "reduced_minimum_capex_share", "2/3 (66.67%)", "C.34:1B-244 b. last paragraph"),
         # a case picked by a column other than Program
         ("ERG_Residential", "pledge_share", "85%\nGrowth Zone: Y", "C.52:27D-489f b.(1)"),
         # a schedule (a list of shares), item by item

@@ -183,9 +183,10 @@ def _mega_requirements(tiers) -> dict:
 
 
 def eligibility_244(s: Project) -> None:
-    """C.34:1B-244 b., c., e.; C.34:1B-247 b.(1): minimum capital investment per square foot, minimum
-    jobs (both reduced in a Growth Zone or a South Jersey county), the application deadline, and no
-    point-of-final-purchase retail outside a Growth Zone and the Tourism District."""
+    """C.34:1B-244 b., c., e.; C.34:1B-243 "qualified business facility"; C.34:1B-247 b.(1): minimum
+    capital investment per square foot, minimum jobs (both reduced in a Growth Zone or a South Jersey
+    county), the application deadline, and no point-of-final-purchase retail outside a Growth Zone
+    and the Tourism District (each exception with its own provision)."""
     f, common = s.f, s.common
     rate, s.rate_cite = lookup(common["minimum_capex_per_sq_ft"], f[PREMISES])
     capex_share = _ratio_q(common["reduced_minimum_capex_share"].value, s.reduced)
@@ -229,9 +230,11 @@ def eligibility_244(s: Project) -> None:
     deadline = common["application_deadline"]
     s.late = (f[APP_DATE] >= deadline.value).to_numpy()
     s.emit("APPLICATION_AFTER_DEADLINE", s.late, date=f[APP_DATE], deadline=deadline.value, citation=deadline.cite)
-    retail_areas = common["retail_allowed_areas"]
-    s.retail_bad = s.flag[RETAIL] & ~(f[AREA].isin(retail_areas.value).to_numpy() | s.flag[TOURISM])
-    s.emit("RETAIL_NOT_ELIGIBLE", s.retail_bad, area=f[AREA], citation=retail_areas.cite)
+    # retail: the first tier that applies says whether it may be eligible, and by which provision
+    retail = common["retail_allowed_areas"]
+    retail_which = first_tier(retail, f)
+    s.retail_bad = s.flag[RETAIL] & ~pick(retail, retail_which, "value", False).astype(bool)
+    s.emit("RETAIL_NOT_ELIGIBLE", s.retail_bad, area=f[AREA], citation=lambda r: pick(retail, retail_which[r], "cite", ""))
 
 
 def base_246b(s: Project) -> None:

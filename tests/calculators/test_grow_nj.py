@@ -212,15 +212,54 @@ def test_application_dates(name, override, codes):
     "override,bad",
     [
         ({"Final Point of Sale Retail": "Y"}, True),
+        ({"Final Point of Sale Retail": "Y", "Area": "Distressed"}, True),
+        ({"Final Point of Sale Retail": "Y", "Area": "Urban Transit Hub"}, True),
+        ({"Final Point of Sale Retail": "Y", "Area": "Other Eligible"}, True),
+        ({"Final Point of Sale Retail": "Y", "Area": "Create Zone"}, True),
+        ({"Final Point of Sale Retail": "Y", "Statute Version": "2014"}, True),
         ({"Final Point of Sale Retail": "Y", "Area": "Growth Zone"}, False),
         ({"Final Point of Sale Retail": "Y", "Area": "Growth Zone (MRERA)"}, False),
+        ({"Final Point of Sale Retail": "Y", "Area": "Growth Zone", "Statute Version": "2014"}, False),
         ({"Final Point of Sale Retail": "Y", "Tourism District": "Y"}, False),
+        ({"Final Point of Sale Retail": "Y", "Tourism District": "Y", "Statute Version": "2014"}, False),
         ({"Final Point of Sale Retail": "N"}, False),
+        ({"Final Point of Sale Retail": "N", "Area": "Distressed"}, False),
     ],
 )
 def test_retail(override, bad):
     got = run(override)[0]
     assert ("RETAIL_NOT_ELIGIBLE" in got["codes"]) is bad and got["ineligible"] is bad
+
+
+@pytest.mark.parametrize(
+    "area, tourism, label, cite",
+    [
+        # C.34:1B-243 "qualified business facility" a.: a retail business in a Growth Zone (supermarket)
+        ("Growth Zone", "N", "Growth Zone", 'C.34:1B-243 "qualified business facility" a.'),
+        # C.34:1B-244 e.: a supermarket retail facility in a Growth Zone that qualified under MRERA
+        ("Growth Zone (MRERA)", "N", "Growth Zone (MRERA)", "C.34:1B-244 e."),
+        # a tourism destination project in the Atlantic City Tourism District (243 b., 244 e.)
+        ("Priority", "Y", "Tourism District", 'C.34:1B-243 "qualified business facility" b.; C.34:1B-244 e.'),
+        # a Growth Zone row with Tourism District = Y: the first tier that applies is the Growth Zone's
+        ("Growth Zone", "Y", "Growth Zone", 'C.34:1B-243 "qualified business facility" a.'),
+        # elsewhere: "A project that consists solely of point-of-final-purchase retail facilities shall not be eligible"
+        ("Distressed", "N", "elsewhere", "C.34:1B-244 e."),
+    ],
+)
+def test_each_retail_exception_names_its_provision(area, tourism, label, cite):
+    tiers = RULES["retail_allowed_areas"]
+    frame = pd.DataFrame({"Area": [area], "Tourism District": [tourism == "Y"]})
+    (which,) = grow_nj.first_tier(tiers, frame)
+    assert (tiers[which].label, tiers[which].cite, tiers[which].value) == (label, cite, label != "elsewhere")
+
+
+@pytest.mark.parametrize("area", ["Priority", "Distressed", "Other Eligible"])
+def test_the_retail_bar_cites_the_provision_that_bars_it(area):
+    frame = typed_frame(GROW_NJ, [{**BASE, "Area": area, "Final Point of Sale Retail": "Y"}])
+    calc = grow_nj.calculate(frame, RULES, RunContext(dt.date(2026, 11, 30)))
+    found = pd.concat([f for f in calc.findings if len(f)])
+    (citation,) = found.loc[found["code"] == "RETAIL_NOT_ELIGIBLE", "citation"]
+    assert citation == "C.34:1B-244 e."
 
 
 BASE_CASES = [
@@ -1077,7 +1116,7 @@ def test_mrera_alternative_is_compared_after_the_limits(name, override, annual, 
 
 def test_mrera_calculation_shows_both_amounts():
     got = run({**MRERA_800, "Amount Necessary ($)": 1_000_000})[0]
-    assert "amount necessary [246f] 1,000,000.00 applied to 4,800,000.00" in got["Calculation"]
+    assert "amount necessary [246f last para] 1,000,000.00 applied to 4,800,000.00" in got["Calculation"]
     assert "MRERA alternative 3,000,000.00" in got["Calculation"] and "vs ordinary 1,000,000.00: alternative used" in got["Calculation"]
 
 
