@@ -81,7 +81,8 @@ BEIP = SheetSpec(
         Column(
             "Waiver Election Date",
             "date",
-            hint=f"Date of the waiver election; it must be before {day(rules['waiver_election_deadline'].value)} (h.).",
+            hint="Date of the waiver election; it must be on or after the Agreement Date and before "
+            f"{day(rules['waiver_election_deadline'].value)} (h.).",
         ),
         Column(
             "Minimum Time at Facility",
