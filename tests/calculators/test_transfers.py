@@ -325,7 +325,7 @@ RETRANSFER_CASES = [
         [row("a", "BEIP", frm="A", to="B", cert="C-1"), row("b", "BEIP", frm="B", to="C", cert="C-2")],
         [[], []],
     ),
-    # B sold before it bought: not a re-transfer of that credit (the earlier row is by date)
+    # B sold before it bought: not a re-transfer of that credit (the purchase is dated after the sale)
     (
         "sale dated before the purchase",
         [row("a", "BEIP", frm="A", to="B", date=D(2026, 2, 1)), row("b", "BEIP", frm="B", to="C", date=D(2026, 1, 1))],
