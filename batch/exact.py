@@ -142,6 +142,10 @@ class Q:
     def floor(self) -> np.ndarray:
         return (self.num // self.den).astype(np.int64)
 
+    def ceil(self) -> np.ndarray:
+        """Round up to a whole number (of cents): a minimum is never rounded below itself."""
+        return (-((-self.num) // self.den)).astype(np.int64)
+
     def cents(self) -> np.ndarray:
         """Round half up to a whole number (of cents)."""
         return ((2 * self.num + self.den) // (2 * self.den)).astype(np.int64)

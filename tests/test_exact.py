@@ -84,6 +84,22 @@ def test_cents_round_half_up_once(num, den, cents):
 
 
 @pytest.mark.parametrize(
+    "num,den,cents",
+    [
+        (4, 2, 2),  # 2 cents on the nose stays 2
+        (1, 20, 1),  # 0.05 cent just above 0 rounds up to 1
+        (1, 2, 1),  # 0.5 -> 1
+        (41, 20, 3),  # 2.05 -> 3 (half up would give 2)
+        (59, 20, 3),  # 2.95 -> 3
+        (0, 1, 0),
+        (-3, 2, -1),  # -1.5 -> -1 (toward +infinity)
+    ],
+)
+def test_ceil_rounds_up(num, den, cents):
+    assert Q([num], den).ceil().tolist() == [cents]
+
+
+@pytest.mark.parametrize(
     "typed,expected",
     [
         (0.3, Fraction(3, 10)),  # the float 0.29999999999999998... is the 0.3 that was typed

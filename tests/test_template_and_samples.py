@@ -209,7 +209,7 @@ NUMBER_CHECKS = [
     ("GrowNJ_Compliance", "Tax Period", "whole", None, 1900, 2100),
     ("GrowNJ_Compliance", "Eligibility Period (years)", "whole", None, 1, 10),
     ("BEIP_Conversion", "Accrual Year", "whole", None, -(10**15 - 1), 10**15 - 1),
-    ("BEIP_Conversion", "Approval Year", "whole", None, 2017, 2026),
+    ("BEIP_Conversion", "Approval Year", "whole", None, 2008, 2030),  # e.(1) names no bound: the intake accepts 2008 to 2030
 ]
 
 

@@ -81,7 +81,8 @@ BEIP = SheetSpec(
         Column(
             "Waiver Election Date",
             "date",
-            hint=f"Date of the waiver election; it must be before {day(rules['waiver_election_deadline'].value)} (h.).",
+            hint="Date of the waiver election; it must be on or after the Agreement Date and before "
+            f"{day(rules['waiver_election_deadline'].value)} (h.).",
         ),
         Column(
             "Minimum Time at Facility",
@@ -115,8 +116,8 @@ BEIP = SheetSpec(
 )
 
 conversion = load("beip_conversion")
-# Approval Year: the State fiscal years the intake accepts (e.(1): approved from the State fiscal
-# year it names on, to the last the intake contract accepts).
+# Approval Year: the State fiscal years the intake accepts (e.(1) names no first and no last: the
+# bounds are the intake contract's, recorded with their reading in the rules data).
 APPROVAL_YEARS = range(conversion["approval_years"].value[0], conversion["approval_years"].value[-1] + 1)
 SCHEDULE = conversion["schedule"]
 
@@ -135,6 +136,8 @@ def _credit_years(approval_years: range) -> range:
 
 
 CREDIT_YEARS = _credit_years(APPROVAL_YEARS)
+# e.(1)'s first tax period: an Approval Year after it starts the five-year period in that year
+LATER_APPROVAL_FROM = next(t.value for t in SCHEDULE if t.extra.get("starts_at_later_approval"))
 
 BEIP_CONVERSION = SheetSpec(
     name="BEIP_Conversion",
@@ -156,7 +159,9 @@ BEIP_CONVERSION = SheetSpec(
             "integer",
             minimum=APPROVAL_YEARS[0],
             maximum=APPROVAL_YEARS[-1],
-            hint=f"State fiscal year the authority approved the amount (e.(1) only), {APPROVAL_YEARS[0]} to {APPROVAL_YEARS[-1]}.",
+            hint=f"State fiscal year the authority approved the amount (e.(1) only), {APPROVAL_YEARS[0]} to {APPROVAL_YEARS[-1]}. "
+            f"{LATER_APPROVAL_FROM} or earlier keeps the installments from {LATER_APPROVAL_FROM}; "
+            "a later year starts the five-year period in that year.",
         ),
     ),
     computed={

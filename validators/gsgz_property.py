@@ -2,8 +2,10 @@
 
 from batch.rules import load
 from validators.columns import Column, SheetSpec
+from validators.rules_text import day
 
 rules = load("gsgz_property")
+ENACTED, WINDOW = rules["enactment_date"].value, rules["certificate_window_years"].value
 # Payment years 1 to the last year of the c. schedule (the schedule of e. has as many years).
 YEARS = range(1, len(rules["development_entity_schedule"].value) + 1)
 
@@ -18,7 +20,13 @@ GSGZ_PROPERTY = SheetSpec(
             "Development Entity", "yesno", hint="Y for a Garden State Growth Zone Development Entity (b., c.); N for another owner (e.)."
         ),
         Column("Municipality Opted In", "yesno", hint="Y when the municipality adopted the opt-in ordinance (b.)."),
-        Column("Certificate of Occupancy Date", "date", required=True, hint="Date of the final certificate of occupancy."),
+        Column(
+            "Certificate of Occupancy Date",
+            "date",
+            required=True,
+            hint="Date of the final certificate of occupancy; for a Development Entity, not before the enactment of "
+            f"P.L.2013 c.161 ({day(ENACTED)}) and at most {WINDOW} years after it (b.(1), b.(2)).",
+        ),
         Column("Annual Taxes Otherwise Due ($)", "money", required=True, minimum=0, hint="Full taxes on the improvements per year."),
     ),
     computed={

@@ -8,7 +8,8 @@ the columns earlier steps left on the `Grants` and adds its own findings and col
 run in the order their findings are reported:
 
     percentages_129ab -> annual_grant_129a -> grant_term_129c -> average_grant_129a
-    -> waiver_deadline_129h -> waiver_time_129h1 -> waiver_facts_129h -> waiver_payment_129h2
+    -> waiver_deadline_129h -> waiver_after_agreement_129h -> waiver_time_129h1 -> waiver_facts_129h
+    -> waiver_payment_129h2
 """
 
 from __future__ import annotations
@@ -129,6 +130,15 @@ def waiver_deadline_129h(s: Grants) -> None:
     s.emit("WAIVER_ELECTION_LATE", late, date=f[ELECTED_ON], deadline=deadline.value, citation=deadline.cite)
 
 
+def waiver_after_agreement_129h(s: Grants) -> None:
+    """C.34:1B-129 h.: "a business that has entered into an incentive agreement may elect": an election
+    dated before the Agreement Date is not one (an election on the Agreement Date itself is not before)."""
+    f, elected = s.f, s.elected
+    party = s.rules["waiver_electing_business"]
+    early = elected & ~s.date_blank & (f[ELECTED_ON] < f[DATE]).fillna(False).to_numpy(dtype=bool)
+    s.emit("WAIVER_ELECTED_BEFORE_AGREEMENT", early, date=f[ELECTED_ON], agreement=f[DATE], citation=party.cite)
+
+
 def waiver_time_129h1(s: Grants) -> None:
     """C.34:1B-129 h.(1): a business electing the waiver keeps at least the minimum share of its
     employees' time at the facility."""
@@ -174,6 +184,7 @@ STEPS = (
     grant_term_129c,
     average_grant_129a,
     waiver_deadline_129h,
+    waiver_after_agreement_129h,
     waiver_time_129h1,
     waiver_facts_129h,
     waiver_payment_129h2,

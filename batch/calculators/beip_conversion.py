@@ -78,7 +78,8 @@ def paragraph_129e(s: Conversions) -> None:
 
 def first_tax_period_129e(s: Conversions) -> None:
     """C.34:1B-129 e.(1)-(13): the credits begin in the tax period the paragraph names, or in a later
-    Approval Year where the paragraph says so."""
+    Approval Year where the paragraph says so (e.(1): an Approval Year after its first tax period
+    starts the five-year period in that year; that year or earlier, or blank, keeps the first)."""
     start = pick(s.tiers, s.which, "value", 0).astype(np.int64)
     shifts = pick(s.tiers, s.which, "starts_at_later_approval", False).astype(bool)
     approval = s.f[APPROVAL].fillna(0).to_numpy(dtype=np.int64)

@@ -2,12 +2,13 @@
 
 Pure and vectorized: each row's schedule (Development Entity or other owner) gives the share of
 taxes otherwise due paid in each of the 20 years after the certificate of occupancy; the county's
-minimum share is 5% of the payments in lieu of taxes under c. only.
+minimum share is 5% of the payments in lieu of taxes under c. only, rounded up to the cent.
 
 The calculation is a sequence of named steps, one per provision, in the statute's order. Each
 step reads the columns earlier steps left on the `Property` and adds its own:
 
-    opt_in_489s -> certificate_window_489s -> schedule_489s_c_e -> county_share_489s_c
+    opt_in_489s -> improvements_after_enactment_489s_b1 -> certificate_window_489s
+    -> schedule_489s_c_e -> county_share_489s_c
 """
 
 from __future__ import annotations
@@ -60,8 +61,19 @@ def opt_in_489s(s: Property) -> None:
     s.ineligible |= not_opted
 
 
+def improvements_after_enactment_489s_b1(s: Property) -> None:
+    """C.52:27D-489s b.(1): the exemption depends on the owner "making improvements to the real property
+    after the enactment of P.L.2013, c.161"; a Development Entity's final certificate of occupancy dated
+    before the enactment shows improvements completed before it: barred, it pays full taxes. A
+    certificate dated on the day of the enactment is not before it."""
+    enacted, after = s.rules["enactment_date"], s.rules["improvements_after_enactment"]
+    early = s.entity & (s.f[CO_DATE] < enacted.value).to_numpy(dtype=bool)
+    s.emit("CO_BEFORE_ENACTMENT", early, date=s.f[CO_DATE], enacted=enacted.value, citation=after.cite)
+    s.ineligible |= early
+
+
 def certificate_window_489s(s: Property) -> None:
-    """C.52:27D-489s b.: a Development Entity's certificate of occupancy must come within the window
+    """C.52:27D-489s b.(2): a Development Entity's certificate of occupancy must come within the window
     of years after the enactment of P.L.2013, c.161; a later one is barred and pays full taxes."""
     enacted, window = s.rules["enactment_date"], s.rules["certificate_window_years"]
     deadline = enacted.value + pd.DateOffset(years=window.value)
@@ -97,20 +109,22 @@ def schedule_489s_c_e(s: Property) -> None:
 
 
 def county_share_489s_c(s: Property) -> None:
-    """C.52:27D-489s c.: the county receives not less than its share of "all payments pursuant to
-    this subsection": the payments in lieu of taxes of an eligible Development Entity (the years the
-    rules name); another owner (e.) and a barred row pay ordinary taxes, so their share is 0."""
+    """C.52:27D-489s c.: the county receives "an amount not less than" its share of "all payments
+    pursuant to this subsection": the payments in lieu of taxes of an eligible Development Entity (the
+    years the rules name). It is a minimum, so a fraction of a cent is rounded up, never down. Another
+    owner (e.) and a barred row pay ordinary taxes, so their share is 0."""
     first_pilot, last_pilot = s.rules["county_share_years"].value
     pilot = s.entity & ~s.ineligible
     in_lieu = Q.of(0, s.n)
     for year in YEARS:
         if first_pilot <= year <= last_pilot:
             in_lieu = in_lieu + Q(s.payment[year]).where(pilot, 0)
-    s.computed["County Share Minimum ($)"] = pd.array((in_lieu * s.rules["county_share"].value).cents(), dtype="Int64")
+    s.computed["County Share Minimum ($)"] = pd.array((in_lieu * s.rules["county_share"].value).ceil(), dtype="Int64")
 
 
 STEPS = (
     opt_in_489s,
+    improvements_after_enactment_489s_b1,
     certificate_window_489s,
     schedule_489s_c_e,
     county_share_489s_c,

@@ -158,26 +158,31 @@ def certificate_total_248(s: Transfers) -> None:
 
 
 def beip_no_retransfer_129g3(s: Transfers) -> None:
-    """C.34:1B-129 g.(3), last sentence: the transferee of a BEIP credit may not transfer it on; a transfer
-    by a party that received the same certificate on an earlier transfer is barred."""
+    """C.34:1B-129 g.(3), last sentence: the transferee of a BEIP credit may not transfer it on. A BEIP row
+    whose Transferor is the Transferee of another row of the same certificate dated on or before this
+    row's Transfer Date is barred, wherever that row stands in the sheet (a same-day resale listed above
+    the purchase is still a resale); a purchase dated after the sale is not one.
+
+    Vectorized: only the first two purchases of each (certificate, transferee) in Transfer Date order
+    can be a sale's earliest other purchase (the second stands in when the first is the sale itself),
+    so each sale is merged with at most two rows, however large the certificate."""
     f = s.f
     may_retransfer, retransfer_cite = lookup(s.rules["transferee_may_retransfer"], s.program)
-    first = (
-        pd.DataFrame({"cert": s.cert, "who": _party(f[TO]), "rank": s.rank, "id": f[ID], "date": s.dates})
-        .sort_values("rank")
-        .drop_duplicates(["cert", "who"])
-    )
-    seen = pd.DataFrame({"cert": s.cert, "who": s.transferor, "row": f.index, "rank": s.rank}).merge(
-        first, on=["cert", "who"], how="inner", suffixes=("", "_first")
-    )
-    seen = seen[seen["rank_first"] < seen["rank"]].set_index("row")
+    barred = ~may_retransfer.astype(bool).to_numpy()
+    bought = pd.DataFrame({"cert": s.cert, "who": _party(f[TO]), "bought": f.index, "rank": s.rank, "id": f[ID], "date": s.dates})
+    bought = bought.sort_values("rank")
+    bought = bought[bought.groupby(["cert", "who"], sort=False).cumcount() < 2]
+    sales = pd.DataFrame({"cert": s.cert, "who": s.transferor, "row": f.index, "sold": s.dates})[barred]
+    pairs = sales.merge(bought, on=["cert", "who"], how="inner")
+    pairs = pairs[(pairs["bought"] != pairs["row"]) & (pairs["date"] <= pairs["sold"])]
+    resold = pairs.sort_values("rank").drop_duplicates("row").set_index("row")
     s.emit(
         "BEIP_RETRANSFER_PROHIBITED",
-        (~may_retransfer.astype(bool)) & f.index.isin(seen.index),
+        f.index.isin(resold.index),
         transferor=f[FROM],
         certificate=f[CERT],
-        earlier_date=seen["date"],
-        earlier_id=seen["id"],
+        earlier_date=resold["date"],
+        earlier_id=resold["id"],
         citation=retransfer_cite,
     )
 

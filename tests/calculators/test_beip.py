@@ -181,6 +181,77 @@ def test_remote_work_waiver(change, codes, payment):
     assert got["Total Grant ($)"] == 2_000_000 and not got["ineligible"]
 
 
+# h.: "a business that has entered into an incentive agreement may elect": an election dated before the
+# Agreement Date is not one; the day of the Agreement Date itself is not before it. The grant is still
+# computed (40% x 500,000 x 10 years = 2,000,000) and the row is Flagged, not Invalid.
+AGREEMENT_CASES = [
+    # (Agreement Date, change to the waiver row, codes)
+    pytest.param(D(2023, 6, 1), {"Waiver Election Date": D(2023, 5, 31)}, ["WAIVER_ELECTED_BEFORE_AGREEMENT"], id="elected the day before"),
+    pytest.param(D(2023, 6, 1), {"Waiver Election Date": D(2023, 6, 1)}, [], id="elected on the Agreement Date"),
+    pytest.param(D(2023, 6, 1), {"Waiver Election Date": D(2023, 6, 2)}, [], id="elected the day after"),
+    pytest.param(D(2023, 6, 1), {"Waiver Election Date": D(2010, 1, 4)}, ["WAIVER_ELECTED_BEFORE_AGREEMENT"], id="elected years before"),
+    # independent of the other waiver findings: each is reported on its own
+    pytest.param(
+        D(2024, 1, 2),
+        {"Waiver Election Date": D(2024, 1, 1)},
+        ["WAIVER_ELECTION_LATE", "WAIVER_ELECTED_BEFORE_AGREEMENT"],
+        id="late (2024-01-01 >= 2023-12-31) and before the agreement",
+    ),
+    pytest.param(
+        D(2023, 12, 31),
+        {"Waiver Election Date": D(2023, 12, 31)},
+        ["WAIVER_ELECTION_LATE"],
+        id="late, on the Agreement Date",
+    ),
+    pytest.param(
+        D(2023, 6, 1),
+        {"Waiver Election Date": D(2023, 5, 31), "Minimum Time at Facility": 0.0999},
+        ["WAIVER_ELECTED_BEFORE_AGREEMENT", "WAIVER_TIME_BELOW_10PCT"],
+        id="before the agreement, time 9.99% < 10%",
+    ),
+    pytest.param(
+        D(2023, 6, 1),
+        {"Waiver Election Date": D(2023, 5, 31), "Minimum Time at Facility": None},
+        ["WAIVER_ELECTED_BEFORE_AGREEMENT", "WAIVER_FACTS_MISSING"],
+        id="before the agreement, time blank",
+    ),
+    # a blank election date cannot be compared: only WAIVER_FACTS_MISSING
+    pytest.param(D(2023, 6, 1), {"Waiver Election Date": None}, ["WAIVER_FACTS_MISSING"], id="election date blank"),
+    # without the waiver nothing of h. is checked
+    pytest.param(
+        D(2023, 6, 1),
+        {"Remote Work Waiver Elected": "N", "Waiver Election Date": D(2023, 5, 31)},
+        [],
+        id="not elected, a date before the agreement",
+    ),
+]
+
+
+@pytest.mark.parametrize("agreement,change,codes", AGREEMENT_CASES)
+def test_waiver_elected_before_the_agreement(agreement, change, codes):
+    cells = {**WAIVER, "Agreement Date": agreement, **{k: ("" if v is None else v) for k, v in change.items()}}
+    got = one(**cells)
+    assert got["codes"] == codes
+    assert got["Total Grant ($)"] == 2_000_000 and not got["ineligible"]
+
+
+def test_waiver_elected_before_the_agreement_in_the_findings_sheet(workbook):
+    from batch.pipeline import process
+
+    rows = [
+        {**BASE, **WAIVER, "Grant ID": "A", "Agreement Date": D(2023, 6, 1), "Waiver Election Date": D(2023, 6, 1)},
+        {**BASE, **WAIVER, "Grant ID": "B", "Agreement Date": D(2023, 6, 1), "Waiver Election Date": D(2023, 5, 31)},
+    ]
+    headers = list(rows[0])
+    res = process(workbook({"BEIP": [headers] + [[r[h] for h in headers] for r in rows]})).intake[0]
+    # an error of the calculation: Flagged, not Invalid, and the grant computed (2,000,000.00 in cents)
+    assert res.status.tolist() == ["OK", "Flagged"]
+    assert res.computed["Total Grant ($)"].tolist() == [200_000_000] * 2
+    got = res.findings[["Record ID", "Column", "Code", "Severity", "Citation"]].values.tolist()
+    assert got == [["B", "Waiver Election Date", "WAIVER_ELECTED_BEFORE_AGREEMENT", "error", "C.34:1B-129 h."]]
+    assert "elected on 2023-05-31, before the Agreement Date 2023-06-01" in res.findings["Message"].iloc[0]
+
+
 def test_no_waiver_no_payment():
     assert one()["Waiver Payment Due ($)"] is None
 

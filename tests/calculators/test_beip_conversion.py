@@ -10,8 +10,8 @@ from batch.calculators import beip_conversion
 from validators.beip import BEIP_CONVERSION
 from validators.schema import validate
 
-# Credit 2017 ($) through Credit 2030 ($): a 2026 approval's five installments (e.(1)) run 2026 to 2030
-YEARS = range(2017, 2031)
+# Credit 2017 ($) through Credit 2034 ($): a 2030 approval's five installments (e.(1)) run 2030 to 2034
+YEARS = range(2017, 2035)
 
 
 def credits(got: dict) -> dict[int, float]:
@@ -57,21 +57,24 @@ def test_2008_2013_percentages():
     assert credits(got) == {2017: 5_000.0, 2018: 20_000.0, 2019: 25_000.0, 2020: 25_000.0, 2021: 25_000.01}
 
 
-def test_credit_columns_run_2017_to_2030():
+def test_credit_columns_run_2017_to_2034():
     credit = [h for h in BEIP_CONVERSION.computed if h.startswith("Credit ")]
     assert credit == [f"Credit {y} ($)" for y in YEARS]
 
 
 APPROVAL_CASES = [
-    # e.(1): "the five-year period shall commence in that fiscal year" when approved after the start of 2017:
-    # at 2017 the period starts in 2017 as for a blank Approval Year; one year after, it starts a year later
-    (None, 2017),
-    (2017, 2017),
-    (2018, 2018),
-    (2022, 2022),
-    (2025, 2025),
-    # the last Approval Year: 2026 to 2030, the last credit column
-    (2026, 2026),
+    # e.(1): an amount not approved by the commencement of State fiscal year 2017 "shall be issued in the year the
+    # amount is approved and the five-year period shall commence in that fiscal year": an Approval Year of 2017 or
+    # earlier (or blank) keeps the schedule from 2017; after 2017 the period starts in the Approval Year.
+    # 5%, 20%, 25%, 25%, 25% of 200,000 = 10,000, 40,000, 50,000, 50,000, 50,000 (sum 200,000)
+    pytest.param(None, 2017, id="blank: 2017-2021"),
+    pytest.param(2008, 2017, id="2008, the first accepted: 2017-2021"),
+    pytest.param(2016, 2017, id="2016, before 2017: 2017-2021"),
+    pytest.param(2017, 2017, id="2017 on the nose: 2017-2021"),
+    pytest.param(2018, 2018, id="2018, just after: 2018-2022"),
+    pytest.param(2022, 2022, id="2022: 2022-2026"),
+    # the last accepted Approval Year: 2030 to 2034, the last credit column
+    pytest.param(2030, 2030, id="2030, the last accepted: 2030-2034"),
 ]
 
 
@@ -81,6 +84,7 @@ def test_later_approval_moves_the_five_year_period(approval, first):
     got = run_rows(beip_conversion, [row])[0]
     # 5%, 20%, 25%, 25%, 25% of 200,000: 10,000, 40,000, 50,000, 50,000, 50,000 in five consecutive years
     shares = [10_000, 40_000, 50_000, 50_000, 50_000]
+    assert got["ineligible"] is False
     assert got["First Tax Period"] == first and credits(got) == dict(zip(range(first, first + 5), shares, strict=True))
     assert got["Installments"] == 5 and not got["codes"]
 
@@ -88,7 +92,7 @@ def test_later_approval_moves_the_five_year_period(approval, first):
 @pytest.mark.parametrize(
     "year,approval,first",
     # only e.(1) (accrued 2008-2013) moves with the Approval Year; e.(2) to e.(13) keep their tax period
-    [(2013, 2026, 2026), (2014, 2026, 2019), (2016, 2021, 2020), (2023, 2026, 2023), (2025, 2026, 2025)],
+    [(2013, 2030, 2030), (2008, 2016, 2017), (2014, 2030, 2019), (2016, 2021, 2020), (2023, 2030, 2023), (2025, 2030, 2025)],
 )
 def test_approval_year_moves_only_paragraph_1(year, approval, first):
     got = run_rows(beip_conversion, [{"Grant ID": "G", "Accrual Year": year, "Approved Amount ($)": 300, "Approval Year": approval}])[0]
@@ -125,9 +129,49 @@ def test_grant_and_year_together_are_the_record_id():
 
 @pytest.mark.parametrize(
     "approval,codes",
-    # Approval Year: State fiscal years 2017 to 2026
-    [(2016, ["OUT_OF_RANGE"]), (2017, []), (2018, []), (2025, []), (2026, []), (2027, ["OUT_OF_RANGE"]), ("", [])],
+    # Approval Year accepted from 2008 to 2030 (e.(1) names no last year; 2030 is a sanity bound): OUT_OF_RANGE outside
+    [
+        (2007, ["OUT_OF_RANGE"]),
+        (2008, []),
+        (2009, []),
+        (2016, []),
+        (2017, []),
+        (2018, []),
+        (2029, []),
+        (2030, []),
+        (2031, ["OUT_OF_RANGE"]),
+        ("", []),
+    ],
 )
 def test_approval_year_range(approval, codes):
     raw = pd.DataFrame([{"Grant ID": "G", "Accrual Year": 2010, "Approved Amount ($)": 1, "Approval Year": approval}], dtype=object)
     assert validate(BEIP_CONVERSION, raw)[1]["code"].tolist() == codes
+
+
+APPROVAL_AMOUNT_CASES = [
+    # accrued 2011, Approved Amount 123,456.78 = 12,345,678 cents; e.(1) shares rounded down to the cent, the last
+    # takes the remainder: 5% = 6,172.839 -> 6,172.83; 20% = 24,691.356 -> 24,691.35; 25% = 30,864.195 -> 30,864.19
+    # twice; last 123,456.78 - 6,172.83 - 24,691.35 - 30,864.19 - 30,864.19 = 30,864.22
+    pytest.param(None, 2017, id="blank"),
+    pytest.param(2016, 2017, id="2016"),
+    pytest.param(2017, 2017, id="2017"),
+    pytest.param(2018, 2018, id="2018"),
+    pytest.param(2030, 2030, id="2030"),
+]
+
+
+@pytest.mark.parametrize("approval,first", APPROVAL_AMOUNT_CASES)
+def test_approval_year_installment_amounts(approval, first):
+    row = {"Grant ID": "G", "Accrual Year": 2011, "Approved Amount ($)": 123_456.78, "Approval Year": approval or ""}
+    got = run_rows(beip_conversion, [row])[0]
+    amounts = [6_172.83, 24_691.35, 30_864.19, 30_864.19, 30_864.22]
+    assert credits(got) == dict(zip(range(first, first + 5), amounts, strict=True))
+    assert (got["Installments"], got["First Tax Period"], got["codes"]) == (5, first, [])
+
+
+def test_a_2030_approval_fills_the_last_credit_column():
+    row = {"Grant ID": "G", "Accrual Year": 2013, "Approved Amount ($)": 1_000, "Approval Year": 2030}
+    got = run_rows(beip_conversion, [row])[0]
+    # 25% of 1,000 = 250 in 2034, the fifth installment of a period starting 2030 (2030 + 4 = 2034)
+    assert got["Credit 2034 ($)"] == 250 and got["Credit 2029 ($)"] is None
+    assert [h for h in BEIP_CONVERSION.computed if h.startswith("Credit ")][-1] == "Credit 2034 ($)"

@@ -325,15 +325,46 @@ RETRANSFER_CASES = [
         [row("a", "BEIP", frm="A", to="B", cert="C-1"), row("b", "BEIP", frm="B", to="C", cert="C-2")],
         [[], []],
     ),
-    # B sold before it bought: not a re-transfer of that credit (the earlier row is by date)
+    # B sold before it bought: not a re-transfer of that credit (the purchase is dated after the sale)
     (
         "sale dated before the purchase",
         [row("a", "BEIP", frm="A", to="B", date=D(2026, 2, 1)), row("b", "BEIP", frm="B", to="C", date=D(2026, 1, 1))],
         [[], []],
     ),
+    # g.(3): a BEIP row whose Transferor is the Transferee of ANOTHER row of the same certificate dated on or
+    # before this row's Transfer Date, wherever that row stands in the sheet
     (
-        "same date, row order decides",
+        "same-day resale listed above the purchase is still a resale",
         [row("a", "BEIP", frm="B", to="C", date=D(2026, 1, 1)), row("b", "BEIP", frm="A", to="B", date=D(2026, 1, 1))],
+        [["BEIP_RETRANSFER_PROHIBITED"], []],
+    ),
+    (
+        "same-day resale listed below the purchase",
+        [row("a", "BEIP", frm="A", to="B", date=D(2026, 1, 1)), row("b", "BEIP", frm="B", to="C", date=D(2026, 1, 1))],
+        [[], ["BEIP_RETRANSFER_PROHIBITED"]],
+    ),
+    (
+        "resale dated the day after the purchase, listed above it",
+        [row("a", "BEIP", frm="B", to="C", date=D(2026, 1, 2)), row("b", "BEIP", frm="A", to="B", date=D(2026, 1, 1))],
+        [["BEIP_RETRANSFER_PROHIBITED"], []],
+    ),
+    # 2026-01-01 is before the purchase of 2026-01-02: B sold before it bought, not a resale of that credit
+    (
+        "sale dated the day before the purchase, listed below it",
+        [row("a", "BEIP", frm="A", to="B", date=D(2026, 1, 2)), row("b", "BEIP", frm="B", to="C", date=D(2026, 1, 1))],
+        [[], []],
+    ),
+    (
+        "sale dated the day before the purchase, listed above it",
+        [row("a", "BEIP", frm="B", to="C", date=D(2026, 1, 1)), row("b", "BEIP", frm="A", to="B", date=D(2026, 1, 2))],
+        [[], []],
+    ),
+    (
+        "same-day resale of a different certificate",
+        [
+            row("a", "BEIP", frm="B", to="C", cert="C-2", date=D(2026, 1, 1)),
+            row("b", "BEIP", frm="A", to="B", cert="C-1", date=D(2026, 1, 1)),
+        ],
         [[], []],
     ),
     (
@@ -341,12 +372,102 @@ RETRANSFER_CASES = [
         [row("a", "Grow NJ", frm="A", to="B", date=D(2026, 1, 1)), row("b", "Grow NJ", frm="B", to="C", date=D(2026, 2, 1))],
         [[], []],
     ),
+    (
+        "grow nj same-day resale listed above the purchase",
+        [row("a", "Grow NJ", frm="B", to="C", date=D(2026, 1, 1)), row("b", "Grow NJ", frm="A", to="B", date=D(2026, 1, 1))],
+        [[], []],
+    ),
+    (
+        "urban transit hub transferees may sell on",
+        [
+            row("a", "Urban Transit Hub", frm="B", to="C", date=D(2026, 1, 1)),
+            row("b", "Urban Transit Hub", frm="A", to="B", date=D(2026, 1, 1)),
+        ],
+        [[], []],
+    ),
+    (
+        "erg residential transferees may sell on",
+        [
+            row("a", "ERG Residential", frm="B", to="C", date=D(2026, 1, 1)),
+            row("b", "ERG Residential", frm="A", to="B", date=D(2026, 1, 1)),
+        ],
+        [[], []],
+    ),
+    # the other row must be another row: a transfer to oneself is no earlier purchase of itself
+    ("a transfer to oneself alone", [row("a", "BEIP", frm="B", to="B", date=D(2026, 1, 1))], [[]]),
+    (
+        "a transfer to oneself after buying",
+        [row("a", "BEIP", frm="B", to="B", date=D(2026, 1, 2)), row("b", "BEIP", frm="A", to="B", date=D(2026, 1, 2))],
+        [["BEIP_RETRANSFER_PROHIBITED"], []],
+    ),
+    # B bought twice; one purchase on or before the sale is enough
+    (
+        "one of two purchases before the sale",
+        [
+            row("a", "BEIP", frm="A", to="B", date=D(2026, 3, 1)),
+            row("b", "BEIP", frm="B", to="C", date=D(2026, 2, 1)),
+            row("c", "BEIP", frm="D", to="B", date=D(2026, 2, 1)),
+        ],
+        [[], ["BEIP_RETRANSFER_PROHIBITED"], []],
+    ),
+    # a chain on one day, listed backwards: every seller but the first bought the credit that day
+    (
+        "a same-day chain listed backwards",
+        [
+            row("a", "BEIP", frm="C", to="D", date=D(2026, 1, 1)),
+            row("b", "BEIP", frm="B", to="C", date=D(2026, 1, 1)),
+            row("c", "BEIP", frm="A", to="B", date=D(2026, 1, 1)),
+        ],
+        [["BEIP_RETRANSFER_PROHIBITED"], ["BEIP_RETRANSFER_PROHIBITED"], []],
+    ),
 ]
 
 
 @pytest.mark.parametrize("name,rows,expected", RETRANSFER_CASES, ids=[c[0] for c in RETRANSFER_CASES])
 def test_beip_retransfer(name, rows, expected):
     check(rows, expected)
+
+
+def test_retransfer_message_names_the_purchase(workbook):
+    from batch.pipeline import process
+
+    rows = [
+        row("sale", "BEIP", frm="B", to="C", date=D(2026, 1, 1)),
+        row("later", "BEIP", frm="D", to="B", date=D(2026, 1, 5)),
+        row("buy", "BEIP", frm="A", to="B", date=D(2026, 1, 1)),
+    ]
+    headers = list(rows[0])
+    res = process(workbook({"Transfers": [headers] + [[r[h] for h in headers] for r in rows]})).intake[0]
+    hit = res.findings[res.findings["Code"] == "BEIP_RETRANSFER_PROHIBITED"]
+    # the sale is listed first; the purchase on or before it is "buy" (2026-01-01), listed below it;
+    # "later" (2026-01-05) is after the sale and is not the one named
+    assert hit[["Record ID", "Column", "Severity"]].values.tolist() == [["sale", "Transferor", "error"]]
+    assert "transferee of certificate C-1 on 2026-01-01 (Transfer buy)" in hit["Message"].iloc[0]
+    assert res.status.tolist() == ["Flagged", "OK", "OK"]
+
+
+def test_retransfer_of_a_huge_certificate_is_vectorized():
+    # 100,000 rows of one BEIP certificate on one day, a chain listed backwards: P99999 -> P100000 first, ...,
+    # P0 -> P1 last; every seller but P0 bought the credit that day (99,999 resales). Each sale meets at most
+    # two purchases, never all pairs of the certificate.
+    n = 100_000
+    frame = pd.DataFrame(
+        {
+            "Transfer ID": [f"T{i}" for i in range(n)],
+            "Program": "BEIP",
+            "Certificate ID": "BIG",
+            "Certificate Amount ($)": pd.array([pd.NA] * n, dtype="Int64"),
+            "Transferor": [f"P{n - 1 - i}" for i in range(n)],
+            "Transferee": [f"P{n - i}" for i in range(n)],
+            "Transfer Date": pd.Timestamp("2026-01-01"),
+            "Credit Amount Transferred ($)": 10_000_000,
+            "Consideration Received ($)": 9_000_000,
+        }
+    )
+    calc = transfers.calculate(frame, RULES)
+    found = pd.concat([f for f in calc.findings if len(f)])
+    resold = found.loc[found["code"] == "BEIP_RETRANSFER_PROHIBITED", "row"]
+    assert len(resold) == n - 1 and set(resold) == set(range(n - 1))
 
 
 def test_shuffled_rows_give_the_same_findings():
