@@ -374,6 +374,31 @@ ROWS = [
         598_000,
         "",
     ),
+    # a same-day resale listed above the purchase is still a resale (g.(3))
+    (
+        "T-3009",
+        "BEIP",
+        "BEIP-2021-0204",
+        400_000,
+        "Hudson County Title Insurance",
+        "Raritan Mutual Insurance",
+        D(2025, 11, 10),
+        150_000,
+        138_000,
+        "resold the day it was bought",
+    ),
+    (
+        "T-3010",
+        "BEIP",
+        "BEIP-2021-0204",
+        400_000,
+        "Newark Airport Logistics LLC",
+        "Hudson County Title Insurance",
+        D(2025, 11, 10),
+        200_000,
+        184_000,
+        "",
+    ),
     # ERG Residential: no minimum (C.52:27D-489f b.(3))
     (
         "T-4001",
@@ -1399,6 +1424,24 @@ BEIP_ROWS = [
         0.15,
         None,
     ],
+    # elected the day before the agreement: only a business that has entered into one may elect (h.)
+    [
+        "BEIP-0467",
+        "Bayonne Marine Services LLC",
+        D(2023, 3, 1),
+        "Cash",
+        "",
+        0.3,
+        900_000,
+        None,
+        None,
+        10,
+        60,
+        "Y",
+        D(2023, 2, 28),
+        0.2,
+        None,
+    ],
 ]
 CONVERSION_HEADERS = ["Grant ID", "Accrual Year", "Approved Amount ($)", "Approval Year"]
 CONVERSION_ROWS = [
@@ -1415,6 +1458,8 @@ CONVERSION_ROWS = [
     ["BEIP-0462", 2007, 3_000_000, None],
     ["BEIP-0462", 2026, 3_100_000, None],
     ["BEIP-0455", 2010, 10_000, None],
+    ["BEIP-0458", 2011, 750_000, 2030],  # approved in 2030: five installments 2030-2034
+    ["BEIP-0459", 2009, 400_000, 2016],  # approved before 2017: the schedule from 2017
 ]
 BRRAP_HEADERS = [
     "Grant ID",
@@ -1895,6 +1940,8 @@ GSGZ_ROWS = [
     ["GZ-305", "Passaic Avenue Partners LLC", "N", "Y", D(2021, 1, 15), 98_765.43],
     ["GZ-306", "Atlantic City Boardwalk Development Entity", "Y", "Y", D(2023, 9, 18), 2_100_000],
     ["GZ-307", "Atlantic City Boardwalk Development Entity", "Y", "Y", D(2023, 9, 19), 1_600_000],
+    ["GZ-308", "Newark Broad Street Development Entity", "Y", "Y", D(2013, 9, 17), 550_000],  # before the enactment
+    ["GZ-309", "Trenton Growth Zone Development Corp.", "Y", "Y", D(2020, 6, 1), 100_000.01],  # county share rounded up
 ]
 COMPLIANCE_HEADERS = [
     "Project ID",
@@ -1909,6 +1956,7 @@ COMPLIANCE_HEADERS = [
     "Period Documentation Certified Date",
     "Tax Liability ($)",
     "Facility Sold",
+    "Eligibility Period (years)",
 ]
 
 
@@ -1930,6 +1978,7 @@ def _compliance_rows():
                 D(year + 1, 9, 15),
                 [900_000, 1_200_000, 1_500_000, 2_000_000, 2_400_000, 4_000_000, 5_500_000, 3_000_000, 2_800_000, 2_600_000][i],
                 "",
+                None,
             ]
         )
     # GNJ-1703: statewide workforce cut by more than 20% in 2020; documentation of 2021 never certified; sold in 2024
@@ -1948,13 +1997,34 @@ def _compliance_rows():
                 None if year == 2021 else D(year + 2, 6, 30),
                 4_000_000,
                 "Y" if year == 2024 else "",
+                None,
             ]
         )
     # GNJ-1401: certified more than four years after approval: no credit at all
     for year in (2019, 2020):
         rows.append(
-            ["GNJ-1401", year, D(2014, 12, 18), D(2019, 2, 1), 6_669_642.86, 1_050, 5_200, 5_300, 1_060, D(year + 1, 5, 1), 3_000_000, ""]
+            [
+                "GNJ-1401",
+                year,
+                D(2014, 12, 18),
+                D(2019, 2, 1),
+                6_669_642.86,
+                1_050,
+                5_200,
+                5_300,
+                1_060,
+                D(year + 1, 5, 1),
+                3_000_000,
+                "",
+                None,
+            ]
         )
+    # GNJ-1510: a five-year eligibility period (2016-2020); 2021 and 2022 have no credit of their own but use the carry-forward
+    for year, liability in ((2019, 400_000), (2020, 500_000), (2021, 900_000), (2022, 700_000)):
+        rows.append(["GNJ-1510", year, D(2014, 9, 9), D(2016, 6, 1), 750_000, 120, 900, 930, 125, D(year + 1, 4, 1), liability, "", 5])
+    # GNJ-2402: certification not yet accepted: 2025 closed without it (outside the eligibility period), 2026 pending
+    for year in (2025, 2026):
+        rows.append(["GNJ-2402", year, D(2024, 2, 1), None, 1_200_000, 300, 2_000, 2_050, 310, None, 1_500_000, "", None])
     rows.reverse()  # periods in any order: read in Tax Period order per project
     return rows
 
