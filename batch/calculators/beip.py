@@ -66,7 +66,8 @@ def percentages_129ab(s: Grants) -> None:
         pct = Q.percent(f[pct_col])
         low, high, high_smart = s.rules[lo], s.rules[hi], s.rules[hi_smart]
         top = Q.of(high.value, n).where(~smart, Q.of(high_smart.value, n))
-        bad = given & ((pct < Q.of(low.value, n)) | (pct > top))
+        below = given & (pct < Q.of(low.value, n))
+        bad = below | (given & (pct > top))
         s.emit(
             "GRANT_PERCENT_OUT_OF_RANGE",
             bad,
@@ -75,7 +76,8 @@ def percentages_129ab(s: Grants) -> None:
             minimum=float(low.value),
             maximum=s.series(top.float()),
             smart=s.series(np.where(smart, " (with smart growth)", "")),
-            citation=s.series(np.where(smart, high_smart.cite, high.cite)),
+            # the bound it falls outside: a.'s minimum (with or without smart growth), else the maximum of a. or b.
+            citation=s.series(np.where(below, low.cite, np.where(smart, high_smart.cite, high.cite))),
         )
 
 

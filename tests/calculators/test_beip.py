@@ -252,6 +252,27 @@ def test_waiver_elected_before_the_agreement_in_the_findings_sheet(workbook):
     assert "elected on 2023-05-31, before the Agreement Date 2023-06-01" in res.findings["Message"].iloc[0]
 
 
+@pytest.mark.parametrize(
+    "change, citation",
+    [
+        # below a.'s 10% minimum: a. states the minimum, with or without smart growth (b. raises only the maximum)
+        ({"Withholdings Percentage": 0.0999}, "C.34:1B-129 a."),
+        ({"Withholdings Percentage": 0.0999, "Smart Growth": "Y"}, "C.34:1B-129 a."),
+        # above the maximum: 50% of a., or 80% of b. with smart growth
+        ({"Withholdings Percentage": 0.5001}, "C.34:1B-129 a."),
+        ({"Withholdings Percentage": 0.8001, "Smart Growth": "Y"}, "C.34:1B-129 b."),
+    ],
+)
+def test_an_out_of_range_percent_cites_the_bound_it_misses(workbook, change, citation):
+    from batch.pipeline import process
+
+    row = {**BASE, **change}
+    headers = list(row)
+    res = process(workbook({"BEIP": [headers, [row[h] for h in headers]]})).intake[0]
+    got = res.findings[["Code", "Citation"]].values.tolist()
+    assert got == [["GRANT_PERCENT_OUT_OF_RANGE", citation]]
+
+
 def test_no_waiver_no_payment():
     assert one()["Waiver Payment Due ($)"] is None
 
