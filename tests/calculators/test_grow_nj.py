@@ -562,7 +562,7 @@ RETAINED_CASES = [
         6_500,
         6_831_500,
     ),
-    # Automobile HQ needs a Priority area: in a Distressed area the definition is not met and the row is ordinary:
+    # Automobile HQ needs a Priority area or a Growth Zone: in a Distressed area the definition is not met and the row is ordinary:
     # base 4,000; retained: 1,000,000 / (10 x 100) = 1,000 < 2,000 -> 1,000; annual 50 x 4,000 + 50 x 1,000 = 250,000
     (
         "mega auto hq in distressed: not a mega project",
@@ -864,7 +864,7 @@ MEGA_DEFINITION_CASES = [
     ("growth zone basis in a growth zone", {"Mega Project Basis": "Growth Zone", "Area": "Growth Zone", **BIG}, True),
     ("growth zone basis in MRERA", {"Mega Project Basis": "Growth Zone", "Area": "Growth Zone (MRERA)", **BIG}, True),
     ("growth zone basis in a priority area", {"Mega Project Basis": "Growth Zone", **BIG}, False),
-    # Automobile HQ: US HQ of Automobile Manufacturer = Y and the Area Priority
+    # Automobile HQ: US HQ of Automobile Manufacturer = Y and the Area Priority or a Growth Zone (AUTO_HQ_CASES below)
     ("auto HQ in priority", {"Mega Project Basis": "Automobile HQ", "US HQ of Automobile Manufacturer": "Y", **BIG}, True),
     ("auto HQ without the flag", {"Mega Project Basis": "Automobile HQ", **BIG}, False),
     (
@@ -947,6 +947,91 @@ def test_mega_project_definition(name, override, met):
     if override.get("Area") in (None, "Priority"):
         assert got["Base Credit per Job ($)"] == (5_000 if met else 3_000)
     assert not got["ineligible"] or "CAPEX_BELOW_MINIMUM" in got["codes"]
+
+
+# -- the Automobile HQ basis (C.34:1B-243 "mega project" b.) and the retained share of 246 e. ------------
+# b.: "in a Garden State Growth Zone, or in a priority area housing the United States headquarters ... of
+# an automobile manufacturer"; 246 e. gives 100% of the gross amount per retained job to "a mega project
+# which is the United States headquarters of an automobile manufacturer located within a priority area or
+# in a Garden State Growth Zone". So: the flag Y and the Area Priority, Growth Zone or Growth Zone (MRERA);
+# not Distressed, not Urban Transit Hub. Every case has 1 new job and the rest retained, so the retained
+# share shows: 100% of gross for the mega project, else the lesser of 50% and capex / (10 x jobs).
+AUTO_HQ = {"Mega Project": "Y", "Mega Project Basis": "Automobile HQ", "US HQ of Automobile Manufacturer": "Y", "New Full-Time Jobs": 1}
+CAPEX_OVER = {"Capital Investment ($)": 20_000_000.01, "Retained Full-Time Jobs": 250}  # 1 + 250 = 251 jobs
+CAPEX_AT = {"Capital Investment ($)": 20_000_000, "Retained Full-Time Jobs": 250}
+AUTO_HQ_CASES = [
+    # (name, override, met, retained credit per job, annual credit)
+    # met, capex a cent over $20,000,000 with 251 jobs (b.(1)): base 5,000 [mega] + 500 [(7) 251-400] = 5,500;
+    # retained 100% = 5,500; a.-e. 1 x 5,500 + 250 x 5,500 = 1,380,500 (cap 30,000,000 [f.(2)], 35,000,000 MRERA)
+    ("priority, capex 20M + a cent, 251 jobs", {**CAPEX_OVER}, True, 5_500, 1_380_500),
+    ("growth zone, capex 20M + a cent, 251 jobs", {**CAPEX_OVER, "Area": "Growth Zone"}, True, 5_500, 1_380_500),
+    ("growth zone (MRERA), capex 20M + a cent, 251 jobs", {**CAPEX_OVER, "Area": "Growth Zone (MRERA)"}, True, 5_500, 1_380_500),
+    # Distressed: not a priority area (243: "not located within a distressed municipality"): ordinary,
+    # base 4,000 + 500 = 4,500; retained min(50% = 2,250, 20,000,000.01 / (10 x 251) = 7,968.13) = 2,250;
+    # a.-e. 4,500 + 250 x 2,250 = 567,000 (cap 8,000,000)
+    ("distressed, capex 20M + a cent, 251 jobs", {**CAPEX_OVER, "Area": "Distressed"}, False, 2_250, 567_000),
+    # Urban Transit Hub: ordinary, base 5,000 + 500 = 5,500; retained min(2,750, 7,968.13) = 2,750;
+    # a.-e. 5,500 + 250 x 2,750 = 693,000 (cap 10,000,000)
+    ("urban transit hub, capex 20M + a cent, 251 jobs", {**CAPEX_OVER, "Area": "Urban Transit Hub"}, False, 2_750, 693_000),
+    # capex exactly $20,000,000 is not "in excess of": ordinary. Priority: base 3,000 + 500 = 3,500;
+    # retained min(1,750, 20,000,000 / 2,510 = 7,968.13) = 1,750; a.-e. 3,500 + 250 x 1,750 = 441,000
+    ("priority, capex exactly 20M", {**CAPEX_AT}, False, 1_750, 441_000),
+    # Growth Zone, ordinary: base 5,000 + 500 = 5,500; retained 2,750; a.-e. 5,500 + 250 x 2,750 = 693,000
+    ("growth zone, capex exactly 20M", {**CAPEX_AT, "Area": "Growth Zone"}, False, 2_750, 693_000),
+    ("growth zone (MRERA), capex exactly 20M", {**CAPEX_AT, "Area": "Growth Zone (MRERA)"}, False, 2_750, 693_000),
+    # without the US HQ flag: ordinary, as at exactly 20M (capex 20,000,000.01 / 2,510 = 7,968.13 > 50%)
+    ("priority without the flag", {**CAPEX_OVER, "US HQ of Automobile Manufacturer": "N"}, False, 1_750, 441_000),
+    ("growth zone without the flag", {**CAPEX_OVER, "US HQ of Automobile Manufacturer": "N", "Area": "Growth Zone"}, False, 2_750, 693_000),
+    (
+        "growth zone (MRERA) without the flag",
+        {**CAPEX_OVER, "US HQ of Automobile Manufacturer": "N", "Area": "Growth Zone (MRERA)"},
+        False,
+        2_750,
+        693_000,
+    ),
+    ("distressed without the flag", {**CAPEX_OVER, "US HQ of Automobile Manufacturer": "N", "Area": "Distressed"}, False, 2_250, 567_000),
+    # 1 + 249 = 250 jobs is not "more than 250": ordinary Priority, base 3,000 (no (7) increase below 251);
+    # retained min(1,500, 20,000,000.01 / 2,500 = 8,000.00) = 1,500; a.-e. 3,000 + 249 x 1,500 = 376,500
+    ("priority, 250 jobs", {**CAPEX_OVER, "Retained Full-Time Jobs": 249}, False, 1_500, 376_500),
+    # growth zone, 250 jobs: base 5,000; retained 2,500; a.-e. 5,000 + 249 x 2,500 = 627,500
+    ("growth zone, 250 jobs", {**CAPEX_OVER, "Retained Full-Time Jobs": 249, "Area": "Growth Zone"}, False, 2_500, 627_500),
+    # b.(2), more than 1,000 jobs whatever the capex ($1,000,000): 1 + 1,000 = 1,001. Base 5,000 + 1,500
+    # [(7) 1,001+] = 6,500; retained 100% = 6,500; a.-e. 1,001 x 6,500 = 6,506,500 (over 4,000,000: the
+    # amount necessary is blank, so NECESSITY_DETERMINATION_REQUIRED and no such limit; cap 30,000,000)
+    ("priority, 1,001 jobs", {"Retained Full-Time Jobs": 1_000}, True, 6_500, 6_506_500),
+    ("growth zone, 1,001 jobs", {"Retained Full-Time Jobs": 1_000, "Area": "Growth Zone"}, True, 6_500, 6_506_500),
+    ("growth zone (MRERA), 1,001 jobs", {"Retained Full-Time Jobs": 1_000, "Area": "Growth Zone (MRERA)"}, True, 6_500, 6_506_500),
+    # Distressed, 1,001 jobs: ordinary, base 4,000 + 1,500 = 5,500; retained min(2,750, 1,000,000 / 10,010 =
+    # 99.90) = 99.90; a.-e. 5,500 + 1,000 x 99.9000999... = 105,400.10
+    ("distressed, 1,001 jobs", {"Retained Full-Time Jobs": 1_000, "Area": "Distressed"}, False, 99.90, 105_400.10),
+    # Urban Transit Hub, 1,001 jobs: base 5,000 + 1,500 = 6,500; retained 99.90; a.-e. 6,500 + 99,900.10 = 106,400.10
+    ("urban transit hub, 1,001 jobs", {"Retained Full-Time Jobs": 1_000, "Area": "Urban Transit Hub"}, False, 99.90, 106_400.10),
+    # 1 + 999 = 1,000 jobs is not "more than 1,000" (and the capex is not over 20M): ordinary Priority,
+    # base 3,000 + 1,250 [(7) 801-1,000] = 4,250; retained min(2,125, 1,000,000 / 10,000 = 100) = 100;
+    # a.-e. 4,250 + 999 x 100 = 104,150
+    ("priority, 1,000 jobs", {"Retained Full-Time Jobs": 999}, False, 100, 104_150),
+    # growth zone, 1,000 jobs: base 5,000 + 1,250 = 6,250; retained 100; a.-e. 6,250 + 99,900 = 106,150
+    ("growth zone, 1,000 jobs", {"Retained Full-Time Jobs": 999, "Area": "Growth Zone"}, False, 100, 106_150),
+]
+
+
+@pytest.mark.parametrize("name,override,met,per_job,annual", AUTO_HQ_CASES, ids=[c[0] for c in AUTO_HQ_CASES])
+def test_automobile_headquarters_mega_project(name, override, met, per_job, annual):
+    got = check({**AUTO_HQ, **override}, {"Retained Credit per Job ($)": per_job, "Annual Credit ($)": annual})
+    assert ("MEGA_PROJECT_DEFINITION_NOT_MET" in got["codes"]) is (not met), got["Calculation"]
+    assert ("mega project Automobile HQ" in got["Calculation"]) is met
+    assert got["Eligible"] == "Y" and not got["ineligible"]
+    # the mega project's credit per retained job is its whole gross amount (246 e.), an ordinary one's is not
+    assert bool(got["Retained Credit per Job ($)"] == got["Gross Credit per Job ($)"]) is met
+
+
+def test_automobile_headquarters_areas_are_those_of_the_full_retained_share():
+    # one list of areas for both provisions: the definition's Automobile HQ tiers (243) and 246 e.'s 100%
+    tiers = [t for t in RULES["mega_project_definition"] if t.extra["basis"] == "Automobile HQ"]
+    assert tiers and all(t.all_flags == ("US HQ of Automobile Manufacturer",) for t in tiers)
+    for version, params in RULES.versions.items():
+        assert all(set(t.area) == set(params["full_retained_areas"].value) for t in tiers), version
+    assert not {"Distressed", "Urban Transit Hub"} & set(tiers[0].area)
 
 
 def test_mega_project_with_100_jobs_is_computed_as_ordinary():
