@@ -359,7 +359,7 @@ def annual_limits_246f(s: Project) -> None:
     s.cap_cite = pick(tiers, which, "cite", "")
     s.capped = s.ordinary_ae > s.cap
     annual = s.ordinary_ae.minimum(s.cap)
-    # 90% of withholdings (f.(5), f.(6); lifted under 2014 in a redevelopment or rehabilitation area)
+    # the share of withholdings (f.(5), f.(6); lifted under 2014 in a redevelopment or rehabilitation area)
     exempt = p["withholdings_exempt_flag"].value
     s.wh_applies = pick(tiers, which, "withholdings", False).astype(bool)
     if exempt:
@@ -701,7 +701,8 @@ def _dollars(values) -> np.ndarray:
 
 
 def _pct(fraction) -> str:
-    return f"{float(fraction):.0%}"
+    """A share of the rules as the hints write it: exact, '90%', '7.5%'."""
+    return rules_text.percent(fraction)
 
 
 def _tier_cites(tiers) -> np.ndarray:
@@ -843,7 +844,7 @@ def explain_retained_246e(s: Project) -> list:
 
 
 def explain_annual_limits_246f(s: Project) -> list:
-    """The annual maximum, and where they bind or are needed 90% of withholdings and the amount necessary."""
+    """The annual maximum, and where they bind or are needed the share of withholdings and the amount necessary."""
     p = s.p
     wh, necessity = p["withholdings_share"], p["necessity_threshold"]
     cap = s.cap.cents()
@@ -854,7 +855,7 @@ def explain_annual_limits_246f(s: Project) -> list:
     withholdings = _when(
         s.wh_cut,
         lambda r: [
-            f"; 90% of withholdings [{short_cite(wh.cite)}] ",
+            f"; {_pct(wh.value)} of withholdings [{short_cite(wh.cite)}] ",
             _money(_cents(s.wh_limit, r)),
             " applied to ",
             _money(_cents(s.before_wh, r)),
