@@ -2,8 +2,8 @@
 
 It answers "what did we run in March and what came out", lets a run skip a file whose SHA-256
 was already processed successfully, and keeps the per-record results that the run report's
-`Changes` sheet compares month over month, and the BEIP and BRRAP records that Grow NJ checks
-for prior incentives (C.34:1B-247 e.).
+`Changes` sheet compares month over month, and the BEIP, BRRAP and Grow NJ records that Grow NJ
+checks for prior incentives (C.34:1B-247 e.).
 
 The schema changes only by numbered migrations (`MIGRATIONS`): each runs once, in order, in one
 transaction, and the database's `user_version` records the last one applied. An existing ledger
