@@ -312,6 +312,7 @@ def calculate_in_chunks(program: Program, valid: pd.DataFrame, rules, context: R
         pd.concat([p.ineligible for p in parts]),
         pd.concat(carry) if carry else None,
     )
+    del parts, carry  # the chunks' own frames: the steps across rows complete the joined texts in place
     return across.sheet(valid, joined, rules, context) if across else joined
 
 

@@ -655,8 +655,10 @@ def _prior_matches(keys: pd.Series, app: pd.Series, prior: pd.DataFrame, listed:
     prefixes = listed_records[["key", "rank"]].assign(text=text_of).astype({"key": object}).rename(columns={"rank": "shown"})
     hit = hit.assign(shown=np.minimum(hit["rank"].astype(np.int64), LISTED_PRIOR_RECORDS)).merge(prefixes, on=["key", "shown"], how="left")
     m = hit["rank"].to_numpy(dtype=np.int64)
-    more = np.where(m > LISTED_PRIOR_RECORDS, _each(m - LISTED_PRIOR_RECORDS, "; and {:,} more"), "")
-    text[hit["pos"].to_numpy()] = hit["text"].to_numpy(dtype=object) + more
+    listing = hit["text"].to_numpy(dtype=object)  # each business's text of its first records, shared by its rows
+    over = m > LISTED_PRIOR_RECORDS
+    listing[over] = listing[over] + _each(m[over] - LISTED_PRIOR_RECORDS, "; and {:,} more")
+    text[hit["pos"].to_numpy()] = listing
     return count, text
 
 
@@ -991,9 +993,10 @@ def explain_net_benefit_244a3(s: Project) -> list:
 
 
 def explain_prior_incentives_247e(s: Sheet) -> list:
-    """The prior records of the business (BEIP, BRRAP and Grow NJ), where there are any."""
+    """The prior records of the business (BEIP, BRRAP and Grow NJ), where there are any (their text
+    as `prior_incentives_247e` wrote it, not copied)."""
     cite = short_cite(s.common["prior_incentive_bar"].cite)
-    return [_when(s.prior_text != "", lambda r: [f"; prior incentives [{cite}]: ", s.prior_text[r]])]
+    return [np.where(s.prior_text != "", f"; prior incentives [{cite}]: ", ""), s.prior_text]
 
 
 def explain_eligible(s: Sheet) -> list:
@@ -1033,9 +1036,12 @@ def explain(s: Project) -> np.ndarray:
 
 
 def explain_across(s: Sheet, head: np.ndarray) -> np.ndarray:
-    """The `Calculation` column whole: `head` (what `explain` wrote of each row) and the parts of the
-    steps across rows."""
-    return _concat([head, *(part(s) for part in EXPLAIN_ACROSS)], s.n)
+    """The `Calculation` column whole: the parts of the steps across rows appended to `head` (what
+    `explain` wrote of each row), piece by piece in place, so that no row's text is held twice (the
+    sheet's texts are the size of the sheet, not of a chunk)."""
+    for piece in _flat([part(s) for part in EXPLAIN_ACROSS]):
+        np.add(head, piece, out=head)
+    return head
 
 
 def _calculate(
@@ -1121,12 +1127,14 @@ def across_rows(frame: pd.DataFrame, calc: Calculation, rules: Rules, context: R
         step(s)
     s.ineligible = s.own_ineligible | s.prior_bars
     barred = pd.Series(s.prior_bars, index=frame.index)
+    # the texts so far leave the frame, to be completed in place (their own array, not a view)
+    head = computed.pop("Calculation").to_numpy(dtype=object, copy=True)
     computed = computed.assign(
         **{
             "Eligible": computed["Eligible"].mask(barred, "N"),
             "Annual Credit ($)": computed["Annual Credit ($)"].mask(barred, 0),
             "Total Award ($)": computed["Total Award ($)"].mask(barred, 0),
-            "Calculation": explain_across(s, computed["Calculation"].to_numpy(dtype=object)),
+            "Calculation": explain_across(s, head),
         }
     )
     return Calculation(computed, [*calc.findings, *s.findings], pd.Series(s.ineligible, index=frame.index))
