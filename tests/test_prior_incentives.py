@@ -175,6 +175,30 @@ def test_only_runs_ended_before_this_one_started_are_read(tmp_path):
     assert read_prior_records(path, ("BEIP",))["record_id"].tolist() == ["B-done"]
 
 
+def test_the_latest_version_of_a_record_decides_even_without_a_name(tmp_path):
+    import sqlite3
+
+    from batch.ledger import Ledger, read_prior_records
+
+    path = tmp_path / "ledger.sqlite"
+    Ledger(path)
+    with sqlite3.connect(path) as db:
+        for run, started in (("r1", "2026-09-01T00:00:00"), ("r2", "2026-10-01T00:00:00")):
+            db.execute("INSERT INTO runs (run_id, started, ended) VALUES (?,?,?)", (run, started, started))
+        # G-0 named in September, restated in October with its Business Name blank: it no longer names a business
+        for run, name in (("r1", "Acme"), ("r2", None)):
+            db.execute(
+                "INSERT INTO records (run_id, file, sheet, record_id, status, business_name, record_date, year)"
+                " VALUES (?, 'g.xlsx', 'GrowNJ', 'G-0', 'OK', ?, '2015-06-01', 2015)",
+                (run, name),
+            )
+        db.execute(
+            "INSERT INTO records (run_id, file, sheet, record_id, status, business_name, record_date, year)"
+            " VALUES ('r1', 'g.xlsx', 'GrowNJ', 'G-1', 'OK', 'Acme', '2015-07-01', 2015)"
+        )
+    assert read_prior_records(path, ("GrowNJ",))["record_id"].tolist() == ["G-1"]
+
+
 def test_an_unreadable_ledger_is_one_clear_line(tmp_path):
     inbox, out = tmp_path / "inbox", tmp_path / "out"
     inbox.mkdir()
