@@ -1033,6 +1033,8 @@ AUTO_HQ_CASES = [
     ("priority, 250 jobs", {**CAPEX_OVER, "Retained Full-Time Jobs": 249}, False, 1_500, 376_500),
     # growth zone, 250 jobs: base 5,000; retained 2,500; a.-e. 5,000 + 249 x 2,500 = 627,500
     ("growth zone, 250 jobs", {**CAPEX_OVER, "Retained Full-Time Jobs": 249, "Area": "Growth Zone"}, False, 2_500, 627_500),
+    # MRERA, 250 jobs: the same (cap 35,000,000; no MRERA alternative: 1 job new to the municipality, under 35)
+    ("growth zone (MRERA), 250 jobs", {**CAPEX_OVER, "Retained Full-Time Jobs": 249, "Area": "Growth Zone (MRERA)"}, False, 2_500, 627_500),
     # b.(2), more than 1,000 jobs whatever the capex ($1,000,000): 1 + 1,000 = 1,001. Base 5,000 + 1,500
     # [(7) 1,001+] = 6,500; retained 100% = 6,500; a.-e. 1,001 x 6,500 = 6,506,500 (over 4,000,000: the
     # amount necessary is blank, so NECESSITY_DETERMINATION_REQUIRED and no such limit; cap 30,000,000)
@@ -1050,6 +1052,7 @@ AUTO_HQ_CASES = [
     ("priority, 1,000 jobs", {"Retained Full-Time Jobs": 999}, False, 100, 104_150),
     # growth zone, 1,000 jobs: base 5,000 + 1,250 = 6,250; retained 100; a.-e. 6,250 + 99,900 = 106,150
     ("growth zone, 1,000 jobs", {"Retained Full-Time Jobs": 999, "Area": "Growth Zone"}, False, 100, 106_150),
+    ("growth zone (MRERA), 1,000 jobs", {"Retained Full-Time Jobs": 999, "Area": "Growth Zone (MRERA)"}, False, 100, 106_150),
 ]
 
 
