@@ -2,8 +2,8 @@
 
 It answers "what did we run in March and what came out", lets a run skip a file whose SHA-256
 was already processed successfully, and keeps the per-record results that the run report's
-`Changes` sheet compares month over month, and the BEIP and BRRAP records that Grow NJ checks
-for prior incentives (C.34:1B-247 e.).
+`Changes` sheet compares month over month, and the BEIP, BRRAP and Grow NJ records that Grow NJ
+checks for prior incentives (C.34:1B-247 e.).
 
 The schema changes only by numbered migrations (`MIGRATIONS`): each runs once, in order, in one
 transaction, and the database's `user_version` records the last one applied. An existing ledger
@@ -99,17 +99,18 @@ def migrate(db: sqlite3.Connection) -> int:
 
 def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | None = None) -> pd.DataFrame:
     """The latest record of each (sheet, record ID) of `sheets` in the ledger, with its Business Name,
-    status and date, the workbook and the run's date. Only runs that had ended before `exclude_run`
-    started count (every ended run when it is None), so what a run reads never depends on another run
-    still going on. The ledger is opened read-only (`LedgerUnreadable` when it cannot be read); a
-    ledger from before migration 2 has no names and gives nothing."""
+    status and date, the workbook and the run's date; one whose latest version has no Business Name
+    is left out (an earlier version's name no longer stands). Only runs that had ended before
+    `exclude_run` started count (every ended run when it is None), so what a run reads never depends
+    on another run still going on. The ledger is opened read-only (`LedgerUnreadable` when it cannot
+    be read); a ledger from before migration 2 has no names and gives nothing."""
     cols = ["sheet", "record_id", "business_name", "status", "date", "year", "workbook", "run_date"]  # PRIOR_COLUMNS but `received`
     marks = ",".join("?" * len(sheets))
     query = f"""
         SELECT r.sheet, r.record_id, r.business_name, r.status, r.record_date AS date, r.year, r.file AS workbook,
                substr(u.started, 1, 10) AS run_date
         FROM records r JOIN runs u ON u.run_id = r.run_id
-        WHERE r.sheet IN ({marks}) AND r.business_name IS NOT NULL AND u.ended IS NOT NULL
+        WHERE r.sheet IN ({marks}) AND u.ended IS NOT NULL
           AND (? IS NULL OR u.ended <= (SELECT started FROM runs WHERE run_id = ?))
         ORDER BY u.started DESC, r.rowid DESC
     """
@@ -120,7 +121,8 @@ def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | N
             found = pd.read_sql_query(query, db, params=(*sheets, exclude_run, exclude_run))
     except sqlite3.Error as err:
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
-    return found.drop_duplicates(["sheet", "record_id"], keep="first")[cols].reset_index(drop=True)
+    latest = found.drop_duplicates(["sheet", "record_id"], keep="first")
+    return latest[latest["business_name"].notna()][cols].reset_index(drop=True)
 
 
 def read_decisions(path: Path) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -136,10 +136,12 @@ def _prior_fields(r: SheetResult) -> dict:
 
 def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd.DataFrame:
     """The prior incentive records a Grow NJ row is checked against (C.34:1B-247 e.): every row of
-    this workbook's prior-incentive sheets (BEIP, BRRAP), and the latest record of each (sheet,
-    record ID) of earlier runs in the ledger. A ledger record with the sheet and record ID of a row
-    of this workbook is that row, and the workbook wins, so a round trip or a forced rerun names each
-    record once. Columns: PRIOR_COLUMNS."""
+    this workbook's prior-incentive sheets computed so far (BEIP, BRRAP), and the latest record of
+    each (sheet, record ID) of earlier runs in the ledger (BEIP, BRRAP, GrowNJ). A ledger record with
+    the sheet and record ID of a row of this workbook is that row, and the workbook wins, so a round
+    trip or a forced rerun names each record once (a GrowNJ row's own sheet is computed after this:
+    `process_sheet` leaves out the ledger's records of its IDs, and its calculator reads its rows).
+    Columns: PRIOR_COLUMNS."""
     mine = result.records()
     mine = mine[mine["sheet"].isin([m.name for m in PROGRAMS if m.prior_incentive])]
     here = pd.DataFrame(
@@ -293,15 +295,25 @@ CALC_CHUNK_ROWS = 20_000
 
 
 def calculate_in_chunks(program: Program, valid: pd.DataFrame, rules, context: RunContext) -> Calculation:
-    """A calculator whose rows do not depend on each other (ROW_INDEPENDENT) runs on chunks of rows,
+    """A calculator whose rows do not depend on each other (row_independent) runs on chunks of rows,
     so its intermediate columns take the memory of a chunk, not of the sheet; the others see every
-    row at once (their limits hold across rows)."""
+    row at once (their limits hold across rows). A row-independent program with steps that read other
+    rows (`across_rows`) runs its other steps on chunks, then those steps once on every row, so that
+    no chunk hides a row from another."""
     if not program.row_independent or len(valid) <= CALC_CHUNK_ROWS:
         return program.calculate(valid, rules, context)
-    parts = [program.calculate(valid.iloc[i : i + CALC_CHUNK_ROWS], rules, context) for i in range(0, len(valid), CALC_CHUNK_ROWS)]
-    return Calculation(
-        pd.concat([p.computed for p in parts]), [f for p in parts for f in p.findings], pd.concat([p.ineligible for p in parts])
+    across = program.across_rows
+    calculate = across.rows if across else program.calculate
+    parts = [calculate(valid.iloc[i : i + CALC_CHUNK_ROWS], rules, context) for i in range(0, len(valid), CALC_CHUNK_ROWS)]
+    carry = [p.carry for p in parts if p.carry is not None]
+    joined = Calculation(
+        pd.concat([p.computed for p in parts]),
+        [f for p in parts for f in p.findings],
+        pd.concat([p.ineligible for p in parts]),
+        pd.concat(carry) if carry else None,
     )
+    del parts, carry  # the chunks' own frames: the steps across rows complete the joined texts in place
+    return across.sheet(valid, joined, rules, context) if across else joined
 
 
 def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = None, context: RunContext | None = None) -> SheetResult:
@@ -328,7 +340,13 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     invalid[errors.loc[errors["row"] >= 0, "row"].astype(int).to_numpy()] = True
     invalid &= ~totals
     valid = typed[~invalid & ~totals]
-    calc = calculate_in_chunks(program, valid, rules, context or RunContext.today())
+    context = context or RunContext.today()
+    if PRIOR_INCENTIVES in program.needs and program.prior_incentive and len(context.prior):
+        # a record of an earlier run with the ID of a row of this sheet (valid or not) is that row's
+        # earlier version: the row counts, by its own result, not the ledger's record (a round trip)
+        mine = context.prior["sheet"].eq(spec.name) & context.prior["record_id"].isin(spec.record_ids(typed[~totals]))
+        context = replace(context, prior=context.prior[~mine.to_numpy()])
+    calc = calculate_in_chunks(program, valid, rules, context)
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
@@ -458,7 +476,8 @@ def process(
 
         result.decisions_before = read_decisions(Path(ledger))
     result.timed("read", clock)
-    context = RunContext(result.as_of)
+    # a record of this workbook is named by its file name and the run's date (UTC, as the ledger's)
+    context = RunContext(result.as_of, workbook=path.name, run_date=result.started.strftime("%Y-%m-%d"))
     # a sheet is its spec's program, whether routed by its name or by its header row
     by_spec = {m.name: m for m in by_key.values()}
     intake = [(i, s, by_spec[s.spec.name]) for i, s in enumerate(book.sheets) if isinstance(s, IntakeSheet)]
@@ -470,7 +489,7 @@ def process(
     for i, sheet, program in sorted(intake, key=lambda t: PRIOR_INCENTIVES in t[2].needs):
         if PRIOR_INCENTIVES in program.needs and not prior_ready:
             result.sheets = [done[k] for k in sorted(done)]  # the prior incentive sheets, computed above
-            context = RunContext(result.as_of, prior_records(result, ledger, run_id))
+            context = replace(context, prior=prior_records(result, ledger, run_id))
             prior_ready = True
         done[i] = process_sheet(sheet, program, result, context)
     result.sheets = []

@@ -38,7 +38,7 @@ from validators.transfers import TRANSFERS
 
 # What a program may need from the run besides its own rows:
 AS_OF = "as_of"  # the run's as-of date (deadlines that depend on the day of the run)
-PRIOR_INCENTIVES = "prior_incentives"  # other sheets' results: the prior incentive records (C.34:1B-247 e.)
+PRIOR_INCENTIVES = "prior_incentives"  # other sheets' and earlier runs' results: the prior incentive records (C.34:1B-247 e.)
 CROSS_WORKBOOK_LIMITS = "cross_workbook_limits"  # limits that hold across every workbook of the run
 NEEDS = frozenset({AS_OF, PRIOR_INCENTIVES, CROSS_WORKBOOK_LIMITS})
 
@@ -53,6 +53,20 @@ class PriorIncentive:
 
 
 @dataclass(frozen=True)
+class AcrossRows:
+    """The steps of a row-independent program that read other rows of its sheet (Grow NJ's prior
+    incentives: the sheet's own rows are prior awards of each other, C.34:1B-247 e.).
+
+    `rows(frame, rules, context) -> Calculation` runs every other step on the rows given (a chunk of
+    the sheet, for memory); `sheet(frame, calc, rules, context) -> Calculation` then runs these steps
+    once on every valid row of the sheet, given the chunks' results joined (`calc`, whose `carry`
+    holds what they read of each row). The program's `calculate` is the two in turn."""
+
+    rows: Callable
+    sheet: Callable
+
+
+@dataclass(frozen=True)
 class Program:
     schema: SheetSpec
     rules: str  # the folder under batch/rules/
@@ -64,9 +78,10 @@ class Program:
     area_column: str | None = None  # the area or category the report groups by
     year_column: str | None = None  # the year the report groups by (a date or year column)
     month_column: str | None = None  # the one date column of the Summary's by-month pivot
-    row_independent: bool = False  # each row computed from its own figures alone: runs on chunks of rows
+    row_independent: bool = False  # each row computed from its own figures alone (but across_rows): runs on chunks of rows
+    across_rows: AcrossRows | None = None  # with row_independent: the steps that read other rows, once on the whole sheet
     needs: frozenset[str] = field(default_factory=frozenset)
-    prior_incentive: PriorIncentive | None = None  # its rows are prior incentives of Grow NJ
+    prior_incentive: PriorIncentive | None = None  # its rows are prior incentives of Grow NJ (Grow NJ's own too)
     run_limits: Callable | None = None  # credits per (record, year) for limits across workbooks
 
     def __post_init__(self):
@@ -75,6 +90,8 @@ class Program:
             raise ValueError(f"{self.schema.name}: unknown needs {sorted(unknown)}")
         if (CROSS_WORKBOOK_LIMITS in self.needs) != (self.run_limits is not None):
             raise ValueError(f"{self.schema.name}: cross-workbook limits need run_limits, and only they do")
+        if self.across_rows is not None and not self.row_independent:
+            raise ValueError(f"{self.schema.name}: steps across rows are declared apart only for a row-independent program")
 
     @property
     def name(self) -> str:
@@ -96,7 +113,9 @@ PROGRAMS: tuple[Program, ...] = (
         year_column="Application Date",
         month_column="Application Date",
         row_independent=True,
+        across_rows=AcrossRows(grow_nj.calculate_rows, grow_nj.across_rows),
         needs=frozenset({PRIOR_INCENTIVES}),
+        prior_incentive=PriorIncentive(name="Business Name", date="Application Date"),
     ),
     Program(
         GROW_NJ_COMPLIANCE,

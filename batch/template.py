@@ -35,7 +35,7 @@ from xlsxwriter.utility import xl_col_to_name, xl_rowcol_to_cell
 
 from batch.programs import PROGRAMS
 from validators.columns import YES_NO, Column, SheetSpec
-from validators.grow_nj import GROW_NJ
+from validators.grow_nj import VERSIONS as GROW_NJ_VERSIONS
 
 TEMPLATE_NAME = "njcredits-intake-template.xlsx"
 FIXED_TIME = dt.datetime(2026, 1, 1)  # document properties fixed, so regenerating changes nothing
@@ -75,7 +75,7 @@ ROW_IS = {
 }
 NOTES = {
     "GrowNJ": "Statute Version picks the text of C.34:1B-246 that governs the award "
-    f"(blank means {GROW_NJ.column('Statute Version').default}). "
+    f"(blank: computed under {GROW_NJ_VERSIONS[-1]}, with a warning). "
     "Give Y for each bonus or condition that applies; a blank Y/N cell means N, except the two "
     "prior-incentive columns at the end, where a blank means not given.",
     "GrowNJ_Compliance": "Leave the date columns of steps not yet done blank; they are judged against the run's as-of date.",

@@ -1,7 +1,8 @@
 """The statute's numbers in the intake sheets' hints, code lists and column ranges come from the
 rules data (batch/rules/<program>/), never from literals in validators/: each hint follows its
 parameter when the parameter changes, each list and range equals what the rules say, and no hint
-holds a year, a dollar amount or a percent that its program's rules do not hold."""
+holds a year, a dollar amount or a percent that its program's rules do not hold. The same holds of
+the explanation code of the calculators (the text of the `Calculation` column)."""
 
 from __future__ import annotations
 
@@ -399,7 +400,10 @@ def test_ranges_and_lists_equal_the_rules():
     term = grow_nj_compliance.GROW_NJ_COMPLIANCE.column("Eligibility Period (years)")
     assert (term.minimum, term.maximum) == (1, load("grow_nj_compliance")["eligibility_period_years"].value)
     assert _codes(grow_nj.GROW_NJ, "Statute Version") == tuple(sorted(grow.versions))
-    assert grow_nj.GROW_NJ.column("Statute Version").default == max(grow.versions)
+    # a blank Statute Version is not read as a text: the calculator computes it under the latest the rules
+    # hold, with a warning (STATUTE_VERSION_NOT_GIVEN), and the hint names that text
+    assert grow_nj.GROW_NJ.column("Statute Version").default is None
+    assert f"blank: computed under {sorted(grow.versions)[-1]}," in grow_nj.GROW_NJ.column("Statute Version").hint
     assert (
         _codes(grow_nj.GROW_NJ, "Premises Type")
         == tuple(grow["minimum_capex_per_sq_ft"])
@@ -543,3 +547,58 @@ def test_no_hint_in_the_source_writes_a_statutory_number(path):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 stray += [(node.lineno, literal) for literal in _literals(node.value) if literal not in FLOORS]
     assert stray == [], f"{path.name}: write these from the rules: {stray}"
+
+
+# Where the `Calculation` text is written in the source: the explain functions of every calculator
+# (`explain`, `explain_*`, `_explain*`, and the functions nested in them). Their string constants are
+# the words around the numbers; the numbers are formatted in from the rules, never written in them.
+# A docstring is no text the tool writes, and a format spec (`:.0%`) is no number.
+CALCULATORS = sorted(p for p in (ROOT / "batch" / "calculators").glob("*.py") if p.stem not in ("__init__", "shared"))
+
+
+def _explanation_literals(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, literal) of every year, date, dollar amount or percent in a string constant of an explain function."""
+    stray, seen = [], set()
+    for fn in ast.walk(tree):
+        if not (isinstance(fn, ast.FunctionDef) and fn.name.lstrip("_").startswith("explain")):
+            continue
+        skip = {id(n) for f in ast.walk(fn) if isinstance(f, ast.FormattedValue) and f.format_spec for n in ast.walk(f.format_spec)}
+        for inner in ast.walk(fn):  # the docstrings of the function and of the functions nested in it
+            if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef) and ast.get_docstring(inner, clean=False) is not None:
+                skip.add(id(inner.body[0].value))
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip | seen:
+                seen.add(id(node))  # a nested function is walked with its outer one and alone
+                stray += [(node.lineno, literal) for literal in _literals(node.value) if literal not in FLOORS]
+    return sorted(stray, key=lambda s: s[0])
+
+
+def test_every_calculator_with_a_calculation_column_has_its_explain_functions_scanned():
+    explained = [p.stem for p in CALCULATORS if any(
+        isinstance(n, ast.FunctionDef) and n.name.lstrip("_").startswith("explain") for n in ast.walk(ast.parse(p.read_text()))
+    )]  # fmt: skip
+    assert explained == sorted(sys.modules[m.explain.__module__].__name__.rsplit(".", 1)[-1] for m in PROGRAMS if m.explain)
+
+
+@pytest.mark.parametrize("path", CALCULATORS, ids=lambda p: p.name)
+def test_no_explanation_in_the_source_writes_a_statutory_number(path):
+    stray = _explanation_literals(ast.parse(path.read_text()))
+    assert stray == [], f"{path.name}: write these from the rules: {stray}"
+
+
+def test_the_explanation_scan_finds_a_share_written_in_the_text():
+    # the line that wrote the share of withholdings before it was read from the rules, and its fix
+    before = """
+def explain_annual_limits_246f(s):
+    \"\"\"The annual maximum, and 90% of withholdings where it binds.\"\"\"
+    wh = s.p["withholdings_share"]
+    withholdings = _when(s.wh_cut, lambda r: [f"; 90% of withholdings [{short_cite(wh.cite)}] ", _money(s.limit[r])])
+
+    def nested(r):
+        return [f"{float(wh.value):.0%} of $4,000,000 in 2017"]
+
+    return [withholdings, nested]
+"""
+    after = before.replace('f"; 90% of withholdings', 'f"; {_pct(wh.value)} of withholdings').replace(" of $4,000,000 in 2017", "")
+    assert _explanation_literals(ast.parse(before)) == [(5, "90%"), (8, "2017"), (8, "$4,000,000")]
+    assert _explanation_literals(ast.parse(after)) == []

@@ -1,5 +1,5 @@
-"""Prior incentives (C.34:1B-247 e.) through `njcredits run`: a BEIP or BRRAP record of the same
-workbook or of an earlier run in the ledger, named once, the workbook winning over the ledger."""
+"""Prior incentives (C.34:1B-247 e.) through `njcredits run`: a BEIP, BRRAP or Grow NJ record of the
+same workbook or of an earlier run in the ledger, named once, the workbook winning over the ledger."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ BEIP_HEADERS = ["Grant ID", "Business Name", "Agreement Date", "Grant Form", "Wi
                 "Grant Term (years)", "New Employees"]  # fmt: skip
 BRRAP_HEADERS = ["Grant ID", "Business Name", "Employees Relocated or Retained", "Yearly Tax Credit Amount ($)", "First Tax Period"]
 GROW_HEADERS = [
-    "Project ID", "Business Name", "Application Date", "County", "Area", "Business Type", "Premises Type",
+    "Project ID", "Business Name", "Statute Version", "Application Date", "County", "Area", "Business Type", "Premises Type",
     "Gross Leasable Area (sq ft)", "Capital Investment ($)", "New Full-Time Jobs", "Retained Full-Time Jobs",
     "Annual Withholdings ($)", "Net Benefit ($)", "Prior Incentive Obligations Satisfied", "Separate From Prior Award",
 ]  # fmt: skip
@@ -30,9 +30,12 @@ def beip(gid="B-1", name="Acme Corp.", date=BEIP_DATE):
     return [gid, name, date, "Cash", 0.3, 100_000, 10, 10]
 
 
-def grow(pid="G-1", name="ACME Corporation", satisfied="", separate=""):
+GROW_DATE = D(2016, 1, 4)
+
+
+def grow(pid="G-1", name="ACME Corporation", satisfied="", separate="", date=GROW_DATE, county="Bergen", capex=1_000_000):
     # Priority, 50 new jobs: 50 x 3,000 = 150,000 a year; applied 2016-01-04, after the BEIP agreement of 2015-06-01
-    return [pid, name, D(2016, 1, 4), "Bergen", "Priority", "Other", "Non-Industrial Rehab", 10_000, 1_000_000, 50, 0,
+    return [pid, name, "2017", date, county, "Priority", "Other", "Non-Industrial Rehab", 10_000, capex, 50, 0,
             1_000_000, 100_000_000, satisfied, separate]  # fmt: skip
 
 
@@ -172,6 +175,30 @@ def test_only_runs_ended_before_this_one_started_are_read(tmp_path):
     assert read_prior_records(path, ("BEIP",))["record_id"].tolist() == ["B-done"]
 
 
+def test_the_latest_version_of_a_record_decides_even_without_a_name(tmp_path):
+    import sqlite3
+
+    from batch.ledger import Ledger, read_prior_records
+
+    path = tmp_path / "ledger.sqlite"
+    Ledger(path)
+    with sqlite3.connect(path) as db:
+        for run, started in (("r1", "2026-09-01T00:00:00"), ("r2", "2026-10-01T00:00:00")):
+            db.execute("INSERT INTO runs (run_id, started, ended) VALUES (?,?,?)", (run, started, started))
+        # G-0 named in September, restated in October with its Business Name blank: it no longer names a business
+        for run, name in (("r1", "Acme"), ("r2", None)):
+            db.execute(
+                "INSERT INTO records (run_id, file, sheet, record_id, status, business_name, record_date, year)"
+                " VALUES (?, 'g.xlsx', 'GrowNJ', 'G-0', 'OK', ?, '2015-06-01', 2015)",
+                (run, name),
+            )
+        db.execute(
+            "INSERT INTO records (run_id, file, sheet, record_id, status, business_name, record_date, year)"
+            " VALUES ('r1', 'g.xlsx', 'GrowNJ', 'G-1', 'OK', 'Acme', '2015-07-01', 2015)"
+        )
+    assert read_prior_records(path, ("GrowNJ",))["record_id"].tolist() == ["G-1"]
+
+
 def test_an_unreadable_ledger_is_one_clear_line(tmp_path):
     inbox, out = tmp_path / "inbox", tmp_path / "out"
     inbox.mkdir()
@@ -185,3 +212,63 @@ def test_an_unreadable_ledger_is_one_clear_line(tmp_path):
     assert grow_file.exists()  # nothing was moved
     result = CliRunner().invoke(main, ["validate", str(grow_file), "--out", str(out)])
     assert result.exit_code == 0 and "Prior incentives of earlier runs were not checked" in result.output, result.output
+
+
+def test_prior_grow_nj_awards_of_the_workbook_and_of_earlier_runs(tmp_path):
+    import sqlite3
+
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    # run 1: G-0 (2015-06-01); G-5 (2015-07-01) Invalid (no such county); G-6 (2015-08-01) Ineligible
+    # (capex $399,999.99 below $40 x 10,000 = $400,000). G-6 has the prior G-0, not G-5 (Invalid).
+    write_workbook(
+        inbox / "first.xlsx",
+        {"GrowNJ": [GROW_HEADERS, grow("G-0", date=D(2015, 6, 1)), grow("G-5", date=D(2015, 7, 1), county="Nowhere"),
+                    grow("G-6", date=D(2015, 8, 1), capex=399_999.99)]},
+    )  # fmt: skip
+    run(inbox, out)
+    got = {r["Project ID"]: r for r in grow_rows(out / "first.annotated.xlsx")}
+    assert [got[g]["Status"] for g in ("G-0", "G-5", "G-6")] == ["OK", "Invalid", "Ineligible"]
+    (f,) = findings(out / "first.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")
+    assert f["Record ID"] == "G-6" and f["Column"] == "Business Name"
+    g0 = f"GrowNJ G-0 (Application Date 2015-06-01; first.xlsx, run {today})"
+    assert f"received {g0} before its application of 2015-08-01" in f["Message"]
+    # the ledger keeps the Business Name, status and date of the Grow NJ records
+    with sqlite3.connect(out / ".njcredits" / "ledger.sqlite") as db:
+        query = "SELECT record_id, business_name, status, record_date FROM records WHERE sheet='GrowNJ' ORDER BY record_id"
+        kept = db.execute(query).fetchall()
+    assert kept == [("G-0", "ACME Corporation", "OK", "2015-06-01"), ("G-5", "ACME Corporation", "Invalid", "2015-07-01"),
+                    ("G-6", "ACME Corporation", "Ineligible", "2015-08-01")]  # fmt: skip
+
+    # run 2: G-1 (2016-01-04) of the same business: the ledger's G-0 counts, G-5 (Invalid) and G-6 (Ineligible) do not
+    write_workbook(inbox / "second.xlsx", {"GrowNJ": [GROW_HEADERS, grow("G-1", name="Acme Corp.")]})
+    run(inbox, out)
+    (f,) = findings(out / "second.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")
+    assert f["Record ID"] == "G-1" and "G-5" not in f["Message"] and "G-6" not in f["Message"]
+    assert f"received GrowNJ G-0 (Application Date 2015-06-01; first.xlsx, run {today}) before" in f["Message"]
+
+    # run 3: G-0 restated, now dated 2016-02-01. The ledger's G-0 is its own earlier version, not another
+    # project; G-1 (2016-01-04, second.xlsx) is before it and counts.
+    write_workbook(inbox / "third.xlsx", {"GrowNJ": [GROW_HEADERS, grow("G-0", date=D(2016, 2, 1))]})
+    run(inbox, out)
+    (f,) = findings(out / "third.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")
+    assert f["Record ID"] == "G-0" and "GrowNJ G-0" not in f["Message"]
+    g1 = f"GrowNJ G-1 (Application Date 2016-01-04; second.xlsx, run {today})"
+    assert f"received {g1} before its application of 2016-02-01" in f["Message"]
+
+
+def test_a_blank_statute_version_is_computed_under_2017_with_a_warning(tmp_path):
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    blank = grow("G-1", name="Solo LLC")
+    blank[GROW_HEADERS.index("Statute Version")] = ""
+    write_workbook(inbox / "solo.xlsx", {"GrowNJ": [GROW_HEADERS, blank, grow("G-2", name="Other LLC")]})
+    run(inbox, out)
+    got = {r["Project ID"]: r for r in grow_rows(out / "solo.annotated.xlsx")}
+    g1 = got["G-1"]
+    assert (g1["Status"], g1["Findings"], g1["Annual Credit ($)"]) == ("Flagged", "STATUTE_VERSION_NOT_GIVEN", 150_000)
+    assert got["G-1"]["Calculation"].startswith("2017 text") and (got["G-2"]["Status"], got["G-2"]["Findings"]) == ("OK", "")
+    (f,) = findings(out / "solo.annotated.xlsx", "STATUTE_VERSION_NOT_GIVEN")
+    assert (f["Record ID"], f["Column"], f["Severity"]) == ("G-1", "Statute Version", "warning")
+    assert "computed under the 2017 text" in f["Message"] and "the reviewer confirms which text governs the application" in f["Message"]

@@ -76,6 +76,8 @@ def _only(flag: str, key: str) -> str:
     return "" if texts == either(VERSIONS, "and") else f", {texts} only"
 
 
+# The awards that are prior incentives of a Grow NJ application (C.34:1B-247 e.; batch.programs declares them).
+PRIOR_AWARDS = "BEIP, BRRAP or Grow NJ"
 VACANT, COLLEGE = "Vacant Million Square Foot Building", "College Collaboration"
 DOCTORAL, REDEVELOPMENT = "Doctoral University Collaboration", "Redevelopment or Rehabilitation Area"
 # The texts in which the redevelopment column lifts the withholdings limit of C.34:1B-246 f.
@@ -112,8 +114,8 @@ GROW_NJ = SheetSpec(
             "Statute Version",
             "code",
             codes=VERSIONS,
-            default=VERSIONS[-1],
-            hint=f"Text of C.34:1B-246 that governs the award: {either([f'{v} ({LAWS[v]})' for v in VERSIONS])}.",
+            hint=f"Text of C.34:1B-246 that governs the award: {either([f'{v} ({LAWS[v]})' for v in VERSIONS])}; "
+            f"blank: computed under {VERSIONS[-1]}, the latest, with a warning.",
         ),
         Column("Application Date", "date", required=True, hint="Date the application was filed."),
         Column("County", "code", required=True, codes=COUNTIES, hint="New Jersey county of the qualified business facility."),
@@ -212,7 +214,7 @@ GROW_NJ = SheetSpec(
             "Prior Incentive Obligations Satisfied",
             "yesno",
             blank_unknown=True,
-            hint="C.34:1B-247 e.(1): Y when the business met the obligations of an earlier BEIP or BRRAP award; blank means not stated.",
+            hint=f"C.34:1B-247 e.(1): Y when the business met the obligations of an earlier {PRIOR_AWARDS} award; blank means not stated.",
         ),
         Column(
             "Separate From Prior Award",

@@ -13,9 +13,16 @@ step reads the columns earlier steps left on the `Project` and adds its own:
     -> retained_246e -> annual_limits_246f -> mrera_alternative_246d -> award_246a
     -> net_benefit_244a3 -> prior_incentives_247e
 
+Every step but the last reads only the row's own figures (ROW_STEPS, `calculate_rows`: the
+pipeline may run them on chunks of the sheet). The last reads other rows too: the sheet's own
+rows are prior Grow NJ awards of each other, by their own results, so it runs once on every valid
+row of the sheet, both statute versions together (ACROSS_STEPS, `across_rows`, on the `Sheet`).
+`calculate` is the two in turn.
+
 The `Calculation` text is built afterwards from the step results, by one explain function per
-step (`explain_mega_project_243`, ...) that `explain` assembles; no step builds text. A step's
-findings take their fields on the rows that have the finding only (`Project.emit`).
+step (`explain_mega_project_243`, ...) that `explain` and `explain_across` assemble; no step builds
+text, and every statute number in it is read from the rules. A step's findings take their fields
+on the rows that have the finding only (`emit`).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from batch.findings import emit, money_text, short_cite
 from batch.rules import Rules, lookup
 from validators import rules_text
 from validators.grow_nj import GROW_NJ as SPEC
+from validators.grow_nj import LAWS
 
 ID, VERSION, APP_DATE, COUNTY, AREA = "Project ID", "Statute Version", "Application Date", "County", "Area"
 CAPEX, NEW, RETAINED, JNM = "Capital Investment ($)", "New Full-Time Jobs", "Retained Full-Time Jobs", "Jobs New to Municipality"
@@ -58,21 +66,13 @@ NOT_COUNTED = ("Invalid", "Ineligible")
 LISTED_PRIOR_RECORDS = 10
 
 
-class Project:
-    """The rows of one statute version and every column the steps have computed so far."""
+class _Rows:
+    """Rows the steps read, and the findings they give."""
 
-    def __init__(self, f: pd.DataFrame, common: dict, p: dict, version: str, context: RunContext):
-        self.f, self.common, self.p, self.version, self.context = f, common, p, version, context
+    def __init__(self, f: pd.DataFrame, common: dict, context: RunContext):
+        self.f, self.common, self.context = f, common, context
         self.idx, self.n = f.index, len(f)
         self.findings: list[pd.DataFrame] = []
-        self.flag = {c.header: f[c.header].to_numpy(dtype=bool) for c in SPEC.columns if c.kind == "yesno" and not c.blank_unknown}
-        self.growth_zone = f[AREA].isin(common["growth_zone_areas"].value).to_numpy()
-        self.south_jersey = f[COUNTY].isin(common["south_jersey_counties"].value).to_numpy()
-        self.reduced = self.growth_zone | self.south_jersey
-        self.capex = Q(f[CAPEX])
-        self.new = f[NEW].to_numpy(dtype=np.int64)
-        self.retained = f[RETAINED].to_numpy(dtype=np.int64)
-        self.jobs = self.new + self.retained
 
     def emit(self, code: str, mask: np.ndarray, **fields) -> None:
         """A finding on the rows where mask holds. A field is a scalar, a column of the frame, an
@@ -87,6 +87,46 @@ class Project:
             elif callable(value):
                 fields[name] = value(rows)
         self.findings.append(emit(code, self.idx[rows], **fields))
+
+
+class Project(_Rows):
+    """The rows of one statute version and every column the steps have computed so far."""
+
+    def __init__(self, f: pd.DataFrame, common: dict, p: dict, version: str, context: RunContext):
+        super().__init__(f, common, context)
+        self.p, self.version = p, version
+        self.flag = {c.header: f[c.header].to_numpy(dtype=bool) for c in SPEC.columns if c.kind == "yesno" and not c.blank_unknown}
+        self.growth_zone = f[AREA].isin(common["growth_zone_areas"].value).to_numpy()
+        self.south_jersey = f[COUNTY].isin(common["south_jersey_counties"].value).to_numpy()
+        self.reduced = self.growth_zone | self.south_jersey
+        self.capex = Q(f[CAPEX])
+        self.new = f[NEW].to_numpy(dtype=np.int64)
+        self.retained = f[RETAINED].to_numpy(dtype=np.int64)
+        self.jobs = self.new + self.retained
+
+
+# Why a row is not eligible, each by the step that decides it (the Calculation text names them);
+# the steps across rows add the prior-incentive bar.
+REASONS = {
+    "capex_below": "capex below minimum",
+    "jobs_below": "jobs below minimum",
+    "late": "application after deadline",
+    "retail_bad": "retail",
+    "nb_bad": "net benefit below threshold",
+}
+
+
+class Sheet(_Rows):
+    """Every valid row of the sheet, of both statute versions and every chunk, for the steps that
+    read other rows (C.34:1B-247 e.): what the other steps found of each row (`carry`) and what
+    these steps add."""
+
+    def __init__(self, f: pd.DataFrame, common: dict, context: RunContext, carry: pd.DataFrame):
+        super().__init__(f, common, context)
+        for attr in REASONS:
+            setattr(self, attr, carry[attr].to_numpy(dtype=bool))
+        # not eligible by the row's own figures, before any step across rows
+        self.own_ineligible = np.logical_or.reduce([getattr(self, attr) for attr in REASONS])
 
 
 def _ratio_q(frac, mask: np.ndarray) -> Q:
@@ -362,7 +402,7 @@ def annual_limits_246f(s: Project) -> None:
     s.cap_cite = pick(tiers, which, "cite", "")
     s.capped = s.ordinary_ae > s.cap
     annual = s.ordinary_ae.minimum(s.cap)
-    # 90% of withholdings (f.(5), f.(6); lifted under 2014 in a redevelopment or rehabilitation area)
+    # the share of withholdings (f.(5), f.(6); lifted under 2014 in a redevelopment or rehabilitation area)
     exempt = p["withholdings_exempt_flag"].value
     s.wh_applies = pick(tiers, which, "withholdings", False).astype(bool)
     if exempt:
@@ -474,26 +514,37 @@ def net_benefit_244a3(s: Project) -> None:
     s.emit("NET_BENEFIT_NOT_PROVIDED", ~s.nb_given, citation=s.nb_cite)
 
 
-def prior_incentives_247e(s: Project) -> None:
-    """C.34:1B-247 e.: a business that previously received BEIP or BRRAP incentives may get an agreement
-    only when e.(1) (obligations satisfied) or e.(2) (investment and jobs separate) holds. A prior
-    record counts when it is neither Invalid nor Ineligible, is the same business, and was received
-    before the Application Date (BEIP: Agreement Date before it; BRRAP: First Tax Period not after its
-    year). Blank in either column means not stated."""
+def prior_incentives_247e(s: Sheet) -> None:
+    """C.34:1B-247 e.: a business that "has previously received" BEIP, BRRAP or other incentives of the
+    authority (Grow NJ among them) may get an agreement only when e.(1) (obligations satisfied) or e.(2)
+    (investment and jobs separate) holds. A prior record counts when it is neither Invalid nor
+    Ineligible, is the same business, and was received before the Application Date (BEIP: Agreement
+    Date before it; BRRAP: First Tax Period not after its year; Grow NJ: another Project ID whose
+    Application Date is before it). The sheet's own rows are prior records of each other, by their own
+    results: a row barred here is Ineligible and so is not named as a prior record of a later row.
+    Blank in either column means not stated."""
     f = s.f
     bar = s.common["prior_incentive_bar"]
-    s.prior_bars = np.zeros(s.n, dtype=bool)
-    s.prior_text = np.full(s.n, "", dtype=object)
-    count, text = _prior_matches(f, s.context.prior)
-    has = count > 0
-    if not has.any():
-        return
-    s.prior_text = text
+    keys = business_key(f[NAME])
+    outside = s.context.prior
+    # a record of an earlier run with the Project ID of a row of this sheet is an earlier version of
+    # that row (the sheet's row counts instead), not another project
+    outside = _counted(outside[~((outside["sheet"] == SPEC.name) & outside["record_id"].isin(f[ID].astype(str)))])
     satisfied = f[SATISFIED].astype("boolean").to_numpy(dtype=object, na_value=None)
     separate = f[SEPARATE].astype("boolean").to_numpy(dtype=object, na_value=None)
     either_yes = (satisfied == True) | (separate == True)  # noqa: E712 - nullable booleans: True, False or None
     both_no = (satisfied == False) & (separate == False)  # noqa: E712
-    s.prior_bars = has & both_no
+    # the sheet's rows that count by their own figures; a row barred below is left out of the records
+    # named. It always has a counted record of its own that is earlier than any later row, so whether
+    # a later row has prior records never changes: the bar is decided once, in one pass.
+    counted = ~s.own_ineligible
+    s.prior_bars = np.zeros(s.n, dtype=bool)
+    if both_no.any():
+        count, _ = _prior_matches(keys, f[APP_DATE], _records(outside, _sheet_records(s, keys, counted)), listed=False)
+        s.prior_bars = (count > 0) & both_no
+        counted &= ~s.prior_bars
+    count, s.prior_text = _prior_matches(keys, f[APP_DATE], _records(outside, _sheet_records(s, keys, counted)))
+    has = count > 0
     records = s.prior_text
     business = f[NAME]
     date = f[APP_DATE]
@@ -528,14 +579,50 @@ def prior_incentives_247e(s: Project) -> None:
     s.emit("PRIOR_INCENTIVE_BARS_AGREEMENT", s.prior_bars, business=business, date=date, records=records, citation=bar.cite)
 
 
-def _prior_matches(f: pd.DataFrame, prior: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """For each row, how many prior records count and the text naming them (the earliest
-    LISTED_PRIOR_RECORDS, then "and N more"). A record counts from the day after its Agreement Date
-    (BEIP), or from 1 January of its First Tax Period (BRRAP), so a row's records are the first ones of
-    its business in that order: one sorted pass (merge_asof), never every row against every record."""
-    n = len(f)
+def _sheet_records(s: Sheet, keys: pd.Series, counted: np.ndarray) -> pd.DataFrame:
+    """The sheet's own rows as prior records (PRIOR_COLUMNS and `key`): those `counted` whose
+    business has a name, named by this workbook and run."""
+    keep = counted & keys.notna().to_numpy()
+    f = s.f[keep]
+    day = f[APP_DATE].dt.strftime("%Y-%m-%d")
+    return pd.DataFrame(
+        {
+            "sheet": SPEC.name,
+            "record_id": f[ID].astype(str),
+            "business_name": f[NAME],
+            "status": None,
+            "date": day,
+            "year": f[APP_DATE].dt.year,
+            "received": APP_DATE + " " + day,
+            "workbook": s.context.workbook,
+            "run_date": s.context.run_day,
+            "key": keys[keep],
+        }
+    )
+
+
+def _counted(outside: pd.DataFrame) -> pd.DataFrame:
+    """The records of other sheets and earlier runs that count (neither Invalid nor Ineligible, with
+    a business name), with their business `key`."""
+    outside = outside[~outside["status"].isin(NOT_COUNTED)]
+    return outside.assign(key=business_key(outside["business_name"])).dropna(subset=["key"])
+
+
+def _records(outside: pd.DataFrame, sheet: pd.DataFrame) -> pd.DataFrame:
+    """The prior records a row may have: those of other sheets and earlier runs, and the sheet's own."""
+    if not len(sheet):
+        return outside
+    return pd.concat([outside, sheet], ignore_index=True) if len(outside) else sheet
+
+
+def _prior_matches(keys: pd.Series, app: pd.Series, prior: pd.DataFrame, listed: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """For each row (its business `keys` and Application Date `app`), how many prior records count
+    and, with `listed`, the text naming them (the earliest LISTED_PRIOR_RECORDS, then "and N more").
+    A record counts from the day after its Agreement Date (BEIP) or Application Date (Grow NJ), or
+    from 1 January of its First Tax Period (BRRAP), so a row's records are the first ones of its
+    business in that order: one sorted pass (merge_asof), never every row against every record."""
+    n = len(keys)
     count, text = np.zeros(n, dtype=np.int64), np.full(n, "", dtype=object)
-    prior = prior[~prior["status"].isin(NOT_COUNTED)].assign(key=business_key(prior["business_name"])).dropna(subset=["key"])
     if prior.empty:
         return count, text
     date = pd.to_datetime(prior["date"], errors="coerce")
@@ -543,23 +630,7 @@ def _prior_matches(f: pd.DataFrame, prior: pd.DataFrame) -> tuple[np.ndarray, np
     prior = prior.assign(counts_from=date.add(pd.Timedelta(days=1)).fillna(year_start)).dropna(subset=["counts_from"])
     prior = prior.sort_values(["key", "counts_from", "sheet", "record_id"], kind="stable")
     prior = prior.assign(rank=prior.groupby("key").cumcount() + 1)
-    prior["label"] = (
-        prior["sheet"] + " " + prior["record_id"].astype(str) + " (" + prior["received"].astype(str) + "; "
-        + prior["workbook"].astype(str) + ", run " + prior["run_date"].astype(str) + ")"
-    )  # fmt: skip
-    listed = prior[prior["rank"] <= LISTED_PRIOR_RECORDS]
-    # the text of each business's first 1, 2, ... LISTED_PRIOR_RECORDS records: rank by rank (a
-    # business's records are consecutive, in rank order), never business by business
-    label = listed["label"].to_numpy(dtype=object)
-    text_of = label.copy()
-    rank = listed["rank"].to_numpy()
-    for r in range(2, LISTED_PRIOR_RECORDS + 1):
-        at = np.flatnonzero(rank == r)
-        text_of[at] = text_of[at - 1] + "; " + label[at]
-    prefixes = listed.assign(text=text_of)
-    rows = pd.DataFrame(
-        {"pos": np.arange(n), "key": business_key(f[NAME]).to_numpy(), "app": f[APP_DATE].astype("datetime64[s]").to_numpy()}
-    )
+    rows = pd.DataFrame({"pos": np.arange(n), "key": keys.to_numpy(), "app": app.astype("datetime64[s]").to_numpy()})
     rows = rows.dropna(subset=["key", "app"]).astype({"key": object}).sort_values("app", kind="stable")
     right = (
         prior[["key", "counts_from", "rank"]]
@@ -569,19 +640,34 @@ def _prior_matches(f: pd.DataFrame, prior: pd.DataFrame) -> tuple[np.ndarray, np
     hit = pd.merge_asof(rows, right, left_on="app", right_on="counts_from", by="key", direction="backward").dropna(subset=["rank"])
     if hit.empty:
         return count, text
-    hit = hit.assign(rank=hit["rank"].astype(np.int64))
-    hit = hit.assign(shown=np.minimum(hit["rank"], LISTED_PRIOR_RECORDS)).merge(
-        prefixes[["key", "rank", "text"]].astype({"key": object}).rename(columns={"rank": "shown"}), on=["key", "shown"], how="left"
-    )
-    m = hit["rank"].to_numpy()
-    more = np.where(m > LISTED_PRIOR_RECORDS, _each(m - LISTED_PRIOR_RECORDS, "; and {:,} more"), "")
-    pos = hit["pos"].to_numpy()
-    count[pos] = m
-    text[pos] = hit["text"].to_numpy(dtype=object) + more
+    count[hit["pos"].to_numpy()] = hit["rank"].to_numpy(dtype=np.int64)
+    if not listed:
+        return count, text
+    listed_records = prior[prior["rank"] <= LISTED_PRIOR_RECORDS]
+    label = (
+        listed_records["sheet"] + " " + listed_records["record_id"].astype(str) + " (" + listed_records["received"].astype(str) + "; "
+        + listed_records["workbook"].astype(str) + ", run " + listed_records["run_date"].astype(str) + ")"
+    ).to_numpy(dtype=object)  # fmt: skip
+    # the text of each business's first 1, 2, ... LISTED_PRIOR_RECORDS records: rank by rank (a
+    # business's records are consecutive, in rank order), never business by business
+    text_of = label.copy()
+    rank = listed_records["rank"].to_numpy()
+    for r in range(2, LISTED_PRIOR_RECORDS + 1):
+        at = np.flatnonzero(rank == r)
+        text_of[at] = text_of[at - 1] + "; " + label[at]
+    prefixes = listed_records[["key", "rank"]].assign(text=text_of).astype({"key": object}).rename(columns={"rank": "shown"})
+    hit = hit.assign(shown=np.minimum(hit["rank"].astype(np.int64), LISTED_PRIOR_RECORDS)).merge(prefixes, on=["key", "shown"], how="left")
+    m = hit["rank"].to_numpy(dtype=np.int64)
+    listing = hit["text"].to_numpy(dtype=object)  # each business's text of its first records, shared by its rows
+    over = m > LISTED_PRIOR_RECORDS
+    listing[over] = listing[over] + _each(m[over] - LISTED_PRIOR_RECORDS, "; and {:,} more")
+    text[hit["pos"].to_numpy()] = listing
     return count, text
 
 
-STEPS = (
+# The steps each row's own figures decide, in the statute's order; then the step that reads other
+# rows of the sheet (their own results), run once on every row (`across_rows`).
+ROW_STEPS = (
     mega_project_243,
     eligibility_244,
     base_246b,
@@ -592,8 +678,9 @@ STEPS = (
     mrera_alternative_246d,
     award_246a,
     net_benefit_244a3,
-    prior_incentives_247e,
 )
+ACROSS_STEPS = (prior_incentives_247e,)
+STEPS = ROW_STEPS + ACROSS_STEPS
 
 
 # -- the Calculation column ---------------------------------------------------------------------
@@ -704,7 +791,8 @@ def _dollars(values) -> np.ndarray:
 
 
 def _pct(fraction) -> str:
-    return f"{float(fraction):.0%}"
+    """A share of the rules as the hints write it: exact, '90%', '7.5%'."""
+    return rules_text.percent(fraction)
 
 
 def _tier_cites(tiers) -> np.ndarray:
@@ -846,7 +934,7 @@ def explain_retained_246e(s: Project) -> list:
 
 
 def explain_annual_limits_246f(s: Project) -> list:
-    """The annual maximum, and where they bind or are needed 90% of withholdings and the amount necessary."""
+    """The annual maximum, and where they bind or are needed the share of withholdings and the amount necessary."""
     p = s.p
     wh, necessity = p["withholdings_share"], p["necessity_threshold"]
     cap = s.cap.cents()
@@ -857,7 +945,7 @@ def explain_annual_limits_246f(s: Project) -> list:
     withholdings = _when(
         s.wh_cut,
         lambda r: [
-            f"; 90% of withholdings [{short_cite(wh.cite)}] ",
+            f"; {_pct(wh.value)} of withholdings [{short_cite(wh.cite)}] ",
             _money(_cents(s.wh_limit, r)),
             " applied to ",
             _money(_cents(s.before_wh, r)),
@@ -907,22 +995,16 @@ def explain_net_benefit_244a3(s: Project) -> list:
     return [_when(s.nb_given, lambda r: ["; net benefit ", _money(net[r]), verdict[r]], "; net benefit not given")]
 
 
-def explain_prior_incentives_247e(s: Project) -> list:
-    """The prior BEIP and BRRAP records of the business, where there are any."""
+def explain_prior_incentives_247e(s: Sheet) -> list:
+    """The prior records of the business (BEIP, BRRAP and Grow NJ), where there are any (their text
+    as `prior_incentives_247e` wrote it, not copied)."""
     cite = short_cite(s.common["prior_incentive_bar"].cite)
-    return [_when(s.prior_text != "", lambda r: [f"; prior incentives [{cite}]: ", s.prior_text[r]])]
+    return [np.where(s.prior_text != "", f"; prior incentives [{cite}]: ", ""), s.prior_text]
 
 
-def explain_eligible(s: Project) -> list:
+def explain_eligible(s: Sheet) -> list:
     """Eligible, or NOT ELIGIBLE with every reason."""
-    reasons = [
-        (~s.capex_ok, "capex below minimum"),
-        (~s.jobs_ok, "jobs below minimum"),
-        (s.late, "application after deadline"),
-        (s.retail_bad, "retail"),
-        (s.nb_bad, "net benefit below threshold"),
-        (s.prior_bars, "prior incentive bars agreement"),
-    ]
+    reasons = [(getattr(s, attr), why) for attr, why in REASONS.items()] + [(s.prior_bars, "prior incentive bars agreement")]
 
     def text(r):
         because = _join([np.where(mask[r], why, "") for mask, why in reasons], ", ")
@@ -931,6 +1013,8 @@ def explain_eligible(s: Project) -> list:
     return [_per_distinct(text, s.ineligible, *(mask for mask, _ in reasons))]
 
 
+# The parts of the text, in the statute's order: those of the steps each row's own figures decide,
+# then those of the steps across rows (written once every row's own result is known).
 EXPLAIN = (
     explain_mega_project_243,
     explain_eligibility_244,
@@ -940,26 +1024,41 @@ EXPLAIN = (
     explain_mrera_alternative_246d,
     explain_award_246a,
     explain_net_benefit_244a3,
+)
+EXPLAIN_ACROSS = (
     explain_prior_incentives_247e,
     explain_eligible,
 )
 
 
 def explain(s: Project) -> np.ndarray:
-    """The `Calculation` column: one line a reviewer can check by hand, each component with its
-    citation, built from the step results, part by part in the statute's order."""
+    """The `Calculation` column up to the steps across rows: one line a reviewer can check by hand,
+    each component with its citation, built from the step results, part by part in the statute's
+    order (`explain_across` writes the rest)."""
     return _concat([s.version + " text", *(part(s) for part in EXPLAIN)], s.n)
+
+
+def explain_across(s: Sheet, head: np.ndarray) -> np.ndarray:
+    """The `Calculation` column whole: the parts of the steps across rows appended to `head` (what
+    `explain` wrote of each row), piece by piece in place, so that no row's text is held twice (the
+    sheet's texts are the size of the sheet, not of a chunk)."""
+    for piece in _flat([part(s) for part in EXPLAIN_ACROSS]):
+        np.add(head, piece, out=head)
+    return head
 
 
 def _calculate(
     f: pd.DataFrame, common: dict, p: dict, version: str, context: RunContext
-) -> tuple[pd.DataFrame, np.ndarray, list, np.ndarray]:
+) -> tuple[pd.DataFrame, np.ndarray, list, np.ndarray, pd.DataFrame]:
     """The computed columns of the rows of one statute version, their Calculation text (kept apart,
-    as plain objects, until `calculate` has every version's), the findings and the ineligible rows."""
+    as plain objects, until `calculate_rows` has every version's), the findings, the rows not
+    eligible by their own figures, and why (REASONS, carried to the steps across rows)."""
     s = Project(f, common, p, version, context)
-    for step in STEPS:
+    for step in ROW_STEPS:
         step(s)
-    s.ineligible = ~s.capex_ok | ~s.jobs_ok | s.late | s.retail_bad | s.nb_bad | s.prior_bars
+    s.capex_below, s.jobs_below = ~s.capex_ok, ~s.jobs_ok
+    carry = pd.DataFrame({attr: getattr(s, attr) for attr in REASONS}, index=s.idx)
+    s.ineligible = np.logical_or.reduce([carry[attr].to_numpy() for attr in REASONS])
     computed = pd.DataFrame(
         {
             "Minimum Capital Investment ($)": pd.array(s.min_capex.cents(), dtype="Int64"),
@@ -977,32 +1076,84 @@ def _calculate(
         },
         index=s.idx,
     )
-    return computed, explain(s), s.findings, s.ineligible
+    return computed, explain(s), s.findings, s.ineligible, carry
 
 
-def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+def statute_version(frame: pd.DataFrame, rules: Rules) -> tuple[np.ndarray, pd.DataFrame]:
+    """The text of C.34:1B-246 each row is computed under: its Statute Version (as of P.L.2014, c.63, or
+    as amended by P.L.2017, c.221). A blank is computed under the latest text the rules hold, with the
+    warning STATUTE_VERSION_NOT_GIVEN: the reviewer confirms which text governs the application."""
+    latest = sorted(rules.versions)[-1]
+    blank = frame[VERSION].isna().to_numpy()
+    found = emit("STATUTE_VERSION_NOT_GIVEN", frame.index[blank], version=latest, law=LAWS.get(latest, ""))
+    return np.where(blank, latest, frame[VERSION].astype(object).to_numpy()), found
+
+
+def calculate_rows(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+    """Every step but those across rows (ROW_STEPS), on the rows given: all of the sheet, or a chunk
+    of it. Each row's Statute Version picks its text (`statute_version`). The result is each row's
+    own: its Calculation text stops before the prior incentives, and `carry` says why a row is not
+    eligible so far."""
     context = context or RunContext.today()
-    computed, texts, findings, ineligible = [], [], [], []
+    version_of, blank = statute_version(frame, rules)
+    computed, texts, findings, ineligible, carry = [], [], [blank], [], []
     for version, params in rules.versions.items():
-        rows = frame[(frame[VERSION] == version).to_numpy()]
+        rows = frame[version_of == version]
         if len(rows):
-            c, text, fnd, inel = _calculate(rows, rules.parameters, params, version, context)
+            c, text, fnd, inel, why = _calculate(rows, rules.parameters, params, version, context)
             computed.append(c)
             texts.append(pd.Series(text, index=rows.index, dtype=object))
             findings.extend(fnd)
             ineligible.append(pd.Series(inel, index=rows.index))
+            carry.append(why)
     if not computed:
         empty = pd.DataFrame({h: pd.Series(dtype=object) for h in SPEC.computed}, index=frame.index)
-        return Calculation(empty, [], pd.Series(False, index=frame.index))
+        return Calculation(empty, [], pd.Series(False, index=frame.index), pd.DataFrame({a: False for a in REASONS}, index=frame.index))
     out = pd.concat(computed).reindex(frame.index)
     # the long texts are put in the frame's order as plain objects, and made a text column once
     out["Calculation"] = pd.concat(texts).reindex(frame.index).to_numpy()
-    return Calculation(out, findings, pd.concat(ineligible).reindex(frame.index, fill_value=False))
+    carry = pd.concat(carry).reindex(frame.index, fill_value=False)
+    return Calculation(out, findings, pd.concat(ineligible).reindex(frame.index, fill_value=False), carry)
+
+
+def across_rows(frame: pd.DataFrame, calc: Calculation, rules: Rules, context: RunContext | None = None) -> Calculation:
+    """The steps across rows (ACROSS_STEPS: C.34:1B-247 e.) once on every valid row of the sheet, both
+    statute versions together, given what `calculate_rows` found of each row (`calc`, of the whole
+    sheet or its chunks joined): a row the prior-incentive bar makes ineligible gets Eligible N and an
+    award of 0, and every row the rest of its Calculation text."""
+    context = context or RunContext.today()
+    if not len(frame):
+        return calc
+    computed = calc.computed if calc.computed.index.equals(frame.index) else calc.computed.reindex(frame.index)
+    s = Sheet(frame, rules.parameters, context, calc.carry.reindex(frame.index, fill_value=False))
+    for step in ACROSS_STEPS:
+        step(s)
+    s.ineligible = s.own_ineligible | s.prior_bars
+    barred = pd.Series(s.prior_bars, index=frame.index)
+    # the texts so far leave the frame, to be completed in place (their own array, not a view)
+    head = computed.pop("Calculation").to_numpy(dtype=object, copy=True)
+    computed = computed.assign(
+        **{
+            "Eligible": computed["Eligible"].mask(barred, "N"),
+            "Annual Credit ($)": computed["Annual Credit ($)"].mask(barred, 0),
+            "Total Award ($)": computed["Total Award ($)"].mask(barred, 0),
+            "Calculation": explain_across(s, head),
+        }
+    )
+    return Calculation(computed, [*calc.findings, *s.findings], pd.Series(s.ineligible, index=frame.index))
+
+
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+    """The sheet's valid rows: the steps each row's own figures decide, then the steps across rows."""
+    context = context or RunContext.today()
+    return across_rows(frame, calculate_rows(frame, rules, context), rules, context)
 
 
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
-    """Projects, eligible, annual credit and total award by Area and Statute Version; rows by code."""
-    rows = frame.assign(_eligible=frame["Eligible"].eq("Y"))
+    """Projects, eligible, annual credit and total award by Area and Statute Version (a blank one under
+    the text it was computed under); rows by code."""
+    computed_blank = frame[VERSION].isna() & frame["Eligible"].notna()
+    rows = frame.assign(_eligible=frame["Eligible"].eq("Y"), **{VERSION: frame[VERSION].mask(computed_blank, sorted(rules.versions)[-1])})
     pivot = (
         rows.groupby([AREA, VERSION], sort=True, dropna=False)
         .agg(

@@ -9,15 +9,19 @@ Money in expectations is in dollars.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import typed_frame
 
+from batch import pipeline
 from batch.calculators import PRIOR_COLUMNS, RunContext, grow_nj
-from batch.findings import money_text
+from batch.findings import money_text, render
+from batch.programs import BY_NAME, AcrossRows
 from batch.rules import load
 from validators.grow_nj import GROW_NJ
 from validators.schema import validate
@@ -294,9 +298,43 @@ def test_create_zone_is_bad_code_under_2014():
     assert findings[["column", "code"]].values.tolist() == [["Area", "BAD_CODE"]]
 
 
-def test_blank_statute_version_is_2017():
-    got = check({"Statute Version": "", "Vacant Million Square Foot Building": "Y"}, {"Bonus per Job ($)": 1_000})
-    assert got["Calculation"].startswith("2017 text")
+STATUTE_VERSION_CASES = [
+    # (name, Statute Version, text computed under, bonus, warned). Vacant Million Square Foot Building = Y is an
+    # increase of the 2017 text only (246 c.(17), $1,000): gross 3,000 + 1,000 = 4,000; annual 50 x 4,000 = 200,000.
+    # Under 2014 there is no such increase: gross 3,000; annual 50 x 3,000 = 150,000.
+    ("blank: computed under 2017, with the warning", "", "2017", 1_000, True),
+    ("2017 given", "2017", "2017", 1_000, False),
+    ("2014 given", "2014", "2014", 0, False),
+]
+
+
+@pytest.mark.parametrize("name,version,used,bonus,warned", STATUTE_VERSION_CASES, ids=[c[0] for c in STATUTE_VERSION_CASES])
+def test_statute_version(name, version, used, bonus, warned):
+    got = check(
+        {"Statute Version": version, "Vacant Million Square Foot Building": "Y"},
+        {"Bonus per Job ($)": bonus, "Annual Credit ($)": 50 * (3_000 + bonus)},
+    )
+    assert got["Calculation"].startswith(f"{used} text")
+    assert ("STATUTE_VERSION_NOT_GIVEN" in got["codes"]) is warned
+    assert got["Eligible"] == "Y" and not got["ineligible"]  # a warning: the row is computed, not barred
+
+
+def test_blank_statute_version_is_the_latest_text_of_the_rules_and_said_at_its_column():
+    # the latest version the rules hold, not a literal: the texts sorted, the last
+    latest = sorted(RULES.versions)[-1]
+    frame = typed_frame(GROW_NJ, [{**BASE, "Statute Version": ""}, {**BASE, "Project ID": "P-2"}])
+    calc = grow_nj.calculate(frame, RULES, RunContext(dt.date(2026, 11, 30)))
+    found = pd.concat([f for f in calc.findings if len(f)])
+    rendered = render(found[found["code"] == "STATUTE_VERSION_NOT_GIVEN"], "GrowNJ", RULES.findings)
+    (row,) = rendered.to_dict("records")
+    assert (row["row"], row["Column"], row["Severity"]) == (0, "Statute Version", "warning")
+    assert f"computed under the {latest} text of C.34:1B-246 (P.L.2017 c.221)" in row["Message"]
+    assert "the reviewer confirms which text governs the application" in row["Message"]
+    # the Summary counts the blank row under the text it was computed under
+    summary = grow_nj.summarize(
+        pd.concat([frame, calc.computed], axis=1), pd.Series(["Flagged", "OK"]), pd.DataFrame(columns=["row", "Code"]), RULES
+    )
+    assert summary[0].table["Statute Version"].tolist() == [latest] and summary[0].table["Projects"].tolist() == [2]
 
 
 FLAG_CASES = [
@@ -601,7 +639,7 @@ RETAINED_CASES = [
         6_500,
         6_831_500,
     ),
-    # Automobile HQ needs a Priority area: in a Distressed area the definition is not met and the row is ordinary:
+    # Automobile HQ needs a Priority area or a Growth Zone: in a Distressed area the definition is not met and the row is ordinary:
     # base 4,000; retained: 1,000,000 / (10 x 100) = 1,000 < 2,000 -> 1,000; annual 50 x 4,000 + 50 x 1,000 = 250,000
     (
         "mega auto hq in distressed: not a mega project",
@@ -903,7 +941,7 @@ MEGA_DEFINITION_CASES = [
     ("growth zone basis in a growth zone", {"Mega Project Basis": "Growth Zone", "Area": "Growth Zone", **BIG}, True),
     ("growth zone basis in MRERA", {"Mega Project Basis": "Growth Zone", "Area": "Growth Zone (MRERA)", **BIG}, True),
     ("growth zone basis in a priority area", {"Mega Project Basis": "Growth Zone", **BIG}, False),
-    # Automobile HQ: US HQ of Automobile Manufacturer = Y and the Area Priority
+    # Automobile HQ: US HQ of Automobile Manufacturer = Y and the Area Priority or a Growth Zone (AUTO_HQ_CASES below)
     ("auto HQ in priority", {"Mega Project Basis": "Automobile HQ", "US HQ of Automobile Manufacturer": "Y", **BIG}, True),
     ("auto HQ without the flag", {"Mega Project Basis": "Automobile HQ", **BIG}, False),
     (
@@ -986,6 +1024,94 @@ def test_mega_project_definition(name, override, met):
     if override.get("Area") in (None, "Priority"):
         assert got["Base Credit per Job ($)"] == (5_000 if met else 3_000)
     assert not got["ineligible"] or "CAPEX_BELOW_MINIMUM" in got["codes"]
+
+
+# -- the Automobile HQ basis (C.34:1B-243 "mega project" b.) and the retained share of 246 e. ------------
+# b.: "in a Garden State Growth Zone, or in a priority area housing the United States headquarters ... of
+# an automobile manufacturer"; 246 e. gives 100% of the gross amount per retained job to "a mega project
+# which is the United States headquarters of an automobile manufacturer located within a priority area or
+# in a Garden State Growth Zone". So: the flag Y and the Area Priority, Growth Zone or Growth Zone (MRERA);
+# not Distressed, not Urban Transit Hub. Every case has 1 new job and the rest retained, so the retained
+# share shows: 100% of gross for the mega project, else the lesser of 50% and capex / (10 x jobs).
+AUTO_HQ = {"Mega Project": "Y", "Mega Project Basis": "Automobile HQ", "US HQ of Automobile Manufacturer": "Y", "New Full-Time Jobs": 1}
+CAPEX_OVER = {"Capital Investment ($)": 20_000_000.01, "Retained Full-Time Jobs": 250}  # 1 + 250 = 251 jobs
+CAPEX_AT = {"Capital Investment ($)": 20_000_000, "Retained Full-Time Jobs": 250}
+AUTO_HQ_CASES = [
+    # (name, override, met, retained credit per job, annual credit)
+    # met, capex a cent over $20,000,000 with 251 jobs (b.(1)): base 5,000 [mega] + 500 [(7) 251-400] = 5,500;
+    # retained 100% = 5,500; a.-e. 1 x 5,500 + 250 x 5,500 = 1,380,500 (cap 30,000,000 [f.(2)], 35,000,000 MRERA)
+    ("priority, capex 20M + a cent, 251 jobs", {**CAPEX_OVER}, True, 5_500, 1_380_500),
+    ("growth zone, capex 20M + a cent, 251 jobs", {**CAPEX_OVER, "Area": "Growth Zone"}, True, 5_500, 1_380_500),
+    ("growth zone (MRERA), capex 20M + a cent, 251 jobs", {**CAPEX_OVER, "Area": "Growth Zone (MRERA)"}, True, 5_500, 1_380_500),
+    # Distressed: not a priority area (243: "not located within a distressed municipality"): ordinary,
+    # base 4,000 + 500 = 4,500; retained min(50% = 2,250, 20,000,000.01 / (10 x 251) = 7,968.13) = 2,250;
+    # a.-e. 4,500 + 250 x 2,250 = 567,000 (cap 8,000,000)
+    ("distressed, capex 20M + a cent, 251 jobs", {**CAPEX_OVER, "Area": "Distressed"}, False, 2_250, 567_000),
+    # Urban Transit Hub: ordinary, base 5,000 + 500 = 5,500; retained min(2,750, 7,968.13) = 2,750;
+    # a.-e. 5,500 + 250 x 2,750 = 693,000 (cap 10,000,000)
+    ("urban transit hub, capex 20M + a cent, 251 jobs", {**CAPEX_OVER, "Area": "Urban Transit Hub"}, False, 2_750, 693_000),
+    # capex exactly $20,000,000 is not "in excess of": ordinary. Priority: base 3,000 + 500 = 3,500;
+    # retained min(1,750, 20,000,000 / 2,510 = 7,968.13) = 1,750; a.-e. 3,500 + 250 x 1,750 = 441,000
+    ("priority, capex exactly 20M", {**CAPEX_AT}, False, 1_750, 441_000),
+    # Growth Zone, ordinary: base 5,000 + 500 = 5,500; retained 2,750; a.-e. 5,500 + 250 x 2,750 = 693,000
+    ("growth zone, capex exactly 20M", {**CAPEX_AT, "Area": "Growth Zone"}, False, 2_750, 693_000),
+    ("growth zone (MRERA), capex exactly 20M", {**CAPEX_AT, "Area": "Growth Zone (MRERA)"}, False, 2_750, 693_000),
+    # without the US HQ flag: ordinary, as at exactly 20M (capex 20,000,000.01 / 2,510 = 7,968.13 > 50%)
+    ("priority without the flag", {**CAPEX_OVER, "US HQ of Automobile Manufacturer": "N"}, False, 1_750, 441_000),
+    ("growth zone without the flag", {**CAPEX_OVER, "US HQ of Automobile Manufacturer": "N", "Area": "Growth Zone"}, False, 2_750, 693_000),
+    (
+        "growth zone (MRERA) without the flag",
+        {**CAPEX_OVER, "US HQ of Automobile Manufacturer": "N", "Area": "Growth Zone (MRERA)"},
+        False,
+        2_750,
+        693_000,
+    ),
+    ("distressed without the flag", {**CAPEX_OVER, "US HQ of Automobile Manufacturer": "N", "Area": "Distressed"}, False, 2_250, 567_000),
+    # 1 + 249 = 250 jobs is not "more than 250": ordinary Priority, base 3,000 (no (7) increase below 251);
+    # retained min(1,500, 20,000,000.01 / 2,500 = 8,000.00) = 1,500; a.-e. 3,000 + 249 x 1,500 = 376,500
+    ("priority, 250 jobs", {**CAPEX_OVER, "Retained Full-Time Jobs": 249}, False, 1_500, 376_500),
+    # growth zone, 250 jobs: base 5,000; retained 2,500; a.-e. 5,000 + 249 x 2,500 = 627,500
+    ("growth zone, 250 jobs", {**CAPEX_OVER, "Retained Full-Time Jobs": 249, "Area": "Growth Zone"}, False, 2_500, 627_500),
+    # MRERA, 250 jobs: the same (cap 35,000,000; no MRERA alternative: 1 job new to the municipality, under 35)
+    ("growth zone (MRERA), 250 jobs", {**CAPEX_OVER, "Retained Full-Time Jobs": 249, "Area": "Growth Zone (MRERA)"}, False, 2_500, 627_500),
+    # b.(2), more than 1,000 jobs whatever the capex ($1,000,000): 1 + 1,000 = 1,001. Base 5,000 + 1,500
+    # [(7) 1,001+] = 6,500; retained 100% = 6,500; a.-e. 1,001 x 6,500 = 6,506,500 (over 4,000,000: the
+    # amount necessary is blank, so NECESSITY_DETERMINATION_REQUIRED and no such limit; cap 30,000,000)
+    ("priority, 1,001 jobs", {"Retained Full-Time Jobs": 1_000}, True, 6_500, 6_506_500),
+    ("growth zone, 1,001 jobs", {"Retained Full-Time Jobs": 1_000, "Area": "Growth Zone"}, True, 6_500, 6_506_500),
+    ("growth zone (MRERA), 1,001 jobs", {"Retained Full-Time Jobs": 1_000, "Area": "Growth Zone (MRERA)"}, True, 6_500, 6_506_500),
+    # Distressed, 1,001 jobs: ordinary, base 4,000 + 1,500 = 5,500; retained min(2,750, 1,000,000 / 10,010 =
+    # 99.90) = 99.90; a.-e. 5,500 + 1,000 x 99.9000999... = 105,400.10
+    ("distressed, 1,001 jobs", {"Retained Full-Time Jobs": 1_000, "Area": "Distressed"}, False, 99.90, 105_400.10),
+    # Urban Transit Hub, 1,001 jobs: base 5,000 + 1,500 = 6,500; retained 99.90; a.-e. 6,500 + 99,900.10 = 106,400.10
+    ("urban transit hub, 1,001 jobs", {"Retained Full-Time Jobs": 1_000, "Area": "Urban Transit Hub"}, False, 99.90, 106_400.10),
+    # 1 + 999 = 1,000 jobs is not "more than 1,000" (and the capex is not over 20M): ordinary Priority,
+    # base 3,000 + 1,250 [(7) 801-1,000] = 4,250; retained min(2,125, 1,000,000 / 10,000 = 100) = 100;
+    # a.-e. 4,250 + 999 x 100 = 104,150
+    ("priority, 1,000 jobs", {"Retained Full-Time Jobs": 999}, False, 100, 104_150),
+    # growth zone, 1,000 jobs: base 5,000 + 1,250 = 6,250; retained 100; a.-e. 6,250 + 99,900 = 106,150
+    ("growth zone, 1,000 jobs", {"Retained Full-Time Jobs": 999, "Area": "Growth Zone"}, False, 100, 106_150),
+    ("growth zone (MRERA), 1,000 jobs", {"Retained Full-Time Jobs": 999, "Area": "Growth Zone (MRERA)"}, False, 100, 106_150),
+]
+
+
+@pytest.mark.parametrize("name,override,met,per_job,annual", AUTO_HQ_CASES, ids=[c[0] for c in AUTO_HQ_CASES])
+def test_automobile_headquarters_mega_project(name, override, met, per_job, annual):
+    got = check({**AUTO_HQ, **override}, {"Retained Credit per Job ($)": per_job, "Annual Credit ($)": annual})
+    assert ("MEGA_PROJECT_DEFINITION_NOT_MET" in got["codes"]) is (not met), got["Calculation"]
+    assert ("mega project Automobile HQ" in got["Calculation"]) is met
+    assert got["Eligible"] == "Y" and not got["ineligible"]
+    # the mega project's credit per retained job is its whole gross amount (246 e.), an ordinary one's is not
+    assert bool(got["Retained Credit per Job ($)"] == got["Gross Credit per Job ($)"]) is met
+
+
+def test_automobile_headquarters_areas_are_those_of_the_full_retained_share():
+    # one list of areas for both provisions: the definition's Automobile HQ tiers (243) and 246 e.'s 100%
+    tiers = [t for t in RULES["mega_project_definition"] if t.extra["basis"] == "Automobile HQ"]
+    assert tiers and all(t.all_flags == ("US HQ of Automobile Manufacturer",) for t in tiers)
+    for version, params in RULES.versions.items():
+        assert all(set(t.area) == set(params["full_retained_areas"].value) for t in tiers), version
+    assert not {"Distressed", "Urban Transit Hub"} & set(tiers[0].area)
 
 
 def test_mega_project_with_100_jobs_is_computed_as_ordinary():
@@ -1256,17 +1382,206 @@ def test_prior_incentive_finding_lists_ten_records_then_counts_the_rest():
 
 
 def test_prior_incentives_of_many_rows_are_matched_in_order():
-    # 3 Grow NJ applications of one business against grants received on either side of their dates:
-    # 2015-03-01 sees B-1 (2015-01-10) only; 2016-01-04 sees B-1 and R-1 (First Tax Period 2016); 2014-12-31 sees none
+    # 3 Grow NJ applications of one business against grants received on either side of their dates; the
+    # applications are prior Grow NJ awards of each other too (C.34:1B-247 e., "any other program"):
+    # 2014-12-31 (P-2) sees none; 2015-03-01 (P-0) sees P-2 (counts from 2015-01-01) and B-1 (from 2015-01-11);
+    # 2016-01-04 (P-1) sees P-2, B-1, P-0 (from 2015-03-02) and R-1 (First Tax Period 2016, from 2016-01-01)
     prior = _prior(("BEIP", "B-1", "Acme", "OK", "2015-01-10", 2015), ("BRRAP", "R-1", "ACME LLC", "OK", None, 2016))
     rows = [{**BASE, "Project ID": f"P-{i}", "Business Name": "acme", "Application Date": d}
             for i, d in enumerate([D(2015, 3, 1), D(2016, 1, 4), D(2014, 12, 31)])]  # fmt: skip
-    calc = grow_nj.calculate(typed_frame(GROW_NJ, rows), RULES, RunContext(dt.date(2026, 11, 30), prior))
+    calc = grow_nj.calculate(typed_frame(GROW_NJ, rows), RULES, RunContext(dt.date(2026, 11, 30), prior, "acme.xlsx", "2026-11-30"))
     found = pd.concat([f for f in calc.findings if len(f)])
     by_row = dict(zip(found["row"], found["records"], strict=True))
-    assert by_row[0].startswith("BEIP B-1 ") and "R-1" not in by_row[0]
-    assert by_row[1].startswith("BEIP B-1 ") and "BRRAP R-1" in by_row[1]
-    assert 2 not in by_row
+    names = {r: _named(text) for r, text in by_row.items()}
+    assert names == {0: ["GrowNJ P-2", "BEIP B-1"], 1: ["GrowNJ P-2", "BEIP B-1", "GrowNJ P-0", "BRRAP R-1"]}
+    assert by_row[0].startswith("GrowNJ P-2 (Application Date 2014-12-31; acme.xlsx, run 2026-11-30); BEIP B-1 ")
+
+
+def _named(records: str) -> list[str]:
+    """The records a prior-incentive text names, in order: 'GrowNJ P-2', 'BEIP B-1', ..."""
+    return re.findall(r"(?:^|; )(\w+ [^ (;]+) \(", records)
+
+
+# -- prior Grow NJ awards of the same sheet (C.34:1B-247 e.) ------------------------------------------
+# The row under test, T, applied 2016-01-04 (both prior-incentive columns blank); another project of the
+# same business, O, is a prior record of T when it is another Project ID applied before T's date, neither
+# Invalid nor Ineligible. Neither row has any other prior record.
+T = {**BASE, "Project ID": "T", "Business Name": "Acme Corp."}
+OTHER = {**BASE, "Project ID": "O", "Business Name": "ACME Corporation"}
+NOT_SHOWN = "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"
+SHEET_PRIOR_CASES = [
+    # (name, O's overrides, T's prior code, O's prior code)
+    ("the day before", {"Application Date": D(2016, 1, 3)}, "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN", None),
+    ("the same day: not before", {"Application Date": D(2016, 1, 4)}, None, None),
+    ("the day after: T is O's prior", {"Application Date": D(2016, 1, 5)}, None, "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"),
+    # O Ineligible by its own figures (capex $399,999.99 below $40 x 10,000 = $400,000): not a prior
+    ("Ineligible the day before", {"Application Date": D(2016, 1, 3), "Capital Investment ($)": 399_999.99}, None, None),
+    # O Ineligible by its net benefit ($1 < 110% of its award): not a prior; its award before that is no matter
+    ("Ineligible by net benefit", {"Application Date": D(2016, 1, 3), "Net Benefit ($)": 1}, None, None),
+    # O Flagged (a warning: Net Benefit blank) still counts
+    ("Flagged the day before", {"Application Date": D(2016, 1, 3), "Net Benefit ($)": ""}, "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN", None),
+    # another statute version counts alike (the sheet's rows are checked together, whatever their text)
+    ("2014 text the day before", {"Application Date": D(2016, 1, 3), "Statute Version": "2014"}, NOT_SHOWN, None),
+    ("blank text the day after", {"Application Date": D(2016, 1, 5), "Statute Version": ""}, None, NOT_SHOWN),
+    ("another business", {"Application Date": D(2016, 1, 3), "Business Name": "Acme Widgets"}, None, None),
+    ("O's name blank", {"Application Date": D(2016, 1, 3), "Business Name": ""}, None, None),
+]
+
+
+@pytest.mark.parametrize("name,other,t_code,o_code", SHEET_PRIOR_CASES, ids=[c[0] for c in SHEET_PRIOR_CASES])
+def test_prior_grow_nj_award_of_the_same_sheet(name, other, t_code, o_code):
+    got_t, got_o = run_sheet([T, {**OTHER, **other}])
+    assert [c for c in got_t["codes"] if c.startswith("PRIOR")] == ([t_code] if t_code else [])
+    assert [c for c in got_o["codes"] if c.startswith("PRIOR")] == ([o_code] if o_code else [])
+    if t_code:
+        assert got_t["records"] == "GrowNJ O (Application Date 2016-01-03; acme.xlsx, run 2026-11-30)"
+    if o_code:
+        assert got_o["records"] == "GrowNJ T (Application Date 2016-01-04; acme.xlsx, run 2026-11-30)"
+
+
+def run_sheet(rows: list[dict], prior: pd.DataFrame | None = None) -> list[dict]:
+    """The rows (each a whole row) computed together as one sheet of acme.xlsx, run 2026-11-30: per row its
+    codes, eligibility, award and the prior records its prior-incentive finding names."""
+    context = RunContext(dt.date(2026, 11, 30), _prior() if prior is None else prior, "acme.xlsx", "2026-11-30")
+    calc = grow_nj.calculate(typed_frame(GROW_NJ, rows), RULES, context)
+    found = pd.concat([f for f in calc.findings if len(f)] or [pd.DataFrame(columns=["row", "code"])])
+    records = dict(zip(found["row"], found["records"], strict=True)) if "records" in found else {}
+    records = {k: v for k, v in records.items() if isinstance(v, str)}
+    return [
+        {
+            "codes": found.loc[found["row"] == i, "code"].tolist(),
+            "ineligible": bool(calc.ineligible.loc[i]),
+            "Eligible": calc.computed.loc[i, "Eligible"],
+            "Total Award ($)": calc.computed.loc[i, "Total Award ($)"] / 100,
+            "records": records.get(i),
+            "Calculation": calc.computed.loc[i, "Calculation"],
+        }
+        for i in range(len(rows))
+    ]
+
+
+BOTH_N = {"Prior Incentive Obligations Satisfied": "N", "Separate From Prior Award": "N"}
+
+
+def test_a_project_barred_by_a_prior_award_is_no_prior_award_of_a_later_one():
+    # Acme: O1 applied 2015-12-01 (eligible, no prior); O2 2016-01-01 with both columns N, so O1 bars it:
+    # O2 is Ineligible, award 0. T (2016-02-01) has O1 as a prior; O2, Ineligible by its own bar, is not named.
+    rows = [
+        {**OTHER, "Project ID": "O1", "Application Date": D(2015, 12, 1)},
+        {**OTHER, "Project ID": "O2", "Application Date": D(2016, 1, 1), **BOTH_N},
+        {**T, "Application Date": D(2016, 2, 1)},
+    ]
+    o1, o2, t = run_sheet(rows)
+    assert o1["codes"] == [] and o1["Total Award ($)"] == 1_500_000  # 50 x 3,000 x 10 years
+    assert o2["codes"] == ["PRIOR_INCENTIVE_BARS_AGREEMENT"] and o2["ineligible"] and o2["Eligible"] == "N"
+    assert o2["Total Award ($)"] == 0 and o2["records"] == "GrowNJ O1 (Application Date 2015-12-01; acme.xlsx, run 2026-11-30)"
+    assert o2["Calculation"].endswith("NOT ELIGIBLE (prior incentive bars agreement): award 0")
+    assert t["codes"] == ["PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"] and not t["ineligible"]
+    assert t["records"] == "GrowNJ O1 (Application Date 2015-12-01; acme.xlsx, run 2026-11-30)"
+    assert "O2" not in t["Calculation"] and t["Calculation"].endswith("; eligible")
+
+
+def test_a_chain_of_barred_projects_names_only_the_records_that_stand():
+    # B-1 (BEIP 2015-06-01) bars O1 (2015-12-01, both N); O1 barred, so O2 (2016-01-01, both N) is barred
+    # by B-1 alone; T (2016-02-01) names B-1 only, and still has a prior (whether it has one never changes).
+    prior = _prior(("BEIP", "B-1", "Acme Inc", "OK", "2015-06-01", 2015))
+    rows = [
+        {**OTHER, "Project ID": "O1", "Application Date": D(2015, 12, 1), **BOTH_N},
+        {**OTHER, "Project ID": "O2", "Application Date": D(2016, 1, 1), **BOTH_N},
+        {**T, "Application Date": D(2016, 2, 1), "Prior Incentive Obligations Satisfied": "Y"},
+    ]
+    o1, o2, t = run_sheet(rows, prior)
+    beip = "BEIP B-1 (Agreement Date 2015-06-01; old.xlsx, run 2026-10-01)"
+    assert (o1["codes"], o1["records"]) == (["PRIOR_INCENTIVE_BARS_AGREEMENT"], beip)
+    assert (o2["codes"], o2["records"]) == (["PRIOR_INCENTIVE_BARS_AGREEMENT"], beip)
+    assert (t["codes"], t["records"], t["ineligible"]) == (["PRIOR_INCENTIVE_RECEIVED"], beip, False)
+
+
+def test_prior_grow_nj_records_of_earlier_runs():
+    # records of the ledger (earlier runs): another Project ID applied before counts; one Invalid or
+    # Ineligible does not; one with T's own Project ID is T's earlier version, not another award
+    def grow(record_id, status, day):
+        return {"sheet": "GrowNJ", "record_id": record_id, "business_name": "Acme", "status": status, "date": day,
+                "year": int(day[:4]), "received": f"Application Date {day}", "workbook": "old.xlsx", "run_date": "2026-10-01"}  # fmt: skip
+
+    cases = [
+        ([grow("G-9", "OK", "2016-01-03")], "GrowNJ G-9 (Application Date 2016-01-03; old.xlsx, run 2026-10-01)"),
+        ([grow("G-9", "Flagged", "2015-01-03")], "GrowNJ G-9 (Application Date 2015-01-03; old.xlsx, run 2026-10-01)"),
+        ([grow("G-9", "OK", "2016-01-04")], None),  # the same day: not before
+        ([grow("G-9", "Invalid", "2015-01-03")], None),
+        ([grow("G-9", "Ineligible", "2015-01-03")], None),
+        ([grow("T", "OK", "2015-01-03")], None),  # T's own Project ID
+        (
+            [grow("T", "OK", "2015-01-03"), grow("G-8", "OK", "2015-02-03")],
+            "GrowNJ G-8 (Application Date 2015-02-03; old.xlsx, run 2026-10-01)",
+        ),
+    ]
+    for records, named in cases:
+        (t,) = run_sheet([T], pd.DataFrame(records, columns=PRIOR_COLUMNS))
+        assert t["records"] == named, records
+        assert ("PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN" in t["codes"]) is (named is not None)
+
+
+def test_a_later_row_has_a_prior_whether_or_not_an_earlier_one_is_barred():
+    # the observation the single pass rests on: each barred row has a counted prior of its own, earlier
+    # than any later row. Many rows of one business, some with both columns N, in shuffled order: the rows
+    # with a prior are exactly those with an earlier counted row or record, and no barred row is named.
+    rng = np.random.default_rng(3)
+    days = rng.integers(0, 60, 40)
+    rows = [
+        {**T, "Project ID": f"R-{i}", "Application Date": D(2015, 1, 1) + dt.timedelta(days=int(d)), **(BOTH_N if i % 3 == 0 else {})}
+        for i, d in enumerate(days)
+    ]
+    got = run_sheet(rows)
+    first = min(days)
+    for i, (row, d) in enumerate(zip(got, days, strict=True)):
+        has = [c for c in row["codes"] if c.startswith("PRIOR")] != []
+        assert has is bool(d > first), (i, d)
+        assert row["ineligible"] is bool(has and i % 3 == 0)
+        named = [n.removeprefix("GrowNJ R-") for n in _named(row["records"] or "") if n.startswith("GrowNJ")]
+        assert not [n for n in named if got[int(n)]["ineligible"]], (i, named)
+
+
+def test_a_prior_in_another_chunk_counts(monkeypatch):
+    # the pipeline computes a row-independent sheet in chunks of rows (for memory); a chunk of 2 rows here.
+    # O1 (row 0, chunk 1) is a prior of O2 (row 3, chunk 2, both N: barred) and of T (row 6, chunk 4),
+    # which names O1 only (O2 is Ineligible by its own bar); the other rows are other businesses.
+    monkeypatch.setattr(pipeline, "CALC_CHUNK_ROWS", 2)
+    other = [{**BASE, "Project ID": f"X-{i}", "Business Name": f"Other {i}"} for i in range(4)]
+    rows = [
+        {**OTHER, "Project ID": "O1", "Application Date": D(2015, 12, 1)},
+        other[0],
+        other[1],
+        {**OTHER, "Project ID": "O2", "Application Date": D(2016, 1, 1), "Statute Version": "2014", **BOTH_N},
+        other[2],
+        other[3],
+        {**T, "Application Date": D(2016, 2, 1)},
+    ]
+    frame = typed_frame(GROW_NJ, rows)
+    context = RunContext(dt.date(2026, 11, 30), _prior(), "acme.xlsx", "2026-11-30")
+    chunks = []
+
+    def rows_of(f, rules, ctx):
+        chunks.append(list(f["Project ID"]))
+        return grow_nj.calculate_rows(f, rules, ctx)
+
+    program = dataclasses.replace(BY_NAME["GrowNJ"], across_rows=AcrossRows(rows_of, grow_nj.across_rows))
+    chunked = pipeline.calculate_in_chunks(program, frame, RULES, context)
+    assert chunks == [["O1", "X-0"], ["X-1", "O2"], ["X-2", "X-3"], ["T"]]
+    whole = grow_nj.calculate(frame, RULES, context)
+    pd.testing.assert_frame_equal(chunked.computed, whole.computed)
+    assert chunked.ineligible.tolist() == whole.ineligible.tolist() == [False, False, False, True, False, False, False]
+
+    def found(calc):
+        return pd.concat([f for f in calc.findings if len(f)]).sort_values(["row", "code"]).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(found(chunked), found(whole))
+    prior = found(chunked)[lambda d: d["code"].str.startswith("PRIOR")]
+    o1 = "GrowNJ O1 (Application Date 2015-12-01; acme.xlsx, run 2026-11-30)"
+    assert prior[["row", "code", "records"]].values.tolist() == [
+        [3, "PRIOR_INCENTIVE_BARS_AGREEMENT", o1],
+        [6, "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN", o1],
+    ]
 
 
 # -- the Calculation text: each distinct value formatted once ---------------------------------
