@@ -345,15 +345,15 @@ def test_committed_samples_are_current(tmp_path):
 
 # The table of the README's first section: the bundled samples as of 2026-11-30.
 SAMPLE_COUNTS = {  # sheet: (rows, OK, Flagged, Ineligible, Invalid)
-    "Transfers": (41, 20, 15, 0, 6),
-    "GrowNJ": (30, 16, 4, 8, 2),
-    "BEIP": (12, 7, 4, 0, 1),
-    "BEIP_Conversion": (13, 10, 0, 2, 1),
+    "Transfers": (43, 21, 16, 0, 6),
+    "GrowNJ": (33, 17, 6, 8, 2),
+    "BEIP": (13, 7, 5, 0, 1),
+    "BEIP_Conversion": (15, 12, 0, 2, 1),
     "BRRAP": (9, 3, 5, 1, 0),
     "ERG_Residential": (11, 5, 5, 1, 0),
     "Emerge": (12, 5, 1, 5, 1),
-    "GSGZ_Property": (7, 5, 0, 2, 0),
-    "GrowNJ_Compliance": (20, 9, 9, 2, 0),
+    "GSGZ_Property": (9, 6, 0, 3, 0),
+    "GrowNJ_Compliance": (26, 13, 8, 5, 0),
 }
 
 
@@ -366,6 +366,13 @@ def test_samples_give_the_counts_the_readme_states(tmp_path):
         result = CliRunner().invoke(main, ["run", str(ROOT / "sample_inputs"), "--out", str(tmp_path), "--as-of", "2026-11-30"])
         assert result.exit_code == 0 and "4 processed, 0 skipped, 0 failed" in result.output, result.output
         assert _status_counts(tmp_path) == SAMPLE_COUNTS
+    # every finding names its citation, in its own column and where its message gives one
+    for path in tmp_path.glob("*.annotated.xlsx"):
+        rows = python_calamine.CalamineWorkbook.from_path(str(path)).get_sheet_by_name("Findings").to_python()
+        head = next(i for i, r in enumerate(rows) if "Message" in r)
+        message, citation = rows[head].index("Message"), rows[head].index("Citation")
+        bare = [r for r in rows[head + 1 :] if not str(r[citation]).strip() or "()" in str(r[message])]
+        assert bare == [], f"{path.name}: findings without their citation: {bare[:3]}"
     readme = (ROOT / "README.md").read_text()
     for sheet, (rows, ok, flagged, ineligible, invalid) in SAMPLE_COUNTS.items():
         assert f"| {sheet} | {rows} | {ok} | {flagged} | {ineligible} | {invalid} |" in readme
