@@ -38,6 +38,10 @@ AREAS = ["Urban Transit Hub", "Growth Zone", "Growth Zone (MRERA)", "Distressed"
 COUNTIES = ["Camden", "Bergen", "Essex", "Hudson", "Middlesex", "Mercer", "Cape May", "Morris"]
 PREMISES = ["Industrial Rehab", "Industrial New", "Non-Industrial Rehab", "Non-Industrial New"]
 PROGRAMS = ["Grow NJ", "Urban Transit Hub", "BEIP", "ERG Residential"]
+# 2: GrowNJ business names one per project (every 20th a second project of the one before), no
+# longer 997 names over all rows (about 100 projects each, every row then a prior Grow NJ award of
+# the next: a sheet no finance team keeps)
+DATA_VERSION = 2
 
 
 def _grow_nj_row(i: int) -> list:
@@ -45,7 +49,9 @@ def _grow_nj_row(i: int) -> list:
     flags = ["Y" if (i >> k) & 1 else "" for k in range(20)]
     return [
         f"GNJ-{i}",
-        f"Business {i % 997}",
+        # each project its own business, but every 20th a second project of the business of the
+        # row before (applied a day later: a prior Grow NJ award, C.34:1B-247 e.)
+        f"Business {i - 1 if i % 20 == 0 and i else i}",
         "2014" if i % 3 == 0 else "2017",
         ("date", 41500 + i % 1800),
         COUNTIES[i % len(COUNTIES)],
@@ -156,7 +162,8 @@ def workbook(program: str, rows: int) -> Path:
         ("GrowNJ", GROW_NJ_HEADERS, _grow_nj_row) if program == "grownj" else ("Transfers", TRANSFER_HEADERS, _transfer_row)
     )
     assert len(row_fn(0)) == len(headers), f"the {sheet} benchmark row does not fit the sheet's {len(headers)} columns"
-    path = DATA / f"{program}-{rows}-{len(headers)}cols.xlsx"  # a cached file of other columns is never reused
+    # a cached file of other columns, or of an earlier generator (DATA_VERSION), is never reused
+    path = DATA / f"{program}-{rows}-{len(headers)}cols-v{DATA_VERSION}.xlsx"
     if not path.exists():
         print(f"  generating {path.name} ...", flush=True)
         make_workbook(path, sheet, headers, row_fn, rows)
