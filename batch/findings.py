@@ -50,8 +50,8 @@ def _fmt_plain(values: pd.Series) -> pd.Series:
     def one(v):
         if v is None or (not isinstance(v, str) and pd.isna(v)):
             return ""
-        if isinstance(v, pd.Timestamp):
-            return v.strftime("%Y-%m-%d")
+        if isinstance(v, pd.Timestamp):  # from its parts: a deadline years after 9999-12-31 has no strftime
+            return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
         if isinstance(v, float) and v.is_integer():
             return str(int(v))
         return str(v)
