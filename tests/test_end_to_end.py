@@ -286,7 +286,7 @@ def test_validate_prints_the_findings():
     assert result.exit_code == 1  # the sample has error findings
     for code in ("TRANSFER_BELOW_MINIMUM", "CONSIDERATION_BELOW_75PCT", "BEIP_RETRANSFER_PROHIBITED", "DUPLICATE_ID"):
         assert code in result.output
-    assert "Transfers: 41 rows" in result.output
+    assert "Transfers: 43 rows" in result.output
 
 
 def test_usage_error_exit_2(tmp_path):

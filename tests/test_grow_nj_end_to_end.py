@@ -23,7 +23,7 @@ def returned(tmp_path_factory):
 
 def test_every_project_comes_back_with_a_status(returned):
     rows, _ = returned
-    assert len(rows) == len(samples.GROW_NJ_ROWS) == 30
+    assert len(rows) == len(samples.GROW_NJ_ROWS) == 33
     assert [r["Project ID"] for r in rows] == [s["pid"] for s in samples.GROW_NJ_ROWS]
     assert {r["Status"] for r in rows} == {"OK", "Flagged", "Ineligible", "Invalid"}
 
@@ -39,7 +39,10 @@ def test_every_area_and_both_versions_are_in_the_sample(returned):
         "Priority",
         "Other Eligible",
     }
-    assert {r["Statute Version"] for r in rows} == {"2014", "2017"}
+    # both texts, and a blank (computed under the latest text, with STATUTE_VERSION_NOT_GIVEN)
+    assert {r["Statute Version"] for r in rows} == {"2014", "2017", ""}
+    blank = [r for r in rows if r["Statute Version"] == ""]
+    assert blank and all("STATUTE_VERSION_NOT_GIVEN" in r["Findings"] for r in blank)
 
 
 def test_ineligible_rows_have_zero_award_but_show_the_per_job_amounts(returned):

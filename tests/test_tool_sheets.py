@@ -368,7 +368,7 @@ def test_a_sheet_reaching_xfa_is_no_room_for_results_and_the_rest_is_computed(tm
     result = process(src, as_of=AS_OF)
     wide, beip = result.intake
     assert wide.sheet.no_room and wide.sheet.results_at == xfa + 1
-    assert wide.counts == {"rows": 41, "OK": 0, "Flagged": 0, "Ineligible": 0, "Invalid": 41}
+    assert wide.counts == {"rows": 43, "OK": 0, "Flagged": 0, "Ineligible": 0, "Invalid": 43}
     assert wide.findings[["Code", "Severity"]].values.tolist() == [["NO_ROOM_FOR_RESULTS", "error"]]
     message = wide.findings["Message"].iloc[0]
     assert "Sheet Transfers has cells up to column XFA (column 16,381 of Excel's 16,384)" in message
@@ -391,7 +391,7 @@ def test_a_sheet_reaching_xfa_is_no_room_for_results_and_the_rest_is_computed(tm
     findings = grid(out, "Findings")
     assert any(r[0] == "Transfers" and r[4] == "NO_ROOM_FOR_RESULTS" for r in findings)
     run_counts = {r[0]: r for r in grid(out, "Run") if r and r[0] == "Transfers"}
-    assert run_counts["Transfers"][1:4] == [41.0, 0.0, 41.0]  # rows read, computed, invalid
+    assert run_counts["Transfers"][1:4] == [43.0, 0.0, 43.0]  # rows read, computed, invalid
 
 
 def test_a_sheet_ending_just_where_the_tools_columns_fit_is_computed(tmp_path):
