@@ -202,7 +202,8 @@ def certification_247b2(s: Compliance) -> None:
         due=due,
         latest=latest,
         period=s.f[PERIOD],
-        close=close,
+        # accepted in the period or before it, and never after the outer limit
+        by=close.where(close < latest, latest),
         citation=f"{inner.cite}; {term.cite}",
     )
     s.emit("CERTIFICATION_PENDING", pending & ~past_due, **pending_fields)

@@ -114,7 +114,24 @@ def test_blank_certification_date_judged_on_the_as_of_date(as_of, code, severity
     assert f["Column"] == "Certification Date" and f["Severity"] == severity
     assert all(text in f["Message"] for text in named), f["Message"]
     if code == "CERTIFICATION_PENDING":
-        assert "allowed only once certification is accepted in 2020 (by 2020-12-31)" in f["Message"], f["Message"]
+        # the 2020 period closes 2020-12-31, after the 4-year limit of 2020-03-15: the earlier of the two
+        assert "can be allowed only once certification is accepted, in 2020 or before it (by 2020-03-15)" in f["Message"], f["Message"]
+
+
+# The date by which certification must be accepted for a period's credit: the period's close, or the
+# 4-year limit when that comes first (approved 2016-03-15: limit 2020-03-15; as of 2019-01-02).
+@pytest.mark.parametrize(
+    "period,by",
+    [
+        (2019, "2019-12-31"),  # closes 2019-12-31, before the limit
+        (2020, "2020-03-15"),  # closes 2020-12-31, after the limit
+        (2024, "2020-03-15"),  # a later period: accepted by the limit at the latest, whatever its close
+    ],
+)
+def test_a_pending_period_names_the_day_certification_must_come_by(period, by):
+    got = one(D(2019, 1, 2), **{"Certification Date": "", "Tax Period": period})
+    f = finding(got, "CERTIFICATION_PENDING")
+    assert f"in {period} or before it (by {by})" in f["Message"], f["Message"]
 
 
 # 243 "eligibility period": from the tax period in which certification is accepted (2018-01-10: 2018), for
@@ -231,7 +248,9 @@ def test_blank_certification_date_and_the_close_of_the_tax_period(period, as_of,
     if findings[0] == OUTSIDE:
         assert f"tax period {period} closed on {period}-12-31, before the as-of date {as_of.isoformat()}" in message, message
     if findings[0] == PENDING:
-        assert f"accepted in {period} (by {period}-12-31)" in message and "2020-03-15 at the latest" in message, message
+        # by the period's close, or by the 4-year limit of 2020-03-15 when that comes first (2020)
+        by = min(f"{period}-12-31", "2020-03-15")
+        assert f"accepted, in {period} or before it (by {by})" in message and "2020-03-15 at the latest" in message, message
 
 
 # Certified 2018-01-10, Eligibility Period 2: the eligibility period is 2018 to 2019. Credit 1,000 a year.
