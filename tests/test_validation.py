@@ -209,3 +209,24 @@ def test_missing_column_is_one_finding_for_the_sheet():
     raw.loc[1, "Transfer ID"] = "T-2"
     _, findings = validate(TRANSFERS, raw)
     assert findings[["row", "column", "code"]].values.tolist() == [[-1, "Transferee", "MISSING_COLUMN"]]
+
+
+@pytest.mark.parametrize(
+    "sheet, header, expected",
+    [
+        # a calendar year is written as a year, never with a thousands separator
+        ("BEIP_Conversion", "Approval Year", "a whole number, at least 2008 and at most 2030"),
+        ("GrowNJ_Compliance", "Tax Period", "a whole number, at least 1900 and at most 2100"),
+        ("BRRAP", "First Tax Period", "a whole number, at least 1900 and at most 2100"),
+        # a count keeps its separator
+        ("GrowNJ", "Gross Leasable Area (sq ft)", None),
+    ],
+)
+def test_a_year_is_written_without_a_thousands_separator(sheet, header, expected):
+    from batch.programs import BY_NAME
+
+    column = BY_NAME[sheet].schema.column(header)
+    if expected is None:
+        assert not column.year
+    else:
+        assert column.year and column.expected() == expected

@@ -157,6 +157,7 @@ BEIP_CONVERSION = SheetSpec(
         Column(
             "Approval Year",
             "integer",
+            year=True,
             minimum=APPROVAL_YEARS[0],
             maximum=APPROVAL_YEARS[-1],
             hint=f"State fiscal year the authority approved the amount (e.(1) only), {APPROVAL_YEARS[0]} to {APPROVAL_YEARS[-1]}. "

@@ -31,7 +31,7 @@ BRRAP = SheetSpec(
         ),
         Column("Yearly Tax Credit Amount ($)", "money", required=True, minimum=0, hint="The yearly tax credit amount of the project."),
         Column("Bonus Award ($)", "money", minimum=0, hint="Bonus award under section 5 of P.L.2004 c.65; blank means 0."),
-        Column("First Tax Period", "integer", required=True, minimum=1900, maximum=2100, hint="Year the credit is issued."),
+        Column("First Tax Period", "integer", required=True, year=True, minimum=1900, maximum=2100, hint="Year the credit is issued."),
         Column("Certificate of Compliance", "yesno", hint="Y when the use of the credit is accompanied by a certificate of compliance."),
     ),
     computed={

@@ -70,6 +70,7 @@ class Column:
     record_id: bool = False
     default: str | None = None  # value read for a blank cell (codes only)
     blank_unknown: bool = False  # yes/no only: a blank stays unknown (NA) instead of meaning No
+    year: bool = False  # integer only: a calendar year, whose bounds are written 2030, not 2,030
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -106,6 +107,8 @@ class Column:
             return f"${v:,.2f}" if v % 1 else f"${v:,.0f}"
         if self.kind == "percent":
             return f"{v:.0%}"
+        if self.year:
+            return f"{v:g}"
         return f"{v:,g}"
 
 
