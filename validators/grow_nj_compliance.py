@@ -13,7 +13,9 @@ GROW_NJ_COMPLIANCE = SheetSpec(
     citation="C.34:1B-247",
     columns=(
         Column("Project ID", "text", required=True, record_id=True, hint="The Grow NJ project; with Tax Period, unique in the sheet."),
-        Column("Tax Period", "integer", required=True, record_id=True, year=True, minimum=1900, maximum=2100, hint="Year of the tax period."),
+        Column(
+            "Tax Period", "integer", required=True, record_id=True, year=True, minimum=1900, maximum=2100, hint="Year of the tax period."
+        ),
         Column("Approval Date", "date", required=True, hint="The authority's approval of the application."),
         Column("Certification Date", "date", hint="When the authority accepted the capital investment and employment certification."),
         Column("Annual Credit ($)", "money", required=True, minimum=0, hint="The award per year in the incentive agreement."),
