@@ -14,6 +14,8 @@ import string
 import numpy as np
 import pandas as pd
 
+from validators.rules_text import day
+
 # Ratios in messages are integers of hundredths of a percent: 0.7499 -> 7499 -> "74.99%".
 BASIS_POINTS = 10_000
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -50,8 +52,8 @@ def _fmt_plain(values: pd.Series) -> pd.Series:
     def one(v):
         if v is None or (not isinstance(v, str) and pd.isna(v)):
             return ""
-        if isinstance(v, pd.Timestamp):  # from its parts: a deadline years after 9999-12-31 has no strftime
-            return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
+        if isinstance(v, pd.Timestamp):
+            return day(v)
         if isinstance(v, float) and v.is_integer():
             return str(int(v))
         return str(v)

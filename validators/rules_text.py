@@ -25,8 +25,10 @@ def percent(ratio) -> str:
 
 
 def day(date: pd.Timestamp) -> str:
-    """A date -> '2016-07-01'."""
-    return pd.Timestamp(date).strftime("%Y-%m-%d")
+    """A date -> '2016-07-01', written from its parts: a deadline years after 9999-12-31 (an
+    approval dated 9999-12-31 plus four years) has no strftime."""
+    d = pd.Timestamp(date)
+    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
 
 
 def either(words: list[str] | tuple[str, ...], last: str = "or") -> str:

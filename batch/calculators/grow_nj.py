@@ -1079,11 +1079,16 @@ def _calculate(
     return computed, explain(s), s.findings, s.ineligible, carry
 
 
+def _latest_version(rules: Rules) -> str:
+    """The latest text of C.34:1B-246 the rules hold: the one a blank Statute Version is computed under."""
+    return sorted(rules.versions)[-1]
+
+
 def statute_version(frame: pd.DataFrame, rules: Rules) -> tuple[np.ndarray, pd.DataFrame]:
     """The text of C.34:1B-246 each row is computed under: its Statute Version (as of P.L.2014, c.63, or
     as amended by P.L.2017, c.221). A blank is computed under the latest text the rules hold, with the
     warning STATUTE_VERSION_NOT_GIVEN: the reviewer confirms which text governs the application."""
-    latest = sorted(rules.versions)[-1]
+    latest = _latest_version(rules)
     blank = frame[VERSION].isna().to_numpy()
     found = emit("STATUTE_VERSION_NOT_GIVEN", frame.index[blank], version=latest, law=LAWS.get(latest, ""))
     return np.where(blank, latest, frame[VERSION].astype(object).to_numpy()), found
@@ -1153,7 +1158,7 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     """Projects, eligible, annual credit and total award by Area and Statute Version (a blank one under
     the text it was computed under); rows by code."""
     computed_blank = frame[VERSION].isna() & frame["Eligible"].notna()
-    rows = frame.assign(_eligible=frame["Eligible"].eq("Y"), **{VERSION: frame[VERSION].mask(computed_blank, sorted(rules.versions)[-1])})
+    rows = frame.assign(_eligible=frame["Eligible"].eq("Y"), **{VERSION: frame[VERSION].mask(computed_blank, _latest_version(rules))})
     pivot = (
         rows.groupby([AREA, VERSION], sort=True, dropna=False)
         .agg(
