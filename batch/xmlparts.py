@@ -15,6 +15,8 @@ Relationship types are matched by their last path segment against either base (`
 
 from __future__ import annotations
 
+import re
+
 from lxml import etree
 
 from batch.safety import Refused
@@ -88,9 +90,16 @@ def _prolog_end(data: bytes) -> int:
             return at
 
 
-def _declaration(tree: etree._ElementTree) -> bytes:
-    standalone = tree.docinfo.standalone
-    extra = "" if standalone is None else f' standalone="{"yes" if standalone else "no"}"'
+def _declaration(original: bytes) -> bytes:
+    """An XML declaration in UTF-8 with the original's standalone flag (for a part that was not UTF-8)."""
+    text = (
+        original[:400].decode("utf-16", "ignore")
+        if original.startswith((b"\xff\xfe", b"\xfe\xff"))
+        else original[:400].decode("utf-8", "ignore")
+    )
+    end = text.find("?>") if text.lstrip("\ufeff").startswith("<?xml") else -1
+    flag = re.search(r"standalone\s*=\s*[\"'](yes|no)[\"']", text[:end]) if end >= 0 else None
+    extra = f' standalone="{flag.group(1)}"' if flag else ""
     return f'<?xml version="1.0" encoding="UTF-8"{extra}?>\n'.encode()
 
 
@@ -116,7 +125,7 @@ def serialize(root_or_tree, original: bytes) -> bytes:
                 head = None
     if head is None:
         before = reversed(list(root.itersiblings(preceding=True)))
-        head = _declaration(tree) + b"".join(etree.tostring(s, encoding="UTF-8", with_tail=False) for s in before)
+        head = _declaration(original) + b"".join(etree.tostring(s, encoding="UTF-8", with_tail=False) for s in before)
     return head + body + (b"\n" + after if after else b"")
 
 
