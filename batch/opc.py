@@ -33,6 +33,8 @@ REL_NS = xmlparts.REL
 MAIN_NS = xmlparts.MAIN
 T_OFFICE_DOCUMENT = REL_NS + "/officeDocument"
 T_STYLES = REL_NS + "/styles"
+# the relationship types of a workbook's sheets (last segments, casefolded)
+SHEET_KINDS = {"worksheet", "chartsheet", "dialogsheet", "xlmacrosheet", "xlintlmacrosheet"}
 EMPTY_RELS = (
     b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
     b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"></Relationships>'
@@ -83,7 +85,12 @@ def check_names(names) -> None:
         if name.endswith("/"):  # a folder entry, not a part
             continue
         key = name.casefold()
-        if key in seen and seen[key] != name:
+        if key in seen and seen[key] == name:
+            raise Refused(
+                f"The workbook holds the part {name} twice, so it is ambiguous which one is meant. Save it again from Excel "
+                f"and drop it in again."
+            )
+        if key in seen:
             raise Refused(
                 f"The workbook holds two parts whose names differ only in case ({seen[key]} and {name}); a workbook "
                 f"compares part names ignoring case, so it is ambiguous which one is meant. Save it again from Excel "
@@ -312,11 +319,9 @@ def reachable(parts, start: str) -> set[str]:
 
 def prefix(xml: bytes, namespace: str) -> str | None:
     """The prefix the root element binds to `namespace` (`r` for relationships, usually), read
-    from the bytes of a sheet's head; "" when it is the default namespace."""
-    m = re.search(rb"xmlns(?::([A-Za-z0-9_.-]+))?\s*=\s*[\"']" + re.escape(namespace.encode()) + rb"[\"']", xml[:4000])
-    if not m:
-        return None
-    return m.group(1).decode() if m.group(1) else ""
+    from the bytes of a sheet's head (either quote); None when none is bound to it."""
+    m = re.search(rb"xmlns:([A-Za-z0-9_.-]+)\s*=\s*[\"']" + re.escape(namespace.encode()) + rb"[\"']", xml[:4000])
+    return m.group(1).decode() if m else None
 
 
 def workbook_part(parts) -> str | None:
@@ -359,7 +364,10 @@ def sheets(parts) -> list[dict]:
     for i, el in enumerate(sheet_elements(root)):
         rid = xmlparts.rel_id(el)
         rel = rels.get(rid) if rid else None
-        part = rel["part"] if rel and not rel["external"] and rel["part"] in parts else None
+        kind = xmlparts.type_name(rel["type"]) if rel else None
+        # a relationship to a part that is no sheet (a style table, say) is as broken as none
+        wrong = kind is not None and kind.casefold() not in SHEET_KINDS
+        part = rel["part"] if rel and not rel["external"] and rel["part"] in parts and not wrong else None
         sheet_name = el.get("name") or ""
         key = sheet_name.casefold()
         if key in names:
@@ -382,7 +390,7 @@ def sheets(parts) -> list[dict]:
                 "rid": rid,
                 "sheet_id": el.get("sheetId"),
                 "state": el.get("state") or "visible",
-                "kind": xmlparts.type_name(rel["type"]) if rel else None,
+                "kind": kind,
                 "index": i,
                 "element": el,
             }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 import zipfile
 
 import openpyxl
@@ -157,6 +158,7 @@ FIRST = [("Transfers", "xl/worksheets/sheet1.xml"), ("BEIP", None)]
         # broken relationships: no part, never a guess
         ("empty r:id", _package([("Transfers", "rId1"), ("BEIP", "")], TWO_RELS[:1]), FIRST),
         ("r:id naming nothing", _package([("Transfers", "rId1"), ("BEIP", "rId7")], TWO_RELS), FIRST),
+        ("a relationship to no sheet", _package(TWO, TWO_RELS[:1] + [("rId2", "styles", "styles.xml")]), FIRST),
         (
             "target missing",
             {k: v for k, v in _package(TWO, TWO_RELS).items() if k != "xl/worksheets/sheet2.xml"},
@@ -184,16 +186,24 @@ def test_a_workbook_excel_would_not_write_is_refused_with_a_reason(case, package
         opc.sheets(package)
 
 
-def test_two_part_names_equal_ignoring_case_are_refused(tmp_path):
+@pytest.mark.parametrize(
+    "second,words",
+    [
+        ("xl/worksheets/Sheet1.xml", "two parts whose names differ only in case (xl/worksheets/sheet1.xml and xl/worksheets/Sheet1.xml)"),
+        ("xl/worksheets/sheet1.xml", "the part xl/worksheets/sheet1.xml twice"),
+    ],
+)
+def test_a_part_name_held_twice_is_refused(tmp_path, second, words):
     path = tmp_path / "twice.xlsx"
     with zipfile.ZipFile(path, "w") as z:
         for name, data in _package(TWO, TWO_RELS).items():
             z.writestr(name, data)
-        z.writestr("xl/worksheets/Sheet1.xml", b"<worksheet/>")
+        with warnings.catch_warnings():  # zipfile warns of a name written twice
+            warnings.simplefilter("ignore", UserWarning)
+            z.writestr(second, b"<worksheet/>")
     with zipfile.ZipFile(path) as z, pytest.raises(Refused) as err:
         opc.Package(z)
-    assert "xl/worksheets/sheet1.xml and xl/worksheets/Sheet1.xml" in str(err.value)
-    assert "save it again from excel" in str(err.value).lower()
+    assert words in str(err.value) and "save it again from excel" in str(err.value).lower()
 
 
 @pytest.mark.parametrize(
