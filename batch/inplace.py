@@ -52,10 +52,8 @@ T_WORKSHEET = opc.REL_NS + "/worksheet"
 T_COMMENTS = opc.REL_NS + "/comments"
 T_VML = opc.REL_NS + "/vmlDrawing"
 T_TABLE = opc.REL_NS + "/table"
-T_CALC_CHAIN = opc.REL_NS + "/calcChain"
 CT_COMMENTS = "application/vnd.openxmlformats-officedocument.spreadsheetml.comments+xml"
 CT_VML = "application/vnd.openxmlformats-officedocument.vmlDrawing"
-DEFINED = re.compile(rb"<definedName\b([^>]*)>(.*?)</definedName>|<definedName\b[^>]*/>", re.S)
 # the elements a worksheet may hold after its rows, in the order the schema requires
 AFTER_ROWS = (
     "sheetCalcPr sheetProtection protectedRanges scenarios autoFilter sortState dataConsolidate customSheetViews mergeCells "
