@@ -112,11 +112,6 @@ def remove_tool_sheets(parts: dict[str, bytes], recognised=()) -> None:
     parts[book] = xmlparts.serialize(root, parts[book])
 
 
-def _source(rels: str) -> str:
-    """The part a relationships part belongs to (`xl/_rels/workbook.xml.rels` -> `xl/workbook.xml`)."""
-    return opc.source_of(rels)
-
-
 # -- the tool's sheets, written by xlsxwriter and moved in ----------------------------------------
 
 
