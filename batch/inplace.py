@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import html
 import os
-import posixpath
 import re
 import time
 import zipfile
@@ -27,8 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import xlsxwriter
+from lxml import etree
 
-from batch import cells, commentsxml, opc, package, sheetrows, sheetxml
+from batch import cells, commentsxml, opc, package, sheetrows, sheetxml, xmlparts
 from batch.pipeline import Result, SheetResult
 from batch.reading import EXCEL_COLUMNS, MARKER_PREFIX, MARKER_REF
 from batch.stylesxml import FILLS, Styles
@@ -52,10 +52,8 @@ T_WORKSHEET = opc.REL_NS + "/worksheet"
 T_COMMENTS = opc.REL_NS + "/comments"
 T_VML = opc.REL_NS + "/vmlDrawing"
 T_TABLE = opc.REL_NS + "/table"
-T_CALC_CHAIN = opc.REL_NS + "/calcChain"
 CT_COMMENTS = "application/vnd.openxmlformats-officedocument.spreadsheetml.comments+xml"
 CT_VML = "application/vnd.openxmlformats-officedocument.vmlDrawing"
-DEFINED = re.compile(rb"<definedName\b([^>]*)>(.*?)</definedName>|<definedName\b[^>]*/>", re.S)
 # the elements a worksheet may hold after its rows, in the order the schema requires
 AFTER_ROWS = (
     "sheetCalcPr sheetProtection protectedRanges scenarios autoFilter sortState dataConsolidate customSheetViews mergeCells "
@@ -81,72 +79,37 @@ REF = re.compile(r"^\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?$")
 # -- the workbook's sheets and names ------------------------------------------------------------
 
 
+def _is_marker(el) -> bool:
+    """A defined name of the tool's marker (`njcredits_*`)."""
+    return (el.get("name") or "").casefold().startswith(MARKER_PREFIX)
+
+
 def _marked(parts: dict[str, bytes]) -> set[str]:
     """The names (casefolded) of the sheets the tool's marker names."""
+    _book, root = opc.workbook(parts)
+    holder = xmlparts.child(root, "definedNames")
     out = set()
-    for m in DEFINED.finditer(parts[opc.WORKBOOK]):
-        if (opc.attr(m.group(0), "name") or "").casefold().startswith(MARKER_PREFIX):
-            ref = MARKER_REF.match(html.unescape((m.group(2) or b"").decode()).strip())
+    for el in [] if holder is None else xmlparts.children(holder, "definedName"):
+        if _is_marker(el):
+            ref = MARKER_REF.match((el.text or "").strip())
             if ref:
                 out.add((ref.group(1).replace("''", "'") if ref.group(1) else ref.group(2).strip()).casefold())
     return out
-
-
-def _names(wb: bytes, keep, shift: dict[int, int]) -> bytes:
-    """The workbook with only the defined names `keep(name, localSheetId)` accepts, sheet-scoped
-    names renumbered by `shift` (old sheet index -> new); no `<definedNames>` when none is left."""
-
-    def one(m: re.Match) -> bytes:
-        el = m.group(0)
-        local = opc.attr(el, "localSheetId")
-        if not keep(opc.attr(el, "name") or "", None if local is None else int(local)):
-            return b""
-        if local is not None and int(local) in shift:
-            el = re.sub(rb'localSheetId="\d+"', f'localSheetId="{shift[int(local)]}"'.encode(), el, count=1)
-        return el
-
-    wb = DEFINED.sub(one, wb)
-    return re.sub(rb"<definedNames>\s*</definedNames>|<definedNames\s*/>", b"", wb)
 
 
 def remove_tool_sheets(parts: dict[str, bytes], recognised=()) -> None:
     """A returned workbook without the tool's sheets (those its marker names, and those
     `recognised` by name: a release before the marker), their parts and their defined names."""
     marked = _marked(parts) | {n.casefold() for n in recognised}
-    listed = opc.sheets(parts)
-    gone = [i for i, s in enumerate(listed) if (s["name"] or "").casefold() in marked]
-    if not gone and not marked:
+    if not marked:
         return
-    shift = {old: new for new, old in enumerate(i for i in range(len(listed)) if i not in gone)}
-    wb = parts[opc.WORKBOOK]
-    for i in gone:
-        wb = wb.replace(listed[i]["xml"], b"", 1)
-    wb = _names(wb, lambda name, local: not name.casefold().startswith(MARKER_PREFIX) and local not in gone, shift)
-    active = re.search(rb'\bactiveTab="(\d+)"', wb)
-    if active and int(active.group(1)) not in shift:  # the tool's sheet was the active one
-        wb = wb.replace(active.group(0), b'activeTab="0"', 1)
-    elif active and shift[int(active.group(1))] != int(active.group(1)):
-        wb = wb.replace(active.group(0), f'activeTab="{shift[int(active.group(1))]}"'.encode(), 1)
-    parts[opc.WORKBOOK] = wb
-    removed = set().union(*(opc.reachable(parts, listed[i]["part"]) for i in gone)) if gone else set()
-    # a part that a part of the user's also refers to stays (the workbook's own relationships to the sheets go below)
-    removed -= {
-        r["part"]
-        for name in parts
-        if name.endswith(".rels") and _source(name) not in removed | {opc.WORKBOOK}
-        for r in opc.relationships(parts, _source(name))
-    }
-    chain = [r for r in opc.relationships(parts, opc.WORKBOOK) if r["type"] == T_CALC_CHAIN]
-    if gone and chain:  # Excel's list of formula cells names the removed sheets' cells: Excel rebuilds it when it is missing
-        removed |= {r["part"] for r in chain}
-    opc.remove_relationships(parts, opc.WORKBOOK, {listed[i]["rid"] for i in gone} | {r["id"] for r in chain if gone})
-    opc.remove_parts(parts, removed)
-
-
-def _source(rels: str) -> str:
-    """The part a relationships part belongs to (`xl/_rels/workbook.xml.rels` -> `xl/workbook.xml`)."""
-    folder = posixpath.dirname(posixpath.dirname(rels))
-    return posixpath.join(folder, posixpath.basename(rels)[: -len(".rels")])
+    gone = {s["index"] for s in opc.sheets(parts) if s["name"].casefold() in marked}
+    if gone:
+        package.remove_sheets(parts, gone, drop_name=_is_marker)
+        return
+    book, root = opc.workbook(parts)  # the marker names no sheet left: only the marker goes
+    package._remove_names(root, lambda el, local: not _is_marker(el), {})
+    parts[book] = xmlparts.serialize(root, parts[book])
 
 
 # -- the tool's sheets, written by xlsxwriter and moved in ----------------------------------------
@@ -176,34 +139,56 @@ def _tool_book(result: Result, path: Path) -> tuple[dict[str, bytes], list[dict]
         return {n: z.read(n) for n in z.namelist()}, looks, findings
 
 
-STYLE_ATTR = re.compile(rb'(<c r="[A-Z]+\d+" s=")(\d+)(")|(<row\b[^>]*?\bs=")(\d+)(")|(<col\b[^>]*?\bstyle=")(\d+)(")')
-
-
 def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
-    """A sheet of the tool's workbook with its style indices moved to the user's style table."""
-
-    def one(m: re.Match) -> bytes:
-        for g in (1, 4, 7):
-            if m.group(g):
-                return m.group(g) + str(mapping[int(m.group(g + 1))]).encode() + m.group(g + 2)
-        return m.group(0)
-
-    return STYLE_ATTR.sub(one, xml)
+    """A sheet of the tool's workbook with its style indices moved to the user's style table (the
+    cells' and rows' `s`, the columns' `style`), and never the selected tab (the user's stays so)."""
+    root = xmlparts.parse(xml, "the tool's sheet")
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        name = xmlparts.local(el)
+        key = {"c": "s", "row": "s", "col": "style"}.get(name)
+        if key and el.get(key) is not None:
+            el.set(key, str(mapping[int(el.get(key))]))
+        elif name == "sheetView" and el.get("tabSelected") is not None:
+            del el.attrib["tabSelected"]
+    return xmlparts.serialize(root, xml)
 
 
 PART_NUMBER = re.compile(r"^(.*?)(\d+)(\.[A-Za-z]+)$")
+# where `<definedNames>` goes in a workbook without one: after the last of these (the schema's order)
+BEFORE_NAMES = ("sheets", "functionGroups", "externalReferences")
+
+
+def _new_sheet(root, sheets, name: str, sheet_id: int, rid: str) -> None:
+    """A `<sheet>` added to the workbook's list, in the workbook's own namespace and prefixes."""
+    rel = xmlparts.rel_ns(root)
+    bound = xmlparts.prefix(sheets, rel)
+    nsmap = None
+    if bound is None or bound == "":  # the relationships namespace not declared here (or only as the default): declare it
+        taken = set(sheets.nsmap)
+        nsmap = {next(p for p in ("r", *(f"r{n}" for n in range(1, 100))) if p not in taken): rel}
+    el = etree.SubElement(sheets, xmlparts.qname(root, "sheet"), nsmap=nsmap)
+    el.set("name", name)
+    el.set("sheetId", str(sheet_id))
+    el.set(f"{{{rel}}}id", rid)
 
 
 def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: dict[int, int]) -> dict[str, str]:
     """Move the tool's sheets (with their drawings and charts) into the package, after the user's
     sheets, with their defined names (the marker, print titles, the Findings filter); returns the
-    new name of each part moved."""
+    new name of each part moved. In a Strict workbook the tool's parts (written Transitional by
+    xlsxwriter) come in Strict, and what is added to the workbook part takes its namespace and
+    prefixes."""
     ours = opc.sheets(tool)
-    n_user = len(opc.sheets(parts))
-    wb = parts[opc.WORKBOOK]
-    r = opc.prefix(wb, opc.REL_NS) or "r"
-    ids = [int(opc.attr(m.group(0), "sheetId") or 0) for m in opc.SHEET.finditer(wb)]
-    new_sheets = b""
+    book, root = opc.workbook(parts)
+    strict = xmlparts.is_strict(root)
+    listed = opc.sheet_elements(root)
+    n_user = len(listed)
+    ids = [int(el.get("sheetId")) for el in listed if (el.get("sheetId") or "").strip().isdigit()]
+    sheets = xmlparts.child(root, "sheets")
+    if sheets is None:
+        sheets = etree.SubElement(root, xmlparts.qname(root, "sheets"))
     moved = {}
     for k, s in enumerate(ours):
         renamed = {}
@@ -212,31 +197,30 @@ def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: di
             renamed[part] = opc.free_name(parts, f"{m.group(1)}{{}}{m.group(3)}") if m else part
             data = tool[part]
             if part == s["part"]:
-                data = _restyled(data.replace(b' tabSelected="1"', b""), mapping)
-            parts[renamed[part]] = data
+                data = _restyled(data, mapping)
+            parts[renamed[part]] = xmlparts.to_strict(data) if strict and part.endswith(".xml") else data
             opc.declare(parts, renamed[part], opc.content_type(tool, part))
-        for part, new in renamed.items():  # relationships between the moved parts, renamed
+        for part, new in renamed.items():  # relationships between the moved parts, renamed, their ids kept
             for rel in opc.relationships(tool, part):
                 if rel["part"] in renamed:
-                    opc.add_relationship(parts, new, rel["type"], renamed[rel["part"]])
+                    opc.add_relationship(parts, new, rel["type"], renamed[rel["part"]], rid=rel["id"])
         moved.update(renamed)
-        rid = opc.add_relationship(parts, opc.WORKBOOK, T_WORKSHEET, renamed[s["part"]])
-        sheet_id = max(ids, default=0) + 1 + k
-        new_sheets += f'<sheet name="{html.escape(s["name"])}" sheetId="{sheet_id}" {r}:id="{rid}"/>'.encode()
-    wb = wb.replace(b"</sheets>", new_sheets + b"</sheets>", 1)
-    names = b"".join(
-        re.sub(rb'localSheetId="(\d+)"', lambda m: f'localSheetId="{int(m.group(1)) + n_user}"'.encode(), m.group(0))
-        for m in DEFINED.finditer(tool[opc.WORKBOOK])
-    )
-    wb = re.sub(rb"<definedNames\s*/>", b"<definedNames></definedNames>", wb, count=1)  # as openpyxl writes an empty list
-    if b"</definedNames>" in wb:
-        wb = wb.replace(b"</definedNames>", names + b"</definedNames>", 1)
-    else:  # after the sheets (and the external references and function groups that may follow them)
-        ends = [wb.index(b"</sheets>") + len(b"</sheets>")]
-        ends += [wb.index(t) + len(t) for t in (b"</functionGroups>", b"</externalReferences>") if t in wb]
-        at = max(ends)
-        wb = wb[:at] + b"<definedNames>" + names + b"</definedNames>" + wb[at:]
-    parts[opc.WORKBOOK] = wb
+        rid = opc.add_relationship(parts, book, T_WORKSHEET, renamed[s["part"]])
+        _new_sheet(root, sheets, s["name"], max(ids, default=0) + 1 + k, rid)
+    _tool_book_name, tool_root = opc.workbook(tool)
+    tool_names = xmlparts.child(tool_root, "definedNames")
+    if tool_names is not None and len(tool_names):
+        holder = xmlparts.child(root, "definedNames")
+        if holder is None:  # after the sheets (and the function groups and external references that may follow them)
+            holder = etree.Element(xmlparts.qname(root, "definedNames"))
+            before = [el for el in root if isinstance(el.tag, str) and xmlparts.local(el) in BEFORE_NAMES]
+            before[-1].addnext(holder)
+        for one in xmlparts.children(tool_names, "definedName"):
+            el = etree.SubElement(holder, xmlparts.qname(root, "definedName"))
+            for key, value in one.attrib.items():
+                el.set(key, str(int(value) + n_user) if key == "localSheetId" else value)
+            el.text = one.text
+    parts[book] = xmlparts.serialize(root, parts[book])
     return moved
 
 
@@ -539,6 +523,20 @@ def _overlap(a: tuple, b: tuple) -> bool:
     return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
 
 
+def _sheet_parts(result: Result, listed: list[dict]) -> list[str | None]:
+    """The part of each sheet of the result, from the workbook's sheets as read (`opc.sheets`,
+    without the macro sheets and the tool's sheets): by name (ignoring case, as Excel compares
+    sheet names), else, when the names read back differ (escapes) but the sheets are as many, in
+    order. A sheet that has no part (a broken relationship) gets None, and is left as it is."""
+    names = [s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets]
+    by_name = {s["name"].casefold(): s["part"] for s in listed}
+    if all(n.casefold() in by_name for n in names):
+        return [by_name[n.casefold()] for n in names]
+    if len(listed) == len(names):
+        return [s["part"] for s in listed]
+    return [by_name.get(n.casefold()) for n in names]
+
+
 def write_in_place(result: Result, out_path: Path) -> Path:
     """Write the returned workbook of an .xlsx or .xlsm atomically (temporary file, then rename)."""
     out_path = Path(out_path)
@@ -552,17 +550,12 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             parts = opc.Package(z)
             package.remove_macros(parts)
             remove_tool_sheets(parts, result.tool_sheets)
-            styles = Styles(parts["xl/styles.xml"])
+            style_part = package.ensure_styles(parts)
+            styles = Styles(parts[style_part])
             restore = styles.restore_map()
             tool, looks, (findings_rows, dimension) = _tool_book(result, tool_tmp)
-            mapping = styles.merge(tool["xl/styles.xml"])
-            listed = opc.sheets(parts)
-            names = [s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets]
-            if len(listed) != len(names):  # the sheets as read: by name
-                by_name = {s["name"]: s["part"] for s in listed}
-                where = [by_name.get(n) for n in names]
-            else:  # the sheets as read are the workbook's, in order (names read back may differ in escapes)
-                where = [s["part"] for s in listed]
+            mapping = styles.merge(tool[opc.styles_part(tool)])
+            where = _sheet_parts(result, opc.sheets(parts))  # the user's sheets: the macro sheets and the tool's are gone
             intake = [(sheet, part) for sheet, part in zip(result.sheets, where, strict=True) if isinstance(sheet, SheetResult)]
             for _sheet, part in intake:
                 if part in parts:  # the rows stay in the source, read again as they are written
@@ -575,7 +568,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
                 if part in parts:
                     _intake(parts, part, sheet, look, mapping, styles, restore, streams, blocks)
             moved = add_tool_sheets(parts, tool, mapping)
-            findings = moved["xl/worksheets/sheet1.xml"]  # the tool's workbook's first sheet
+            findings = moved[opc.sheets(tool)[0]["part"]]  # the tool's workbook's first sheet
 
             def restyle(attr: str) -> str:
                 return f' s="{mapping[int(attr[4:-1])]}"' if attr else ""
@@ -589,9 +582,9 @@ def write_in_place(result: Result, out_path: Path) -> Path:
                         sheetxml.stream(zout, info, streams[name](), 1)
                     elif name in infos and parts.unread(name):  # never looked at: copied as it is
                         sheetxml.stream(zout, info, parts.chunks(name), 1, size=infos[name].file_size)
-                    elif name != "xl/styles.xml":  # the style table last: the rows add the flagged cells' styles
+                    elif name != style_part:  # the style table last: the rows add the flagged cells' styles
                         zout.writestr(info, parts[name], compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
-                info = zipfile.ZipInfo("xl/styles.xml", date_time=infos["xl/styles.xml"].date_time)
+                info = zipfile.ZipInfo(style_part, date_time=infos[style_part].date_time if style_part in infos else (1980, 1, 1, 0, 0, 0))
                 zout.writestr(info, styles.xml(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
         os.replace(tmp, out_path)
         result.timed("write", clock)

@@ -21,6 +21,7 @@ from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTab
 from batch.cells import column_letters
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.opc import refusal
+from batch.package import describe
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
 from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, read_workbook, sheet_key, totals_rows
 from batch.reviews import DECISION_COLUMNS, review
@@ -443,7 +444,7 @@ def _workbook_findings(book, not_in_place: str | None = None) -> pd.DataFrame:
     if not_in_place:
         rows.append({"code": "FORMATTING_NOT_KEPT", "variant": "in_place", "expected": not_in_place})
     if book.macros and not not_in_place:
-        rows.append({"code": "MACROS_REMOVED", "variant": "default", "expected": ""})
+        rows.append({"code": "MACROS_REMOVED", "variant": "default", "expected": describe(book.macros)})
     raw = pd.DataFrame(rows, columns=["code", "variant", "expected"]).assign(row=-1, column="", value=book.path.name)
     return _without_rows(render(raw, "", rules_mod.common_findings()), "")
 

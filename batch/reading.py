@@ -23,7 +23,7 @@ from defusedxml import ElementTree
 
 from batch import cells
 from batch.opc import Package
-from batch.package import executable_parts
+from batch.package import Macro, macros
 from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
@@ -133,7 +133,7 @@ class Workbook:
     path: Path
     sheets: list[IntakeSheet | OtherSheet] = field(default_factory=list)
     kind: str = "zip"  # see batch.safety.inspect
-    macros: bool = False  # an .xlsm's VBA project (removed from the returned workbook)
+    macros: list[Macro] = field(default_factory=list)  # a VBA project and Excel 4 macro sheets (removed from the returned workbook)
     skipped: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook, left out
 
 
@@ -224,10 +224,10 @@ def quoted_sheet(name: str) -> str:
 MARKER_REF = re.compile(r"^=?\s*(?:'((?:[^']|'')+)'|([^'!#][^'!]*))!")  # a sheet, quoted or not (never #REF!)
 
 
-def has_macros(path: Path) -> bool:
-    """The package holds a VBA project (an .xlsm's macros)."""
+def has_macros(path: Path) -> list[Macro]:
+    """The package's macros (an .xlsm's VBA project, Excel 4 macro sheets), or none."""
     with zipfile.ZipFile(path) as z:
-        return bool(executable_parts(Package(z)))
+        return macros(Package(z))
 
 
 def marked_sheets(path: Path) -> set[str] | None:
@@ -638,7 +638,7 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
     marked = marked_sheets(path) if kind == "zip" else None
     # a workbook the tool returned: its marker names the tool's sheets (a release before the marker: its sheets are recognised)
     returned = marked is not None or (kind != "csv" and _legacy_returned(path))
-    wb = Workbook(path, kind=kind, macros=kind == "zip" and has_macros(path))
+    wb = Workbook(path, kind=kind, macros=has_macros(path) if kind == "zip" else [])
     for name, grid, note in _grids(path, kind):
         ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
         if ours:

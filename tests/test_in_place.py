@@ -228,6 +228,9 @@ def _package_with(src: Path, dest: Path, extra: dict[str, bytes], edit) -> Path:
     return dest
 
 
+WITHOUT_CODE = "and without any other executable content; everything else is kept."
+
+
 def test_an_xlsm_comes_back_as_an_xlsx_without_its_macros(tmp_path):
     def edit(name: str, data: bytes) -> bytes:
         if name == "[Content_Types].xml":
@@ -250,7 +253,8 @@ def test_an_xlsm_comes_back_as_an_xlsx_without_its_macros(tmp_path):
     xlsm = _package_with(KEPT, tmp_path / "in" / "kept.xlsm", {"xl/vbaProject.bin": b"\xd0\xcf\x11\xe0 not really VBA"}, edit)
     assert b"macroEnabled" in zipfile.ZipFile(xlsm).read("[Content_Types].xml")
     result = process(xlsm)
-    assert "MACROS_REMOVED" in set(result.findings["Code"])
+    said = result.findings[result.findings["Code"] == "MACROS_REMOVED"]["Message"].tolist()
+    assert said == [f"kept.xlsm holds macros: the returned workbook is an .xlsx without the VBA project, {WITHOUT_CODE}"]
     out = annotate(xlsm, tmp_path / "out")
     got = parts(out)
     assert "xl/vbaProject.bin" not in got and b"vbaProject" not in got["xl/_rels/workbook.xml.rels"] + got["[Content_Types].xml"]
@@ -417,22 +421,37 @@ def test_a_vba_project_under_another_name_is_removed(tmp_path):
     assert "xl/vba/project.bin" not in got and b"vbaProject" not in got["xl/_rels/workbook.xml.rels"]
 
 
-def test_a_workbook_not_written_as_excel_writes_it_comes_back_written_anew_and_says_so(tmp_path):
-    """SpreadsheetML under a prefix (as the Open XML SDK can write it): not annotated in place; the
-    values come back in a workbook written anew, and FORMATTING_NOT_KEPT says why."""
+def _prefixed(name: str, data: bytes) -> bytes:
+    """SpreadsheetML under the prefix `x` (as the Open XML SDK can write it)."""
+    if name.startswith("xl/") and name.endswith(".xml") and b'xmlns="' + MAIN in data[:600]:
+        data = data.replace(b'xmlns="' + MAIN + b'"', b'xmlns:x="' + MAIN + b'"')
+        data = re.sub(rb"<(/?)(?!\?)(?![a-zA-Z0-9]+:)([a-zA-Z])", rb"<\1x:\2", data)
+    return data
 
-    def prefixed(name: str, data: bytes) -> bytes:
-        if name.startswith("xl/") and name.endswith(".xml") and b'xmlns="' + MAIN in data[:600]:
-            data = data.replace(b'xmlns="' + MAIN + b'"', b'xmlns:x="' + MAIN + b'"')
-            data = re.sub(rb"<(/?)(?!\?)(?![a-zA-Z0-9]+:)([a-zA-Z])", rb"<\1x:\2", data)
-        return data
 
-    src = _edited(_transfers_book(tmp_path / "made" / "p.xlsx", lambda ws: None), tmp_path / "in" / "p.xlsx", prefixed)
+def _not_spreadsheetml(name: str, data: bytes) -> bytes:
+    """A workbook part in a namespace that is not SpreadsheetML (calamine reads it all the same)."""
+    return data.replace(MAIN, b"http://example.com/not-spreadsheetml") if name == "xl/workbook.xml" else data
+
+
+@pytest.mark.parametrize(
+    "case,edit,in_place",
+    [
+        # SpreadsheetML under a prefix is annotated in place, in its own namespace: nothing to say
+        ("prefixed", _prefixed, True),
+        # a workbook part that is not SpreadsheetML cannot be kept: written anew, and FORMATTING_NOT_KEPT says why
+        ("not SpreadsheetML", _not_spreadsheetml, False),
+    ],
+)
+def test_only_a_workbook_that_cannot_be_kept_comes_back_written_anew_and_says_so(tmp_path, case, edit, in_place):
+    src = _edited(_transfers_book(tmp_path / "made" / "p.xlsx", lambda ws: None), tmp_path / "in" / "p.xlsx", edit)
     result = process(src)
     found = result.findings[result.findings["Code"] == "FORMATTING_NOT_KEPT"]
-    assert not result.in_place and len(found) == 1 and "could not be annotated in place" in found.iloc[0]["Message"]
-    ws = openpyxl.load_workbook(annotate(src, tmp_path / "out"))["Transfers"]
-    assert ws["A3"].value == "T-2" and ws["M3"].value == "Flagged"
+    assert result.in_place is in_place and len(found) == (0 if in_place else 1), case
+    if not in_place:
+        assert "could not be annotated in place (its workbook part xl/workbook.xml is not SpreadsheetML" in found.iloc[0]["Message"]
+        ws = openpyxl.load_workbook(annotate(src, tmp_path / "out"))["Transfers"]
+        assert ws["A3"].value == "T-2" and ws["M3"].value == "Flagged"
 
 
 @pytest.mark.parametrize("notes", [1023, 1024, 1025])
