@@ -349,7 +349,7 @@ def restored(xml: bytes) -> dict[int, int]:
 # -- the package's style table ----------------------------------------------------------------------
 
 
-def _rel_kind(kind: str) -> str | None:
+def rel_kind(kind: str) -> str | None:
     """The last segment of a relationship type of the package (`.../styles` -> `styles`), either base."""
     for base in REL_BASES:
         if kind.startswith(base):
@@ -357,7 +357,7 @@ def _rel_kind(kind: str) -> str | None:
     return None
 
 
-def _actual(parts, name: str | None) -> str | None:
+def actual_part(parts, name: str | None) -> str | None:
     """The package's own spelling of a part name (part names ignore case)."""
     if name is None:
         return None
@@ -368,8 +368,8 @@ def _actual(parts, name: str | None) -> str | None:
 
 def _workbook(parts) -> str:
     for rel in opc.relationships(parts, ""):  # the package's own relationships (`_rels/.rels`)
-        if _rel_kind(rel["type"]) == "officeDocument" and rel["part"]:
-            return _actual(parts, rel["part"]) or rel["part"]
+        if rel_kind(rel["type"]) == "officeDocument" and rel["part"]:
+            return actual_part(parts, rel["part"]) or rel["part"]
     return opc.WORKBOOK
 
 
@@ -388,8 +388,8 @@ def part_name(parts) -> str | None:
     """The style table's part, named by the workbook's relationship of type styles (None when the package has none)."""
     workbook = _workbook(parts)
     for rel in opc.relationships(parts, workbook):
-        if _rel_kind(rel["type"]) == "styles" and rel["part"]:
-            return _actual(parts, rel["part"])
+        if rel_kind(rel["type"]) == "styles" and rel["part"]:
+            return actual_part(parts, rel["part"])
     return None
 
 
@@ -404,7 +404,7 @@ def ensure(parts) -> str:
     is_strict = strict(parts)
     folder = posixpath.dirname(workbook)
     name = posixpath.join(folder, "styles.xml")
-    if _actual(parts, name) is not None:  # a part of that name that is not the workbook's style table
+    if actual_part(parts, name) is not None:  # a part of that name that is not the workbook's style table
         name = opc.free_name(parts, posixpath.join(folder, "styles{}.xml"))
     parts[name] = minimal(STRICT if is_strict else TRANSITIONAL)
     opc.add_relationship(parts, workbook, (STRICT_REL_BASE if is_strict else REL_BASES[0]) + "styles", name)
