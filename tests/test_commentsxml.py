@@ -209,3 +209,101 @@ def test_a_phonetic_guide_stays_after_the_text_and_the_round_trip_keeps_it():
     assert text.index(MARKER.encode()) < text.index(b"<rPh") < text.index(b"<phoneticPr")
     back = stripped(once)
     assert b"<rPh" in back and b"<phoneticPr" in back and "東京" in _texts(back)["B2"] and MARKER not in _texts(back)["B2"]
+
+
+# -- the comment boxes of the sheet's drawing (VML) -------------------------------------------------
+
+VNS, ONS, XNS = "urn:schemas-microsoft-com:vml", "urn:schemas-microsoft-com:office:office", "urn:schemas-microsoft-com:office:excel"
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+
+
+def _box(v: str, o: str, x: str, row: int, col: int, number: int, br: str = "") -> str:
+    return (
+        f'<{v}:shape id="_x0000_s{number}" type="#_x0000_t202" style="position:absolute;visibility:hidden" {o}:insetmode="auto">'
+        f'<{v}:textbox><div style="text-align:left">{br}</div></{v}:textbox><{x}:ClientData ObjectType="Note"><{x}:MoveWithCells/>'
+        f"<{x}:Row>{row}</{x}:Row><{x}:Column>{col}</{x}:Column></{x}:ClientData></{v}:shape>"
+    )
+
+
+def _drawing(v: str, o: str, x: str, inner: bool = False, br: str = "") -> str:
+    """A drawing of one comment box of the user's (B2), block 1, with the given prefixes."""
+    declared = f'xmlns:{v}="{VNS}" xmlns:{o}="{ONS}" xmlns:{x}="{XNS}"'
+    shapes = _box(v, o, x, 1, 1, 1025, br)
+    if inner:  # the prefixes declared on the elements that use them, none on the root
+        idmap = f'<{o}:idmap {v}:ext="edit" data="1"/>'
+        layout = f'<{o}:shapelayout xmlns:{o}="{ONS}" xmlns:{v}="{VNS}" {v}:ext="edit">{idmap}</{o}:shapelayout>'
+        return "<xml>" + layout + shapes.replace(f"<{v}:shape ", f"<{v}:shape {declared} ", 1) + "</xml>"
+    return f'<xml {declared}><{o}:shapelayout {v}:ext="edit"><{o}:idmap {v}:ext="edit" data="1"/></{o}:shapelayout>{shapes}</xml>'
+
+
+def _sheet_package(drawing: str) -> dict[str, bytes]:
+    return {
+        "[Content_Types].xml": b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        b'<Default Extension="xml" ContentType="application/xml"/></Types>',
+        "xl/worksheets/sheet1.xml": f'<worksheet xmlns="{NS}" xmlns:r="{R}"><sheetData/><legacyDrawing r:id="rId2"/></worksheet>'.encode(),
+        "xl/worksheets/_rels/sheet1.xml.rels": (
+            '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            f'<Relationship Id="rId1" Type="{R}/comments" Target="../comments1.xml"/>'
+            f'<Relationship Id="rId2" Type="{R}/vmlDrawing" Target="../drawings/vmlDrawing1.vml"/></Relationships>'
+        ).encode(),
+        "xl/comments1.xml": _part(_comment("<t>Check with Treasury</t>")),
+        "xl/drawings/vmlDrawing1.vml": drawing.encode(),
+    }
+
+
+@pytest.mark.parametrize(
+    "drawing,well_formed",
+    [
+        (_drawing("v", "o", "x"), True),  # as Excel writes it
+        (_drawing("vml", "office", "excel"), True),  # other prefixes
+        (_drawing("v", "o", "x", inner=True), True),  # declared on inner elements
+        (_drawing("v", "o", "x", br="Check<br>"), False),  # old Excel's HTML: not XML, edited as bytes
+    ],
+)
+def test_comment_boxes_go_into_any_drawing_and_come_out_again(drawing, well_formed):
+    """New notes get boxes in blocks the drawing's idmap declares, after the user's block, with the
+    drawing's own prefixes; the round trip leaves the user's box and block alone."""
+    from batch.inplace import _blocks, _notes, _strip_notes
+
+    parts = _sheet_package(drawing)
+    sheet, vml = "xl/worksheets/sheet1.xml", "xl/drawings/vmlDrawing1.vml"
+    notes = {"B2": f"{FINDING}", "C5": "MISSING_VALUE (error): x [c]", "D7": "MISSING_VALUE (error): y [c]"}
+    blocks = _blocks(parts)
+    assert blocks == {1}
+    element = _notes(parts, sheet, notes, {"B2": (1, 1), "C5": (4, 2), "D7": (6, 3)}, {}, blocks)
+    assert element is None and blocks == {1, 2}  # the sheet had its drawing; the tool's boxes took block 2
+    data = parts[vml]
+    if well_formed:
+        root = etree.fromstring(data)
+        shapes = list(root.iter(f"{{{VNS}}}shape"))
+        assert [s.get("id") for s in shapes] == ["_x0000_s1025", "_x0000_s2049", "_x0000_s2050"]
+        assert next(root.iter(f"{{{ONS}}}idmap")).get("data") == "1,2"
+        assert [int(s.find(f"{{{XNS}}}ClientData/{{{XNS}}}Row").text) for s in shapes] == [1, 4, 6]
+        prefix = {u: p for p, u in root.nsmap.items()}
+        assert all(s.prefix == prefix[VNS] for s in shapes)  # the drawing's own prefix (or the one declared for it)
+    else:
+        assert re.findall(rb'id="_x0000_s(\d+)"', data) == [b"1025", b"2049", b"2050"] and b'data="1,2"' in data
+    assert _texts(parts["xl/comments1.xml"])["C5"] == note("MISSING_VALUE (error): x [c]")
+    _strip_notes(parts, sheet)
+    back = parts[vml]
+    assert re.findall(rb'id="_x0000_s(\d+)"', back) == [b"1025"] and re.search(rb'data="1"', back)
+    assert _texts(parts["xl/comments1.xml"]) == {"B2": "Check with Treasury"}
+    if well_formed:
+        etree.fromstring(back)
+        assert etree.fromstring(back).nsmap == etree.fromstring(data).nsmap
+
+
+def test_a_drawing_of_the_tools_boxes_only_goes_with_its_element():
+    """A drawing that held only the tool's boxes goes, with its relationship and the sheet's
+    `<legacyDrawing>` (any prefix)."""
+    from batch.inplace import _strip_notes
+
+    parts = _sheet_package(f'<xml xmlns:v="{VNS}" xmlns:o="{ONS}" xmlns:x="{XNS}">{_box("v", "o", "x", 1, 1, 1025)}</xml>')
+    parts["xl/comments1.xml"] = _part(_comment(f"<t>{MARKER}\nnote\n{END}</t>", author=1))
+    parts["xl/worksheets/sheet1.xml"] = (
+        f'<s:worksheet xmlns:s="{NS}" xmlns:rel="{R}"><s:sheetData/><s:legacyDrawing rel:id="rId2" /></s:worksheet>'.encode()
+    )
+    _strip_notes(parts, "xl/worksheets/sheet1.xml")
+    assert "xl/drawings/vmlDrawing1.vml" not in parts and "xl/comments1.xml" not in parts
+    sheet = etree.fromstring(parts["xl/worksheets/sheet1.xml"])
+    assert [etree.QName(c).localname for c in sheet] == ["sheetData"] and sheet.prefix == "s"
