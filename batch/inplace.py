@@ -563,7 +563,7 @@ def _strip_notes(parts: dict[str, bytes], part: str) -> None:
     rels = opc.relationships(parts, part)
     comments = next((r for r in rels if _kind(r) == "comments"), None)
     name = _actual(parts, comments["part"]) if comments else None
-    if name is None or commentsxml.MARKER.encode() not in parts[name]:
+    if name is None:
         return
     left, refs = commentsxml.cut(parts[name], name)
     gone = {_at(ref.upper()) for ref in refs if ref and REF.match(ref.upper())}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+from pathlib import Path
 
 import openpyxl
 import pytest
@@ -307,3 +308,41 @@ def test_a_drawing_of_the_tools_boxes_only_goes_with_its_element():
     assert "xl/drawings/vmlDrawing1.vml" not in parts and "xl/comments1.xml" not in parts
     sheet = etree.fromstring(parts["xl/worksheets/sheet1.xml"])
     assert [etree.QName(c).localname for c in sheet] == ["sheetData"] and sheet.prefix == "s"
+
+
+def _reply_typed(path: Path, dest: Path, ref: str) -> Path:
+    """The returned workbook with a reviewer's reply typed at the end of the comment on `ref`."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if re.fullmatch(r"xl/comments\d*\.xml|xl/comments/comment\d+\.xml", item.filename):
+                root = etree.fromstring(data)
+                ns = etree.QName(root).namespace
+                comment = next(c for c in root.iter(f"{{{ns}}}comment") if c.get("ref") == ref)
+                list(comment.iter(f"{{{ns}}}t"))[-1].text += "\n" + REPLY
+                data = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+            zout.writestr(item, data)
+    return dest
+
+
+@pytest.mark.parametrize("saved_by", ["the tool's output as it is", "LibreOffice"])
+def test_a_reviewers_reply_survives_the_round_trip_of_a_workbook(tmp_path, saved_by):
+    """Run 1 notes T-2's credit (H3, the user commented it); the reviewer types a reply below the
+    note (and the workbook may be saved by LibreOffice); run 2 keeps the user's comment and the
+    reply, and has the tool's note once, below them."""
+    from test_in_place import _transfers_book
+    from test_tool_sheets import annotate, libreoffice_save
+
+    def commented(ws):
+        ws["H3"].comment = openpyxl.comments.Comment("Check with Treasury", "Dana")
+
+    src = _transfers_book(tmp_path / "in" / "review.xlsx", commented)
+    first = annotate(src, tmp_path / "out1")
+    reviewed = _reply_typed(first, tmp_path / "reviewed" / "review.annotated.xlsx", "H3")
+    if saved_by == "LibreOffice":
+        reviewed = libreoffice_save(reviewed, tmp_path)
+    second = annotate(reviewed, tmp_path / "out2")
+    text = openpyxl.load_workbook(second)["Transfers"]["H3"].comment.text
+    assert text.startswith(f"Check with Treasury\n{REPLY}\n{MARKER}\nTRANSFER_BELOW_MINIMUM (error)"), text
+    assert text.count(MARKER) == text.count("TRANSFER_BELOW_MINIMUM") == 1 and text.endswith(END)
