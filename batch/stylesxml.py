@@ -143,6 +143,7 @@ class Styles:
             entry = f"{{{self.ns}}}{ENTRY[tag]}"
             self.items[tag] = [] if section is None else [c for c in section if c.tag == entry]
         self.changed: set[str] = set()  # the lists the tool changed (entries appended or changed in place)
+        self._keys: dict[str, dict[tuple, int]] = {}  # per list, the first index of each entry's key (made when first asked)
 
     # -- the lists ---------------------------------------------------------------------------------
 
@@ -173,15 +174,19 @@ class Styles:
         element.tail = None
         items.append(element)
         self.changed.add(tag)
+        if tag in self._keys:
+            self._keys[tag].setdefault(_key(element), len(items) - 1)
         return len(items) - 1
 
     def _add(self, tag: str, element) -> int:
         """The index of `element` in list `tag`, appended when the list does not hold it yet."""
-        key = _key(element)
-        for i, item in enumerate(self.items[tag]):
-            if _key(item) == key:
-                return i
-        return self._append(tag, element)
+        if tag not in self._keys:
+            keys: dict[tuple, int] = {}
+            for i, item in enumerate(self.items[tag]):
+                keys.setdefault(_key(item), i)
+            self._keys[tag] = keys
+        found = self._keys[tag].get(_key(element))
+        return self._append(tag, element) if found is None else found
 
     def _defaults(self) -> None:
         """The first entries every list the tool adds to must start with, where the table lacks them."""
@@ -199,6 +204,7 @@ class Styles:
                     self.items["cellStyles"][0].addprevious(normal)
                     self.items["cellStyles"].insert(0, normal)
                     self.changed.add("cellStyles")
+                    self._keys.pop("cellStyles", None)
                 else:
                     self._append("cellStyles", normal)
         if not self.items["cellXfs"]:
@@ -299,6 +305,7 @@ class Styles:
             self._append("cellStyles", cell_style)
         self.items["cellXfs"][index].set("xfId", named)
         self.changed.add("cellXfs")
+        self._keys.pop("cellXfs", None)  # an entry changed in place
 
     def xml(self) -> bytes:
         """The style table with every addition (the source itself when nothing was added)."""
