@@ -28,7 +28,7 @@ import pandas as pd
 import xlsxwriter
 from lxml import etree
 
-from batch import cells, commentsxml, opc, package, sheetrows, sheetxml, xmlparts
+from batch import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
 from batch.pipeline import Result, SheetResult
 from batch.reading import EXCEL_COLUMNS, MARKER_PREFIX, MARKER_REF
 from batch.stylesxml import FILLS, Styles
@@ -67,11 +67,15 @@ IDMAP = re.compile(rb'<(?:[\w.-]+:)?idmap\b[^>]*\bdata="([^"]*)"')
 IDMAP_DATA = re.compile(rb'(<(?:[\w.-]+:)?idmap\b[^>]*\bdata=")([^"]*)(")')
 SHAPE_ID = re.compile(rb'\bid="_x0000_s(\d+)"')
 NOTE_AT = re.compile(rb"<(?:[\w.-]+:)?Row>(\d+)</(?:[\w.-]+:)?Row>\s*<(?:[\w.-]+:)?Column>(\d+)</(?:[\w.-]+:)?Column>")
-VML_NAMESPACES = {
-    b"v": b"urn:schemas-microsoft-com:vml",
-    b"o": b"urn:schemas-microsoft-com:office:office",
-    b"x": b"urn:schemas-microsoft-com:office:excel",
-}
+VML_NS = "urn:schemas-microsoft-com:vml"
+VML_OFFICE = "urn:schemas-microsoft-com:office:office"
+VML_EXCEL = "urn:schemas-microsoft-com:office:excel"
+VML_NAMESPACES = {"v": VML_NS, "o": VML_OFFICE, "x": VML_EXCEL}  # the prefixes the tool's boxes are written with
+VML_PREFIX = re.compile(rb"(?<=[<\s/])(v|o|x):(?=[A-Za-z_])")
+VML_SHAPES = {"shape", "rect", "roundrect", "oval", "line", "polyline", "arc", "curve", "image", "group"}
+SHAPE_NUMBER = re.compile(r"^_x0000_s(\d+)$")
+SHAPE_TYPE_ID = "_x0000_t202"  # the comment box's shape type
+STRICT_REL_NS = "http://purl.oclc.org/ooxml/officeDocument/relationships"
 COL = re.compile(rb"<col\b[^>]*?(?:/>|>\s*</col>)")
 REF = re.compile(r"^\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?$")
 
@@ -295,24 +299,162 @@ def _tables(parts: dict[str, bytes], part: str) -> list[tuple[int, int, int, int
     return out
 
 
+def _kind(rel: dict) -> str | None:
+    """The last segment of a relationship's type (`.../vmlDrawing`), Transitional or Strict."""
+    return xmlparts.type_name(rel["type"])
+
+
+def _root(data: bytes):
+    """The root element of a part as its start tag declares it (its namespace, prefix and
+    declarations), read from the first bytes only (a sheet part is never parsed whole here)."""
+    parser = etree.XMLPullParser(events=("start",), resolve_entities=False, no_network=True, load_dtd=False)
+    for at in range(0, len(data), 1 << 16):
+        parser.feed(data[at : at + (1 << 16)])
+        for _event, element in parser.read_events():
+            return element
+    return None
+
+
+def _legacy_drawing(sheet, rid: str) -> bytes:
+    """The sheet's `<legacyDrawing r:id=...>` in the sheet's own namespace and prefix; the
+    relationships namespace (Strict in a Strict sheet) declared on it when the sheet binds no
+    prefix to it."""
+    main = etree.QName(sheet).namespace
+    rel_ns = STRICT_REL_NS if main == stylesxml.STRICT else opc.REL_NS
+    tag = f"{sheet.prefix}:legacyDrawing" if sheet.prefix else "legacyDrawing"
+    r = next((p for p, uri in sheet.nsmap.items() if p and uri == rel_ns), None)
+    if r is not None:
+        return f'<{tag} {r}:id="{rid}"/>'.encode()
+    r, n = "r", 1
+    while r in sheet.nsmap:
+        r, n = f"r{n}", n + 1
+    return f'<{tag} xmlns:{r}="{rel_ns}" {r}:id="{rid}"/>'.encode()
+
+
+def _vml(data: bytes, name: str):
+    """The drawing's tree, or None when it is not well-formed XML (old Excel wrote VML as HTML,
+    with `<br>` unclosed): such a drawing is edited as bytes, as the tool did before it read VML."""
+    try:
+        return xmlparts.parse(data, name)
+    except xmlparts.NotWellFormed:
+        return None
+
+
+def _bound(tree) -> dict[str, str]:
+    """The prefix the drawing's root binds to each VML namespace (v, o, x), declared there when missing."""
+    root = tree.getroot()
+    at_root = {uri: p for p, uri in root.nsmap.items() if p}
+    top = {}
+    for p, uri in VML_NAMESPACES.items():
+        if uri not in at_root:
+            q, n = p, 1
+            while q in root.nsmap or q in top:
+                q, n = f"{p}{n}", n + 1
+            top[q] = uri
+    if top:  # declared on the root (a declaration on an inner element that says the same moves up to it)
+        prefixes = {p for el in tree.iter() if isinstance(el.tag, str) for p in el.nsmap if p}
+        etree.cleanup_namespaces(tree, top_nsmap=top, keep_ns_prefixes=sorted(prefixes | set(top)))
+        at_root = {uri: p for p, uri in tree.getroot().nsmap.items() if p}
+    return {p: at_root[uri] for p, uri in VML_NAMESPACES.items()}
+
+
+def _prefixed(xml: bytes, prefixes: dict[str, str]) -> bytes:
+    """VML written with the prefixes v, o and x, with the drawing's own prefixes instead."""
+    if all(p == q for p, q in prefixes.items()):
+        return xml
+    return VML_PREFIX.sub(lambda m: prefixes[m.group(1).decode()].encode() + b":", xml)
+
+
+def _shape_blocks(tree) -> set[int]:
+    """The shape-id blocks the drawing's shapes use (`_x0000_s2049` is in block 2)."""
+    out = set()
+    for el in tree.iter():
+        if isinstance(el.tag, str):
+            for key in ("id", f"{{{VML_OFFICE}}}spid"):
+                m = SHAPE_NUMBER.match(el.get(key) or "")
+                if m:
+                    out.add(int(m.group(1)) // 1024)
+    return out
+
+
+def _idmap(tree):
+    return next(tree.getroot().iter(f"{{{VML_OFFICE}}}idmap"), None)
+
+
+def _with_boxes(data: bytes, name: str, rows: np.ndarray, cols: np.ndarray, first: int, count: int) -> bytes:
+    """A drawing of the user's with the boxes of the tool's new comments, in the shape-id blocks
+    from `first` on (added to its `idmap`), and the comment box's shape type when it lacks it."""
+    tree = _vml(data, name)
+    if tree is None:
+        return _with_boxes_bytes(data, rows, cols, first, count)
+    prefixes = _bound(tree)
+    root = tree.getroot()
+    wrapper = "<xml " + " ".join(f'xmlns:{prefixes[p]}="{uri}"' for p, uri in VML_NAMESPACES.items()) + ">{}</xml>"
+    layout = next((c for c in root if c.tag == f"{{{VML_OFFICE}}}shapelayout"), None)
+    more = ",".join(str(first + b) for b in range(count))
+    idmap = _idmap(tree)
+    if idmap is None:  # a drawing that declares no blocks: the blocks its shapes use, and the tool's
+        listed_blocks = ",".join([*(str(b) for b in sorted(_shape_blocks(tree))), more])
+        layout_xml = f'<o:shapelayout v:ext="edit"><o:idmap v:ext="edit" data="{listed_blocks}"/></o:shapelayout>'
+        made = etree.fromstring(_prefixed(wrapper.format(layout_xml).encode(), prefixes))[0]
+        root.insert(0, made)
+        layout = made
+    else:
+        listed = [b.strip() for b in (idmap.get("data") or "").split(",") if b.strip()]
+        idmap.set("data", ",".join([*listed, more]))
+    if not any(el.get("id") == SHAPE_TYPE_ID for el in root.iter(f"{{{VML_NS}}}shapetype")):
+        shapetype = etree.fromstring(_prefixed(wrapper.format(sheetxml.SHAPE_TYPE).encode(), prefixes))[0]
+        if layout is not None:
+            layout.addnext(shapetype)
+        else:
+            root.insert(0, shapetype)
+    place = etree.ProcessingInstruction("njcredits-boxes")
+    root.append(place)
+    out = xmlparts.serialize(tree, data)
+    mark = etree.tostring(place)
+    at = out.index(mark)
+    return out[:at] + _prefixed(b"".join(sheetxml.vml_shapes(rows, cols, first)), prefixes) + out[at + len(mark) :]
+
+
+def _with_boxes_bytes(data: bytes, rows: np.ndarray, cols: np.ndarray, first: int, count: int) -> bytes:
+    """`_with_boxes` for a drawing that is not well-formed XML: edited as bytes."""
+    root = re.search(rb"<xml\b[^>]*>", data)
+    missing = [k for k in VML_NAMESPACES if f"xmlns:{k}=".encode() not in root.group(0)]
+    declared = "".join(f' xmlns:{k}="{VML_NAMESPACES[k]}"' for k in missing).encode()
+    if declared:  # the boxes added are written with the prefixes v, o and x
+        data = data[: root.end() - 1] + declared + data[root.end() - 1 :]
+    if b'id="_x0000_t202"' not in data:
+        layout = re.search(rb"</(?:[\w.-]+:)?shapelayout>", data)
+        at = layout.end() if layout else re.search(rb"<xml\b[^>]*>", data).end()
+        data = data[:at] + sheetxml.SHAPE_TYPE.encode() + data[at:]
+    more = ",".join(str(first + b) for b in range(count)).encode()
+    data = IDMAP_DATA.sub(lambda m: m.group(1) + m.group(2) + b"," + more + m.group(3), data, count=1)
+    at = data.rindex(b"</xml>")
+    return data[:at] + b"".join(sheetxml.vml_shapes(rows, cols, first)) + data[at:]
+
+
 def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: dict, streams: dict, blocks: set[int]) -> bytes | None:
     """Merge the tool's notes into the sheet's comments and their boxes into its drawing (a new
-    drawing is written as the package is, into `streams`; `blocks` are the drawing's shape-id
-    blocks taken in the package); returns the `<legacyDrawing>` element to add to the sheet when
-    it had none."""
+    comments part or drawing is written as the package is, into `streams`; `blocks` are the
+    drawing's shape-id blocks taken in the package); returns the `<legacyDrawing>` element to add
+    to the sheet when it had none. New parts and relationships are of the sheet's kind (Strict
+    Open XML in a Strict sheet)."""
+    sheet = _root(parts[part])
+    main = etree.QName(sheet).namespace
     rels = opc.relationships(parts, part)
-    comments = next((r["part"] for r in rels if r["type"] == T_COMMENTS), None)
-    vml = next((r["part"] for r in rels if r["type"] == T_VML), None)
+    comments = next((r["part"] for r in rels if _kind(r) == "comments"), None)
+    vml = next((r["part"] for r in rels if _kind(r) == "vmlDrawing"), None)
+    comments, vml = opc.find(parts, comments) or comments, opc.find(parts, vml) or vml
     old = parts.get(comments) if comments else None
-    commented = {m.decode() for m in re.findall(rb'<comment\b[^>]*\bref="([^"]+)"', old or b"")}
+    commented = commentsxml.refs(old, comments)
     if comments is None:
         comments = opc.free_name(parts, "xl/comments{}.xml")
         opc.add_relationship(parts, part, T_COMMENTS, comments)
     if old is None:  # written as the package is
         parts[comments] = b""
-        streams[comments] = lambda: commentsxml.merged_chunks(None, notes)
+        streams[comments] = lambda: commentsxml.merged_chunks(None, notes, main or commentsxml.NS)
     else:
-        parts[comments] = commentsxml.merged(old, notes)
+        parts[comments] = commentsxml.merged(old, notes, name=comments)
     opc.declare(parts, comments, CT_COMMENTS)
     new = [cells_at[ref] for ref in notes if ref not in commented]
     rows = np.array([r for r, _ in new], dtype=np.int64)
@@ -320,70 +462,131 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
     first = max(blocks, default=0) + 1
     count = sheetxml.blocks_for(len(new))
     element = None
-    if vml is None:
-        vml = opc.free_name(parts, "xl/drawings/vmlDrawing{}.vml")
-        rid = opc.add_relationship(parts, part, T_VML, vml)
+    if vml is None or vml not in parts:
+        if vml is None:
+            vml = opc.free_name(parts, "xl/drawings/vmlDrawing{}.vml")
+            rid = opc.add_relationship(parts, part, T_VML, vml)
+            element = _legacy_drawing(sheet, rid)
         opc.declare_default(parts, "vml", CT_VML)
         parts[vml] = b""  # written as the package is
         streams[vml] = lambda: sheetxml.vml_xml(sheetxml.NOTE_VML, rows, cols, first)
-        r = opc.prefix(parts[part][:4000], opc.REL_NS)
-        element = f'<legacyDrawing {r or "r"}:id="{rid}"/>'.encode()
     elif new:
-        data = parts[vml]
-        root = re.search(rb"<xml\b[^>]*>", data)
-        declared = b"".join(b' xmlns:%s="%s"' % (k, v) for k, v in VML_NAMESPACES.items() if b"xmlns:" + k + b"=" not in root.group(0))
-        if declared:  # the boxes added are written with the prefixes v, o and x
-            data = data[: root.end() - 1] + declared + data[root.end() - 1 :]
-        if b'id="_x0000_t202"' not in data:
-            layout = re.search(rb"</(?:[\w.-]+:)?shapelayout>", data)
-            at = layout.end() if layout else re.search(rb"<xml\b[^>]*>", data).end()
-            data = data[:at] + sheetxml.SHAPE_TYPE.encode() + data[at:]
-        more = ",".join(str(first + b) for b in range(count)).encode()
-        data = IDMAP_DATA.sub(lambda m: m.group(1) + m.group(2) + b"," + more + m.group(3), data, count=1)
-        at = data.rindex(b"</xml>")
-        parts[vml] = data[:at] + b"".join(sheetxml.vml_shapes(rows, cols, first)) + data[at:]
+        parts[vml] = _with_boxes(parts[vml], vml, rows, cols, first, count)
     if new:
         blocks.update(range(first, first + count))
     return element
 
 
 def _blocks(parts: dict[str, bytes]) -> set[int]:
-    """The shape-id blocks the package's VML drawings take (`<o:idmap data="1,2"/>`)."""
-    return {
-        int(b) for name in parts if name.endswith(".vml") for m in IDMAP.finditer(parts[name]) for b in m.group(1).split(b",") if b.strip()
-    }
+    """The shape-id blocks the package's VML drawings take: those their `idmap` declares
+    (`<o:idmap data="1,2"/>`) and those their shapes' ids fall in."""
+    out = set()
+    for name in parts:
+        if not name.casefold().endswith(".vml"):
+            continue
+        tree = _vml(parts[name], name)
+        if tree is None:  # not well-formed: read as bytes
+            out |= {int(b) for m in IDMAP.finditer(parts[name]) for b in m.group(1).split(b",") if b.strip().isdigit()}
+            out |= {int(n) // 1024 for n in SHAPE_ID.findall(parts[name])}
+            continue
+        for idmap in tree.getroot().iter(f"{{{VML_OFFICE}}}idmap"):
+            out |= {int(b) for b in (idmap.get("data") or "").split(",") if b.strip().isdigit()}
+        out |= _shape_blocks(tree)
+    return out
+
+
+def _remove(element) -> None:
+    """Take an element out of its tree, keeping any text after it that is not only spacing."""
+    parent, tail = element.getparent(), element.tail
+    if tail and tail.strip():
+        previous = element.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(element)
+
+
+def _note_box(shape) -> tuple[int, int] | None:
+    """The cell (row, column; 0-based) a comment box is anchored to, or None for another shape."""
+    data = shape.find(f"{{{VML_EXCEL}}}ClientData")
+    if data is None or data.get("ObjectType") != "Note":
+        return None
+    row, col = data.find(f"{{{VML_EXCEL}}}Row"), data.find(f"{{{VML_EXCEL}}}Column")
+    if row is None or col is None or not (row.text or "").strip().isdigit() or not (col.text or "").strip().isdigit():
+        return None
+    return int(row.text), int(col.text)
+
+
+def _without_drawing(sheet: bytes, part: str, rid: str) -> bytes:
+    """The sheet (its head and tail) without its `<legacyDrawing>` of relationship `rid`."""
+    try:
+        tree = xmlparts.parse(sheet, part)
+    except xmlparts.NotWellFormed:
+        return re.sub(rb"<(?:[\w.-]+:)?legacyDrawing\s+[\w.-]+:id=[\"']" + re.escape(rid.encode()) + rb"[\"']\s*/>", b"", sheet, count=1)
+    for el in tree.getroot():
+        if isinstance(el.tag, str) and etree.QName(el).localname == "legacyDrawing":
+            if any(el.get(f"{{{ns}}}id") == rid for ns in (opc.REL_NS, STRICT_REL_NS)):
+                _remove(el)
+                return xmlparts.serialize(tree, sheet)
+    return sheet
 
 
 def _strip_notes(parts: dict[str, bytes], part: str) -> None:
     """A returned sheet without the tool's notes, their boxes, and the comments and drawing parts
-    the tool made for them."""
+    the tool made for them. The drawing is read as XML (any prefix; its `idmap` keeps the blocks
+    its shapes use); one that is not well-formed is edited as bytes."""
     rels = opc.relationships(parts, part)
-    comments = next((r for r in rels if r["type"] == T_COMMENTS), None)
-    if comments is None or comments["part"] not in parts or commentsxml.MARKER.encode() not in parts[comments["part"]]:
+    comments = next((r for r in rels if _kind(r) == "comments"), None)
+    name = opc.find(parts, comments["part"]) if comments else None
+    if name is None:
         return
-    before = set(re.findall(rb'<comment\b[^>]*\bref="([^"]+)"', parts[comments["part"]]))
-    left = commentsxml.stripped(parts[comments["part"]])
-    after = set(re.findall(rb'<comment\b[^>]*\bref="([^"]+)"', left or b""))
-    gone = {_at(ref.decode()) for ref in before - after}
+    left, refs = commentsxml.cut(parts[name], name)
+    gone = {_at(ref.upper()) for ref in refs if ref and REF.match(ref.upper())}
     if left is None:
         opc.remove_relationships(parts, part, {comments["id"]})
-        opc.remove_parts(parts, {comments["part"]})
-    else:
-        parts[comments["part"]] = left
-    vml = next((r for r in rels if r["type"] == T_VML), None)
-    if vml is None or vml["part"] not in parts:
+        opc.remove_parts(parts, {name})
+    elif left is not parts[name]:
+        parts[name] = left
+    vml = next((r for r in rels if _kind(r) == "vmlDrawing"), None)
+    drawing = opc.find(parts, vml["part"]) if vml else None
+    if drawing is None or not gone:
         return
+    tree = _vml(parts[drawing], drawing)
+    if tree is None:
+        _strip_boxes_bytes(parts, part, vml, drawing, gone)
+        return
+    root = tree.getroot()
+    for shape in list(root.iter(f"{{{VML_NS}}}shape")):
+        if _note_box(shape) in gone:
+            _remove(shape)
+    if not any(etree.QName(el).localname in VML_SHAPES for el in root.iter(f"{{{VML_NS}}}*")):  # the drawing held only the tool's boxes
+        opc.remove_relationships(parts, part, {vml["id"]})
+        opc.remove_parts(parts, {drawing})
+        parts[part] = _without_drawing(parts[part], part, vml["id"])
+        return
+    idmap = _idmap(tree)
+    if idmap is not None:  # the blocks the tool added at the end of the list, now without shapes
+        held = _shape_blocks(tree)
+        listed = [b.strip() for b in (idmap.get("data") or "").split(",") if b.strip()]
+        while len(listed) > 1 and listed[-1].isdigit() and int(listed[-1]) not in held:
+            listed.pop()
+        idmap.set("data", ",".join(listed))
+    parts[drawing] = xmlparts.serialize(tree, parts[drawing])
+
+
+def _strip_boxes_bytes(parts: dict[str, bytes], part: str, vml: dict, drawing: str, gone: set) -> None:
+    """`_strip_notes`'s work on a drawing that is not well-formed XML: edited as bytes."""
 
     def keep(m: re.Match) -> bytes:
         at = NOTE_AT.search(m.group(0))
         return b"" if at and b'ObjectType="Note"' in m.group(0) and (int(at.group(1)), int(at.group(2))) in gone else m.group(0)
 
-    data = SHAPE.sub(keep, parts[vml["part"]])
+    data = SHAPE.sub(keep, parts[drawing])
     if SHAPE.search(data) is None:  # the drawing held only the tool's boxes
         opc.remove_relationships(parts, part, {vml["id"]})
-        opc.remove_parts(parts, {vml["part"]})
-        r = opc.prefix(parts[part], opc.REL_NS) or "r"
-        parts[part] = re.sub(rb"<legacyDrawing\s+" + r.encode() + rb':id="' + vml["id"].encode() + rb'"\s*/>', b"", parts[part], count=1)
+        opc.remove_parts(parts, {drawing})
+        parts[part] = _without_drawing(parts[part], part, vml["id"])
         return
     held = {int(n) // 1024 for n in SHAPE_ID.findall(data)}
     listed = IDMAP.search(data)
@@ -392,7 +595,7 @@ def _strip_notes(parts: dict[str, bytes], part: str) -> None:
         while len(blocks) > 1 and int(blocks[-1]) not in held:
             blocks.pop()
         data = IDMAP_DATA.sub(lambda m: m.group(1) + ",".join(blocks).encode() + m.group(3), data, count=1)
-    parts[vml["part"]] = data
+    parts[drawing] = data
 
 
 def _at(ref: str) -> tuple[int, int]:
@@ -496,8 +699,6 @@ def _intake(
     if notes:
         element = _notes(parts, part, notes, cells_at, streams, blocks)
         if element is not None:
-            if opc.prefix(head, opc.REL_NS) is None:
-                head = re.sub(rb"<worksheet\b", f'<worksheet xmlns:r="{opc.REL_NS}"'.encode(), head, count=1)
             tail = _insert_after_rows(tail, element, "legacyDrawing")
     streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail)
 
@@ -550,8 +751,8 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             parts = opc.Package(z)
             package.remove_macros(parts)
             remove_tool_sheets(parts, result.tool_sheets)
-            style_part = package.ensure_styles(parts)
-            styles = Styles(parts[style_part])
+            styles_part = stylesxml.ensure(parts)  # a package without a style table gets Excel's default one
+            styles = Styles(parts[styles_part], styles_part)
             restore = styles.restore_map()
             tool, looks, (findings_rows, dimension) = _tool_book(result, tool_tmp)
             mapping = styles.merge(tool[opc.styles_part(tool)])
@@ -582,9 +783,10 @@ def write_in_place(result: Result, out_path: Path) -> Path:
                         sheetxml.stream(zout, info, streams[name](), 1)
                     elif name in infos and parts.unread(name):  # never looked at: copied as it is
                         sheetxml.stream(zout, info, parts.chunks(name), 1, size=infos[name].file_size)
-                    elif name != style_part:  # the style table last: the rows add the flagged cells' styles
+                    elif name != styles_part:  # the style table last: the rows add the flagged cells' styles
                         zout.writestr(info, parts[name], compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
-                info = zipfile.ZipInfo(style_part, date_time=infos[style_part].date_time if style_part in infos else (1980, 1, 1, 0, 0, 0))
+                stamp = infos[styles_part].date_time if styles_part in infos else (1980, 1, 1, 0, 0, 0)
+                info = zipfile.ZipInfo(styles_part, date_time=stamp)
                 zout.writestr(info, styles.xml(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
         os.replace(tmp, out_path)
         result.timed("write", clock)

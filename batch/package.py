@@ -10,7 +10,6 @@ Holds what annotating a workbook in place does to the package as a whole (with
   the sheets themselves, and hold control settings rather than code.
 - `remove_sheets`: sheets taken out of a workbook with what belongs to them only (shared by the
   macro sheets and the tool's own sheets of a returned workbook).
-- `ensure_styles`: a package without a style table gets one (Excel's defaults).
 """
 
 from __future__ import annotations
@@ -39,17 +38,6 @@ VBA_TYPES = ("vbaProject",)
 MACROSHEET_TYPES = ("xlMacrosheet", "xlIntlMacrosheet")
 MACROSHEET_CONTENT = {"application/vnd.ms-excel.macrosheet+xml", "application/vnd.ms-excel.intlmacrosheet+xml"}
 T_CALC_CHAIN = "calcChain"
-CT_STYLES = "application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"
-# a style table as Excel starts one: one font, the two fills every table holds, one border, the Normal style
-DEFAULT_STYLES = (
-    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-    '<styleSheet xmlns="{main}"><fonts count="1"><font><sz val="11"/><color theme="1"/><name val="Calibri"/><family val="2"/>'
-    '<scheme val="minor"/></font></fonts><fills count="2"><fill><patternFill patternType="none"/></fill><fill>'
-    '<patternFill patternType="gray125"/></fill></fills><borders count="1"><border><left/><right/><top/><bottom/><diagonal/>'
-    '</border></borders><cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
-    '<cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs><cellStyles count="1">'
-    '<cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles><dxfs count="0"/><tableStyles count="0"/></styleSheet>'
-)
 
 
 class Macro(NamedTuple):
@@ -277,23 +265,3 @@ def without_macros(parts: dict[str, bytes]) -> tuple[dict[str, bytes], list[Macr
     """The package with no executable content, and what was removed."""
     out = dict(parts)
     return out, remove_macros(out)
-
-
-# -- the style table -------------------------------------------------------------------------------
-
-
-def ensure_styles(parts) -> str:
-    """The workbook's style table part; a package without one gets Excel's default table, in the
-    workbook's own namespace, with its relationship and content type."""
-    held = opc.styles_part(parts)
-    if held is not None:
-        return held
-    book, root = opc.workbook(parts)
-    folder = posixpath.dirname(book)
-    name = posixpath.join(folder, "styles.xml")
-    if opc.find(parts, name) is not None:
-        name = opc.free_name(parts, posixpath.join(folder, "styles{}.xml"))
-    parts[name] = DEFAULT_STYLES.format(main=xmlparts.namespace(root) or xmlparts.MAIN).encode()
-    opc.add_relationship(parts, book, opc.T_STYLES, name)
-    opc.declare(parts, name, CT_STYLES)
-    return name

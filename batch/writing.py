@@ -21,7 +21,7 @@ import xlsxwriter
 
 from batch import __version__, cells, sheetxml
 from batch.calculators import SummaryTable
-from batch.commentsxml import MARKER
+from batch.commentsxml import note
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import Result, SheetResult
 from batch.reading import EXCEL_COLUMNS, RUN_TITLE, SUMMARY_TITLE, OtherSheet, marker_name, quoted_sheet, tool_sheet_name
@@ -139,7 +139,7 @@ def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int)
         object
     )
     # marked as the tool's notes (batch.commentsxml), so that a round trip of the workbook takes them out
-    texts = pd.Series([f"{MARKER}\n{p[2]}"[: cells.MAX_TEXT] for p in positions], dtype=object)
+    texts = pd.Series([note(p[2])[: cells.MAX_TEXT] for p in positions], dtype=object)
     return {
         f"xl/comments{number}.xml": lambda _old: sheetxml.comments_xml(refs, texts),
         f"xl/drawings/vmlDrawing{number}.vml": lambda old: sheetxml.vml_xml(old, rows, cols, first_block),

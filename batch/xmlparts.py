@@ -55,6 +55,10 @@ def _parser() -> etree.XMLParser:
     )
 
 
+class NotWellFormed(Refused):
+    """A part that is not well-formed XML (the reason names the part)."""
+
+
 def parse(data: bytes, part: str) -> etree._Element:
     """The root element of the XML part `part` (its name, for the reason of a refusal). Refuses
     (`Refused`) a part holding a DOCTYPE, and a part that is not well-formed XML."""
@@ -62,7 +66,7 @@ def parse(data: bytes, part: str) -> etree._Element:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as err:
         where = f" (line {err.lineno})" if err.lineno else ""
-        raise Refused(
+        raise NotWellFormed(
             f"The workbook's part {part} is not well-formed XML{where}, so the workbook cannot be read as it was made; "
             f"open it in Excel, save it again and drop it in again."
         ) from err

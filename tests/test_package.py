@@ -12,13 +12,13 @@ import pytest
 import python_calamine
 from defusedxml import ElementTree
 
-from batch import opc
+from batch import opc, stylesxml
 from batch.package import (
     MACRO_MAIN,
     PLAIN_MAIN,
     Macro,
     describe,
-    ensure_styles,
+
     executable_parts,
     macros,
     remove_macros,
@@ -289,12 +289,12 @@ def test_only_a_workbook_that_truly_cannot_be_kept_is_written_anew(tmp_path, cas
 @pytest.mark.parametrize("main,rel", [(MAIN_T, REL_T), (MAIN_S, REL_S)])
 def test_a_package_without_a_style_table_gets_one_in_its_namespace(main, rel):
     package = _package(TWO, TWO_RELS, main=main, rel=rel, wb_prefix="x")
-    name = ensure_styles(package)
+    name = stylesxml.ensure(package)
     assert name == "xl/styles.xml" and opc.styles_part(package) == name
     assert package[name].startswith(b"<?xml") and f'<styleSheet xmlns="{main}">'.encode() in package[name]
     assert opc.content_type(package, name) == "application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"
     assert [r["written_type"] for r in opc.relationships(package, "xl/workbook.xml")][-1] == rel + "/styles"
-    assert ensure_styles(package) == name  # once
+    assert stylesxml.ensure(package) == name  # once
 
 
 # -- Excel 4 macro sheets are macros ---------------------------------------------------------------
