@@ -79,7 +79,7 @@ def _tag(ns: str, name: str) -> str:
 
 
 def _read(part: bytes, name: str) -> tuple[etree._ElementTree, etree._Element, str]:
-    tree = xmlparts.parse(part, name)
+    tree = xmlparts.parse(part, name).getroottree()
     root = tree.getroot()
     return tree, root, etree.QName(root).namespace or NS
 

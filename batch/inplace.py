@@ -335,7 +335,7 @@ def _vml(data: bytes, name: str):
     """The drawing's tree, or None when it is not well-formed XML (old Excel wrote VML as HTML,
     with `<br>` unclosed): such a drawing is edited as bytes, as the tool did before it read VML."""
     try:
-        return xmlparts.parse(data, name)
+        return xmlparts.parse(data, name).getroottree()
     except xmlparts.NotWellFormed:
         return None
 
@@ -521,7 +521,7 @@ def _note_box(shape) -> tuple[int, int] | None:
 def _without_drawing(sheet: bytes, part: str, rid: str) -> bytes:
     """The sheet (its head and tail) without its `<legacyDrawing>` of relationship `rid`."""
     try:
-        tree = xmlparts.parse(sheet, part)
+        tree = xmlparts.parse(sheet, part).getroottree()
     except xmlparts.NotWellFormed:
         return re.sub(rb"<(?:[\w.-]+:)?legacyDrawing\s+[\w.-]+:id=[\"']" + re.escape(rid.encode()) + rb"[\"']\s*/>", b"", sheet, count=1)
     for el in tree.getroot():

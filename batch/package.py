@@ -14,7 +14,6 @@ Holds what annotating a workbook in place does to the package as a whole (with
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Callable
 from typing import NamedTuple

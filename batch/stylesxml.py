@@ -127,7 +127,7 @@ class Styles:
     def __init__(self, xml: bytes | None, part: str = PART, namespace: str = TRANSITIONAL):
         self.new = xml is None
         self.source = minimal(namespace) if xml is None else xml
-        self.tree = xmlparts.parse(self.source, part)
+        self.tree = xmlparts.parse(self.source, part).getroottree()
         self.root = self.tree.getroot()
         self.ns = etree.QName(self.root).namespace or TRANSITIONAL
         self.sections = {}

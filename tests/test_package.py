@@ -18,7 +18,6 @@ from batch.package import (
     PLAIN_MAIN,
     Macro,
     describe,
-
     executable_parts,
     macros,
     remove_macros,

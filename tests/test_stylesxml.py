@@ -13,7 +13,8 @@ from lxml import etree
 from openpyxl.styles import Alignment, Border, Font, Side
 
 from batch.sheetrows import rewrite_rows
-from batch.stylesxml import CONTENT_TYPE, FILLS, ORDER, REL_BASES, STRICT_REL_BASE, Styles, add_fills, ensure, restored
+from batch.stylesxml import CONTENT_TYPE, FILLS, ORDER, Styles, add_fills, ensure, restored
+from batch.xmlparts import REL, REL_STRICT
 
 
 @pytest.fixture
@@ -186,7 +187,7 @@ def test_any_style_table_takes_the_tools_styles(producer):
 
 def _package(strict: bool, styles: bool) -> dict[str, bytes]:
     """A workbook package's parts (Transitional or Strict), with or without a style table."""
-    main, base = (STRICT, STRICT_REL_BASE) if strict else (NS, REL_BASES[0])
+    main, base = (STRICT, REL_STRICT + "/") if strict else (NS, REL + "/")
     rels = f'<Relationship Id="rId1" Type="{base}worksheet" Target="worksheets/sheet1.xml"/>'
     if styles:
         rels += f'<Relationship Id="rId2" Type="{base}styles" Target="Styles.xml"/>'
@@ -210,7 +211,7 @@ def test_a_package_without_a_style_table_gets_one(strict):
     parts = _package(strict, styles=False)
     name = ensure(parts)
     assert name == "xl/styles.xml" and etree.QName(etree.fromstring(parts[name])).namespace == (STRICT if strict else NS)
-    base = STRICT_REL_BASE if strict else REL_BASES[0]
+    base = REL_STRICT + "/" if strict else REL + "/"
     assert f'Type="{base}styles" Target="styles.xml"'.encode() in parts["xl/_rels/workbook.xml.rels"]
     assert b'PartName="/xl/styles.xml" ContentType="' + CONTENT_TYPE.encode() in parts["[Content_Types].xml"]
     assert ensure(parts) == name  # found by its relationship the next time
