@@ -30,7 +30,7 @@ import xlsxwriter
 
 from batch import cells, commentsxml, opc, package, sheetrows, sheetxml
 from batch.pipeline import Result, SheetResult
-from batch.reading import EXCEL_COLUMNS, MARKER_PREFIX, MARKER_REF
+from batch.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers
 from batch.stylesxml import FILLS, Styles
 from batch.writing import (
     LINE_HEIGHT,
@@ -40,6 +40,7 @@ from batch.writing import (
     decision_prompt,
     frozen_at,
     lines,
+    marked_columns,
     tool_cells,
     tool_columns,
     tool_styles,
@@ -82,14 +83,8 @@ REF = re.compile(r"^\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?$")
 
 
 def _marked(parts: dict[str, bytes]) -> set[str]:
-    """The names (casefolded) of the sheets the tool's marker names."""
-    out = set()
-    for m in DEFINED.finditer(parts[opc.WORKBOOK]):
-        if (opc.attr(m.group(0), "name") or "").casefold().startswith(MARKER_PREFIX):
-            ref = MARKER_REF.match(html.unescape((m.group(2) or b"").decode()).strip())
-            if ref:
-                out.add((ref.group(1).replace("''", "'") if ref.group(1) else ref.group(2).strip()).casefold())
-    return out
+    """The names (casefolded) of the sheets the tool's markers name (see batch.reading)."""
+    return set(read_markers(parts[opc.WORKBOOK]).sheets)
 
 
 def _names(wb: bytes, keep, shift: dict[int, int]) -> bytes:
@@ -109,19 +104,20 @@ def _names(wb: bytes, keep, shift: dict[int, int]) -> bytes:
     return re.sub(rb"<definedNames>\s*</definedNames>|<definedNames\s*/>", b"", wb)
 
 
-def remove_tool_sheets(parts: dict[str, bytes], recognised=()) -> None:
-    """A returned workbook without the tool's sheets (those its marker names, and those
-    `recognised` by name: a release before the marker), their parts and their defined names."""
-    marked = _marked(parts) | {n.casefold() for n in recognised}
+def remove_tool_sheets(parts: dict[str, bytes]) -> None:
+    """A returned workbook without the tool's sheets (those its markers name), their parts, and
+    the tool's defined names (its markers, those that no longer mark anything too: written anew)
+    and those scoped to its sheets."""
+    marked = _marked(parts)
     listed = opc.sheets(parts)
     gone = [i for i, s in enumerate(listed) if (s["name"] or "").casefold() in marked]
-    if not gone and not marked:
+    if not gone and not any(is_tool_name(opc.attr(m.group(0), "name") or "") for m in DEFINED.finditer(parts[opc.WORKBOOK])):
         return
     shift = {old: new for new, old in enumerate(i for i in range(len(listed)) if i not in gone)}
     wb = parts[opc.WORKBOOK]
     for i in gone:
         wb = wb.replace(listed[i]["xml"], b"", 1)
-    wb = _names(wb, lambda name, local: not name.casefold().startswith(MARKER_PREFIX) and local not in gone, shift)
+    wb = _names(wb, lambda name, local: not is_tool_name(name) and local not in gone, shift)
     active = re.search(rb'\bactiveTab="(\d+)"', wb)
     if active and int(active.group(1)) not in shift:  # the tool's sheet was the active one
         wb = wb.replace(active.group(0), b'activeTab="0"', 1)
@@ -189,6 +185,24 @@ def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
         return m.group(0)
 
     return STYLE_ATTR.sub(one, xml)
+
+
+DEFINED_NAMES_END = re.compile(rb"</((?:[\w.-]+:)?)definedNames\s*>")
+
+
+def _add_names(parts: dict[str, bytes], names: list[tuple[str, str, int]]) -> None:
+    """Hidden defined names (name, formula, the index of the sheet it is scoped to) added to the
+    workbook's list, which the tool's sheets' markers moved in have made."""
+    if not names:
+        return
+    wb = parts[opc.WORKBOOK]
+    end = DEFINED_NAMES_END.search(wb)
+    p = end.group(1).decode()
+    added = "".join(
+        f'<{p}definedName name="{html.escape(name)}" localSheetId="{local}" hidden="1">{html.escape(formula, quote=False)}</{p}definedName>'
+        for name, formula, local in names
+    )
+    parts[opc.WORKBOOK] = wb[: end.start()] + added.encode() + wb[end.start() :]
 
 
 PART_NUMBER = re.compile(r"^(.*?)(\d+)(\.[A-Za-z]+)$")
@@ -551,7 +565,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             infos = {i.filename: i for i in z.infolist()}
             parts = opc.Package(z)
             package.remove_macros(parts)
-            remove_tool_sheets(parts, result.tool_sheets)
+            remove_tool_sheets(parts)
             styles = Styles(parts["xl/styles.xml"])
             restore = styles.restore_map()
             tool, looks, (findings_rows, dimension) = _tool_book(result, tool_tmp)
@@ -575,6 +589,16 @@ def write_in_place(result: Result, out_path: Path) -> Path:
                 if part in parts:
                     _intake(parts, part, sheet, look, mapping, styles, restore, streams, blocks)
             moved = add_tool_sheets(parts, tool, mapping)
+            index = {s["part"]: i for i, s in enumerate(listed)}
+            marks = [(res, part, marked_columns(res.sheet, len(look["columns"]))) for (res, part), look in zip(intake, looks, strict=True)]
+            _add_names(  # the markers of the tool's columns, each scoped to its intake sheet (see batch.reading)
+                parts,
+                [
+                    (*column_marker(listed[index[part]]["name"], res.sheet.spec.name, res.sheet.header_row, cols), index[part])
+                    for res, part, cols in marks
+                    if part in parts and cols
+                ],
+            )
             findings = moved["xl/worksheets/sheet1.xml"]  # the tool's workbook's first sheet
 
             def restyle(attr: str) -> str:
