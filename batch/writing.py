@@ -296,9 +296,9 @@ def tool_cells(res: SheetResult, columns: list[ToolColumn], styles: dict, start:
 
 
 def marked_columns(sheet, written: int) -> list[int]:
-    """The columns the marker of the tool's columns of an intake sheet covers: the `written` columns
-    the tool writes from its first column on, and the reviewer's columns where a returned workbook
-    has them."""
+    """The columns the marker of the tool's columns of an intake sheet returned in place covers:
+    the `written` columns the tool writes from its first column on, and the reviewer's columns
+    where a returned workbook has them (kept where they are)."""
     return [*range(sheet.results_at, sheet.results_at + written), *sheet.review_cols.values()]
 
 
@@ -343,8 +343,8 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
         last = int(sheet.excel_rows[-1]) - 1 if len(sheet.excel_rows) else h + 1
         ws.data_validation(h + 1, decision, max(last, h + 1), decision, {"validate": "any", **decision_prompt()})
     ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
-    if not sheet.no_room:  # the marker of the tool's columns (see batch.reading)
-        define_hidden_name(wb, *column_marker(sheet.name, spec.name, h, marked_columns(sheet, last_col + 1 - at)), ws.index)
+    if not sheet.no_room:  # the marker of the tool's columns, those written here (see batch.reading)
+        define_hidden_name(wb, *column_marker(sheet.name, spec.name, h, range(at, last_col + 1)), ws.index)
 
     notes = _annotations(res)
     # xlsxwriter writes the first comment, so that it creates the comments and drawing parts with
