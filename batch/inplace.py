@@ -205,6 +205,19 @@ def _add_names(parts: dict[str, bytes], names: list[tuple[str, str, int]]) -> No
     parts[opc.WORKBOOK] = wb[: end.start()] + added.encode() + wb[end.start() :]
 
 
+def _add_column_markers(parts: dict[str, bytes], intake: list[tuple[SheetResult, str]], looks: list[dict]) -> None:
+    """The marker of the tool's columns of each intake sheet (see batch.reading), scoped to the
+    sheet: the columns the tool writes, and the reviewer's where the sheet has them."""
+    at = {s["part"]: (s.get("index", i), s["name"]) for i, s in enumerate(opc.sheets(parts))}
+    names = []
+    for (res, part), look in zip(intake, looks, strict=True):
+        columns = marked_columns(res.sheet, len(look["columns"]))
+        if part in at and columns:
+            index, name = at[part]
+            names.append((*column_marker(name, res.sheet.spec.name, res.sheet.header_row, columns), index))
+    _add_names(parts, names)
+
+
 PART_NUMBER = re.compile(r"^(.*?)(\d+)(\.[A-Za-z]+)$")
 
 
@@ -589,16 +602,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
                 if part in parts:
                     _intake(parts, part, sheet, look, mapping, styles, restore, streams, blocks)
             moved = add_tool_sheets(parts, tool, mapping)
-            index = {s["part"]: i for i, s in enumerate(listed)}
-            marks = [(res, part, marked_columns(res.sheet, len(look["columns"]))) for (res, part), look in zip(intake, looks, strict=True)]
-            _add_names(  # the markers of the tool's columns, each scoped to its intake sheet (see batch.reading)
-                parts,
-                [
-                    (*column_marker(listed[index[part]]["name"], res.sheet.spec.name, res.sheet.header_row, cols), index[part])
-                    for res, part, cols in marks
-                    if part in parts and cols
-                ],
-            )
+            _add_column_markers(parts, intake, looks)
             findings = moved["xl/worksheets/sheet1.xml"]  # the tool's workbook's first sheet
 
             def restyle(attr: str) -> str:
