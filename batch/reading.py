@@ -110,8 +110,14 @@ class IntakeSheet:
 
     @property
     def results_at(self) -> int:
-        """The column of the tool's first column: right after the last column holding any cell."""
-        return max(self.used_width, len(self.headers))
+        """The column of the tool's first column: right after the last column holding any cell, or
+        after the reviewer's columns of a returned workbook where the tool's would reach them (a
+        column the user inserted among the tool's columns pushes them there)."""
+        at = max(self.used_width, len(self.headers))
+        reviews = [c for c in self.review_cols.values() if c >= at]
+        if reviews and min(reviews) < at + len(self.spec.output_headers):
+            return max(reviews) + 1
+        return at
 
     @property
     def tool_columns(self) -> int:

@@ -445,3 +445,38 @@ def test_the_reviewers_columns_are_read_through_the_marker_and_stay_in_place(tmp
 def test_markers_of_a_workbook_without_any(tmp_path):
     src = book(tmp_path / "in" / "plain.xlsx", {"Transfers": transfers()})
     assert markers(src) == Markers()
+
+
+def _cell_refs(path: Path, sheet_part: str = "xl/worksheets/sheet1.xml") -> list[str]:
+    return re.findall(r'<c r="([A-Z]+\d+)"', zipfile.ZipFile(path).read(sheet_part).decode())
+
+
+def test_a_column_the_user_inserts_among_the_tools_columns_is_the_users(tmp_path):
+    """In Excel a column inserted among the tool's columns widens the marker over it: headed like
+    none of the tool's columns, it is the user's and stays where it is; the tool's columns go after
+    the reviewer's (kept where they are), never over them."""
+    first = annotate(book(tmp_path / "in" / "insert.xlsx", {"Transfers": transfers()}), tmp_path / "out1")
+    name = column_marker("Transfers", "Transfers", 0, [9])[0]
+    assert [f for n, _l, f in defined_names(first) if n == name] == [
+        "'Transfers'!$J$1:$Q$1"
+    ]  # J..Q: 3 computed, Status, Findings, 3 reviewer's
+    edited = openpyxl.load_workbook(first)
+    ws = edited["Transfers"]
+    ws.insert_cols(14)  # N, between Status (M) and Findings: what Excel does to the cells
+    for r, v in enumerate(["My check", "yes", "", "no"], start=1):
+        ws.cell(r, 14, v or None)
+    ws.cell(2, 16, "Approved")  # Reviewer Decision, now P
+    ws.defined_names[name].attr_text = "'Transfers'!$J$1:$R$1"  # and to the marker
+    (tmp_path / "edited").mkdir()
+    edited.save(tmp_path / "edited" / "insert.annotated.xlsx")
+    second = run_again(tmp_path / "edited" / "insert.annotated.xlsx", tmp_path / "out2")
+    g = grid(second, "Transfers")
+    assert [r[13] for r in g] == ["My check", "yes", "", "no"]  # the user's, in place
+    assert g[0][15:18] == list(REVIEW_COLUMNS) and g[1][15] == "Approved"  # the reviewer's, in place
+    assert g[0][18:] == [*COMPUTED, "Status", "Findings"] and [r[21] for r in g[1:]] == ["OK", "Flagged", "OK"]
+    assert g[0][9:13] == ["", "", "", ""] and g[0][14] == ""  # where the tool's columns were: emptied
+    refs = _cell_refs(second)
+    assert len(refs) == len(set(refs))  # no cell written twice
+    assert [f for n, _l, f in defined_names(second) if n == name] == ["'Transfers'!$P$1:$W$1"]
+    third = run_again(second, tmp_path / "out3")
+    assert grid(third, "Transfers") == g
