@@ -480,3 +480,34 @@ def test_a_column_the_user_inserts_among_the_tools_columns_is_the_users(tmp_path
     assert [f for n, _l, f in defined_names(second) if n == name] == ["'Transfers'!$P$1:$W$1"]
     third = run_again(second, tmp_path / "out3")
     assert grid(third, "Transfers") == g
+
+
+def test_an_intake_sheet_the_user_renamed_keeps_its_column_marker(tmp_path):
+    """The column marker's token is the program's, so an intake sheet renamed (Excel keeps the
+    marker scoped to it and pointing at its cells) is routed by its headers and its tool's columns
+    are still the tool's: replaced, not doubled."""
+    first = annotate(book(tmp_path / "in" / "nov.xlsx", {"Transfers": transfers()}), tmp_path / "out1")
+    edited = openpyxl.load_workbook(first)
+    edited["Transfers"].title = "Transfers (Nov)"
+    name = column_marker("Transfers", "Transfers", 0, [9])[0]
+    edited["Transfers (Nov)"].defined_names[name].attr_text = "'Transfers (Nov)'!$J$1:$Q$1"  # as Excel follows the rename
+    (tmp_path / "edited").mkdir()
+    edited.save(tmp_path / "edited" / "nov.annotated.xlsx")
+    result = process(tmp_path / "edited" / "nov.annotated.xlsx", as_of=AS_OF)
+    assert result.intake[0].sheet.routed is not None  # routed by its headers
+    second = run_again(tmp_path / "edited" / "nov.annotated.xlsx", tmp_path / "out2")
+    assert grid(second, "Transfers (Nov)") == grid(first, "Transfers")
+
+
+@pytest.mark.parametrize("suffix", [".xlsx", ".csv"])  # returned in place; written anew
+def test_the_tools_markers_are_hidden_names(tmp_path, suffix):
+    src = (
+        csv_of(tmp_path / "in" / "Transfers.csv", transfers())
+        if suffix == ".csv"
+        else book(tmp_path / "in" / "h.xlsx", {"Transfers": transfers()})
+    )
+    out = first_run(src, tmp_path / "out")
+    xml = zipfile.ZipFile(out).read("xl/workbook.xml").decode()
+    ours = re.findall(r'<definedName name="njcredits_[^"]*"[^>]*>', xml)
+    assert len(ours) == 5 and all('hidden="1"' in el for el in ours)  # four sheets and the columns of Transfers
+    assert sum('localSheetId="0"' in el for el in ours) == 1  # the column marker, scoped to Transfers
