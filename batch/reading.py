@@ -317,12 +317,14 @@ def read_markers(workbook_xml: bytes | None) -> Markers:
     if not workbook_xml:
         return Markers()
     root = ElementTree.fromstring(workbook_xml)
-    sheets = [str(el.get("name", "")) for el in root.iter() if el.tag.rpartition("}")[2] == "sheet"]
+
+    def children(parent, name: str) -> list:  # whatever the namespace (Transitional, Strict) and prefix
+        return [el for el in parent if isinstance(el.tag, str) and el.tag.rpartition("}")[2] == name]
+
+    sheets = [str(el.get("name", "")) for holder in children(root, "sheets") for el in children(holder, "sheet")]
     present = {n.casefold() for n in sheets}
     marked, columns = set(), {}
-    for el in root.iter():
-        if el.tag.rpartition("}")[2] != "definedName":
-            continue
+    for el in (el for holder in children(root, "definedNames") for el in children(holder, "definedName")):
         m = TOOL_NAME.fullmatch(str(el.get("name", "")))
         refs = _ranges(el.text or "") if m else None
         if not refs:

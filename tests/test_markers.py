@@ -511,3 +511,24 @@ def test_the_tools_markers_are_hidden_names(tmp_path, suffix):
     ours = re.findall(r'<definedName name="njcredits_[^"]*"[^>]*>', xml)
     assert len(ours) == 5 and all('hidden="1"' in el for el in ours)  # four sheets and the columns of Transfers
     assert sum('localSheetId="0"' in el for el in ours) == 1  # the column marker, scoped to Transfers
+
+
+@pytest.mark.parametrize(
+    ("main", "prefix"),
+    [
+        ("http://schemas.openxmlformats.org/spreadsheetml/2006/main", ""),  # as Excel writes it
+        ("http://schemas.openxmlformats.org/spreadsheetml/2006/main", "x:"),  # as the Open XML SDK writes it
+        ("http://purl.oclc.org/ooxml/spreadsheetml/main", ""),  # Strict
+    ],
+)
+def test_the_markers_are_read_in_any_namespace_and_prefix(main, prefix):
+    declare = f'xmlns{":" + prefix[:-1] if prefix else ""}="{main}"'
+    xml = (
+        f'<{prefix}workbook {declare} xmlns:r="urn:r"><{prefix}sheets>'
+        f'<{prefix}sheet name="Transfers" sheetId="1" r:id="rId1"/><{prefix}sheet name="Run" sheetId="2" r:id="rId2"/></{prefix}sheets>'
+        f"<{prefix}definedNames>"
+        f'<{prefix}definedName name="{RUN}" hidden="1">Run!$A$1</{prefix}definedName>'
+        f'<{prefix}definedName name="{COLUMNS}" localSheetId="0" hidden="1">Transfers!$J$1:$Q$1</{prefix}definedName>'
+        f"</{prefix}definedNames></{prefix}workbook>"
+    ).encode()
+    assert read_markers(xml) == Markers(frozenset({"run"}), {"transfers": [(TOKEN, 0, frozenset(range(9, 17)))]})
