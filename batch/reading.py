@@ -58,7 +58,8 @@ RUN_TITLE = "Run"
 TOOL_SHEETS = ("Findings", "Summary", "Run", "Rules")
 COLUMNS_ROLE = "Columns"
 MARKER_PREFIX = "njcredits_"
-TOOL_NAME = re.compile(r"njcredits_(Findings|Summary|Run|Rules|Columns)_([0-9a-f]{8})", re.IGNORECASE)
+TOKEN_DIGITS = 8  # hex digits of a marker's token: one chance in four billion that a name made by hand fits
+TOOL_NAME = re.compile(rf"njcredits_(Findings|Summary|Run|Rules|Columns)_([0-9a-f]{{{TOKEN_DIGITS}}})", re.IGNORECASE)
 TOOL_SUFFIX = " (njcredits)"  # the tool's sheet when the user's workbook has a sheet of its name
 SHEET_NAME_LIMIT = 31  # Excel's limit on a sheet name, in UTF-16 code units
 SHEET_NAME_ILLEGAL = re.compile(r"[\[\]:*?/\\\x00-\x1f\x7f\ufffe\uffff]")
@@ -241,9 +242,9 @@ def quoted_sheet(name: str) -> str:
 
 
 def marker_token(role: str, subject: str) -> str:
-    """The token of a marker of the tool's: 8 hex digits of the SHA-256 of `njcredits/<role>/<subject>`
-    (the subject, a sheet's or a program's name, casefolded)."""
-    return hashlib.sha256(f"njcredits/{role}/{subject.casefold()}".encode()).hexdigest()[:8]
+    """The token of a marker of the tool's: the first TOKEN_DIGITS hex digits of the SHA-256 of
+    `njcredits/<role>/<subject>` (the subject, a sheet's or a program's name, casefolded)."""
+    return hashlib.sha256(f"njcredits/{role}/{subject.casefold()}".encode()).hexdigest()[:TOKEN_DIGITS]
 
 
 def sheet_marker(role: str, sheet: str) -> tuple[str, str]:
