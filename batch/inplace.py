@@ -30,7 +30,7 @@ from lxml import etree
 
 from batch import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
 from batch.pipeline import Result, SheetResult
-from batch.reading import EXCEL_COLUMNS, MARKER_PREFIX, MARKER_REF
+from batch.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers
 from batch.stylesxml import FILLS, Styles
 from batch.writing import (
     LINE_HEIGHT,
@@ -40,6 +40,7 @@ from batch.writing import (
     decision_prompt,
     frozen_at,
     lines,
+    marked_columns,
     tool_cells,
     tool_columns,
     tool_styles,
@@ -83,37 +84,31 @@ REF = re.compile(r"^\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?$")
 # -- the workbook's sheets and names ------------------------------------------------------------
 
 
-def _is_marker(el) -> bool:
-    """A defined name of the tool's marker (`njcredits_*`)."""
-    return (el.get("name") or "").casefold().startswith(MARKER_PREFIX)
-
-
 def _marked(parts: dict[str, bytes]) -> set[str]:
-    """The names (casefolded) of the sheets the tool's marker names."""
-    _book, root = opc.workbook(parts)
-    holder = xmlparts.child(root, "definedNames")
-    out = set()
-    for el in [] if holder is None else xmlparts.children(holder, "definedName"):
-        if _is_marker(el):
-            ref = MARKER_REF.match((el.text or "").strip())
-            if ref:
-                out.add((ref.group(1).replace("''", "'") if ref.group(1) else ref.group(2).strip()).casefold())
-    return out
+    """The names (casefolded) of the sheets the tool's markers name (see batch.reading)."""
+    book = opc.workbook_part(parts)
+    return set(read_markers(parts[book] if book else None).sheets)
 
 
-def remove_tool_sheets(parts: dict[str, bytes], recognised=()) -> None:
-    """A returned workbook without the tool's sheets (those its marker names, and those
-    `recognised` by name: a release before the marker), their parts and their defined names."""
-    marked = _marked(parts) | {n.casefold() for n in recognised}
-    if not marked:
-        return
+def _is_tool_name(el) -> bool:
+    return is_tool_name(el.get("name") or "")
+
+
+def remove_tool_sheets(parts: dict[str, bytes]) -> None:
+    """A returned workbook without the tool's sheets (those its markers name), their parts, and
+    the tool's defined names (its markers, those that no longer mark anything too: written anew)
+    and those scoped to its sheets."""
+    marked = _marked(parts)
     gone = {s["index"] for s in opc.sheets(parts) if s["name"].casefold() in marked}
     if gone:
-        package.remove_sheets(parts, gone, drop_name=_is_marker)
+        package.remove_sheets(parts, gone, drop_name=_is_tool_name)
         return
-    book, root = opc.workbook(parts)  # the marker names no sheet left: only the marker goes
-    package._remove_names(root, lambda el, local: not _is_marker(el), {})
-    parts[book] = xmlparts.serialize(root, parts[book])
+    book, root = opc.workbook(parts)  # no sheet of the tool's left: only its stale markers go
+    holder = xmlparts.child(root, "definedNames")
+    stale = [] if holder is None else [el for el in xmlparts.children(holder, "definedName") if _is_tool_name(el)]
+    if stale:
+        package._remove_names(root, lambda el, local: not _is_tool_name(el), {})
+        parts[book] = xmlparts.serialize(root, parts[book])
 
 
 # -- the tool's sheets, written by xlsxwriter and moved in ----------------------------------------
@@ -157,6 +152,49 @@ def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
         elif name == "sheetView" and el.get("tabSelected") is not None:
             del el.attrib["tabSelected"]
     return xmlparts.serialize(root, xml)
+
+
+DEFINED_NAMES_END = re.compile(rb"</((?:[\w.-]+:)?)definedNames\s*>")
+
+
+def _add_names(parts: dict[str, bytes], names: list[tuple[str, str, int]]) -> None:
+    """Hidden defined names (name, formula, the index of the sheet it is scoped to) added to the
+    workbook's list (in the workbook's own namespace and prefix; the list made when it has none)."""
+    if not names:
+        return
+    book, root = opc.workbook(parts)
+    holder = _defined_names(root)
+    for name, formula, local in names:
+        el = etree.SubElement(holder, xmlparts.qname(root, "definedName"))
+        el.set("name", name)
+        el.set("localSheetId", str(local))
+        el.set("hidden", "1")
+        el.text = formula
+    parts[book] = xmlparts.serialize(root, parts[book])
+
+
+def _defined_names(root):
+    """The workbook's `<definedNames>`, added after the sheets (and the function groups and
+    external references that may follow them) when it has none."""
+    holder = xmlparts.child(root, "definedNames")
+    if holder is None:
+        holder = etree.Element(xmlparts.qname(root, "definedNames"))
+        before = [el for el in root if isinstance(el.tag, str) and xmlparts.local(el) in BEFORE_NAMES]
+        before[-1].addnext(holder)
+    return holder
+
+
+def _add_column_markers(parts: dict[str, bytes], intake: list[tuple[SheetResult, str]], looks: list[dict]) -> None:
+    """The marker of the tool's columns of each intake sheet (see batch.reading), scoped to the
+    sheet: the columns the tool writes, and the reviewer's where the sheet has them."""
+    at = {s["part"]: (s.get("index", i), s["name"]) for i, s in enumerate(opc.sheets(parts))}
+    names = []
+    for (res, part), look in zip(intake, looks, strict=True):
+        columns = marked_columns(res.sheet, len(look["columns"]))
+        if part in at and columns:
+            index, name = at[part]
+            names.append((*column_marker(name, res.sheet.spec.name, res.sheet.header_row, columns), index))
+    _add_names(parts, names)
 
 
 PART_NUMBER = re.compile(r"^(.*?)(\d+)(\.[A-Za-z]+)$")
@@ -214,11 +252,7 @@ def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: di
     _tool_book_name, tool_root = opc.workbook(tool)
     tool_names = xmlparts.child(tool_root, "definedNames")
     if tool_names is not None and len(tool_names):
-        holder = xmlparts.child(root, "definedNames")
-        if holder is None:  # after the sheets (and the function groups and external references that may follow them)
-            holder = etree.Element(xmlparts.qname(root, "definedNames"))
-            before = [el for el in root if isinstance(el.tag, str) and xmlparts.local(el) in BEFORE_NAMES]
-            before[-1].addnext(holder)
+        holder = _defined_names(root)
         for one in xmlparts.children(tool_names, "definedName"):
             el = etree.SubElement(holder, xmlparts.qname(root, "definedName"))
             for key, value in one.attrib.items():
@@ -750,7 +784,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             infos = {i.filename: i for i in z.infolist()}
             parts = opc.Package(z)
             package.remove_macros(parts)
-            remove_tool_sheets(parts, result.tool_sheets)
+            remove_tool_sheets(parts)
             styles_part = stylesxml.ensure(parts)  # a package without a style table gets Excel's default one
             styles = Styles(parts[styles_part], styles_part)
             restore = styles.restore_map()
@@ -769,6 +803,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
                 if part in parts:
                     _intake(parts, part, sheet, look, mapping, styles, restore, streams, blocks)
             moved = add_tool_sheets(parts, tool, mapping)
+            _add_column_markers(parts, intake, looks)
             findings = moved[opc.sheets(tool)[0]["part"]]  # the tool's workbook's first sheet
 
             def restyle(attr: str) -> str:

@@ -8,6 +8,7 @@ original values; typing happens in `validators`.
 from __future__ import annotations
 
 import csv
+import hashlib
 import html
 import io
 import re
@@ -32,15 +33,33 @@ from validators.columns import REVIEW_COLUMNS, SheetSpec, normalize_header
 
 HEADER_SEARCH_ROWS = 20  # the header is row 1 or the first row within the first 20 naming the columns
 EXCEL_COLUMNS = 16_384  # columns A..XFD
-FINDINGS_HEADERS = ["Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"]
 SUMMARY_TITLE = "Summary of"
 RUN_TITLE = "Run"
-# The tool's own sheets. Each is marked by a workbook-level defined name `njcredits_<role>` that
-# refers to cell A1 of the sheet: Excel and LibreOffice keep such a name pointing at its sheet when
-# the sheet is renamed and turn it into #REF! when the sheet is deleted, and openpyxl and LibreOffice
-# keep it through a save. On reading, only the sheets these names point at are the tool's.
+# The tool's own sheets and columns are known by its markers only, never by a title or a header:
+# hidden defined names that a user cannot make by accident, each naming what it marks and carrying
+# a token computed from it (the first 8 hex digits of the SHA-256 of `njcredits/<role>/<subject>`,
+# the subject casefolded, as Excel compares names). Defined names survive a save by openpyxl,
+# LibreOffice (which shows them, hidden or not) and Excel, and Excel and LibreOffice keep a name
+# pointing at its cells when rows, columns or sheets are moved, inserted or renamed.
+# - A sheet of the tool's: a workbook-level name `njcredits_<Role>_<token of the sheet's name>`
+#   referring to a cell of the sheet (`'Summary (njcredits)'!$A$1`). It marks the sheet only while
+#   the token computed from the sheet's current name agrees: a sheet of the tool's that the user
+#   renamed (or copied, which copies the name onto the copy with the sheet's scope) is the user's
+#   from then on, kept as it is, and the tool writes its own sheets anew.
+# - The tool's columns of an intake sheet: a name `njcredits_Columns_<token of the program's sheet>`
+#   scoped to that sheet (`localSheetId`), referring to the header cells of the tool's columns
+#   (`'Transfers'!$J$1:$Q$1`; a union where they are apart). It counts only on the sheet it is
+#   scoped to, on the sheet's header row, for the program the sheet is read as (so a renamed
+#   intake sheet keeps its marker). Of the columns it covers, those headed like one of the tool's
+#   columns are the tool's (a column the user inserted among them, or one whose header the user
+#   changed, is the user's).
+# A user's own name such as `njcredits_Run` marks nothing and comes back as it came; the tool's
+# names are taken out on a round trip (those that no longer mark anything too) and written anew.
 TOOL_SHEETS = ("Findings", "Summary", "Run", "Rules")
+COLUMNS_ROLE = "Columns"
 MARKER_PREFIX = "njcredits_"
+TOKEN_DIGITS = 8  # hex digits of a marker's token: one chance in four billion that a name made by hand fits
+TOOL_NAME = re.compile(rf"njcredits_(Findings|Summary|Run|Rules|Columns)_([0-9a-f]{{{TOKEN_DIGITS}}})", re.IGNORECASE)
 TOOL_SUFFIX = " (njcredits)"  # the tool's sheet when the user's workbook has a sheet of its name
 SHEET_NAME_LIMIT = 31  # Excel's limit on a sheet name, in UTF-16 code units
 SHEET_NAME_ILLEGAL = re.compile(r"[\[\]:*?/\\\x00-\x1f\x7f\ufffe\uffff]")
@@ -92,8 +111,14 @@ class IntakeSheet:
 
     @property
     def results_at(self) -> int:
-        """The column of the tool's first column: right after the last column holding any cell."""
-        return max(self.used_width, len(self.headers))
+        """The column of the tool's first column: right after the last column holding any cell, or
+        after the reviewer's columns of a returned workbook where the tool's would reach them (a
+        column the user inserted among the tool's columns pushes them there)."""
+        at = max(self.used_width, len(self.headers))
+        reviews = [c for c in self.review_cols.values() if c >= at]
+        if reviews and min(reviews) < at + len(self.spec.output_headers):
+            return max(reviews) + 1
+        return at
 
     @property
     def tool_columns(self) -> int:
@@ -211,17 +236,123 @@ def route(grid: list[list], specs) -> tuple[SheetSpec | None, int, dict | None]:
     return spec, h, facts
 
 
-def marker_name(role: str) -> str:
-    """The defined name that marks the tool's sheet `role` (one of TOOL_SHEETS)."""
-    return MARKER_PREFIX + role
-
-
 def quoted_sheet(name: str) -> str:
     """A sheet name as a formula writes it: `'O''Brien'`."""
     return "'" + name.replace("'", "''") + "'"
 
 
-MARKER_REF = re.compile(r"^=?\s*(?:'((?:[^']|'')+)'|([^'!#][^'!]*))!")  # a sheet, quoted or not (never #REF!)
+def marker_token(role: str, subject: str) -> str:
+    """The token of a marker of the tool's: the first TOKEN_DIGITS hex digits of the SHA-256 of
+    `njcredits/<role>/<subject>` (the subject, a sheet's or a program's name, casefolded)."""
+    return hashlib.sha256(f"njcredits/{role}/{subject.casefold()}".encode()).hexdigest()[:TOKEN_DIGITS]
+
+
+def sheet_marker(role: str, sheet: str) -> tuple[str, str]:
+    """The defined name that marks sheet `sheet` as the tool's sheet `role` (one of TOOL_SHEETS),
+    workbook-level and hidden, and the formula it refers to (cell A1 of the sheet)."""
+    return f"{MARKER_PREFIX}{role}_{marker_token(role, sheet)}", f"{quoted_sheet(sheet)}!$A$1"
+
+
+def column_marker(sheet: str, program: str, header_row: int, columns) -> tuple[str, str]:
+    """The defined name that marks the tool's columns of intake sheet `sheet` (read as the sheet of
+    `program`), scoped to that sheet and hidden, and the formula it refers to: the header cells
+    (`header_row`, 0-based) of `columns` (0-based), a range per run of adjacent columns."""
+    row = header_row + 1
+    runs: list[list[int]] = []
+    for c in sorted(set(columns)):
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    at = quoted_sheet(sheet)
+    pieces = [f"{at}!${cells.column_letters(a)}${row}" + (f":${cells.column_letters(b)}${row}" if b > a else "") for a, b in runs]
+    return f"{MARKER_PREFIX}{COLUMNS_ROLE}_{marker_token(COLUMNS_ROLE, program)}", ",".join(pieces)
+
+
+def is_tool_name(name: str) -> bool:
+    """A defined name of the tool's markers (`njcredits_<Role>_<8 hex digits>`), whatever it refers
+    to now: taken out on a round trip. A user's own `njcredits_Run` is not one."""
+    return TOOL_NAME.fullmatch(name or "") is not None
+
+
+# one cell or range of a formula on a sheet, quoted or not (never #REF!)
+REF_PIECE = re.compile(r"\s*(?:'((?:[^']|'')+)'|([^'!#,\s][^'!,]*))!\$?([A-Za-z]{1,3})\$?(\d+)(?::\$?([A-Za-z]{1,3})\$?(\d+))?\s*")
+
+
+def _ranges(formula: str) -> list[tuple[str, int, int, int, int]] | None:
+    """The cells a name refers to, (sheet, first row, first col, last row, last col), 0-based, for a
+    formula made of cells and ranges on sheets joined by commas; None for any other formula."""
+    text = (formula or "").strip().removeprefix("=")
+    out, at = [], 0
+    while True:
+        m = REF_PIECE.match(text, at)
+        if not m:
+            return None
+        sheet = m.group(1).replace("''", "'") if m.group(1) else m.group(2).strip()
+        c1, r1 = _column_number(m.group(3).upper().encode()) - 1, int(m.group(4)) - 1
+        c2, r2 = (_column_number(m.group(5).upper().encode()) - 1, int(m.group(6)) - 1) if m.group(5) else (c1, r1)
+        out.append((sheet, min(r1, r2), min(c1, c2), max(r1, r2), max(c1, c2)))
+        at = m.end()
+        if at == len(text):
+            return out
+        if text[at] != ",":
+            return None
+        at += 1
+
+
+@dataclass(frozen=True)
+class Markers:
+    """What the tool's markers in a workbook name (see TOOL_SHEETS above): `sheets`, the names
+    (casefolded) of its sheets; `columns`, per sheet name (casefolded), each column marker scoped
+    to the sheet: (token, header row, grid columns), 0-based."""
+
+    sheets: frozenset[str] = frozenset()
+    columns: dict[str, list[tuple[str, int, frozenset[int]]]] = field(default_factory=dict)
+
+
+def read_markers(workbook_xml: bytes | None) -> Markers:
+    """The tool's markers in a workbook part (`xl/workbook.xml`), each checked against what it
+    names: a sheet marker must be workbook-level, refer to one cell of a sheet of the workbook and
+    carry the token of that sheet's current name; a column marker must be scoped to the sheet its
+    cells are on, on one row (the token is checked when the sheet is read, against its program)."""
+    if not workbook_xml:
+        return Markers()
+    root = ElementTree.fromstring(workbook_xml)
+
+    def children(parent, name: str) -> list:  # whatever the namespace (Transitional, Strict) and prefix
+        return [el for el in parent if isinstance(el.tag, str) and el.tag.rpartition("}")[2] == name]
+
+    sheets = [str(el.get("name", "")) for holder in children(root, "sheets") for el in children(holder, "sheet")]
+    present = {n.casefold() for n in sheets}
+    marked, columns = set(), {}
+    for el in (el for holder in children(root, "definedNames") for el in children(holder, "definedName")):
+        m = TOOL_NAME.fullmatch(str(el.get("name", "")))
+        refs = _ranges(el.text or "") if m else None
+        if not refs:
+            continue
+        role, token = m.group(1).casefold(), m.group(2).casefold()
+        local = el.get("localSheetId")
+        if role != COLUMNS_ROLE.casefold():
+            (sheet, r1, c1, r2, c2), *more = refs
+            role = next(r for r in TOOL_SHEETS if r.casefold() == role)
+            if local is None and not more and (r1, c1) == (r2, c2) and sheet.casefold() in present:
+                if token == marker_token(role, sheet):
+                    marked.add(sheet.casefold())
+            continue
+        if local is None or not local.strip().isdigit() or int(local) >= len(sheets):
+            continue
+        scope = sheets[int(local)].casefold()
+        rows = {r for _s, r1, _c1, r2, _c2 in refs for r in (r1, r2)}
+        if len(rows) == 1 and all(s.casefold() == scope for s, *_ in refs):
+            cols = frozenset(c for _s, _r1, c1, _r2, c2 in refs for c in range(c1, c2 + 1))
+            columns.setdefault(scope, []).append((token, rows.pop(), cols))
+    return Markers(frozenset(marked), columns)
+
+
+def markers(path: Path) -> Markers:
+    """The tool's markers in a workbook file (none in a CSV or .xls file, or a package without a workbook part)."""
+    with zipfile.ZipFile(path) as z:
+        return read_markers(z.read("xl/workbook.xml") if "xl/workbook.xml" in z.namelist() else None)
 
 
 def has_macros(path: Path) -> list[Macro]:
@@ -230,27 +361,9 @@ def has_macros(path: Path) -> list[Macro]:
         return macros(Package(z))
 
 
-def marked_sheets(path: Path) -> set[str] | None:
-    """The names (casefolded) of the sheets the workbook's `njcredits_*` defined names point at, or
-    None when the workbook has no such name (not returned by the tool, or returned by a release
-    before the marker)."""
-    with zipfile.ZipFile(path) as z:
-        if "xl/workbook.xml" not in z.namelist():
-            return None
-        root = ElementTree.fromstring(z.read("xl/workbook.xml"))
-    marks = [
-        el.text or ""
-        for el in root.iter()
-        if el.tag.endswith("}definedName") and str(el.get("name", "")).casefold().startswith(MARKER_PREFIX)
-    ]
-    if not marks:
-        return None
-    out = set()
-    for text in marks:
-        m = MARKER_REF.match(text.strip())
-        if m:  # a name whose sheet was deleted reads #REF! and marks nothing
-            out.add((m.group(1).replace("''", "'") if m.group(1) else m.group(2).strip()).casefold())
-    return out
+def marked_sheets(path: Path) -> set[str]:
+    """The names (casefolded) of the sheets the tool's markers name in a workbook file."""
+    return set(markers(path).sheets)
 
 
 def tool_sheet_name(role: str, taken) -> str:
@@ -298,34 +411,6 @@ def csv_sheet_name(stem: str) -> str:
     return name
 
 
-def _legacy_returned(path: Path) -> bool:
-    """The workbook holds a sheet of the tool's written by a release before the marker (only the
-    first row of each sheet named like one is read)."""
-    try:
-        book = python_calamine.CalamineWorkbook.from_path(str(path))
-        return any(
-            _is_ours(name, book.get_sheet_by_name(name).to_python(skip_empty_area=False, nrows=1))
-            for name in book.sheet_names
-            if sheet_key(name) in ("findings", "summary", "run")
-        )
-    except Exception:  # an unreadable workbook is refused with its reason by the full read
-        return False
-
-
-def _is_ours(name: str, grid: list[list]) -> bool:
-    """A Findings, Summary or Run sheet written by a release before the marker (recognised by its
-    first cells; ignored on reading)."""
-    first = grid[0] if grid else []
-    key = sheet_key(name)
-    if key == "findings":
-        return [str(v) for v in first[: len(FINDINGS_HEADERS)]] == FINDINGS_HEADERS
-    if key == "summary":
-        return bool(first) and str(first[0]).startswith(SUMMARY_TITLE)
-    if key == "run":
-        return bool(first) and first[0] == RUN_TITLE
-    return False
-
-
 def cut_long_text(frame: pd.DataFrame, first_row: int = 0) -> list[tuple[int, int, int, int]]:
     """Cut, in place, every text cell longer than Excel's cell limit (32,767 UTF-16 units; only a
     CSV or a hand-made file can hold one) to the limit, and return (grid row, column, length) of
@@ -369,15 +454,20 @@ def _intake_sheet(
     spec: SheetSpec,
     header_row: int | None = None,
     formulas: dict[tuple[int, int], str] | None = None,
-    returned: bool = True,
+    marks=(),
     cell_columns: frozenset[int] = frozenset(),
 ) -> IntakeSheet:
     """`formulas`: the cells holding a formula without a calculated value (read as empty, but not
-    blank: a row of them is a row, such as an openpyxl-written totals row). `returned`: the
-    workbook is one the tool returned (its marker names the tool's sheets), so the columns headed
-    like the tool's columns are the tool's and are left out; in any other workbook a column
-    headed `Status` is the user's and is kept."""
+    blank: a row of them is a row, such as an openpyxl-written totals row). `marks`: the column
+    markers scoped to the sheet (`Markers.columns`). The tool's columns are those a marker of the
+    sheet's program on its header row covers and that are headed like one of the tool's: its
+    computed columns, `Status` and `Findings` are left out, and the reviewer's three are read as
+    decisions and stay where they are. Every other column is the user's and is kept, whatever its
+    header (a column of the user's headed `Status`, in a workbook the tool never returned or
+    beside the tool's columns, included)."""
     h = header_row if header_row is not None else _find_header(grid, spec) if grid else 0
+    token = marker_token(COLUMNS_ROLE, spec.name)
+    ours = frozenset().union(*(cols for t, row, cols in marks if t == token and row == h))
     below = max((r for r, _c in formulas or ()), default=-1) + 1 - len(grid)
     if grid and below > 0:  # calamine leaves out trailing rows whose cells are all formulas without a value
         grid = grid + [[""] * len(grid[0]) for _ in range(below)]
@@ -390,10 +480,10 @@ def _intake_sheet(
     review_cols: dict[str, int] = {}
     for j, v in enumerate(header_cells):
         key = normalize_header(v)
-        if returned and key in output and key not in field_of:
+        if j in ours and key in output and key not in field_of:
             dropped.append(j)
             continue  # a computed column, Status or Findings of a returned workbook
-        if returned and key in review_keys and key not in field_of and review_keys[key] not in review_cols:
+        if j in ours and key in review_keys and key not in field_of and review_keys[key] not in review_cols:
             review_cols[review_keys[key]] = j
             continue  # the reviewer's columns: read as decisions, kept where they are
         kept.append(j)
@@ -629,19 +719,15 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
     `specs` maps sheet keys (see `sheet_key`) to specs. A sheet whose name is no intake sheet's is
     routed by its header row (`route`), except the template's `Instructions` and `Lists`.
 
-    The tool's own sheets of a returned workbook are left out: the sheets its marker names, or, in
-    a workbook without the marker (returned by an earlier release), the `Findings`, `Summary` and
-    `Run` sheets recognised by their first cells. A sheet of the user's with one of those names is
-    an ordinary sheet, carried through as it came."""
+    The tool's own sheets of a returned workbook are left out: the sheets its markers name (see
+    TOOL_SHEETS). Any other sheet is the user's, whatever its name and first cells, and is carried
+    through as it came; so is any column the tool's markers do not name (`_intake_sheet`)."""
     path = Path(path)
     kind = inspect(path, limits)
-    marked = marked_sheets(path) if kind == "zip" else None
-    # a workbook the tool returned: its marker names the tool's sheets (a release before the marker: its sheets are recognised)
-    returned = marked is not None or (kind != "csv" and _legacy_returned(path))
+    marked = markers(path) if kind == "zip" else Markers()
     wb = Workbook(path, kind=kind, macros=has_macros(path) if kind == "zip" else [])
     for name, grid, note in _grids(path, kind):
-        ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
-        if ours:
+        if name.casefold() in marked.sheets:
             wb.skipped.append(name)
             continue
         key = sheet_key(name)
@@ -650,7 +736,13 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
             spec, header_row, facts = route(grid, specs)
         if spec:
             sheet = _intake_sheet(
-                name, grid, spec, header_row, note.uncalculated if note else None, returned, note.columns if note else frozenset()
+                name,
+                grid,
+                spec,
+                header_row,
+                note.uncalculated if note else None,
+                marked.columns.get(name.casefold(), ()),
+                note.columns if note else frozenset(),
             )
             sheet.routed = facts
             if note:

@@ -24,10 +24,19 @@ from batch.calculators import SummaryTable
 from batch.commentsxml import note
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import Result, SheetResult
-from batch.reading import EXCEL_COLUMNS, RUN_TITLE, SUMMARY_TITLE, OtherSheet, marker_name, quoted_sheet, tool_sheet_name
+from batch.reading import (
+    EXCEL_COLUMNS,
+    RUN_TITLE,
+    SUMMARY_TITLE,
+    OtherSheet,
+    column_marker,
+    quoted_sheet,
+    sheet_marker,
+    tool_sheet_name,
+)
 from batch.reviews import CHOICES
 from batch.stylesxml import marked_fills
-from batch.xlsxwriter_private import xf_index
+from batch.xlsxwriter_private import define_hidden_name, xf_index
 from validators.columns import REVIEW_COLUMNS
 
 MONEY = "#,##0.00"
@@ -286,6 +295,13 @@ def tool_cells(res: SheetResult, columns: list[ToolColumn], styles: dict, start:
     return out
 
 
+def marked_columns(sheet, written: int) -> list[int]:
+    """The columns the marker of the tool's columns of an intake sheet returned in place covers:
+    the `written` columns the tool writes from its first column on, and the reviewer's columns
+    where a returned workbook has them (kept where they are)."""
+    return [*range(sheet.results_at, sheet.results_at + written), *sheet.review_cols.values()]
+
+
 def tool_headers(sheet) -> list[str]:
     """The headers of the tool's columns of an intake sheet, in order (none where it has no room)."""
     if sheet.no_room:
@@ -327,6 +343,8 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
         last = int(sheet.excel_rows[-1]) - 1 if len(sheet.excel_rows) else h + 1
         ws.data_validation(h + 1, decision, max(last, h + 1), decision, {"validate": "any", **decision_prompt()})
     ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
+    if not sheet.no_room:  # the marker of the tool's columns, those written here (see batch.reading)
+        define_hidden_name(wb, *column_marker(sheet.name, spec.name, h, range(at, last_col + 1)), ws.index)
 
     notes = _annotations(res)
     # xlsxwriter writes the first comment, so that it creates the comments and drawing parts with
@@ -820,8 +838,8 @@ def write_tool_sheets(wb, fmts: Formats, result: Result):
         if all(res.program is not p for p in programs):
             programs.append(res.program)
     write_rules_sheet(wb, fmts, programs, names["Rules"])
-    for role, name in names.items():
-        wb.define_name(marker_name(role), f"={quoted_sheet(name)}!$A$1")
+    for role, name in names.items():  # the markers of the tool's sheets (see batch.reading)
+        define_hidden_name(wb, *sheet_marker(role, name))
     return findings
 
 

@@ -9,7 +9,8 @@ while the tool added what it adds to a returned workbook:
   flagged input cells (H4, I5, F7), its note below the user's comment after a line
   `--- njcredits ---` and comments of its own, and a frozen pane;
 - its sheets at the end (Findings, Summary, Run), with the defined names that mark them
-  (`njcredits_*`) and any name scoped to them (their print titles), and the filter range of its
+  (`njcredits_*`) and any name scoped to them (their print titles), the name that marks its
+  columns on Transfers (`njcredits_Columns_*`, scoped to Transfers), and the filter range of its
   autofilter on Transfers (`_xlnm._FilterDatabase`);
 - whatever it adds to the shared parts (styles, shared strings, content types, relationships).
 
@@ -134,8 +135,8 @@ class _Workbook:
         ]
         self.names = list(self.root.iter(_q(MAIN, "definedName")))
         marked = set()
-        for el in self.names:
-            if el.get("name", "").casefold().startswith(TOOL_PREFIX):
+        for el in self.names:  # the markers of the tool's sheets: workbook-level (its column markers are scoped to a sheet)
+            if el.get("name", "").casefold().startswith(TOOL_PREFIX) and el.get("localSheetId") is None:
                 m = re.match(r"^=?\s*(?:'((?:[^']|'')+)'|([^'!#][^'!]*))!", (el.text or "").strip())
                 if m:
                     marked.add((m.group(1).replace("''", "'") if m.group(1) else m.group(2).strip()).casefold())

@@ -20,6 +20,7 @@ from test_tool_sheets import annotate, libreoffice_save, soffice_or_skip
 
 from batch.commentsxml import MARKER
 from batch.pipeline import process
+from batch.reading import sheet_marker
 from batch.stylesxml import FILLS
 from validators.transfers import TRANSFERS as TRANSFERS_SPEC
 
@@ -398,7 +399,7 @@ def test_workbooks_written_by_other_programs(tmp_path, case, edit, check):
     again = annotate(out, tmp_path / "again")
     for path in (out, again):
         book = openpyxl.load_workbook(path)
-        assert "njcredits_Findings" in book.defined_names
+        assert sheet_marker("Findings", "Findings")[0] in book.defined_names
         ws = book["Transfers"]
         assert _fill(ws, "E2") == "FFFFFF00" and _fill(ws, "H3") == FILLS["error"]  # the user's fill; the tool's on T-2's credit
         if check:
