@@ -72,7 +72,7 @@ def test_the_tools_sheets_come_in_in_the_workbooks_spelling_and_go_out_leaving_i
     assert [s["name"] for s in listed] == ["Transfers", "Findings", "Summary", "Run", "Rules"], case
     assert all(s["part"] in parts for s in listed)
     assert wb.count(sheet_tag) == 5 and b"ns0" not in wb, case
-    assert re.search(rb"<(?:x:)?definedName name=\"njcredits_Findings\">'Findings'!\$A\$1</", wb), case
+    assert re.search(rb"<(?:x:)?definedName name=\"njcredits_Findings_[0-9a-f]{8}\" hidden=\"1\">'Findings'!\$A\$1</", wb), case
     assert parts["xl/_rels/workbook.xml.rels"].count(rels_tag) == len(listed) + 3 - 1, case  # the user's rels and one per sheet
     for new in moved.values():  # the tool's parts in the workbook's namespaces and relationship types
         data = parts[new]
