@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import shutil
 import subprocess
 import zipfile
 from dataclasses import dataclass
@@ -55,6 +56,13 @@ class Run:
     exit_code: int
     output: str
     returned: Path
+    again: Path | None = None  # the returned workbook run again (round-trip shapes)
+    again_output: str = ""
+
+
+def _run(source: Path, outbox: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["run", str(source), "--out", str(outbox), "--as-of", AS_OF, "--workers", "1"])
+    return result.exit_code, result.output + (f"\n{type(result.exception).__name__}: {result.exception}" if result.exception else "")
 
 
 def _decrypted(data: bytes, password: str) -> bytes:
@@ -68,6 +76,10 @@ def _decrypted(data: bytes, password: str) -> bytes:
 
 
 def _returned_name(source: Path) -> str:
+    """README, "Exit status and names": NAME.xlsx and NAME.annotated.xlsx give NAME.annotated.xlsx,
+    any other suffix NAME.SUFFIX.annotated.xlsx."""
+    if source.name.endswith(".annotated.xlsx"):
+        return source.name
     return (source.stem if source.suffix == ".xlsx" else source.name) + ".annotated.xlsx"
 
 
@@ -86,9 +98,14 @@ def runs(tmp_path_factory) -> dict[str, Run]:
         with zipfile.ZipFile(io.BytesIO(plain)) as z:
             given = {n: z.read(n) for n in z.namelist()}
         outbox = root / shape.name / "out"
-        result = CliRunner().invoke(main, ["run", str(source), "--out", str(outbox), "--as-of", AS_OF, "--workers", "1"])
-        output = result.output + (f"\n{type(result.exception).__name__}: {result.exception}" if result.exception else "")
-        out[shape.name] = Run(shape, source, given, result.exit_code, output, outbox / _returned_name(source))
+        run = Run(shape, source, given, *_run(source, outbox), outbox / _returned_name(source))
+        if shape.round_trip and run.returned.exists():
+            again = root / shape.name / "again" / run.returned.name
+            again.parent.mkdir()
+            shutil.copy(run.returned, again)
+            code, run.again_output = _run(again, root / shape.name / "again-out")
+            run.again = root / shape.name / "again-out" / _returned_name(again) if code == 0 else None
+        out[shape.name] = run
     return out
 
 
@@ -159,7 +176,7 @@ def test_every_xml_part_is_well_formed_typed_and_related(runs, name):
     # every part has a content type, every internal relationship a part
     types = xml(got.data["[Content_Types].xml"])
     defaults = {el.get("Extension").lower() for el in types.iter(f"{{{CONTENT_TYPES}}}Default")}
-    defaults = {p.lower() for p in got.data if p.rsplit(".", 1)[-1].lower() in defaults}
+    defaults = {"/" + p.lower() for p in got.data if p.rsplit(".", 1)[-1].lower() in defaults}
     overrides = {el.get("PartName").lower() for el in types.iter(f"{{{CONTENT_TYPES}}}Override")}
     untyped = [p for p in got.data if p != "[Content_Types].xml" and ("/" + p).lower() not in overrides | defaults]
     assert not untyped, f"parts without a content type: {untyped}"
@@ -190,20 +207,26 @@ def test_every_value_of_every_sheet_comes_back(runs, name):
             assert after == before, f"{sheet.name}: cells added {sorted(set(after) - set(before))}"
 
 
+def _statuses(got: Package, given: Package) -> tuple[list[str], list]:
+    """The letters of the Status columns after the user's last column, and the statuses of T-1,
+    T-2, T-3 in the first of them."""
+    before, _ = given.cells(given.sheet(INTAKE).part)
+    last = max(split_ref(ref)[1] for ref in before)  # the user's last column
+    cells, _ = got.cells(got.sheet(INTAKE).part)
+    header = {ref: v for ref, v in cells.items() if split_ref(ref)[0] == 1}
+    tools = sorted((split_ref(ref)[1], re.match(r"[A-Z]+", ref).group()) for ref, v in header.items() if v == ("text", "Status"))
+    tools = [letter for column, letter in tools if column > last]
+    assert tools, f"no Status column of the tool's after the user's last column ({last}); row 1: {sorted(header.items())}"
+    return tools, [cells.get(f"{tools[0]}{r}", ("", None))[1] for r in range(2, len(ROWS) + 2)]
+
+
 @pytest.mark.parametrize("name", KEPT)
 def test_the_intake_sheet_has_the_tools_status_fill_and_note(runs, name):
     run = runs[name]
     got, given = _returned(run), Package(run.given)
-    before, _ = given.cells(given.sheet(INTAKE).part)
-    last = max(split_ref(ref)[1] for ref in before)  # the user's last column
+    tools, statuses = _statuses(got, given)
+    assert statuses == STATUSES, f"Status of T-1, T-2 ($1,000), T-3 in column {tools[0]}"
     part = got.sheet(INTAKE).part
-    cells, _ = got.cells(part)
-    header = {split_ref(ref)[1]: v for ref, v in cells.items() if split_ref(ref)[0] == 1}
-    tools = sorted(c for c, v in header.items() if v == ("text", "Status") and c > last)
-    assert tools, f"no Status column of the tool's after the user's last column ({last}); row 1: {sorted(header.items())}"
-    letter = re.match(r"[A-Z]+", next(ref for ref in cells if split_ref(ref) == (1, tools[0]))).group()
-    statuses = [cells.get(f"{letter}{r}", ("", None))[1] for r in range(2, len(ROWS) + 2)]
-    assert statuses == STATUSES, f"Status of T-1, T-2 ($1,000), T-3 in column {letter}"
     assert got.fill_of(part, FLAGGED_CELL) == "solid", f"{FLAGGED_CELL} ($1,000) has no fill"
     assert FLAGGED_CELL in got.comment_refs(part), f"{FLAGGED_CELL} ($1,000) has no note"
 
@@ -247,6 +270,10 @@ def test_the_run_sheet_says_what_could_not_be_kept(runs, name):
         elsewhere = {c for c in WORKBOOK_CODES for r in _tool_sheet(got, given, "Findings").values() if any(c in v for v in r)}
         pytest.fail(f"the Run sheet shows {sorted(on_run)}, not {sorted(run.shape.findings)} (Findings sheet: {sorted(elsewhere)})")
     assert on_run == set(run.shape.findings), f"workbook findings on the Run sheet: {found}"
+    users = {s.name for s in given.sheets()}
+    tools = [s for s in got.sheets() if s.name not in users and s.part]
+    written_anew = [s.name for s in tools if any("FORMATTING_NOT_KEPT" in str(v) for _kind, v in got.cells(s.part)[0].values())]
+    assert not written_anew, f"FORMATTING_NOT_KEPT on {written_anew}: the workbook was written anew"
     for code, word in run.shape.findings.items():
         assert any(word in row for row in found[code]), f"{code} does not name {word!r}: {found[code]}"
 
@@ -293,6 +320,22 @@ def test_a_prefixed_package_keeps_its_prefix(runs):
     for part in (got.workbook_part, got.sheet(INTAKE).part, got.styles_part()):
         elements = [el for el in xml(got.data[part]).iter() if isinstance(el.tag, str) and etree.QName(el).namespace in MAINS]
         assert {el.prefix for el in elements} == {"x"}, f"{part}: prefixes {sorted({str(el.prefix) for el in elements})}"
+
+
+def test_a_users_status_column_stays_on_the_round_trip(runs):
+    """The user's Status column is the user's on the first run and on every later one: the round
+    trip takes out only the tool's own columns."""
+    run = runs["user-status-column"]
+    _returned(run)
+    assert run.again is not None and run.again.exists(), run.again_output
+    got, given = Package(parts(run.again)), Package(run.given)
+    before, _ = given.cells(given.sheet(INTAKE).part)
+    after, twice = got.cells(got.sheet(INTAKE).part)
+    assert not twice, f"cells written twice: {twice}"
+    differ = {ref: (v, after.get(ref)) for ref, v in before.items() if after.get(ref) != v}
+    assert not differ, f"the user's cells changed on the round trip (before, after): {differ}"
+    tools, statuses = _statuses(got, given)
+    assert len(tools) == 1 and statuses == STATUSES, f"the tool's Status columns {tools}, statuses {statuses}"
 
 
 # --- LibreOffice ---------------------------------------------------------------------------------

@@ -74,10 +74,17 @@ class Package:
     def __init__(self, data: dict[str, bytes]):
         self.data = data
         self.workbook_part = next(r.target for r in self.rels("") if r.type.endswith("/officeDocument"))
-        self.workbook = xml(self.data[self.workbook_part])
+        self.workbook = self.xml(self.workbook_part)
         self.main = etree.QName(self.workbook).namespace
         assert self.main in MAINS, self.main
         self._sst: list[str] | None = None
+
+    def xml(self, part: str) -> etree._Element:
+        """The part parsed; a part that is not well-formed fails the test, naming it."""
+        try:
+            return xml(self.data[part])
+        except etree.XMLSyntaxError as e:
+            raise AssertionError(f"{part} is not well-formed XML: {e}") from None
 
     def rels(self, part: str) -> list[Rel]:
         """The relationships of `part` ("" for the package's own)."""
@@ -85,7 +92,7 @@ class Package:
         if name not in self.data:
             return []
         out = []
-        for el in xml(self.data[name]):
+        for el in self.xml(name):
             if etree.QName(el).namespace != PKG_RELS or etree.QName(el).localname != "Relationship":
                 continue
             target, external = el.get("Target", ""), el.get("TargetMode") == "External"
@@ -119,13 +126,13 @@ class Package:
     def shared_strings(self) -> list[str]:
         if self._sst is None:
             found = self.related(self.workbook_part, "sharedStrings")
-            self._sst = [_text(si, self.main) for si in xml(self.data[found[0]]).iter(self.q("si"))] if found else []
+            self._sst = [_text(si, self.main) for si in self.xml(found[0]).iter(self.q("si"))] if found else []
         return self._sst
 
     def cells(self, part: str) -> tuple[dict[str, tuple[str, object]], list[str]]:
         """Every cell of the sheet holding a value, ref -> (kind, value), and the refs written more
         than once. Kinds: "text" (shared, inline or formula text), "n", "b", "d" (ISO), "e"."""
-        root = xml(self.data[part])
+        root = self.xml(part)
         ns = etree.QName(root).namespace if etree.QName(root).namespace in MAINS else self.main
         out: dict[str, tuple[str, object]] = {}
         seen: dict[str, int] = {}
@@ -143,13 +150,13 @@ class Package:
 
     def fill_of(self, part: str, ref: str) -> str | None:
         """The pattern type of the fill of cell `ref` ("solid"), None when it has none."""
-        root = xml(self.data[part])
+        root = self.xml(part)
         ns = etree.QName(root).namespace
         cell = next((c for c in root.iter(f"{{{ns}}}c") if c.get("r") == ref), None)
         styles = self.styles_part()
         if cell is None or styles is None:
             return None
-        sheet = xml(self.data[styles])
+        sheet = self.xml(styles)
         sns = etree.QName(sheet).namespace
         xfs = sheet.find(f"{{{sns}}}cellXfs")
         fills = sheet.find(f"{{{sns}}}fills")
@@ -164,12 +171,12 @@ class Package:
         """The cells of the sheet that carry a (legacy) comment."""
         refs = set()
         for comments in self.related(part, "comments"):
-            root = xml(self.data[comments])
+            root = self.xml(comments)
             refs |= {el.get("ref") for el in root.iter(f"{{{etree.QName(root).namespace}}}comment")}
         return refs
 
     def dimension(self, part: str) -> str | None:
-        root = xml(self.data[part])
+        root = self.xml(part)
         el = root.find(f"{{{etree.QName(root).namespace}}}dimension")
         return el.get("ref") if el is not None else None
 

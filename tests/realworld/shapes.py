@@ -73,6 +73,7 @@ class Shape:
     findings: dict[str, str] = field(default_factory=dict)
     password: str | None = None  # the package is encrypted with it
     removed: tuple[str, ...] = ()  # parts of the input the returned workbook must not hold
+    round_trip: bool = False  # the returned workbook is run again
 
 
 def _xlsx(book: Book, *edits: tuple[str, str, str]) -> Callable[[], bytes]:
@@ -229,8 +230,8 @@ SHAPES: list[Shape] = [
     # the red team's hand-made packages
     Shape(
         "comment-in-sheet-head",
-        "an XML comment in the sheet's head that holds <sheetData>",
-        _xlsx(Book([Sheet(INTAKE, transfers().rows, head="<!-- exported layout: <sheetData> follows the views -->")])),
+        "an XML comment in the sheet's head that holds <sheetData></sheetData>",
+        _xlsx(Book([Sheet(INTAKE, transfers().rows, head="<!-- exporter's template: <sheetData></sheetData> -->")])),
     ),
     Shape(
         "cdata-inline-string",
@@ -240,7 +241,7 @@ SHAPES: list[Shape] = [
             (
                 "xl/worksheets/sheet1.xml",
                 '<c r="E3" t="inlineStr"><is><t>Buyer Inc.</t>',
-                '<c r="E3" t="inlineStr"><is><t><![CDATA[Buyer <Holdings> & Sons]]></t>',
+                '<c r="E3" t="inlineStr"><is><t><![CDATA[Buyer & Sons <see </c></row> in the export>]]></t>',
             ),
         ),
     ),
@@ -274,8 +275,8 @@ SHAPES: list[Shape] = [
     ),
     Shape(
         "cells-out-of-order",
-        "T-2's cells written G before F (the violation in the cell out of place)",
-        _xlsx(Book([Sheet(INTAKE, transfers().rows, order={3: [1, 2, 3, 4, 5, 7, 6, 8]})])),
+        "T-2's cells written H before G (the violation in the cell out of place)",
+        _xlsx(Book([Sheet(INTAKE, transfers().rows, order={3: [1, 2, 3, 4, 5, 6, 8, 7]})])),
     ),
     Shape(
         "user-name-njcredits-run",
@@ -289,8 +290,9 @@ SHAPES: list[Shape] = [
     ),
     Shape(
         "user-status-column",
-        "a column of the user's headed Status",
+        "a column of the user's headed Status (kept on the first run and on the round trip)",
         _xlsx(Book([transfers([["Status", "Open", "Closed", "Open"]])])),
+        round_trip=True,
     ),
     Shape(
         "doctype-after-4kb",
