@@ -34,8 +34,8 @@ import pytest
 from click.testing import CliRunner
 from lxml import etree
 from realworld.cells import MAINS, Package, column_number, parts, rels_name, split_ref, xml
-from realworld.packages import CONTENT_TYPES, S_MAIN, T_MAIN, T_R
-from realworld.shapes import FLAGGED_CELL, HEADERS, INTAKE, ROWS, SHAPES, STATUSES, Shape
+from realworld.packages import CONTENT_TYPES, S_MAIN
+from realworld.shapes import BY_NAME, FLAGGED_CELL, HEADERS, INTAKE, ROWS, SHAPES, STATUSES, Shape
 from test_tool_sheets import soffice_or_skip
 
 from batch.cli import main
@@ -83,30 +83,37 @@ def _returned_name(source: Path) -> str:
     return (source.stem if source.suffix == ".xlsx" else source.name) + ".annotated.xlsx"
 
 
-@pytest.fixture(scope="session")
-def runs(tmp_path_factory) -> dict[str, Run]:
-    """Every shape built, and run once through `njcredits run FILE --out OUT`, each in its own
-    folders (one workbook per run: the shapes share their record IDs)."""
-    root = tmp_path_factory.mktemp("realworld")
-    out = {}
-    for shape in SHAPES:
-        source = root / shape.name / "in" / (shape.name + shape.suffix)
+class Runs(dict):
+    """Each shape built and run once through `njcredits run FILE --out OUT`, on first use, in
+    folders of its own (one workbook per run: the shapes share their record IDs)."""
+
+    def __init__(self, root: Path):
+        super().__init__()
+        self.root = root
+
+    def __missing__(self, name: str) -> Run:
+        shape, folder = BY_NAME[name], self.root / name
+        source = folder / "in" / (name + shape.suffix)
         source.parent.mkdir(parents=True)
         data = shape.build()
         source.write_bytes(data)
         plain = _decrypted(data, shape.password) if shape.password else data
         with zipfile.ZipFile(io.BytesIO(plain)) as z:
             given = {n: z.read(n) for n in z.namelist()}
-        outbox = root / shape.name / "out"
-        run = Run(shape, source, given, *_run(source, outbox), outbox / _returned_name(source))
+        run = Run(shape, source, given, *_run(source, folder / "out"), folder / "out" / _returned_name(source))
         if shape.round_trip and run.returned.exists():
-            again = root / shape.name / "again" / run.returned.name
+            again = folder / "again" / run.returned.name
             again.parent.mkdir()
             shutil.copy(run.returned, again)
-            code, run.again_output = _run(again, root / shape.name / "again-out")
-            run.again = root / shape.name / "again-out" / _returned_name(again) if code == 0 else None
-        out[shape.name] = run
-    return out
+            code, run.again_output = _run(again, folder / "again-out")
+            run.again = folder / "again-out" / _returned_name(again) if code == 0 else None
+        self[name] = run
+        return run
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory) -> Runs:
+    return Runs(tmp_path_factory.mktemp("realworld"))
 
 
 def _line(run: Run) -> str:
@@ -180,9 +187,17 @@ def test_every_xml_part_is_well_formed_typed_and_related(runs, name):
     overrides = {el.get("PartName").lower() for el in types.iter(f"{{{CONTENT_TYPES}}}Override")}
     untyped = [p for p in got.data if p != "[Content_Types].xml" and ("/" + p).lower() not in overrides | defaults]
     assert not untyped, f"parts without a content type: {untyped}"
+    listed = [el.get("PartName").lower() for el in types.iter(f"{{{CONTENT_TYPES}}}Override")]
+    assert len(listed) == len(set(listed)), f"a part typed twice: {sorted(p for p in listed if listed.count(p) > 1)}"
+    # the workbook's sheets: names unique (ignoring case, as Excel), ids unique
+    sheets = got.workbook.iter(got.q("sheet"))
+    names, ids = zip(*((el.get("name").casefold(), el.get("sheetId")) for el in sheets), strict=True)
+    assert len(set(names)) == len(names) and len(set(ids)) == len(ids), f"sheets {names}, sheetIds {ids}"
     for part in ["", *got.data]:
-        for rel in got.rels(part):
-            where = rels_name(part) if part else "_rels/.rels"
+        where = rels_name(part) if part else "_rels/.rels"
+        rels = got.rels(part)
+        assert len({r.id for r in rels}) == len(rels), f"{where}: relationship ids used twice: {[r.id for r in rels]}"
+        for rel in rels:
             assert rel.external or rel.target in got.data, f"{where}: {rel.id} -> {rel.target}, no such part"
 
 
@@ -299,12 +314,16 @@ def test_a_strict_package_stays_strict(runs):
     tool's included, is Strict, and every relationship type is a Strict one."""
     got = _returned(runs["strict"])
     assert got.main == S_MAIN and got.workbook.get("conformance") == "strict"
-    transitional = ("http://schemas.openxmlformats.org/spreadsheetml/", "http://schemas.openxmlformats.org/drawingml/", T_MAIN)
+    transitional = (
+        "http://schemas.openxmlformats.org/spreadsheetml/",
+        "http://schemas.openxmlformats.org/drawingml/",
+        "http://schemas.openxmlformats.org/officeDocument/2006/",  # r:id, extended and custom properties
+    )
     for part, data in got.data.items():
         if part.endswith(".xml") and part != "[Content_Types].xml":
             for el in xml(data).iter(tag=etree.Element):
                 names = [el.tag, *el.attrib]
-                used = [n for n in names if str(etree.QName(n).namespace).startswith(transitional) or etree.QName(n).namespace == T_R]
+                used = [n for n in names if str(etree.QName(n).namespace).startswith(transitional)]
                 assert not used, f"{part}: {etree.QName(el).localname} is Transitional in a Strict package ({used[0]})"
     for part in ["", *got.data]:
         for rel in got.rels(part):
@@ -343,12 +362,14 @@ def test_a_users_status_column_stays_on_the_round_trip(runs):
 
 @pytest.fixture(scope="session")
 def libreoffice_csv(runs, tmp_path_factory) -> Path:
-    """Every returned workbook converted by one LibreOffice call, each sheet to its own CSV
-    (`NAME-SHEET.csv`)."""
+    """Every returned workbook, and every input LibreOffice can open without a password, converted
+    by one LibreOffice call, each sheet to its own CSV (`NAME-SHEET.csv`)."""
     soffice = soffice_or_skip()
     folder = tmp_path_factory.mktemp("libreoffice")
-    returned = [str(r.returned) for r in runs.values() if r.returned.exists() and zipfile.is_zipfile(r.returned)]
-    if returned:
+    every = [runs[s.name] for s in SHAPES]
+    returned = [str(r.returned) for r in every if r.returned.exists() and zipfile.is_zipfile(r.returned)]
+    given = [str(r.source) for r in every if not r.shape.password]
+    if returned or given:
         subprocess.run(
             [
                 soffice,
@@ -359,6 +380,7 @@ def libreoffice_csv(runs, tmp_path_factory) -> Path:
                 "--outdir",
                 str(folder / "csv"),
                 *returned,
+                *given,
             ],
             capture_output=True,
             text=True,
@@ -377,6 +399,15 @@ def test_libreoffice_opens_the_returned_workbook(runs, libreoffice_csv, name):
     assert grid[0][: len(HEADERS)] == HEADERS and "Status" in grid[0][len(HEADERS) :]
     status = len(grid[0]) - 1 - grid[0][::-1].index("Status")  # the tool's: the last Status
     assert [(r[0], r[status]) for r in grid[1 : len(ROWS) + 1]] == [(row[0], s) for row, s in zip(ROWS, STATUSES, strict=True)]
+
+
+@pytest.mark.parametrize("name", [s.name for s in SHAPES if not s.password])
+def test_libreoffice_opens_the_input(runs, libreoffice_csv, name):
+    """The fixture is a workbook LibreOffice opens, as the real ones were."""
+    converted = libreoffice_csv / f"{runs[name].source.stem}-{INTAKE}.csv"
+    assert converted.exists(), f"LibreOffice did not open {runs[name].source.name}"
+    grid = list(csv.reader(converted.read_text(encoding="utf-8").splitlines()))
+    assert grid[0][: len(HEADERS)] == HEADERS and [r[0] for r in grid[1:]] == [row[0] for row in ROWS]
 
 
 # --- the shapes that are refused -----------------------------------------------------------------

@@ -166,6 +166,11 @@ def _case_pair_book() -> bytes:
 
 SHAPES: list[Shape] = [
     Shape(
+        "excel-transitional",
+        "Excel's own Transitional save, no trap: the baseline every other shape is measured against",
+        _xlsx(_PLAIN),
+    ),
+    Shape(
         "empty-style-table",
         "a style table written as an empty element, <styleSheet .../> (dates as ISO text: no date format to use)",
         _xlsx(Book([transfers()], dialect(EXCEL, styles="empty", dates="text"))),
