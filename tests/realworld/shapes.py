@@ -222,7 +222,7 @@ SHAPES: list[Shape] = [
     ),
     Shape(
         "default-password",
-        "encrypted with Excel's default password VelvetSweatshop (what Excel writes for structure protection)",
+        "encrypted with Excel's default password VelvetSweatshop (Excel's structure protection); a Payments sheet of the user's",
         _encrypted(_xlsx(Book([transfers(), _ledger(60)])), DEFAULT_PASSWORD),
         findings={"ENCRYPTION_REMOVED": ""},
         password=DEFAULT_PASSWORD,
