@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -121,8 +122,6 @@ def _with_part(build: Callable[[], bytes], name: str, data: bytes) -> Callable[[
     """The package with one more part (zipped as is, even when its name differs from another only in case)."""
 
     def extended() -> bytes:
-        import zipfile
-
         buffer = io.BytesIO(build())
         with zipfile.ZipFile(buffer, "a") as z:
             z.writestr(zipfile.ZipInfo(name, date_time=(2026, 11, 3, 16, 30, 0)), data, zipfile.ZIP_DEFLATED)
