@@ -40,9 +40,11 @@ HEADERS = [
     "Consideration Received ($)",
 ]
 ROWS = [
+    # $30,000 >= the $25,000 Grow NJ minimum (C.34:1B-248); $27,000 / $30,000 = 90% consideration -> OK
     ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30000, 27000],
-    # $1,000 transferred: under the $25,000 Grow NJ minimum transfer -> Flagged, a fill and a note on G3
+    # $1,000 < the $25,000 Grow NJ minimum -> Flagged, a fill and a note on G3 ($900 / $1,000 = 90%)
     ["T-2", "Grow NJ", "C-2", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 6), 1000, 900],
+    # $150,000 >= the $100,000 BEIP minimum (C.34:1B-129 g.(3)); $140,000 / $150,000 = 93% -> OK
     ["T-3", "BEIP", "C-3", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 7), 150000, 140000],
 ]
 STATUSES = ["OK", "Flagged", "OK"]  # T-1, T-2, T-3
