@@ -220,6 +220,11 @@ def test_every_value_of_every_sheet_comes_back(runs, name):
         assert not differ, f"{sheet.name}: values changed (before, after): {dict(list(differ.items())[:8])}"
         if sheet.name != INTAKE:
             assert after == before, f"{sheet.name}: cells added {sorted(set(after) - set(before))}"
+    # the user's defined names stay as they were (but those of a removed macro sheet)
+    removed = {s.name for s in given.sheets() if s.part in run.shape.removed}
+    names = {n: f for n, f in given.defined_names().items() if not any(r in f for r in removed)}
+    kept_names = got.defined_names()
+    assert {n: kept_names.get(n) for n in names} == names, "the user's defined names"
 
 
 def _statuses(got: Package, given: Package) -> tuple[list[str], list]:
