@@ -401,9 +401,10 @@ def test_libreoffice_opens_the_returned_workbook(runs, libreoffice_csv, name):
     converted = libreoffice_csv / f"{run.returned.stem}-{INTAKE}.csv"
     assert converted.exists(), f"LibreOffice did not open {run.returned.name}"
     grid = list(csv.reader(converted.read_text(encoding="utf-8").splitlines()))
-    assert grid[0][: len(HEADERS)] == HEADERS and "Status" in grid[0][len(HEADERS) :]
+    assert grid[0][: len(HEADERS)] == HEADERS and "Status" in grid[0][len(HEADERS) :], f"LibreOffice shows the header row {grid[0]}"
     status = len(grid[0]) - 1 - grid[0][::-1].index("Status")  # the tool's: the last Status
-    assert [(r[0], r[status]) for r in grid[1 : len(ROWS) + 1]] == [(row[0], s) for row, s in zip(ROWS, STATUSES, strict=True)]
+    shown = [(r[0], r[status]) for r in grid[1 : len(ROWS) + 1]]
+    assert shown == [(row[0], s) for row, s in zip(ROWS, STATUSES, strict=True)], f"LibreOffice shows the statuses {shown}"
 
 
 @pytest.mark.parametrize("name", [s.name for s in SHAPES if not s.password])
