@@ -8,7 +8,6 @@ original values; typing happens in `validators`.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import re
 import zipfile
@@ -24,7 +23,7 @@ from defusedxml import ElementTree
 from batch import cells
 from batch.opc import Package
 from batch.package import executable_parts
-from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts
+from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts, sheet_patterns, xml_text
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
 from validators.coerce import text as coerce_text
@@ -53,8 +52,7 @@ TOTAL_WORDS = re.compile(r"\s*(?:total|totals|grand\s+total|sum)\s*:?\s*", re.IG
 SUM_FORMULA = re.compile(r"^\s*=?\s*(?:_xlfn\.)?(?:SUM|SUBTOTAL)\s*\(", re.IGNORECASE)
 # a cell or range reference (`G2`, `$G$2:$G$10`), not a function name such as LOG10(
 A1_REF = re.compile(r"(?<![A-Za-z0-9_.])\$?([A-Za-z]{1,3})\$?(\d+)(?::\$?([A-Za-z]{1,3})\$?(\d+))?(?![\w(])")
-FORMULA_ELEMENT = re.compile(rb"<f\b([^>]*?)(?:/>|>(.*?)</f>)", re.S)
-SHARED_INDEX = re.compile(rb'\bsi="(\d+)"')
+SHARED_INDEX = re.compile(rb"""\bsi\s*=\s*["'](\d+)["']""")
 
 
 class UnreadableWorkbook(Refused):
@@ -542,18 +540,19 @@ def _sum_cells(path: Path, names: list[str]) -> dict[str, set[tuple[int, int]]]:
             if part not in members:
                 continue
             data = z.read(part)
-            if b"<f" not in data:
+            pat = sheet_patterns(data)
+            if pat.formula_open not in data:
                 continue
             found, shared = set(), {}
-            for m in FORMULA_ELEMENT.finditer(data):
-                start = data.rfind(b"<c ", 0, m.start())
-                ref = ATTR_R.search(data, start, m.start()) if start >= 0 else None
+            for cell in pat.cell.finditer(data):
+                m = pat.formula.search(cell.group(3) or b"")
+                ref = ATTR_R.search(cell.group(1)) if m else None
                 if not ref:
                     continue
                 row = int(ref.group(2))
-                si = SHARED_INDEX.search(m.group(1))
-                if m.group(2) is not None:
-                    text = html.unescape(m.group(2).decode("utf-8", "replace"))
+                si = SHARED_INDEX.search(m.group(0)[: m.group(0).find(b">") + 1])
+                if m.group(1) is not None:
+                    text = xml_text(m.group(1))
                     total = bool(SUM_FORMULA.match(text)) and not _own_row_only(text, row)
                     if si:
                         shared[si.group(1)] = total
