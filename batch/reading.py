@@ -20,7 +20,7 @@ import pandas as pd
 import python_calamine
 from defusedxml import ElementTree
 
-from batch import cells
+from batch import cells, readcopy, reasons
 from batch.opc import Package
 from batch.package import executable_parts
 from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts, sheet_patterns, xml_text
@@ -133,6 +133,10 @@ class Workbook:
     kind: str = "zip"  # see batch.safety.inspect
     macros: bool = False  # an .xlsm's VBA project (removed from the returned workbook)
     skipped: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook, left out
+    name: str = ""  # the file's name as the user knows it (a decrypted copy is read under its original's name)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (sheet, why): its relationship is broken; left as it is
+    macro_sheets: list[str] = field(default_factory=list)  # Excel 4 macro sheets (removed from the returned workbook)
+    encrypted: bool = False  # the file was encrypted with Excel's default password and is read decrypted
 
 
 def _empty_cells(rows) -> np.ndarray:
@@ -596,34 +600,52 @@ def _csv_grid(path: Path) -> list[list]:
     return [r + [""] * (width - len(r)) for r in rows]
 
 
-def _grids(path: Path, kind: str):
-    """(sheet name, grid, cell notes) of every sheet, after the file passed inspection as `kind`."""
+def _grids(path: Path, kind: str, name: str, reading: Path | None = None):
+    """(sheet name, grid, cell notes) of every sheet, after the file passed inspection as `kind`.
+    `reading`: the package calamine opens (a reading copy, see batch.readcopy), else `path`;
+    the cell scans read `path`. `name`: the file's name, as the user knows it."""
     if kind == "csv":
-        yield csv_sheet_name(path.stem), _csv_grid(path), None
+        yield csv_sheet_name(Path(name).stem), _csv_grid(path), None
         return
     try:
-        book = python_calamine.CalamineWorkbook.from_path(str(path))
+        book = python_calamine.CalamineWorkbook.from_path(str(reading or path))
     except python_calamine.PasswordError as err:
-        raise UnreadableWorkbook(
-            f"{path.name} is password-protected (encrypted); remove the password in Excel and drop it in again."
-        ) from err
+        raise UnreadableWorkbook(f"{name} is password-protected (encrypted); remove the password in Excel and drop it in again.") from err
     except Exception as err:  # calamine raises several unrelated types for a bad file
-        raise UnreadableWorkbook(f"{path.name} cannot be read as an Excel workbook ({err}).") from err
+        raise UnreadableWorkbook(reasons.unreadable(name, err, path)) from err
+    finally:
+        if reading is not None:  # calamine holds the copy open: its name goes now, on every path
+            reading.unlink(missing_ok=True)
     notes = scan_cells(path) if kind == "zip" else {}
-    for name in book.sheet_names:
+    for sheet in book.sheet_names:
         try:
-            grid = book.get_sheet_by_name(name).to_python(skip_empty_area=False)
+            grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
         except Exception as err:
-            raise UnreadableWorkbook(f"Sheet {name!r} of {path.name} cannot be read ({err}).") from err
-        note = notes.get(name)
+            raise UnreadableWorkbook(reasons.unreadable(name, err, path if kind == "zip" else None, sheet)) from err
+        note = notes.get(sheet)
         if note:
             for (r, c), text in note.errors.items():
                 if r < len(grid) and c < len(grid[r]):
                     grid[r][c] = ExcelError(text)
-        yield name, grid, note
+        yield sheet, grid, note
 
 
-def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limits()) -> Workbook:
+def _reading_copy(wb: Workbook, scratch: Path | None) -> Path | None:
+    """Note the sheets that cannot be read (a broken relationship) and the Excel 4 macro sheets, and
+    make a reading copy where calamine would not read the package as it is (None when it would)."""
+    with zipfile.ZipFile(wb.path) as z:
+        plan = readcopy.plan(z)
+    wb.unreadable = [(s.name, s.broken) for s in plan.unreadable]
+    wb.macro_sheets = [s.name for s in plan.macro_sheets]
+    wb.macros = wb.macros or bool(wb.macro_sheets)
+    if not plan.needed:
+        return None
+    return readcopy.make(wb.path, readcopy.scratch_file(scratch, "reading"), plan)
+
+
+def read_workbook(
+    path: Path, specs: dict[str, SheetSpec], limits: Limits = Limits(), scratch: Path | None = None, shown: str | None = None
+) -> Workbook:
     """Read every sheet of the workbook (or the one sheet of a CSV file, named after the file);
     `specs` maps sheet keys (see `sheet_key`) to specs. A sheet whose name is no intake sheet's is
     routed by its header row (`route`), except the template's `Instructions` and `Lists`.
@@ -631,14 +653,20 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
     The tool's own sheets of a returned workbook are left out: the sheets its marker names, or, in
     a workbook without the marker (returned by an earlier release), the `Findings`, `Summary` and
     `Run` sheets recognised by their first cells. A sheet of the user's with one of those names is
-    an ordinary sheet, carried through as it came."""
+    an ordinary sheet, carried through as it came.
+
+    A sheet whose relationship is broken, and an Excel 4 macro sheet, are left out (`unreadable`,
+    `macro_sheets`); where calamine cannot read the package as it is, it reads a reading copy
+    (batch.readcopy, made beside `scratch`). `shown`: the file's name as the user knows it (a
+    decrypted copy is read under its original's name)."""
     path = Path(path)
-    kind = inspect(path, limits)
+    kind = inspect(path, limits, shown)
     marked = marked_sheets(path) if kind == "zip" else None
     # a workbook the tool returned: its marker names the tool's sheets (a release before the marker: its sheets are recognised)
     returned = marked is not None or (kind != "csv" and _legacy_returned(path))
-    wb = Workbook(path, kind=kind, macros=kind == "zip" and has_macros(path))
-    for name, grid, note in _grids(path, kind):
+    wb = Workbook(path, kind=kind, macros=kind == "zip" and has_macros(path), name=shown or path.name)
+    copy = _reading_copy(wb, scratch) if kind == "zip" else None
+    for name, grid, note in _grids(path, kind, wb.name, copy):
         ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
         if ours:
             wb.skipped.append(name)

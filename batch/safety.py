@@ -40,9 +40,10 @@ class Refused(Exception):
     """The file is set aside; the message is one sentence saying what is wrong and what to do."""
 
 
-def inspect(path: Path, limits: Limits = Limits()) -> str:
-    """Return the kind of file ('zip', 'xls' or 'csv'), or raise Refused with the reason."""
-    name = path.name
+def inspect(path: Path, limits: Limits = Limits(), shown: str | None = None) -> str:
+    """Return the kind of file ('zip', 'xls' or 'csv'), or raise Refused with the reason (which
+    names the file `shown`, by default its own name)."""
+    name = shown or path.name
     if path.suffix.lower() == ".csv":
         return "csv"
     with open(path, "rb") as fh:
@@ -83,6 +84,38 @@ def inspect(path: Path, limits: Limits = Limits()) -> str:
     except zipfile.BadZipFile as err:
         raise Refused(damaged(name, err)) from err
     return "zip"
+
+
+DEFAULT_PASSWORD = "VelvetSweatshop"  # what Excel encrypts with when only the workbook's structure is protected
+
+
+def encrypted(path: Path) -> bool:
+    """The file is an encrypted Office package (an OLE2 file holding an EncryptedPackage stream)."""
+    with open(path, "rb") as fh:
+        if not fh.read(8).startswith(OLE2_MAGIC):
+            return False
+    return ENCRYPTED_STREAM in path.read_bytes()
+
+
+def decrypt_default(path: Path, dest: Path, shown: str | None = None) -> Path:
+    """Decrypt a workbook encrypted with Excel's default password into `dest` (the package as
+    Excel would save it without the encryption). A workbook encrypted with any other password is
+    refused, with the reason."""
+    import msoffcrypto
+
+    name = shown or path.name
+    try:
+        with open(path, "rb") as fh:
+            office = msoffcrypto.OfficeFile(fh)
+            office.load_key(password=DEFAULT_PASSWORD, verify_password=True)
+            with open(dest, "wb") as out:
+                office.decrypt(out)
+    except Exception as err:  # noqa: BLE001 - a wrong password, or an encryption msoffcrypto does not know
+        dest.unlink(missing_ok=True)
+        raise Refused(
+            f"{name} is password-protected (encrypted); remove the password in Excel (File > Info > Protect Workbook) and drop it in again."
+        ) from err
+    return dest
 
 
 XML_SUFFIXES = (".xml", ".rels", ".vml")

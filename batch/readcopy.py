@@ -1,0 +1,164 @@
+"""A copy of a workbook package made for reading only, where python-calamine would not read the
+package as it is (the returned workbook is always made from the original, never from this copy).
+
+python-calamine finds a workbook's parts by fixed names and simple paths; valid packages that
+Excel and LibreOffice open can defeat it:
+- a `<sheet>` whose relationship id is empty, missing, unknown or points at no part: calamine
+  refuses the whole workbook ("Relationship not found"). The copy leaves the sheet out; the sheet
+  is reported (`SHEET_NOT_READABLE`) and the rest of the workbook is read.
+- an Excel 4 macro sheet (`xl/macrosheets/`): calamine refuses the whole workbook ("Unrecognized
+  sheet:type"). The copy leaves it out (the returned workbook is returned without it, and
+  `MACROS_REMOVED` names it).
+- a sheet whose relationship's target is written relative to another folder (`../xl/...`,
+  `./worksheets/...`) or whose part is not in `worksheets/`: calamine does not find it. The copy
+  points the relationship at the part by its absolute name (or puts the part in `worksheets/`).
+- a shared string table or style table that is not at `xl/sharedStrings.xml` / `xl/styles.xml`
+  (calamine reads those names only, so a cell would find no string, and a date no date format):
+  the copy holds it under the name calamine reads.
+- a sheet `state` other than visible, hidden and veryHidden: calamine refuses the workbook; the
+  copy leaves the attribute out (the tool does not use it).
+Every other part is copied byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from batch import xmlparts
+from batch.safety import WORKBOOK, WORKBOOK_RELS, SheetEntry, part_named, relationship_map, workbook_sheets
+
+CALAMINE_FOLDERS = ("worksheets", "chartsheets", "dialogsheets")  # the sheet folders calamine knows
+SHEET_STATES = ("visible", "hidden", "veryHidden")
+STRINGS = "xl/sharedStrings.xml"
+STYLES = "xl/styles.xml"
+EMPTY_RELS = b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"/>'
+COPY_CHUNK = 1 << 20
+
+
+def _calamine_path(target: str) -> str:
+    """The part name calamine takes a workbook relationship's Target for."""
+    if target.startswith("/xl/"):
+        return target[1:]
+    if target.startswith("xl/"):
+        return target
+    return "xl/" + target
+
+
+@dataclass
+class ReadingPlan:
+    """What the reading copy changes; `needed` is False for a package calamine reads as it is."""
+
+    sheets: list[SheetEntry] = field(default_factory=list)
+    unreadable: list[SheetEntry] = field(default_factory=list)  # left out: the relationship is broken
+    macro_sheets: list[SheetEntry] = field(default_factory=list)  # left out: Excel 4 macro sheets
+    targets: dict[str, str] = field(default_factory=dict)  # relationship id -> the absolute Target calamine finds
+    moved: dict[str, str] = field(default_factory=dict)  # new part name -> the part it copies
+    states: bool = False  # some sheet state calamine refuses
+    no_rels: bool = False  # the workbook has no relationships part
+
+    @property
+    def needed(self) -> bool:
+        return bool(self.unreadable or self.macro_sheets or self.targets or self.moved or self.states or self.no_rels)
+
+
+def plan(z: zipfile.ZipFile) -> ReadingPlan:
+    """What a reading copy of the package must change for calamine (nothing, usually)."""
+    names = z.namelist()
+    out = ReadingPlan(sheets=workbook_sheets(z))
+    out.no_rels = part_named(names, WORKBOOK_RELS) is None
+    taken = {n.casefold() for n in names}
+    for s in out.sheets:
+        if s.broken:
+            out.unreadable.append(s)
+            continue
+        if s.macro:
+            out.macro_sheets.append(s)
+            continue
+        if s.state is not None and s.state not in SHEET_STATES:
+            out.states = True
+        seen = _calamine_path(s.target)
+        folder = seen.split("/")[1] if seen.count("/") >= 2 else ""
+        if seen.casefold() == s.part.casefold() and folder in CALAMINE_FOLDERS:
+            continue
+        if s.part.casefold().startswith(tuple(f"xl/{f}/" for f in CALAMINE_FOLDERS)) and s.part.count("/") == 2:
+            out.targets[s.rid] = "/" + s.part
+        else:  # a sheet part outside the folders calamine knows: copied into worksheets/
+            n = 1
+            while f"xl/worksheets/reading{n}.xml" in taken:
+                n += 1
+            new = f"xl/worksheets/reading{n}.xml"
+            taken.add(new)
+            out.moved[new] = s.part
+            out.targets[s.rid] = "/" + new
+    rels = relationship_map(z, WORKBOOK_RELS, "xl")
+    for kind, fixed in (("sharedStrings", STRINGS), ("styles", STYLES)):
+        part = next((r["part"] for r in rels.values() if r["kind"] == kind and r["part"]), None)
+        if part is not None and part.casefold() != fixed.casefold():
+            out.moved[fixed] = part
+    return out
+
+
+def scratch_file(scratch: Path | None, role: str) -> Path:
+    """A temporary file for `role` (`reading`, `decrypted`): beside `scratch` (the run's partial
+    output, whose name every temporary file of the run carries, so the run removes it on every
+    path), or in the system's temporary folder when there is no run."""
+    if scratch is not None:
+        return Path(scratch).with_name(f".{Path(scratch).name}.{role}.xlsx")
+    fd, name = tempfile.mkstemp(prefix="njcredits-", suffix=f".{role}.xlsx")
+    os.close(fd)
+    return Path(name)
+
+
+def make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
+    """Write the reading copy of `source` to `dest` (parts stored, not compressed: it lives for one read)."""
+    left_out = {s.name for s in reading.unreadable + reading.macro_sheets}
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_STORED) as zout:
+        names = zin.namelist()
+        workbook = part_named(names, WORKBOOK) or WORKBOOK
+        rels = part_named(names, WORKBOOK_RELS)
+        replaced = {n.casefold() for n in reading.moved}
+        for info in zin.infolist():
+            name = info.filename
+            if name.casefold() in replaced:
+                continue  # written below, as the part calamine reads
+            if name == workbook:
+                zout.writestr(WORKBOOK, _workbook(zin.read(name), left_out, reading.states))
+            elif name == rels:
+                zout.writestr(WORKBOOK_RELS, _relationships(zin.read(name), reading.targets))
+            else:
+                _copy(zin, name, zout, name)
+        if rels is None:
+            zout.writestr(WORKBOOK_RELS, EMPTY_RELS)
+        for new, old in reading.moved.items():
+            _copy(zin, old, zout, new)
+    return dest
+
+
+def _copy(zin: zipfile.ZipFile, name: str, zout: zipfile.ZipFile, as_name: str) -> None:
+    with zin.open(name) as src, zout.open(zipfile.ZipInfo(as_name), "w", force_zip64=True) as dst:
+        shutil.copyfileobj(src, dst, COPY_CHUNK)
+
+
+def _workbook(data: bytes, left_out: set[str], states: bool) -> bytes:
+    root = xmlparts.parse(data, WORKBOOK)
+    for el in list(root.iter()):
+        if xmlparts.local(el) != "sheet" or xmlparts.namespace(el) not in xmlparts.MAINS:
+            continue
+        if str(el.get("name") or "") in left_out:
+            el.getparent().remove(el)
+        elif states and el.get("state") is not None and el.get("state") not in SHEET_STATES:
+            del el.attrib["state"]
+    return xmlparts.serialize(root, data)
+
+
+def _relationships(data: bytes, targets: dict[str, str]) -> bytes:
+    root = xmlparts.parse(data, WORKBOOK_RELS)
+    for el in root.iter():
+        if xmlparts.local(el) == "Relationship" and el.get("Id") in targets:
+            el.set("Target", targets[el.get("Id")])
+    return xmlparts.serialize(root, data)
