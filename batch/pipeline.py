@@ -464,7 +464,7 @@ def _workbook_findings(book, not_in_place: str | None = None) -> pd.DataFrame:
         rows.append({"code": "SHEET_NOT_READABLE", "sheet_name": sheet, "expected": why})
     if book.macros and not not_in_place:
         rows.append({"code": "MACROS_REMOVED", "removed": _removed(book)})
-    raw = pd.DataFrame(rows, columns=["code", "variant", "expected", "severity", "sheet_name", "removed"])
+    raw = pd.DataFrame(rows, columns=["code", "variant", "expected", "severity", "sheet_name", "removed"], dtype=object)
     raw = raw.assign(row=-1, column="", value=getattr(book, "name", "") or book.path.name)
     return _without_rows(render(raw, "", rules_mod.common_findings()), "")
 
