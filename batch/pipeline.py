@@ -482,9 +482,11 @@ def _removed(book) -> str:
     return " and ".join(said)
 
 
-def no_intake_reason(sheets: list[OtherSheet], intake_names: list[str]) -> str:
-    """The one-line reason of a workbook in which no sheet is an intake sheet."""
+def no_intake_reason(sheets: list[OtherSheet], intake_names: list[str], unreadable: list[tuple[str, str]] = ()) -> str:
+    """The one-line reason of a workbook in which no sheet is an intake sheet (`unreadable`: the
+    sheets that could not be read, with why)."""
     found = [s.name + (f" (its headers fit {s.not_routed['candidates']} equally)" if s.not_routed else "") for s in sheets]
+    found += [f"{name} (which could not be read: {why})" for name, why in unreadable]
     return (
         "no intake sheet: "
         + (f"found sheets {', '.join(found)}" if found else "found no sheets")
@@ -533,7 +535,7 @@ def process(
     by_spec = {m.name: m for m in by_key.values()}
     intake = [(i, s, by_spec[s.spec.name]) for i, s in enumerate(book.sheets) if isinstance(s, IntakeSheet)]
     if not intake:  # nothing would be checked: the file is refused, never said to be OK
-        raise UnreadableWorkbook(no_intake_reason(book.sheets, [m.name for m in by_key.values()]))
+        raise UnreadableWorkbook(no_intake_reason(book.sheets, [m.name for m in by_key.values()], book.unreadable))
     # sheets that read prior incentive records (Grow NJ) are computed after those that give them
     done: dict[int, SheetResult] = {}
     prior_ready = False

@@ -288,6 +288,13 @@ def test_a_sheet_whose_relationship_is_broken_is_named_and_the_rest_processed(tm
     assert [r.sheet.name for r in result.intake] == ["Transfers"]
 
 
+def test_a_workbook_whose_only_sheet_is_broken_says_so(tmp_path):
+    path = package(tmp_path / "in.xlsx", workbook_sheets='<sheet name="Transfers" sheetId="1" r:id=""/>')
+    with pytest.raises(Refused) as caught:
+        process(path)
+    assert "found sheets Transfers (which could not be read: its relationship id in the workbook is empty or missing)" in str(caught.value)
+
+
 def test_an_excel_4_macro_sheet_is_left_out_and_named(tmp_path):
     path = package(tmp_path / "in.xlsm", workbook_sheets=TWO_SHEETS, rels_extra=MACRO_REL, extra={"xl/macrosheets/sheet1.xml": MACRO_PART})
     result = process(path)
@@ -374,8 +381,16 @@ def _two_sheets_one_name(tmp: Path) -> Path:
     return package(tmp / "twice.xlsx", workbook_sheets=sheets)
 
 
+def _prefixed_size_bomb(tmp: Path) -> Path:
+    """A declared extent of every cell of the sheet, under a prefix and in single quotes."""
+    rows = "<x:row r='1'><x:c r='A1'><x:v>1</x:v></x:c></x:row>"
+    path = package(tmp / "bomb0.xlsx", p="x", shared=False, rows=rows)
+    return _rezip(path, tmp / "bomb.xlsx", {"xl/worksheets/sheet1.xml": lambda d: d.replace(b'ref="A1:I2"', b"ref = 'A1:XFD1048576'")})
+
+
 # name -> (builder, text the reason must hold)
 REASONS = {
+    "a prefixed sheet declaring every cell": (_prefixed_size_bomb, "declares 1,048,576 rows x 16,384 columns"),
     "a part whose checksum does not match": (_bad_crc, "part xl/worksheets/sheet1.xml of the workbook is damaged (its checksum"),
     "a DOCTYPE after the first 4 KB of docProps/core.xml": (
         lambda t: _laughs_after(t, "docProps/core.xml", 5000),
@@ -418,6 +433,25 @@ def test_a_doctype_split_across_two_chunks_is_found(tmp_path, monkeypatch, shift
         assert z.read("docProps/core.xml").index(b"<!DOCTYPE") == 4096 + shift
     with pytest.raises(Refused, match="DOCTYPE declaration in docProps/core.xml"):
         inspect(path)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ValueError("subsection not found"),
+        AttributeError("'NoneType' object has no attribute 'group'"),
+        TypeError("expected string or bytes-like object, got 'NoneType'"),
+        KeyError("xl/styles.xml"),
+    ],
+)
+def test_an_unexpected_failure_is_said_without_the_librarys_words(error):
+    """What the writers may raise on a shape they do not handle: the reason says what to do, and
+    never the exception's class or text."""
+    from batch.runner import _reason
+
+    reason = _reason(error, "odd.xlsx")
+    assert reason.startswith("odd.xlsx could not be processed") and "save it again as .xlsx" in reason
+    assert type(error).__name__ not in reason and str(error).strip("'") not in reason
 
 
 def test_the_doctype_search_reads_a_large_part_quickly(tmp_path):
