@@ -137,6 +137,7 @@ class Workbook:
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (sheet, why): its relationship is broken; left as it is
     macro_sheets: list[str] = field(default_factory=list)  # Excel 4 macro sheets (removed from the returned workbook)
     encrypted: bool = False  # the file was encrypted with Excel's default password and is read decrypted
+    parts: dict[str, str] = field(default_factory=dict)  # sheet name -> the package part read for it (the writer's too)
 
 
 def _empty_cells(rows) -> np.ndarray:
@@ -635,6 +636,7 @@ def _reading_copy(wb: Workbook, scratch: Path | None) -> Path | None:
     make a reading copy where calamine would not read the package as it is (None when it would)."""
     with zipfile.ZipFile(wb.path) as z:
         plan = readcopy.plan(z)
+    wb.parts = {s.name: s.part for s in plan.sheets if s.part and not s.broken and not s.macro}
     wb.unreadable = [(s.name, s.broken) for s in plan.unreadable]
     wb.macro_sheets = [s.name for s in plan.macro_sheets]
     wb.macros = wb.macros or bool(wb.macro_sheets)

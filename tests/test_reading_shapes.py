@@ -62,6 +62,7 @@ def package(
     styles_part: str = "xl/styles.xml",
     workbook_pr: str = "",
     extra: dict[str, bytes | str] | None = None,
+    rels_prefix: str = "",
 ) -> Path:
     """A workbook with one Transfers sheet (HEADERS, ROW), written as the options say: `main`/`rel`
     its namespaces (Strict: both purl, and relationship types under the Strict base), `p` a prefix
@@ -133,6 +134,12 @@ def package(
         + (f'<Override PartName="/{strings_part}" ContentType="{spreadsheet}.sharedStrings+xml"/>' if shared else "")
         + "</Types>"
     )
+    if rels_prefix:
+        wb_rels = (
+            wb_rels.replace("<Relationships xmlns=", f"<{rels_prefix}:Relationships xmlns:{rels_prefix}=")
+            .replace("<Relationship ", f"<{rels_prefix}:Relationship ")
+            .replace("</Relationships>", f"</{rels_prefix}:Relationships>")
+        )
     parts = {
         "[Content_Types].xml": content_types,
         "_rels/.rels": root_rels,
@@ -196,6 +203,10 @@ READ_EQUAL = {
         {"workbook_sheets": '<sheet name="Transfers" sheetId="1" state="Visible" r:id="rId1"/>'},
         "Unrecognized sheet:state",
     ),
+    "prefixed relationships": (
+        {"rels_prefix": "pr"},
+        "<pr:Relationships xmlns:pr=...>, as some Java libraries write them",
+    ),
     "an Excel 4 macro sheet": (
         {"workbook_sheets": TWO_SHEETS, "rels_extra": MACRO_REL, "extra": {"xl/macrosheets/sheet1.xml": MACRO_PART}},
         "Unrecognized sheet:type",
@@ -230,6 +241,11 @@ ROW_SHAPES = {
     "cells out of order in a row": (
         '<row r="1"><c r="B1" t="inlineStr"><is><t>Program</t></is></c><c r="A1" t="inlineStr"><is><t>Transfer ID</t></is></c></row>'
         '<row r="2"><c r="B2" t="inlineStr"><is><t>Grow NJ</t></is></c><c r="A2" t="inlineStr"><is><t>T-1</t></is></c></row>',
+        [["Transfer ID", "Program"], ["T-1", "Grow NJ"]],
+    ),
+    "end tags with a space": (
+        '<row r="1"><c r="A1" t="inlineStr"><is><t>Transfer ID</t></is></c ><c r="B1" t="inlineStr"><is><t>Program</t ></is ></c>'
+        '</row ><row r="2"><c r="A2" t="inlineStr"><is><t>T-1</t></is></c ><c r="B2" t="inlineStr"><is><t>Grow NJ</t></is></c></row >',
         [["Transfer ID", "Program"], ["T-1", "Grow NJ"]],
     ),
     "empty text cells": (
