@@ -17,12 +17,15 @@ Excel and LibreOffice open can defeat it:
   the copy holds it under the name calamine reads.
 - a sheet `state` other than visible, hidden and veryHidden: calamine refuses the workbook; the
   copy leaves the attribute out (the tool does not use it).
+- a sheet's `<dimension>` (a hint of its extent) that is no cell range, such as `A1:C0`: calamine
+  refuses the sheet; the copy leaves the hint out (the cells themselves say where they are).
 Every other part is copied byte for byte.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import zipfile
@@ -38,6 +41,10 @@ STRINGS = "xl/sharedStrings.xml"
 STYLES = "xl/styles.xml"
 EMPTY_RELS = b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"/>'
 COPY_CHUNK = 1 << 20
+HEAD_BYTES = 1 << 16  # where a sheet's dimension is looked for
+PREFIX = rb"(?:[A-Za-z_][\w.-]*:)?"
+DIMENSION = re.compile(rb"<" + PREFIX + rb"""dimension\b[^>]*?\bref\s*=\s*(["'])(.*?)\1[^>]*?(?:/>|>\s*</""" + PREFIX + rb"dimension\s*>)")
+RANGE = re.compile(rb"\$?[A-Za-z]{1,3}\$?[1-9][0-9]{0,6}(?::\$?[A-Za-z]{1,3}\$?[1-9][0-9]{0,6})?")
 
 
 def _calamine_path(target: str) -> str:
@@ -59,11 +66,12 @@ class ReadingPlan:
     targets: dict[str, str] = field(default_factory=dict)  # relationship id -> the absolute Target calamine finds
     moved: dict[str, str] = field(default_factory=dict)  # new part name -> the part it copies
     states: bool = False  # some sheet state calamine refuses
+    heads: dict[str, tuple[int, int]] = field(default_factory=dict)  # sheet part -> the bytes of a dimension that is no range
     no_rels: bool = False  # the workbook has no relationships part
 
     @property
     def needed(self) -> bool:
-        return bool(self.unreadable or self.macro_sheets or self.targets or self.moved or self.states or self.no_rels)
+        return bool(self.unreadable or self.macro_sheets or self.targets or self.moved or self.states or self.no_rels or self.heads)
 
 
 def plan(z: zipfile.ZipFile) -> ReadingPlan:
@@ -81,6 +89,10 @@ def plan(z: zipfile.ZipFile) -> ReadingPlan:
             continue
         if s.state is not None and s.state not in SHEET_STATES:
             out.states = True
+        with z.open(s.part) as member:
+            m = DIMENSION.search(member.read(HEAD_BYTES))
+        if m and not RANGE.fullmatch(m.group(2).strip()):
+            out.heads[s.part] = (m.start(), m.end())
         seen = _calamine_path(s.target)
         folder = seen.split("/")[1] if seen.count("/") >= 2 else ""
         if seen.casefold() == s.part.casefold() and folder in CALAMINE_FOLDERS:
@@ -130,6 +142,8 @@ def make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
                 zout.writestr(WORKBOOK, _workbook(zin.read(name), left_out, reading.states))
             elif name == rels:
                 zout.writestr(WORKBOOK_RELS, _relationships(zin.read(name), reading.targets))
+            elif name in reading.heads:
+                _copy(zin, name, zout, name, reading.heads[name])
             else:
                 _copy(zin, name, zout, name)
         if rels is None:
@@ -139,8 +153,12 @@ def make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
     return dest
 
 
-def _copy(zin: zipfile.ZipFile, name: str, zout: zipfile.ZipFile, as_name: str) -> None:
+def _copy(zin: zipfile.ZipFile, name: str, zout: zipfile.ZipFile, as_name: str, cut: tuple[int, int] | None = None) -> None:
+    """Copy a part, leaving out the bytes `cut` (start, end) of its head."""
     with zin.open(name) as src, zout.open(zipfile.ZipInfo(as_name), "w", force_zip64=True) as dst:
+        if cut is not None:
+            head = src.read(HEAD_BYTES)
+            dst.write(head[: cut[0]] + head[cut[1] :])
         shutil.copyfileobj(src, dst, COPY_CHUNK)
 
 

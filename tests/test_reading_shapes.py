@@ -63,6 +63,7 @@ def package(
     workbook_pr: str = "",
     extra: dict[str, bytes | str] | None = None,
     rels_prefix: str = "",
+    dimension: str = "A1:I2",
 ) -> Path:
     """A workbook with one Transfers sheet (HEADERS, ROW), written as the options say: `main`/`rel`
     its namespaces (Strict: both purl, and relationship types under the Strict base), `p` a prefix
@@ -207,6 +208,8 @@ READ_EQUAL = {
         {"rels_prefix": "pr"},
         "<pr:Relationships xmlns:pr=...>, as some Java libraries write them",
     ),
+    "a dimension that is no range": ({"dimension": "A1:I0"}, "calamine refuses the sheet: Range is missing the expected row component"),
+    "a dimension of row 0": ({"dimension": "A0:I2", "q": "'"}, ""),
     "an Excel 4 macro sheet": (
         {"workbook_sheets": TWO_SHEETS, "rels_extra": MACRO_REL, "extra": {"xl/macrosheets/sheet1.xml": MACRO_PART}},
         "Unrecognized sheet:type",
