@@ -127,7 +127,16 @@ def scratch_file(scratch: Path | None, role: str) -> Path:
 
 
 def make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
-    """Write the reading copy of `source` to `dest` (parts stored, not compressed: it lives for one read)."""
+    """Write the reading copy of `source` to `dest` (parts stored, not compressed: it lives for one
+    read); a copy left half-written by a failure is removed."""
+    try:
+        return _make(source, dest, reading)
+    except BaseException:
+        dest.unlink(missing_ok=True)
+        raise
+
+
+def _make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
     left_out = {s.name for s in reading.unreadable + reading.macro_sheets}
     with zipfile.ZipFile(source) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_STORED) as zout:
         names = zin.namelist()
