@@ -196,6 +196,18 @@ def _scanned_dtd(name: str, z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
         return _declares_dtd(z, info)
     except (zlib.error, EOFError) as err:  # compressed data that does not inflate: this part is damaged
         raise Refused(damaged(name, err, info.filename)) from err
+    except NotImplementedError as err:  # Deflate64, bzip2 of old zip tools...: not what Excel writes
+        raise Refused(
+            f"{name}: part {info.filename} of the workbook is compressed with a method Excel does not use, so it cannot "
+            f"be read; open the workbook in Excel or LibreOffice, save it again as .xlsx and drop it in again."
+        ) from err
+    except RuntimeError as err:  # a part encrypted with a zip password (not Excel's own protection)
+        if not info.flag_bits & 0x1:
+            raise
+        raise Refused(
+            f"{name}: part {info.filename} of the workbook is encrypted with a zip password, which Excel never writes; "
+            f"open the workbook in Excel or LibreOffice, save it again as .xlsx and drop it in again."
+        ) from err
 
 
 def _declares_dtd(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:

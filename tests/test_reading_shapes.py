@@ -376,6 +376,34 @@ def _utf16_doctype(tmp: Path) -> Path:
     return package(tmp / "utf16.xlsx", extra={"docProps/app.xml": b"\xff\xfe" + body.encode("utf-16-le")})
 
 
+def _doctype_by_content_type(tmp: Path) -> Path:
+    """A part named like no XML part, declared XML by its content type (an Override)."""
+    path = package(tmp / "ct0.xlsx", extra={"xl/custom/data.bin": '<!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>'})
+
+    def declare(data: bytes) -> bytes:
+        return data.replace(b"</Types>", b'<Override PartName="/xl/custom/data.bin" ContentType="application/xml"/></Types>')
+
+    return _rezip(path, tmp / "ct.xlsx", {"[Content_Types].xml": declare})
+
+
+def _bzip2_part(tmp: Path) -> Path:
+    """The sheet part marked compressed with PPMd (method 98, which old zip tools write and Excel
+    never does): no reader here inflates it, and the reason names the part."""
+    path = package(tmp / "m0.xlsx", shared=False)
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("xl/worksheets/sheet1.xml")
+    # the method field of the local header and of the central directory entry
+    local = info.header_offset + 8
+    data[local : local + 2] = (98).to_bytes(2, "little")
+    at = data.index(b"xl/worksheets/sheet1.xml", data.index(b"PK\x01\x02"))
+    central = data.rindex(b"PK\x01\x02", 0, at)
+    data[central + 10 : central + 12] = (98).to_bytes(2, "little")
+    out = tmp / "method.xlsx"
+    out.write_bytes(bytes(data))
+    return out
+
+
 def _row_zero(tmp: Path) -> Path:
     rows = '<row r="0"><c r="A0" t="inlineStr"><is><t>title</t></is></c></row><row r="1"><c r="A1"><v>1</v></c></row>'
     return package(tmp / "row0.xlsx", shared=False, rows=rows)
@@ -420,6 +448,8 @@ REASONS = {
         lambda t: package(t / "vml.xlsx", extra={"xl/drawings/vmlDrawing1.vml": '<!DOCTYPE x [<!ENTITY a "b">]><x/>'}),
         "DOCTYPE declaration in xl/drawings/vmlDrawing1.vml",
     ),
+    "a DOCTYPE in a part whose content type is XML": (_doctype_by_content_type, "DOCTYPE declaration in xl/custom/data.bin"),
+    "a part compressed as Excel never does": (_bzip2_part, "part xl/worksheets/sheet1.xml of the workbook is compressed with a method"),
     "a row 0": (_row_zero, "sheet 'Transfers' of row0.xlsx numbers a row 0"),
     "a cell referring to a shared string the table does not hold": (
         _string_beyond_table,
