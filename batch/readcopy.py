@@ -19,6 +19,11 @@ Excel and LibreOffice open can defeat it:
   copy leaves the attribute out (the tool does not use it).
 - a sheet's `<dimension>` (a hint of its extent) that is no cell range, such as `A1:C0`: calamine
   refuses the sheet; the copy leaves the hint out (the cells themselves say where they are).
+- cells calamine refuses (made only when a sheet failed so): an error value it does not know
+  (Excel's dynamic-array errors `#SPILL!`, `#CALC!`, `#GETTING_DATA`, ...) is read as `#N/A` (the
+  cell scan puts the error as written back into the grid), and an empty value element (`<v/>`,
+  `<v></v>`) is left out (the cell is empty either way). The sheet parts are rewritten row by row,
+  in chunks, never whole in memory.
 Every other part is copied byte for byte.
 """
 
@@ -33,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from batch import xmlparts
-from batch.safety import WORKBOOK, WORKBOOK_RELS, SheetEntry, part_named, relationship_map, workbook_sheets
+from batch.safety import WORKBOOK, WORKBOOK_RELS, SheetEntry, part_named, relationship_map, sheet_patterns, workbook_sheets
 
 CALAMINE_FOLDERS = ("worksheets", "chartsheets", "dialogsheets")  # the sheet folders calamine knows
 SHEET_STATES = ("visible", "hidden", "veryHidden")
@@ -67,11 +72,14 @@ class ReadingPlan:
     moved: dict[str, str] = field(default_factory=dict)  # new part name -> the part it copies
     states: bool = False  # some sheet state calamine refuses
     heads: dict[str, tuple[int, int]] = field(default_factory=dict)  # sheet part -> the bytes of a dimension that is no range
+    cells: set[str] = field(default_factory=set)  # sheet parts whose cells calamine refuses are rewritten (see _fixed_cells)
     no_rels: bool = False  # the workbook has no relationships part
 
     @property
     def needed(self) -> bool:
-        return bool(self.unreadable or self.macro_sheets or self.targets or self.moved or self.states or self.no_rels or self.heads)
+        return bool(
+            self.unreadable or self.macro_sheets or self.targets or self.moved or self.states or self.no_rels or self.heads or self.cells
+        )
 
 
 def plan(z: zipfile.ZipFile) -> ReadingPlan:
@@ -151,6 +159,8 @@ def _make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
                 zout.writestr(WORKBOOK, _workbook(zin.read(name), left_out, reading.states))
             elif name == rels:
                 zout.writestr(WORKBOOK_RELS, _relationships(zin.read(name), reading.targets))
+            elif name in reading.cells:
+                _copy_cells(zin, name, zout, name, reading.heads.get(name))
             elif name in reading.heads:
                 _copy(zin, name, zout, name, reading.heads[name])
             else:
@@ -158,7 +168,10 @@ def _make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
         if rels is None:
             zout.writestr(WORKBOOK_RELS, EMPTY_RELS)
         for new, old in reading.moved.items():
-            _copy(zin, old, zout, new)
+            if old in reading.cells:
+                _copy_cells(zin, old, zout, new, reading.heads.get(old))
+            else:
+                _copy(zin, old, zout, new, reading.heads.get(old))
     return dest
 
 
@@ -189,3 +202,51 @@ def _relationships(data: bytes, targets: dict[str, str]) -> bytes:
         if xmlparts.local(el) == "Relationship" and el.get("Id") in targets:
             el.set("Target", targets[el.get("Id")])
     return xmlparts.serialize(root, data)
+
+
+KNOWN_ERRORS = {b"#DIV/0!", b"#N/A", b"#NAME?", b"#NULL!", b"#NUM!", b"#REF!", b"#VALUE!"}  # what calamine reads
+_FIXES: dict[bytes, tuple[re.Pattern, re.Pattern, re.Pattern, bytes]] = {}
+
+
+def _cell_fixes(prefix: bytes) -> tuple[re.Pattern, re.Pattern, re.Pattern, bytes]:
+    """For a sheet written under `prefix`: an error cell, the value element inside a cell, an empty
+    value element, and the end tag of a row."""
+    if prefix not in _FIXES:
+        p = re.escape(prefix + b":") if prefix else b""
+        _FIXES[prefix] = (
+            re.compile(rb"<" + p + rb"""c\b[^>]*?\bt\s*=\s*["']e["'][^>]*>.*?</""" + p + rb"c\s*>", re.S),
+            re.compile(rb"(<" + p + rb"v\b[^>]*>)(.*?)(</" + p + rb"v\s*>)", re.S),
+            re.compile(rb"<" + p + rb"v\b[^>/]*/>|<" + p + rb"v\b[^>/]*></" + p + rb"v\s*>"),
+            b"</" + (prefix + b":" if prefix else b"") + b"row",
+        )
+    return _FIXES[prefix]
+
+
+def _fixed_cells(data: bytes, fixes) -> bytes:
+    error_cell, value, empty, _row_end = fixes
+
+    def known(v: re.Match) -> bytes:
+        return v.group(0) if v.group(2).strip() in KNOWN_ERRORS else v.group(1) + b"#N/A" + v.group(3)
+
+    data = error_cell.sub(lambda m: value.sub(known, m.group(0)), data)
+    return empty.sub(b"", data)
+
+
+def _copy_cells(zin: zipfile.ZipFile, name: str, zout: zipfile.ZipFile, as_name: str, cut: tuple[int, int] | None) -> None:
+    """Copy a sheet part with its cells made readable for calamine (`_fixed_cells`), row by row:
+    each chunk is rewritten up to the last row it ends, the rest waits for the next chunk."""
+    with zin.open(name) as src, zout.open(zipfile.ZipInfo(as_name), "w", force_zip64=True) as dst:
+        pending = src.read(HEAD_BYTES)
+        if cut is not None:
+            pending = pending[: cut[0]] + pending[cut[1] :]
+        fixes = _cell_fixes(sheet_patterns(pending).prefix)
+        while True:
+            chunk = src.read(COPY_CHUNK)
+            pending += chunk
+            at = pending.rfind(fixes[3]) if chunk else len(pending)
+            if at < 0:
+                continue
+            dst.write(_fixed_cells(pending[:at], fixes))
+            pending = pending[at:]
+            if not chunk:
+                break

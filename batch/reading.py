@@ -601,15 +601,48 @@ def _csv_grid(path: Path) -> list[list]:
     return [r + [""] * (width - len(r)) for r in rows]
 
 
-def _grids(path: Path, kind: str, name: str, reading: Path | None = None):
+# what calamine refuses in a sheet's cells that a reading copy makes readable (see batch.readcopy)
+CELLS_REFUSED = ("Unsupported cell error value", "list index out of range")
+
+
+def _grids(path: Path, kind: str, name: str, reading: Path | None = None, scratch: Path | None = None):
     """(sheet name, grid, cell notes) of every sheet, after the file passed inspection as `kind`.
     `reading`: the package calamine opens (a reading copy, see batch.readcopy), else `path`;
-    the cell scans read `path`. `name`: the file's name, as the user knows it."""
+    the cell scans read `path`. `name`: the file's name, as the user knows it. A sheet whose cells
+    calamine refuses (an error value it does not know, an empty value element) is read again from
+    a reading copy whose cells are made readable (made beside `scratch`)."""
     if kind == "csv":
         yield csv_sheet_name(Path(name).stem), _csv_grid(path), None
         return
+    book = _open(path, name, reading)
+    notes = scan_cells(path) if kind == "zip" else {}
+    cells_fixed = False
+    for sheet in book.sheet_names:
+        try:
+            grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
+        except Exception as err:
+            if kind != "zip" or cells_fixed or not any(text in str(err) for text in CELLS_REFUSED):
+                raise UnreadableWorkbook(reasons.unreadable(name, err, path if kind == "zip" else None, sheet)) from err
+            with zipfile.ZipFile(path) as z:
+                plan = readcopy.plan(z)
+            plan.cells = {s.part for s in plan.sheets if s.part and not s.broken and not s.macro}
+            book, cells_fixed = _open(path, name, readcopy.make(path, readcopy.scratch_file(scratch, "reading"), plan)), True
+            try:
+                grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
+            except Exception as again:
+                raise UnreadableWorkbook(reasons.unreadable(name, again, path, sheet)) from again
+        note = notes.get(sheet)
+        if note:
+            for (r, c), text in note.errors.items():
+                if r < len(grid) and c < len(grid[r]):
+                    grid[r][c] = ExcelError(text)
+        yield sheet, grid, note
+
+
+def _open(path: Path, name: str, reading: Path | None):
+    """python-calamine's workbook of `reading` (a reading copy, removed once opened), else of `path`."""
     try:
-        book = python_calamine.CalamineWorkbook.from_path(str(reading or path))
+        return python_calamine.CalamineWorkbook.from_path(str(reading or path))
     except python_calamine.PasswordError as err:
         raise UnreadableWorkbook(f"{name} is password-protected (encrypted); remove the password in Excel and drop it in again.") from err
     except Exception as err:  # calamine raises several unrelated types for a bad file
@@ -617,18 +650,6 @@ def _grids(path: Path, kind: str, name: str, reading: Path | None = None):
     finally:
         if reading is not None:  # calamine holds the copy open: its name goes now, on every path
             reading.unlink(missing_ok=True)
-    notes = scan_cells(path) if kind == "zip" else {}
-    for sheet in book.sheet_names:
-        try:
-            grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
-        except Exception as err:
-            raise UnreadableWorkbook(reasons.unreadable(name, err, path if kind == "zip" else None, sheet)) from err
-        note = notes.get(sheet)
-        if note:
-            for (r, c), text in note.errors.items():
-                if r < len(grid) and c < len(grid[r]):
-                    grid[r][c] = ExcelError(text)
-        yield sheet, grid, note
 
 
 def _reading_copy(wb: Workbook, scratch: Path | None) -> Path | None:
@@ -668,7 +689,7 @@ def read_workbook(
     returned = marked is not None or (kind != "csv" and _legacy_returned(path))
     wb = Workbook(path, kind=kind, macros=kind == "zip" and has_macros(path), name=shown or path.name)
     copy = _reading_copy(wb, scratch) if kind == "zip" else None
-    for name, grid, note in _grids(path, kind, wb.name, copy):
+    for name, grid, note in _grids(path, kind, wb.name, copy, scratch):
         ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
         if ours:
             wb.skipped.append(name)

@@ -17,6 +17,7 @@ from batch.pipeline import _specs, _workbook_findings, process
 from batch.reading import Workbook, read_workbook
 from batch.runner import run_batch
 from batch.safety import Refused, inspect
+from validators.coerce import ExcelError
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 MAIN_STRICT = "http://purl.oclc.org/ooxml/spreadsheetml/main"
@@ -251,6 +252,20 @@ ROW_SHAPES = {
         '</row ><row r="2"><c r="A2" t="inlineStr"><is><t>T-1</t></is></c ><c r="B2" t="inlineStr"><is><t>Grow NJ</t></is></c></row >',
         [["Transfer ID", "Program"], ["T-1", "Grow NJ"]],
     ),
+    # Excel's dynamic-array errors, which calamine does not know: read as the errors they are
+    "#SPILL! and #CALC! error values": (
+        '<row r="1"><c r="A1" t="inlineStr"><is><t>Transfer ID</t></is></c><c r="B1" t="inlineStr"><is><t>Notes</t></is></c>'
+        '<c r="C1" t="inlineStr"><is><t>Program</t></is></c></row>'
+        '<row r="2"><c r="A2" t="inlineStr"><is><t>T-1</t></is></c><c r="B2" t="e"><f>SEQUENCE(3)</f><v>#SPILL!</v></c>'
+        '<c r="C2" t="e"><v>#CALC!</v></c></row><row r="3"><c r="A3" t="e"><v>#N/A</v></c><c r="B3" t="e"><v>#GETTING_DATA</v></c></row>',
+        [["Transfer ID", "Notes", "Program"], ["T-1", "#SPILL!", "#CALC!"], ["#N/A", "#GETTING_DATA", ""]],
+    ),
+    "empty value elements": (
+        '<row r="1"><c r="A1" t="inlineStr"><is><t>Transfer ID</t></is></c><c r="B1" t="inlineStr"><is><t>Notes</t></is></c></row>'
+        '<row r="2"><c r="A2" t="inlineStr"><is><t>T-1</t></is></c><c r="B2" s="0"><v></v></c></row>'
+        '<row r="3"><c r="A3" t="inlineStr"><is><t>T-2</t></is></c><c r="B3"><v/></c></row>',
+        [["Transfer ID", "Notes"], ["T-1", ""], ["T-2", ""]],
+    ),
     "empty text cells": (
         '<row r="1"><c r="A1" t="inlineStr"><is><t>Transfer ID</t></is></c><c r="B1" t="inlineStr"><is><t>Notes</t></is></c>'
         '<c r="C1" t="inlineStr"><is><t>Program</t></is></c></row>'
@@ -266,6 +281,8 @@ def test_rows_written_every_legal_way_read_equal(tmp_path, case):
     rows, want = ROW_SHAPES[case]
     got = transfers(package(tmp_path / "in.xlsx", shared=False, rows=rows))
     assert got == want
+    errors = {v for row in got for v in row if isinstance(v, ExcelError)}
+    assert errors == {v for row in want for v in row if str(v).startswith("#")}  # error values read as errors
 
 
 @pytest.mark.parametrize("prefix", ["", "x"])
@@ -323,15 +340,28 @@ def test_an_excel_4_macro_sheet_is_left_out_and_named(tmp_path):
     assert len(found) == 1 and "without its Excel 4 macro sheet 'Macro1'" in found.iloc[0]["Message"]
 
 
-def test_a_reading_copy_is_never_left_behind(tmp_path, monkeypatch):
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    import tempfile
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"sheet_target": "../xl/worksheets/sheet1.xml"},  # a copy made before reading
+        {"rows": '<row r="1"><c r="A1" t="e"><v>#SPILL!</v></c></row>', "shared": False},  # a copy made when a sheet failed
+    ],
+)
+def test_a_reading_copy_is_never_left_behind(tmp_path, monkeypatch, options):
+    from batch import readcopy
 
-    monkeypatch.setattr(tempfile, "tempdir", None)
-    path = package(tmp_path / "in.xlsx", sheet_target="../xl/worksheets/sheet1.xml")
-    assert _same(transfers(path)[1], ROW)
-    assert list((tmp_path / "tmp").iterdir()) == []
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    made = []
+    monkeypatch.setattr(readcopy, "make", lambda *a, _make=readcopy.make: made.append(_make(*a)) or made[-1])
+    path = package(tmp_path / "in.xlsx", **options)
+    read_workbook(path, {k: m.schema for k, m in _specs().items()})
+    assert len(made) == 1 and list((tmp_path / "tmp").iterdir()) == []
+    partial = tmp_path / "out" / "in.annotated.xlsx.partial"
+    partial.parent.mkdir()
+    read_workbook(path, {k: m.schema for k, m in _specs().items()}, scratch=partial)
+    assert made[-1].parent == partial.parent and made[-1].name.startswith(".in.annotated.xlsx.partial.")
+    assert list(partial.parent.iterdir()) == [] and list((tmp_path / "tmp").iterdir()) == []
 
 
 # -- reasons in the user's words ---------------------------------------------------------------------
