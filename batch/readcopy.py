@@ -10,15 +10,17 @@ Excel and LibreOffice open can defeat it:
   sheet:type"). The copy leaves it out (the returned workbook is returned without it, and
   `MACROS_REMOVED` names it).
 - a sheet whose relationship's target is written relative to another folder (`../xl/...`,
-  `./worksheets/...`) or whose part is not in `worksheets/`: calamine does not find it. The copy
-  points the relationship at the part by its absolute name (or puts the part in `worksheets/`).
+  `./worksheets/...`): calamine does not find it; or whose part is not in `worksheets/` (releases
+  of calamine before 0.9 refuse its "sheet:type"). The copy points the relationship at the part
+  by its absolute name (or puts the part in `worksheets/`).
 - a shared string table or style table that is not at `xl/sharedStrings.xml` / `xl/styles.xml`
   (calamine reads those names only, so a cell would find no string, and a date no date format):
   the copy holds it under the name calamine reads.
 - a sheet `state` other than visible, hidden and veryHidden: calamine refuses the workbook; the
   copy leaves the attribute out (the tool does not use it).
-- a sheet's `<dimension>` (a hint of its extent) that is no cell range, such as `A1:C0`: calamine
-  refuses the sheet; the copy leaves the hint out (the cells themselves say where they are).
+- a sheet's `<dimension>` (a hint of its extent) that is no cell range, such as `A1:C0`: earlier
+  calamine releases refuse the sheet ("Range is missing the expected row component"); the copy
+  leaves the hint out (the cells themselves say where they are).
 - cells calamine refuses (made only when a sheet failed so): an error value it does not know
   (Excel's dynamic-array errors `#SPILL!`, `#CALC!`, `#GETTING_DATA`, ...) is read as `#N/A` (the
   cell scan puts the error as written back into the grid), and an empty value element (`<v/>`,
