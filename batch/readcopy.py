@@ -21,6 +21,9 @@ Excel and LibreOffice open can defeat it:
 - a sheet's `<dimension>` (a hint of its extent) that is no cell range, such as `A1:C0`: earlier
   calamine releases refuse the sheet ("Range is missing the expected row component"); the copy
   leaves the hint out (the cells themselves say where they are).
+- an XML part calamine reads (the workbook, its relationships, a sheet, the shared strings, the
+  styles) written in UTF-16, which the XML standard allows and calamine reads as empty: the copy
+  holds it in UTF-8.
 - cells calamine refuses (made only when a sheet failed so): an error value it does not know
   (Excel's dynamic-array errors `#SPILL!`, `#CALC!`, `#GETTING_DATA`, ...) is read as `#N/A` (the
   cell scan puts the error as written back into the grid), and an empty value element (`<v/>`,
@@ -31,16 +34,27 @@ Every other part is copied byte for byte.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
-import shutil
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from batch import xmlparts
-from batch.safety import WORKBOOK, WORKBOOK_RELS, SheetEntry, part_named, relationship_map, sheet_patterns, workbook_sheets
+from batch.safety import (
+    DECLARED_ENCODING,
+    WORKBOOK,
+    WORKBOOK_RELS,
+    SheetEntry,
+    as_utf8,
+    part_named,
+    relationship_map,
+    sheet_patterns,
+    utf16,
+    workbook_sheets,
+)
 
 CALAMINE_FOLDERS = ("worksheets", "chartsheets", "dialogsheets")  # the sheet folders calamine knows
 SHEET_STATES = ("visible", "hidden", "veryHidden")
@@ -75,13 +89,13 @@ class ReadingPlan:
     states: bool = False  # some sheet state calamine refuses
     heads: dict[str, tuple[int, int]] = field(default_factory=dict)  # sheet part -> the bytes of a dimension that is no range
     cells: set[str] = field(default_factory=set)  # sheet parts whose cells calamine refuses are rewritten (see _fixed_cells)
+    utf16: set[str] = field(default_factory=set)  # parts calamine reads that are written in UTF-16
     no_rels: bool = False  # the workbook has no relationships part
 
     @property
     def needed(self) -> bool:
-        return bool(
-            self.unreadable or self.macro_sheets or self.targets or self.moved or self.states or self.no_rels or self.heads or self.cells
-        )
+        changes = (self.unreadable, self.macro_sheets, self.targets, self.moved, self.heads, self.cells, self.utf16)
+        return any(changes) or self.states or self.no_rels
 
 
 def plan(z: zipfile.ZipFile) -> ReadingPlan:
@@ -100,7 +114,11 @@ def plan(z: zipfile.ZipFile) -> ReadingPlan:
         if s.state is not None and s.state not in SHEET_STATES:
             out.states = True
         with z.open(s.part) as member:
-            m = DIMENSION.search(member.read(HEAD_BYTES))
+            head = member.read(HEAD_BYTES)
+        if utf16(head):
+            out.utf16.add(s.part)
+            head = as_utf8(head[: len(head) // 2 * 2])
+        m = DIMENSION.search(head)
         if m and not RANGE.fullmatch(m.group(2).strip()):
             out.heads[s.part] = (m.start(), m.end())
         seen = _calamine_path(s.target)
@@ -122,6 +140,11 @@ def plan(z: zipfile.ZipFile) -> ReadingPlan:
         part = next((r["part"] for r in rels.values() if r["kind"] == kind and r["part"]), None)
         if part is not None and part.casefold() != fixed.casefold():
             out.moved[fixed] = part
+        for small in (part, part_named(names, WORKBOOK), part_named(names, WORKBOOK_RELS)):
+            if small is not None:
+                with z.open(small) as member:
+                    if utf16(member.read(2)):
+                        out.utf16.add(small)
     return out
 
 
@@ -158,9 +181,9 @@ def _make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
             if name.casefold() in replaced:
                 continue  # written below, as the part calamine reads
             if name == workbook:
-                zout.writestr(WORKBOOK, _workbook(zin.read(name), left_out, reading.states))
+                zout.writestr(WORKBOOK, _workbook(as_utf8(zin.read(name)), left_out, reading.states))
             elif name == rels:
-                zout.writestr(WORKBOOK_RELS, _relationships(zin.read(name), reading.targets))
+                zout.writestr(WORKBOOK_RELS, _relationships(as_utf8(zin.read(name)), reading.targets))
             elif name in reading.cells:
                 _copy_cells(zin, name, zout, name, reading.heads.get(name))
             elif name in reading.heads:
@@ -178,12 +201,31 @@ def _make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
 
 
 def _copy(zin: zipfile.ZipFile, name: str, zout: zipfile.ZipFile, as_name: str, cut: tuple[int, int] | None = None) -> None:
-    """Copy a part, leaving out the bytes `cut` (start, end) of its head."""
+    """Copy a part, leaving out the bytes `cut` (start, end) of its head (counted in UTF-8)."""
     with zin.open(name) as src, zout.open(zipfile.ZipInfo(as_name), "w", force_zip64=True) as dst:
+        chunks = _utf8_chunks(src)
         if cut is not None:
-            head = src.read(HEAD_BYTES)
+            head = next(chunks, b"")
             dst.write(head[: cut[0]] + head[cut[1] :])
-        shutil.copyfileobj(src, dst, COPY_CHUNK)
+        for chunk in chunks:
+            dst.write(chunk)
+
+
+def _utf8_chunks(src):
+    """A part's bytes in chunks, in UTF-8: a part written in UTF-16 is decoded as it streams (its
+    first chunk, of HEAD_BYTES, holds its declaration, which is made to say UTF-8)."""
+    head = src.read(HEAD_BYTES)
+    encoding = utf16(head)
+    if encoding is None:
+        yield head
+        yield from iter(lambda: src.read(COPY_CHUNK), b"")
+        return
+    decoder = codecs.getincrementaldecoder(encoding)()
+    first = decoder.decode(head).lstrip("\ufeff").encode("utf-8")
+    yield DECLARED_ENCODING.sub(rb"\1UTF-8\2", first, count=1)
+    while chunk := src.read(COPY_CHUNK):
+        yield decoder.decode(chunk).encode("utf-8")
+    yield decoder.decode(b"", final=True).encode("utf-8")
 
 
 def _workbook(data: bytes, left_out: set[str], states: bool) -> bytes:
@@ -238,17 +280,15 @@ def _copy_cells(zin: zipfile.ZipFile, name: str, zout: zipfile.ZipFile, as_name:
     """Copy a sheet part with its cells made readable for calamine (`_fixed_cells`), row by row:
     each chunk is rewritten up to the last row it ends, the rest waits for the next chunk."""
     with zin.open(name) as src, zout.open(zipfile.ZipInfo(as_name), "w", force_zip64=True) as dst:
-        pending = src.read(HEAD_BYTES)
+        chunks = _utf8_chunks(src)
+        pending = next(chunks, b"")
         if cut is not None:
             pending = pending[: cut[0]] + pending[cut[1] :]
         fixes = _cell_fixes(sheet_patterns(pending).prefix)
-        while True:
-            chunk = src.read(COPY_CHUNK)
+        for chunk in chunks:
             pending += chunk
-            at = pending.rfind(fixes[3]) if chunk else len(pending)
-            if at < 0:
-                continue
-            dst.write(_fixed_cells(pending[:at], fixes))
-            pending = pending[at:]
-            if not chunk:
-                break
+            at = pending.rfind(fixes[3])
+            if at >= 0:
+                dst.write(_fixed_cells(pending[:at], fixes))
+                pending = pending[at:]
+        dst.write(_fixed_cells(pending, fixes))

@@ -23,7 +23,7 @@ from defusedxml import ElementTree
 from batch import cells, readcopy, reasons
 from batch.opc import Package
 from batch.package import executable_parts
-from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts, sheet_patterns, xml_text
+from batch.safety import ATTR_R, Limits, Refused, inspect, read_part, scan_cells, sheet_parts, sheet_patterns, xml_text
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
 from validators.coerce import text as coerce_text
@@ -544,7 +544,7 @@ def _sum_cells(path: Path, names: list[str]) -> dict[str, set[tuple[int, int]]]:
             part = parts.get(name)
             if part not in members:
                 continue
-            data = z.read(part)
+            data = read_part(z, part)
             pat = sheet_patterns(data)
             if pat.formula_open not in data:
                 continue

@@ -357,6 +357,30 @@ def sheet_parts(z: zipfile.ZipFile) -> dict[str, str]:
     return {s.name: s.part for s in workbook_sheets(z) if s.part and not s.broken and not s.macro}
 
 
+UTF16_STARTS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be", b"<\x00": "utf-16-le", b"\x00<": "utf-16-be"}
+DECLARED_ENCODING = re.compile(rb"""(<\?xml[^>]*?encoding\s*=\s*["'])[^"']*(["'])""")
+
+
+def utf16(start: bytes) -> str | None:
+    """The encoding of an XML part written in UTF-16 (by its first two bytes), or None (UTF-8)."""
+    return UTF16_STARTS.get(start[:2])
+
+
+def as_utf8(data: bytes) -> bytes:
+    """An XML part's bytes in UTF-8 (a part written in UTF-16, which Excel never writes but the XML
+    standard allows, is decoded and its declaration made to say UTF-8)."""
+    encoding = utf16(data)
+    if encoding is None:
+        return data
+    text = data.decode(encoding).lstrip("\ufeff").encode("utf-8")
+    return DECLARED_ENCODING.sub(rb"\1UTF-8\2", text, count=1)
+
+
+def read_part(z: zipfile.ZipFile, part: str) -> bytes:
+    """A part of the package in UTF-8 (see `as_utf8`)."""
+    return as_utf8(z.read(part))
+
+
 def _check_sheet_names(name: str, z: zipfile.ZipFile) -> None:
     """Excel does not allow two sheets of one name (ignoring case): such a workbook would have its
     sheets mixed up by name, so it is refused."""
@@ -375,6 +399,8 @@ def _check_dimensions(name: str, z: zipfile.ZipFile, limits: Limits) -> None:
     for sheet, part in sheet_parts(z).items():
         with z.open(part) as member:
             head = member.read(XML_HEAD_BYTES)
+        if utf16(head):
+            head = as_utf8(head[: len(head) // 2 * 2])
         m = REF.search(head)
         if m:
             rows, cols = int(m.group(2)), _col_number(m.group(1).decode())
@@ -438,7 +464,7 @@ def scan_cells(path: Path) -> dict[str, CellNotes]:
     out: dict[str, CellNotes] = {}
     with zipfile.ZipFile(path) as z:
         for sheet, part in sheet_parts(z).items():
-            data = z.read(part)
+            data = read_part(z, part)
             pat = sheet_patterns(data)
             columns = frozenset(_col_number(c.decode()) - 1 for c in set(pat.column.findall(data)))
             out[sheet] = notes = CellNotes({}, {}, columns)

@@ -65,6 +65,7 @@ def package(
     extra: dict[str, bytes | str] | None = None,
     rels_prefix: str = "",
     dimension: str = "A1:I2",
+    utf16: tuple[str, ...] = (),
 ) -> Path:
     """A workbook with one Transfers sheet (HEADERS, ROW), written as the options say: `main`/`rel`
     its namespaces (Strict: both purl, and relationship types under the Strict base), `p` a prefix
@@ -153,6 +154,8 @@ def package(
     if shared:
         parts[strings_part] = sst
     parts.update(extra or {})
+    for name in utf16:  # as the XML standard allows: UTF-16 with its byte order mark, and said so
+        parts[name] = b"\xff\xfe" + parts[name].replace('encoding="UTF-8"', 'encoding="UTF-16"').encode("utf-16-le")
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in parts.items():
@@ -205,6 +208,11 @@ READ_EQUAL = {
         {"workbook_sheets": '<sheet name="Transfers" sheetId="1" state="Visible" r:id="rId1"/>'},
         "Unrecognized sheet:state",
     ),
+    "a sheet and its shared strings in UTF-16": (
+        {"utf16": ("xl/worksheets/sheet1.xml", "xl/sharedStrings.xml")},
+        "calamine reads it as empty",
+    ),
+    "a workbook part in UTF-16": ({"utf16": ("xl/workbook.xml", "xl/_rels/workbook.xml.rels", "xl/styles.xml")}, ""),
     "prefixed relationships": (
         {"rels_prefix": "pr"},
         "<pr:Relationships xmlns:pr=...>, as some Java libraries write them",
@@ -285,17 +293,16 @@ def test_rows_written_every_legal_way_read_equal(tmp_path, case):
     assert errors == {v for row in want for v in row if str(v).startswith("#")}  # error values read as errors
 
 
-@pytest.mark.parametrize("prefix", ["", "x"])
-def test_error_values_and_uncalculated_formulas_are_found_under_a_prefix_and_either_quote(tmp_path, prefix):
+@pytest.mark.parametrize("prefix,utf16", [("", False), ("x", False), ("", True)])
+def test_error_values_and_uncalculated_formulas_are_found_under_a_prefix_and_either_quote(tmp_path, prefix, utf16):
     x = f"{prefix}:" if prefix else ""
     rows = (
         f"<{x}row r='1'><{x}c r='A1' t='inlineStr'><{x}is><{x}t>Transfer ID</{x}t></{x}is></{x}c>"
         f"<{x}c r='B1' t='inlineStr'><{x}is><{x}t>Program</{x}t></{x}is></{x}c></{x}row>"
         f"<{x}row r='2'><{x}c r='A2' t='e'><{x}v>#N/A</{x}v></{x}c><{x}c r='B2'><{x}f>SUM(C1:C9)</{x}f></{x}c></{x}row>"
     )
-    path = package(tmp_path / "in.xlsx", p=prefix, shared=False, rows=rows)
-    with zipfile.ZipFile(path):
-        notes = safety.scan_cells(path)["Transfers"]
+    path = package(tmp_path / "in.xlsx", p=prefix, shared=False, rows=rows, utf16=("xl/worksheets/sheet1.xml",) if utf16 else ())
+    notes = safety.scan_cells(path)["Transfers"]
     assert notes.errors == {(1, 0): "#N/A"} and notes.uncalculated == {(1, 1): "=SUM(C1:C9)"} and notes.columns == {0, 1}
 
 
