@@ -49,6 +49,7 @@ from batch.safety import (
     WORKBOOK_RELS,
     SheetEntry,
     as_utf8,
+    is_sheet_element,
     part_named,
     relationship_map,
     sheet_patterns,
@@ -231,7 +232,7 @@ def _utf8_chunks(src):
 def _workbook(data: bytes, left_out: set[str], states: bool) -> bytes:
     root = xmlparts.parse(data, WORKBOOK)
     for el in list(root.iter()):
-        if xmlparts.local(el) != "sheet" or xmlparts.namespace(el) not in xmlparts.MAINS:
+        if not is_sheet_element(el):
             continue
         if str(el.get("name") or "") in left_out:
             el.getparent().remove(el)

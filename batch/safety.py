@@ -325,6 +325,15 @@ def relationship_map(z: zipfile.ZipFile, rels_part: str, source_folder: str) -> 
     return out
 
 
+def is_sheet_element(el) -> bool:
+    """A workbook's `<sheet>`: in `<sheets>`, in whatever namespace the producer used (Transitional,
+    Strict, or a pre-release one), under any prefix."""
+    from batch import xmlparts
+
+    parent = el.getparent()
+    return xmlparts.local(el) == "sheet" and parent is not None and xmlparts.local(parent) == "sheets"
+
+
 def workbook_sheets(z: zipfile.ZipFile) -> list[SheetEntry]:
     """Every `<sheet>` of xl/workbook.xml, in order, read as XML (Transitional or Strict, any
     prefix, either quote), each with the part its relationship leads to or why it leads nowhere."""
@@ -334,7 +343,7 @@ def workbook_sheets(z: zipfile.ZipFile) -> list[SheetEntry]:
     rels = relationship_map(z, WORKBOOK_RELS, "xl")
     out = []
     for el in root.iter():
-        if xmlparts.local(el) != "sheet" or xmlparts.namespace(el) not in xmlparts.MAINS:
+        if not is_sheet_element(el):
             continue
         rid = xmlparts.rel_id(el)
         rel = rels.get(rid) if rid else None
