@@ -345,7 +345,8 @@ def workbook_sheets(z: zipfile.ZipFile) -> list[SheetEntry]:
     for el in root.iter():
         if not is_sheet_element(el):
             continue
-        rid = xmlparts.rel_id(el)
+        # r:id in the Transitional or Strict relationships namespace (or a pre-release one), any prefix
+        rid = xmlparts.rel_id(el) or next((v for k, v in el.attrib.items() if k.startswith("{") and k.endswith("}id")), None)
         rel = rels.get(rid) if rid else None
         rel = rel or {"kind": "", "part": None, "target": ""}
         entry = SheetEntry(str(el.get("name") or ""), rid, rel["kind"], rel["part"], rel["target"])

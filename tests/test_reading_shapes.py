@@ -213,6 +213,14 @@ READ_EQUAL = {
         "calamine reads it as empty",
     ),
     "a workbook part in UTF-16": ({"utf16": ("xl/workbook.xml", "xl/_rels/workbook.xml.rels", "xl/styles.xml")}, ""),
+    "a pre-release namespace, its strings under another name": (
+        {
+            "main": "http://schemas.microsoft.com/office/excel/2006/2",
+            "rel": "http://schemas.microsoft.com/office/2006/relationships",
+            "strings_part": "xl/sst.xml",
+        },
+        "as Excel 2007's betas wrote: calamine finds no string (Cell string index not found)",
+    ),
     "prefixed relationships": (
         {"rels_prefix": "pr"},
         "<pr:Relationships xmlns:pr=...>, as some Java libraries write them",
