@@ -780,7 +780,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.partial")
     tool_tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tool")
     try:
-        with zipfile.ZipFile(result.path) as z:
+        with zipfile.ZipFile(result.reading) as z:
             infos = {i.filename: i for i in z.infolist()}
             parts = opc.Package(z)
             package.remove_macros(parts)

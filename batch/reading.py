@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import html
 import io
 import re
 import zipfile
@@ -22,10 +21,10 @@ import pandas as pd
 import python_calamine
 from defusedxml import ElementTree
 
-from batch import cells
+from batch import cells, readcopy, reasons
 from batch.opc import Package
 from batch.package import Macro, macros
-from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts
+from batch.safety import ATTR_R, Limits, Refused, inspect, read_part, scan_cells, sheet_parts, sheet_patterns, xml_text
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
 from validators.coerce import text as coerce_text
@@ -72,8 +71,7 @@ TOTAL_WORDS = re.compile(r"\s*(?:total|totals|grand\s+total|sum)\s*:?\s*", re.IG
 SUM_FORMULA = re.compile(r"^\s*=?\s*(?:_xlfn\.)?(?:SUM|SUBTOTAL)\s*\(", re.IGNORECASE)
 # a cell or range reference (`G2`, `$G$2:$G$10`), not a function name such as LOG10(
 A1_REF = re.compile(r"(?<![A-Za-z0-9_.])\$?([A-Za-z]{1,3})\$?(\d+)(?::\$?([A-Za-z]{1,3})\$?(\d+))?(?![\w(])")
-FORMULA_ELEMENT = re.compile(rb"<f\b([^>]*?)(?:/>|>(.*?)</f>)", re.S)
-SHARED_INDEX = re.compile(rb'\bsi="(\d+)"')
+SHARED_INDEX = re.compile(rb"""\bsi\s*=\s*["'](\d+)["']""")
 
 
 class UnreadableWorkbook(Refused):
@@ -160,6 +158,11 @@ class Workbook:
     kind: str = "zip"  # see batch.safety.inspect
     macros: list[Macro] = field(default_factory=list)  # a VBA project and Excel 4 macro sheets (removed from the returned workbook)
     skipped: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook, left out
+    name: str = ""  # the file's name as the user knows it (a decrypted copy is read under its original's name)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (sheet, why): its relationship is broken; left as it is
+    macro_sheets: list[str] = field(default_factory=list)  # Excel 4 macro sheets (removed from the returned workbook)
+    encrypted: bool = False  # the file was encrypted with Excel's default password and is read decrypted
+    parts: dict[str, str] = field(default_factory=dict)  # sheet name -> the package part read for it (the writer's too)
 
 
 def _empty_cells(rows) -> np.ndarray:
@@ -631,19 +634,20 @@ def _sum_cells(path: Path, names: list[str]) -> dict[str, set[tuple[int, int]]]:
             part = parts.get(name)
             if part not in members:
                 continue
-            data = z.read(part)
-            if b"<f" not in data:
+            data = read_part(z, part)
+            pat = sheet_patterns(data)
+            if pat.formula_open not in data:
                 continue
             found, shared = set(), {}
-            for m in FORMULA_ELEMENT.finditer(data):
-                start = data.rfind(b"<c ", 0, m.start())
-                ref = ATTR_R.search(data, start, m.start()) if start >= 0 else None
+            for cell in pat.cell.finditer(data):
+                m = pat.formula.search(cell.group(3) or b"")
+                ref = ATTR_R.search(cell.group(1)) if m else None
                 if not ref:
                     continue
                 row = int(ref.group(2))
-                si = SHARED_INDEX.search(m.group(1))
-                if m.group(2) is not None:
-                    text = html.unescape(m.group(2).decode("utf-8", "replace"))
+                si = SHARED_INDEX.search(m.group(0)[: m.group(0).find(b">") + 1])
+                if m.group(1) is not None:
+                    text = xml_text(m.group(1))
                     total = bool(SUM_FORMULA.match(text)) and not _own_row_only(text, row)
                     if si:
                         shared[si.group(1)] = total
@@ -687,46 +691,91 @@ def _csv_grid(path: Path) -> list[list]:
     return [r + [""] * (width - len(r)) for r in rows]
 
 
-def _grids(path: Path, kind: str):
-    """(sheet name, grid, cell notes) of every sheet, after the file passed inspection as `kind`."""
+# what calamine refuses in a sheet's cells that a reading copy makes readable (see batch.readcopy)
+CELLS_REFUSED = ("Unsupported cell error value", "list index out of range")
+
+
+def _grids(path: Path, kind: str, name: str, reading: Path | None = None, scratch: Path | None = None):
+    """(sheet name, grid, cell notes) of every sheet, after the file passed inspection as `kind`.
+    `reading`: the package calamine opens (a reading copy, see batch.readcopy), else `path`;
+    the cell scans read `path`. `name`: the file's name, as the user knows it. A sheet whose cells
+    calamine refuses (an error value it does not know, an empty value element) is read again from
+    a reading copy whose cells are made readable (made beside `scratch`)."""
     if kind == "csv":
-        yield csv_sheet_name(path.stem), _csv_grid(path), None
+        yield csv_sheet_name(Path(name).stem), _csv_grid(path), None
         return
-    try:
-        book = python_calamine.CalamineWorkbook.from_path(str(path))
-    except python_calamine.PasswordError as err:
-        raise UnreadableWorkbook(
-            f"{path.name} is password-protected (encrypted); remove the password in Excel and drop it in again."
-        ) from err
-    except Exception as err:  # calamine raises several unrelated types for a bad file
-        raise UnreadableWorkbook(f"{path.name} cannot be read as an Excel workbook ({err}).") from err
+    book = _open(path, name, reading)
     notes = scan_cells(path) if kind == "zip" else {}
-    for name in book.sheet_names:
+    cells_fixed = False
+    for sheet in book.sheet_names:
         try:
-            grid = book.get_sheet_by_name(name).to_python(skip_empty_area=False)
+            grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
         except Exception as err:
-            raise UnreadableWorkbook(f"Sheet {name!r} of {path.name} cannot be read ({err}).") from err
-        note = notes.get(name)
+            if kind != "zip" or cells_fixed or not any(text in str(err) for text in CELLS_REFUSED):
+                raise UnreadableWorkbook(reasons.unreadable(name, err, path if kind == "zip" else None, sheet)) from err
+            with zipfile.ZipFile(path) as z:
+                plan = readcopy.plan(z)
+            plan.cells = {s.part for s in plan.sheets if s.part and not s.broken and not s.macro}
+            book, cells_fixed = _open(path, name, readcopy.make(path, readcopy.scratch_file(scratch, "reading"), plan)), True
+            try:
+                grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
+            except Exception as again:
+                raise UnreadableWorkbook(reasons.unreadable(name, again, path, sheet)) from again
+        note = notes.get(sheet)
         if note:
             for (r, c), text in note.errors.items():
                 if r < len(grid) and c < len(grid[r]):
                     grid[r][c] = ExcelError(text)
-        yield name, grid, note
+        yield sheet, grid, note
 
 
-def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limits()) -> Workbook:
+def _open(path: Path, name: str, reading: Path | None):
+    """python-calamine's workbook of `reading` (a reading copy, removed once opened), else of `path`."""
+    try:
+        return python_calamine.CalamineWorkbook.from_path(str(reading or path))
+    except python_calamine.PasswordError as err:
+        raise UnreadableWorkbook(f"{name} is password-protected (encrypted); remove the password in Excel and drop it in again.") from err
+    except Exception as err:  # calamine raises several unrelated types for a bad file
+        raise UnreadableWorkbook(reasons.unreadable(name, err, path)) from err
+    finally:
+        if reading is not None:  # calamine holds the copy open: its name goes now, on every path
+            reading.unlink(missing_ok=True)
+
+
+def _reading_copy(wb: Workbook, scratch: Path | None) -> Path | None:
+    """Note the sheets that cannot be read (a broken relationship) and the Excel 4 macro sheets, and
+    make a reading copy where calamine would not read the package as it is (None when it would)."""
+    with zipfile.ZipFile(wb.path) as z:
+        plan = readcopy.plan(z)
+    wb.parts = {s.name: s.part for s in plan.sheets if s.part and not s.broken and not s.macro}
+    wb.unreadable = [(s.name, s.broken) for s in plan.unreadable]
+    wb.macro_sheets = [s.name for s in plan.macro_sheets]
+    if not plan.needed:
+        return None
+    return readcopy.make(wb.path, readcopy.scratch_file(scratch, "reading"), plan)
+
+
+def read_workbook(
+    path: Path, specs: dict[str, SheetSpec], limits: Limits = Limits(), scratch: Path | None = None, shown: str | None = None
+) -> Workbook:
     """Read every sheet of the workbook (or the one sheet of a CSV file, named after the file);
     `specs` maps sheet keys (see `sheet_key`) to specs. A sheet whose name is no intake sheet's is
     routed by its header row (`route`), except the template's `Instructions` and `Lists`.
 
     The tool's own sheets of a returned workbook are left out: the sheets its markers name (see
     TOOL_SHEETS). Any other sheet is the user's, whatever its name and first cells, and is carried
-    through as it came; so is any column the tool's markers do not name (`_intake_sheet`)."""
+    through as it came; so is any column the tool's markers do not name (`_intake_sheet`).
+
+    A sheet whose relationship is broken, and an Excel 4 macro sheet, are left out (`unreadable`,
+    `macro_sheets`); where calamine cannot read the package as it is, it reads a reading copy
+    (batch.readcopy, made beside `scratch`). `shown`: the file's name as the user knows it (a
+    decrypted copy is read under its original's name)."""
     path = Path(path)
-    kind = inspect(path, limits)
+    kind = inspect(path, limits, shown)
     marked = markers(path) if kind == "zip" else Markers()
-    wb = Workbook(path, kind=kind, macros=has_macros(path) if kind == "zip" else [])
-    for name, grid, note in _grids(path, kind):
+    wb = Workbook(path, kind=kind, macros=has_macros(path) if kind == "zip" else [], name=shown or path.name)
+    copy = _reading_copy(wb, scratch) if kind == "zip" else None
+    for name, grid, note in _grids(path, kind, wb.name, copy, scratch):
         if name.casefold() in marked.sheets:
             wb.skipped.append(name)
             continue

@@ -810,7 +810,12 @@ def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
     widths = table_widths([counts_table], first=max(30, max(len(k) for k, _ in lines) + 2))
     for j, w in widths.items():
         ws.set_column(j, j, w)
-    write_table(ws, fmts, len(lines) + 2, counts_table, widths)
+    r = write_table(ws, fmts, len(lines) + 2, counts_table, widths)
+    # what the returned workbook could not keep of the input (FORMATTING_NOT_KEPT, MACROS_REMOVED,
+    # ENCRYPTION_REMOVED, SHEET_NOT_READABLE): findings about the workbook, not a sheet
+    about = result.findings[result.findings["Sheet"] == ""]
+    if len(about):
+        write_table(ws, fmts, r, SummaryTable("The workbook", about[["Code", "Severity", "Message"]].reset_index(drop=True)))
 
 
 def tool_sheets(result: Result) -> dict[str, str]:
