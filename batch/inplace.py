@@ -589,7 +589,12 @@ def _intake(
     if changed:
         data = xmlparts.serialize(tree, data)
     head, tail = sheetrows.split_part([data])
-    streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail)
+    streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail, where=_where(res))
+
+
+def _where(res: SheetResult) -> str:
+    """How a refusal names the sheet."""
+    return f"The sheet {res.sheet.name!r}"
 
 
 def _prompt(root, sqref: str) -> None:
@@ -662,9 +667,9 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             else:  # the sheets as read are the workbook's, in order (names read back may differ in escapes)
                 where = [s["part"] for s in listed]
             intake = [(sheet, part) for sheet, part in zip(result.sheets, where, strict=True) if isinstance(sheet, SheetResult)]
-            for _sheet, part in intake:
+            for sheet, part in intake:
                 if part in parts:  # the rows stay in the source, read again as they are written
-                    parts[part] = sheetrows.skeleton(parts.chunks(part))
+                    parts[part] = sheetrows.skeleton(parts.chunks(part), where=_where(sheet))
                     _strip_notes(parts, part)  # a returned workbook's notes out first
             streams: dict = {}
             blocks = _blocks(parts)

@@ -68,9 +68,19 @@ class RowsOutOfOrder(Refused):
 
 def _not_well_formed(what: str) -> NotASheet:
     return NotASheet(
-        f"A sheet of the workbook is not well-formed XML ({what}); Excel would repair it on opening. "
+        f"{SOME_SHEET} is not well-formed XML ({what}); Excel would repair it on opening. "
         "Open the workbook in Excel, save it, and drop it in again."
     )
+
+
+SOME_SHEET = "A sheet of the workbook"
+
+
+def _named(err: Refused, where: str | None) -> Refused:
+    """`err` saying which sheet (`where`: "The sheet 'Transfers'") instead of "A sheet of the workbook"."""
+    if not where or not str(err).startswith(SOME_SHEET):
+        return err
+    return type(err)(where + str(err)[len(SOME_SHEET) :])
 
 
 def column_number(letters: bytes) -> int:
@@ -249,10 +259,6 @@ class _Part:
         self.eof = True
         return False
 
-    def rest(self) -> bytes:
-        """`buf` and every chunk not read yet."""
-        return self.buf + b"".join(self.chunks)
-
 
 @dataclass
 class _RowsElement:
@@ -345,28 +351,34 @@ def _after_rows(part: _Part, found: _RowsElement) -> tuple[int, int]:
             raise _not_well_formed(f"its <{found.qname.decode()}> does not end")
 
 
-def split_part(chunks) -> tuple[bytes, bytes]:
+def split_part(chunks, where: str | None = None) -> tuple[bytes, bytes]:
     """What comes before a sheet part's rows element and after it, read in chunks (the rows
-    themselves are not kept)."""
-    part = _Part(chunks)
-    found = _rows_element(part)
-    head = part.buf[: found.start]
-    if found.empty:
-        return head, part.buf[found.end :] + b"".join(part.chunks)
-    _start, end = _after_rows(part, found)
-    return head, part.buf[end:] + b"".join(part.chunks)
+    themselves are not kept). `where` names the sheet in a refusal ("The sheet 'Transfers'")."""
+    try:
+        part = _Part(chunks)
+        found = _rows_element(part)
+        head = part.buf[: found.start]
+        if found.empty:
+            return head, part.buf[found.end :] + b"".join(part.chunks)
+        _start, end = _after_rows(part, found)
+        return head, part.buf[end:] + b"".join(part.chunks)
+    except Refused as err:
+        raise _named(err, where) from None
 
 
-def skeleton(chunks) -> bytes:
+def skeleton(chunks, where: str | None = None) -> bytes:
     """A sheet part without its rows: its head, its rows element empty (`<sheetData/>`, in the
     part's own spelling and prefix) and its tail; small enough to parse whole."""
-    part = _Part(chunks)
-    found = _rows_element(part)
-    head = part.buf[: found.start]
-    if found.empty:
-        return part.buf[: found.end] + b"".join(part.chunks)
-    _start, end = _after_rows(part, found)
-    return head + b"<" + found.qname + found.attrs + b"/>" + part.buf[end:] + b"".join(part.chunks)
+    try:
+        part = _Part(chunks)
+        found = _rows_element(part)
+        head = part.buf[: found.start]
+        if found.empty:
+            return part.buf[: found.end] + b"".join(part.chunks)
+        _start, end = _after_rows(part, found)
+        return head + b"<" + found.qname + found.attrs + b"/>" + part.buf[end:] + b"".join(part.chunks)
+    except Refused as err:
+        raise _named(err, where) from None
 
 
 def around_rows(data: bytes) -> tuple[bytes, bytes]:
@@ -376,7 +388,7 @@ def around_rows(data: bytes) -> tuple[bytes, bytes]:
     found = _rows_element(part)
     if found.empty:
         return data[: found.start] + b"<" + found.qname + found.attrs + b">", b"</" + found.qname + b">" + data[found.end :]
-    offset = found.end
+    offset = found.end  # one chunk: `_after_rows` counts from the rows element's start tag's end
     start, _end = _after_rows(part, found)
     return data[: offset + start], data[offset + start :]
 
@@ -711,9 +723,23 @@ def rewrite_rows(
 
 
 def rewrite_stream(
-    chunks, tails, styles: dict[int, dict], changes: Changes | None = None, head: bytes | None = None, tail: bytes | None = None
+    chunks,
+    tails,
+    styles: dict[int, dict],
+    changes: Changes | None = None,
+    head: bytes | None = None,
+    tail: bytes | None = None,
+    where: str | None = None,
 ) -> Iterator[bytes]:
-    """`rewrite_rows` of a sheet part read in chunks of bytes (the part is never whole in memory)."""
+    """`rewrite_rows` of a sheet part read in chunks of bytes (the part is never whole in memory).
+    `where` names the sheet in a refusal ("The sheet 'Transfers'")."""
+    try:
+        yield from _rewritten(chunks, tails, styles, changes, head, tail)
+    except Refused as err:
+        raise _named(err, where) from None
+
+
+def _rewritten(chunks, tails, styles: dict[int, dict], changes: Changes | None, head: bytes | None, tail: bytes | None) -> Iterator[bytes]:
     changes = changes or Changes(styles)
     changes.styles = styles
     part = _Part(chunks)
