@@ -13,14 +13,16 @@ from pathlib import Path
 import openpyxl
 import pytest
 from kept_features import FLAGGED, HEADER_ROW, features, parts
+from lxml import etree
 from openpyxl.comments import Comment
 from openpyxl.styles import Font
 from openpyxl.worksheet.table import Table
-from test_tool_sheets import annotate, libreoffice_save, soffice_or_skip
+from test_tool_sheets import AS_OF, annotate, libreoffice_save, soffice_or_skip
 
 from batch.commentsxml import MARKER
 from batch.pipeline import process
 from batch.stylesxml import FILLS
+from batch.writing import write
 from validators.transfers import TRANSFERS as TRANSFERS_SPEC
 
 TRANSFERS_HEADERS = [c.header for c in TRANSFERS_SPEC.columns]
@@ -480,3 +482,178 @@ def test_a_workbook_written_anew_comes_back_without_stale_notes_or_fills(tmp_pat
     ws = openpyxl.load_workbook(annotate(fixed, tmp_path / "out2"))["Transfers"]
     assert _fill(ws, "H2") is None and ws["H2"].comment is None
     assert _fill(ws, "H3") == FILLS["error"] and ws["H3"].comment.text.count("TRANSFER_BELOW_MINIMUM") == 1
+
+
+# -- any well-formed spelling of the intake sheet ------------------------------------------------
+
+SHEET = "xl/worksheets/sheet1.xml"
+STRICT = b"http://purl.oclc.org/ooxml/spreadsheetml/main"
+REL = b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+STRICT_REL = b"http://purl.oclc.org/ooxml/officeDocument/relationships"
+TITLE = b'<row r="1"><c r="A1" t="inlineStr"><is><t>Transfers for review</t></is></c></row>'
+# the parts a run changes in this book: the package's lists, the style table, the intake sheet (its
+# comments and their drawing are new parts)
+RUN_CHANGES = {"[Content_Types].xml", "_rels/.rels", "xl/_rels/workbook.xml.rels", "xl/workbook.xml", "xl/styles.xml", SHEET}
+
+
+def _titled_book(path: Path) -> Path:
+    """A title row the tool never touches, the header in row 2, T-1 (OK) in row 3 and T-2 in
+    row 4: $20,000 transferred, under the $25,000 Grow NJ minimum, so H4 is flagged."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Transfers"
+    ws["A1"] = "Transfers for review"
+    ws.append(TRANSFERS_HEADERS)
+    ws.append(["T-1", "Grow NJ", "C-1", 500000, "Seller LLC", "Buyer Inc.", "2026-01-05", 30000, 27000])
+    ws.append(["T-2", "Grow NJ", "C-1", 500000, "Seller LLC", "Buyer Inc.", "2026-01-06", 20000, 18000])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb.save(path)
+    assert TITLE in parts(path)[SHEET]
+    return path
+
+
+def _sheet_prefixed(prefix: bytes):
+    def edit(data: bytes) -> bytes:
+        data = data.replace(b'xmlns="' + MAIN + b'"', b"xmlns:" + prefix + b'="' + MAIN + b'"')
+        return re.sub(rb"<(/?)(?!\?)(?![a-zA-Z0-9]+:)([a-zA-Z])", rb"<\1" + prefix + rb":\2", data)
+
+    return edit
+
+
+def _single_quoted(data: bytes, declarations: bool = False) -> bytes:
+    """Every attribute in single quotes with spaces around `=` (the namespace declarations too, or not)."""
+    return re.sub(rb'(\s[\w:]+)="([^"]*)"' if declarations else rb'(\s(?!xmlns)[\w:]+)="([^"]*)"', rb"\1 = '\2'", data)
+
+
+def _out_of_order(data: bytes) -> bytes:
+    """Row 4's cell H4 (the one a finding points at) written first."""
+    row = re.search(rb'(<row r="4"[^>]*>)(.*?)(</row>)', data, re.S)
+    h4 = re.search(rb'<c r="H4".*?</c>', row.group(2), re.S).group(0)
+    return data[: row.start(2)] + h4 + row.group(2).replace(h4, b"") + data[row.end(2) :]
+
+
+# each case: how the intake sheet is spelled (an edit of its bytes), the bytes of the title row
+# that must come back as they are, and whether the reader reads the spelling (else the run is of
+# the book as openpyxl wrote it, and the returned workbook is written from the spelled package)
+TITLE_QUOTED = b"<row r = '1'><c r = 'A1' t = 'inlineStr'><is><t>Transfers for review</t></is></c></row>"
+SHEET_SPELLINGS = [
+    (
+        "a comment in the head holds <sheetData>",
+        lambda d: d.replace(b"<sheetData>", b"<!-- <sheetData><row r='3'/></sheetData> --><sheetData>"),
+        TITLE,
+    ),
+    (
+        "CDATA sections hold </c></row>",
+        lambda d: d.replace(b"<t>Transfers for review</t>", b"<t><![CDATA[Transfers </c></row> for review]]></t>").replace(
+            b"<t>T-2</t>", b"<t><![CDATA[T-2]]></t>"
+        ),
+        b'<row r="1"><c r="A1" t="inlineStr"><is><t><![CDATA[Transfers </c></row> for review]]></t></is></c></row>',
+    ),
+    ("attributes in single quotes, spaces around =", _single_quoted, TITLE_QUOTED),
+    ("the dimension written with a space before />", lambda d: d.replace(b'<dimension ref="A1:I4"/>', b'<dimension ref="A1:I4" />'), TITLE),
+    ("the flagged cell written first in its row", _out_of_order, TITLE),
+    (
+        "processing instructions and comments between rows",
+        lambda d: d.replace(b'</row><row r="2">', b'</row><?keep this?><!-- <row r="2"></row> --><row r="2">'),
+        TITLE + b'<?keep this?><!-- <row r="2"></row> -->',
+    ),
+    ("SpreadsheetML under the prefix x", _sheet_prefixed(b"x"), _sheet_prefixed(b"x")(TITLE)),
+]
+# spellings the package checks or the reader do not take yet: the returned workbook written from the
+# spelled package after a run of the book as openpyxl wrote it (the same values)
+WRITER_SPELLINGS = [
+    ("Strict Open XML's namespaces", lambda d: d.replace(MAIN, STRICT).replace(REL, STRICT_REL), TITLE),
+    ("the namespace declaration in single quotes too", lambda d: _single_quoted(d, declarations=True), TITLE_QUOTED),
+    (
+        "a row 0 above the title",
+        lambda d: d.replace(b"<sheetData>", b'<sheetData><row r="0"><c r="A0" t="inlineStr"><is><t>before</t></is></c></row>'),
+        b'<row r="0"><c r="A0" t="inlineStr"><is><t>before</t></is></c></row>' + TITLE,
+    ),
+]
+
+
+def _cells_of(sheet: bytes) -> dict[str, list]:
+    root = etree.fromstring(sheet)
+    ns = etree.QName(root).namespace
+    out: dict[str, list] = {}
+    for c in root.iter(f"{{{ns}}}c"):
+        out.setdefault(c.get("r"), []).append((c.get("s"), "".join(c.itertext())))
+    return out
+
+
+def _style_fill(styles: bytes, style: str | None) -> str | None:
+    """The solid fill colour of a cell style, read from the style table."""
+    root = etree.fromstring(styles)
+    ns = etree.QName(root).namespace
+    xf = root.find(f"{{{ns}}}cellXfs")[int(style or 0)]
+    fg = root.find(f"{{{ns}}}fills")[int(xf.get("fillId") or 0)].find(f".//{{{ns}}}fgColor")
+    return None if fg is None else fg.get("rgb")
+
+
+@pytest.mark.parametrize(
+    "case,edit,kept,read",
+    [(*c, True) for c in SHEET_SPELLINGS] + [(*c, False) for c in WRITER_SPELLINGS],
+    ids=[c[0] for c in SHEET_SPELLINGS + WRITER_SPELLINGS],
+)
+def test_the_intake_sheet_in_any_well_formed_spelling_is_annotated_in_place(tmp_path, case, edit, kept, read):
+    plain = _titled_book(tmp_path / "made" / "t.xlsx")
+    src = _edited(plain, tmp_path / "in" / "t.xlsx", lambda n, d: edit(d) if n == SHEET else d)
+    if read:
+        result = process(src, as_of=AS_OF)
+    else:
+        result = process(plain, as_of=AS_OF)
+        result.path = src  # the same values, spelled otherwise
+    assert result.in_place, case
+    (tmp_path / "out").mkdir()
+    out = write(result, tmp_path / "out" / "t.annotated.xlsx")
+    before, after = parts(src), parts(out)
+    for name, data in after.items():  # every part well-formed
+        if name.endswith((".xml", ".rels", ".vml")):
+            etree.fromstring(data)
+    assert {n for n in before if before[n] != after[n]} <= RUN_CHANGES, case  # no other part of the user's changed
+    sheet = after[SHEET]
+    assert kept in sheet, case  # the rows the tool does not touch, byte for byte
+    got = _cells_of(sheet)
+    # the tool's cells: Status in M (after the input's A..I and three computed columns), under the sheet's prefix
+    assert [[text for _style, text in got[ref]] for ref in ("M2", "M3", "M4")] == [["Status"], ["OK"], ["Flagged"]]
+    assert got["H4"][0][1] == "20000" and len(got["H4"]) == 1  # the flagged cell once, its value kept
+    assert _style_fill(after["xl/styles.xml"], got["H4"][0][0]) == FILLS["error"]
+    assert _style_fill(after["xl/styles.xml"], got["H3"][0][0]) is None
+    dimension = re.search(rb"<(?:\w+:)?dimension ref\s*=\s*[\"']([^\"']*)", sheet)
+    assert dimension.group(1) == b"A1:Q4", case  # widened to the tool's last column (the reviewer's Q)
+    if b"x:worksheet" in sheet:
+        assert b'<x:c r="M3"' in sheet and b"<c " not in sheet
+
+
+def test_libreoffice_reads_the_tools_cells_of_every_spelling(tmp_path):
+    """Each returned workbook opened by LibreOffice (converted to CSV in one run): the title, and
+    the tool's Status and Findings beside the input values."""
+    outs = []
+    for k, (case, edit, _kept) in enumerate(SHEET_SPELLINGS + WRITER_SPELLINGS):
+        plain = _titled_book(tmp_path / f"case{k}" / "made" / "t.xlsx")
+        src = _edited(plain, tmp_path / f"case{k}" / "in" / "t.xlsx", lambda n, d, edit=edit: edit(d) if n == SHEET else d)
+        result = process(src if k < len(SHEET_SPELLINGS) else plain, as_of=AS_OF)
+        result.path = src
+        (tmp_path / "out").mkdir(exist_ok=True)
+        outs.append((case, write(result, tmp_path / "out" / f"case{k}.xlsx")))
+    proc = subprocess.run(
+        [
+            soffice_or_skip(),
+            "--headless",
+            f"-env:UserInstallation=file://{tmp_path}/lo",
+            "--convert-to",
+            "csv",
+            "--outdir",
+            str(tmp_path / "csv"),
+        ]
+        + [str(out) for _case, out in outs],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for case, out in outs:
+        lines = (tmp_path / "csv" / (out.stem + ".csv")).read_text().splitlines()
+        assert lines[0].split(",")[0] in ("Transfers for review", "Transfers </c></row> for review"), case
+        assert lines[2].split(",")[0] == "T-1" and lines[2].split(",")[12] == "OK", case
+        assert lines[3].split(",")[7] == "20000" and lines[3].split(",")[12:14] == ["Flagged", "TRANSFER_BELOW_MINIMUM"], case
