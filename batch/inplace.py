@@ -621,7 +621,14 @@ def _prompt(root, sqref: str) -> None:
 
 def _legacy_drawing(root, rid: str) -> None:
     """The `<legacyDrawing>` that draws the sheet's comment boxes (relationship `rid`), its `r:id`
-    in the sheet's relationships namespace, declared on the root when the sheet has none."""
+    in the sheet's relationships namespace, declared on the root when the sheet has none. The
+    sheet has no drawing relationship when this is called: a `<legacyDrawing>` it still holds
+    (the tool's own, from a returned workbook) points at nothing, and is given the new one."""
+    old = root.find(_tag(root, "legacyDrawing"))
+    held = [name for name in (old.attrib if old is not None else ()) if etree.QName(name).localname == "id"]
+    if held:
+        old.set(held[0], rid)
+        return
     namespace = next((uri for uri in root.nsmap.values() if uri in REL_NAMESPACES.values()), None)
     if namespace is None:
         namespace = REL_NAMESPACES[etree.QName(root).namespace]

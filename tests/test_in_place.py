@@ -623,6 +623,8 @@ def test_the_intake_sheet_in_any_well_formed_spelling_is_annotated_in_place(tmp_
     assert dimension.group(1) == b"A1:Q4", case  # widened to the tool's last column (the reviewer's Q)
     if b"x:worksheet" in sheet:
         assert b'<x:c r="M3"' in sheet and b"<c " not in sheet
+    if read:  # dropped back in: the tool's additions taken out and made again, the same sheet
+        assert parts(annotate(out, tmp_path / "again"))[SHEET] == sheet, case
 
 
 def test_libreoffice_reads_the_tools_cells_of_every_spelling(tmp_path):
