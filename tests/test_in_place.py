@@ -659,3 +659,87 @@ def test_libreoffice_reads_the_tools_cells_of_every_spelling(tmp_path):
         assert lines[0].split(",")[0] in ("Transfers for review", "Transfers </c></row> for review"), case
         assert lines[2].split(",")[0] == "T-1" and lines[2].split(",")[12] == "OK", case
         assert lines[3].split(",")[7] == "20000" and lines[3].split(",")[12:14] == ["Flagged", "TRANSFER_BELOW_MINIMUM"], case
+
+
+# -- the head and tail of a sheet, edited as XML ---------------------------------------------------
+
+
+def _skeleton(body: str, ns: str = MAIN.decode(), prefix: str = "") -> etree._Element:
+    p = f"{prefix}:" if prefix else ""
+    declared = f'xmlns{":" + prefix if prefix else ""}="{ns}"'
+    return etree.fromstring(f"<{p}worksheet {declared}>{body.format(p=p)}</{p}worksheet>".encode())
+
+
+MC_NAMESPACE = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+
+
+def _kinds(root) -> list[str]:
+    from batch.inplace import _kind
+
+    return [_kind(child) or etree.QName(child).localname for child in root]
+
+
+@pytest.mark.parametrize("prefix,ns", [("", MAIN.decode()), ("x", MAIN.decode()), ("", STRICT.decode())])
+def test_the_head_and_tail_are_changed_in_the_sheets_own_namespace_and_prefix(prefix, ns):
+    from batch import inplace
+
+    root = _skeleton(
+        "<{p}dimension ref='A1:G6' /><{p}sheetViews><{p}sheetView workbookViewId='0'/></{p}sheetViews>"
+        "<{p}cols><{p}col min='1' max='16384' width='9' style='3'/></{p}cols><{p}sheetData/>"
+        "<{p}dataValidations count='1'><{p}dataValidation sqref='A2'/></{p}dataValidations><{p}pageMargins left='1'/>"
+        '<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"><mc:Choice Requires="x14">'
+        "<{p}controls/></mc:Choice></mc:AlternateContent>",
+        ns,
+        prefix,
+    )
+    assert inplace._column_styles(root)[16383] == 3
+    assert inplace._dimension(root, 16, 9)  # G6 widened to the tool's last column (Q) and row 9
+    assert inplace._cols(root, {9: 12.0, 10: 15.0})  # J and K: the user's A:XFD range cut around them
+    assert inplace._pane(root, 2, 1) and not inplace._pane(root, 2, 1)  # frozen once, never over a pane
+    filter_ = root.makeelement(f"{{{ns}}}autoFilter", {"ref": "A2:Q9"})
+    inplace._insert_after_rows(root, filter_, "autoFilter")
+    inplace._prompt(root, "O3:O9")
+    inplace._legacy_drawing(root, "rId7")
+    data = etree.tostring(root)
+    again = etree.fromstring(data)  # well-formed
+    tag = f"{{{ns}}}"
+    assert again.find(f"{tag}dimension").get("ref") == "A1:Q9"
+    assert [(c.get("min"), c.get("max"), c.get("width")) for c in again.iter(f"{tag}col")] == [
+        ("1", "9", "9"),
+        ("10", "10", "12.0"),
+        ("11", "11", "15.0"),
+        ("12", "16384", "9"),
+    ]
+    pane = again.find(f"{tag}sheetViews/{tag}sheetView/{tag}pane")
+    assert (pane.get("xSplit"), pane.get("ySplit"), pane.get("topLeftCell"), pane.get("state")) == ("1", "2", "B3", "frozen")
+    lists = again.find(f"{tag}dataValidations")
+    assert lists.get("count") == "2" and [v.get("sqref") for v in lists] == ["A2", "O3:O9"]
+    # schema order: the filter after the rows, the drawing after the page margins and before the controls
+    assert _kinds(again) == [
+        "dimension",
+        "sheetViews",
+        "cols",
+        "sheetData",
+        "autoFilter",
+        "dataValidations",
+        "pageMargins",
+        "legacyDrawing",
+        "controls",
+    ]
+    # every element the tool added is in the sheet's namespace, under its prefix; r:id in the sheet's relationships namespace
+    assert {etree.QName(el).namespace for el in again.iter() if isinstance(el.tag, str)} == {ns, MC_NAMESPACE}
+    assert {el.prefix for el in again.iter(f"{tag}*")} == {prefix or None}
+    rel = (STRICT_REL if ns == STRICT.decode() else REL).decode()
+    assert again.find(f"{tag}legacyDrawing").get(f"{{{rel}}}id") == "rId7" and again.nsmap.get("r") == rel
+    assert data.count(b"xmlns:r=") == 1  # declared once, on the root
+
+
+def test_the_comment_drawing_takes_a_free_prefix_when_r_is_the_users():
+    from batch import inplace
+
+    root = _skeleton('<sheetData/><foo r:x="1" xmlns:r="urn:not-relationships"/>')
+    inplace._legacy_drawing(root, "rId3")
+    again = etree.fromstring(etree.tostring(root))
+    assert again.find(f"{{{MAIN.decode()}}}legacyDrawing").get(f"{{{REL.decode()}}}id") == "rId3"
+    assert again.find(f"{{{MAIN.decode()}}}foo").get("{urn:not-relationships}x") == "1"  # the user's r kept
+    assert again.nsmap["r1"] == REL.decode()
