@@ -661,10 +661,11 @@ class _Rows:
                     elif len(buf) - i > MAX_TAG:
                         raise _not_well_formed("a tag among its rows that does not end")
             if stop < 0:  # the markup at `i` goes on in the next chunk: what was passed goes out first
+                if part.eof:
+                    raise _not_well_formed("its rows element does not end")
                 yield buf[at:i]
                 part.buf, pos, at = buf[i:], 0, 0
-                if not part.more():
-                    raise _not_well_formed("its rows element does not end")
+                part.more()  # at the end of the part, what is left is read as it is
                 buf = part.buf
                 continue
             pos = stop
