@@ -33,6 +33,7 @@ from lxml import etree
 from batch import cells, commentsxml, opc, package, sheetrows, sheetxml, xmlparts
 from batch.pipeline import Result, SheetResult
 from batch.reading import EXCEL_COLUMNS, MARKER_PREFIX, MARKER_REF
+from batch.safety import Refused
 from batch.stylesxml import FILLS, Styles
 from batch.writing import (
     LINE_HEIGHT,
@@ -254,6 +255,7 @@ REL_NAMESPACES = {  # the relationships namespace (r:id) of each SpreadsheetML n
     "http://purl.oclc.org/ooxml/spreadsheetml/main": "http://purl.oclc.org/ooxml/officeDocument/relationships",
 }
 SPREADSHEETML = frozenset(REL_NAMESPACES)
+EVERY_ROW = (1 << 20) - 1  # the last row (0-based) of a sheet
 RELATIONSHIP_ID = re.compile(rb""":id\s*=\s*["']([^"']*)["']""")
 
 
@@ -373,7 +375,11 @@ def _tables(parts: dict[str, bytes], part: str) -> list[tuple[int, int, int, int
     out = []
     for rel in opc.relationships(parts, part):
         if rel["type"].rsplit("/", 1)[-1] == "table" and rel["part"] in parts:  # Transitional or Strict
-            ref = xmlparts.parse(parts[rel["part"]], rel["part"]).getroot().get("ref")
+            try:
+                ref = xmlparts.parse(parts[rel["part"]], rel["part"]).getroot().get("ref")
+            except Refused:  # a Table whose range cannot be read: taken to cover the sheet (no filter of the tool's over it)
+                out.append((0, 0, EVERY_ROW, EXCEL_COLUMNS - 1))
+                continue
             m = REF.match((ref or "").strip().upper())
             if m:
                 out.append((int(m.group(2)) - 1, _number(m.group(1)), int(m.group(4) or m.group(2)) - 1, _number(m.group(3) or m.group(1))))
