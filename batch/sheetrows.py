@@ -618,7 +618,6 @@ class _Rows:
         self.w, self.number, self.seen = 0, 0, False
         self.scope = found.scope
         self.prefix = found.qname[: -len(b"sheetData")]  # the prefix of the rows the tool adds
-        self.prefixed: dict[bytes, dict] = {}
 
     def _tail(self, n: int, prefix: bytes) -> bytes:
         tail = self.tails.get(n, b"")
