@@ -330,18 +330,33 @@ def test_a_part_that_cannot_be_followed_is_refused_naming_the_sheet(part, messag
     [
         (_part(R1), None),  # none added where the sheet has none
         (_part(R1, head=HEAD + b"<dimension ref='A1:G6' />"), b"<dimension ref='A1:Q4' />"),  # a space before />, single quotes
-        (_prefixed(_part(R1, head=HEAD + b'<dimension ref="A1"/>'), b"x"), b'<x:dimension ref="A1:Q4"/>'),
         (
             _part(R1, head=HEAD + b"<!-- <dimension ref='Z9'/> --><dimension ref=\"A1\"/>"),
             b"<!-- <dimension ref='Z9'/> --><dimension ref=\"A1:Q4\"/>",
         ),
+        (HEAD + b'<dimension ref="A1"/><sheetData/>' + TAIL, None),
     ],
 )
 def test_a_generated_sheet_gets_its_rows_after_the_last_row_and_its_dimension(part, dimension):
-    """`sheetxml.spliced`: the dimension set and the rows added by reading the part's tokens."""
+    """`sheetxml.spliced` (the tool's own sheets): the dimension set and the rows added after the
+    last row, by reading the part's tokens."""
     from batch.sheetxml import spliced
 
     out = b"".join(spliced(part, iter([b'<row r="4"><c r="Q4"><v>1</v></c></row>']), "A1:Q4"))
     etree.fromstring(out)
+    if b"<sheetData/>" in part:  # an empty rows element opened for them
+        assert b'<dimension ref="A1:Q4"/>' in out and b'<sheetData><row r="4"><c r="Q4"><v>1</v></c></row></sheetData>' in out
+        return
     assert dimension in out if dimension else b"dimension" not in out
-    assert re.search(rb"</(x:)?row><(x:)?row r=\"4\"><(x:)?c r=\"Q4\">", out) or b'<row r="4"><c r="Q4">' in out
+    assert re.search(rb'</row><row r="4"><c r="Q4"><v>1</v></c></row></sheetData>', out)  # after the last row
+
+
+@pytest.mark.parametrize("prefix", [b"x", b"ns0"])
+def test_the_dimension_of_a_prefixed_sheet_is_found_by_its_namespace(prefix):
+    from batch.sheetrows import with_dimension
+
+    decoy = b'<o:dimension xmlns:o="urn:other" ref="B2"/>'  # a dimension of another namespace, in an extension
+    part = _prefixed(_part(R1, head=HEAD + b"<sheetPr>DECOY</sheetPr><dimension ref='A1'/>"), prefix).replace(b"DECOY", decoy)
+    out = with_dimension(part, "A1:Q4")
+    etree.fromstring(out)
+    assert out == part.replace(prefix + b":dimension ref='A1'/>", prefix + b":dimension ref='A1:Q4'/>") != part
