@@ -558,6 +558,11 @@ SHEET_SPELLINGS = [
         TITLE + b'<?keep this?><!-- <row r="2"></row> -->',
     ),
     ("SpreadsheetML under the prefix x", _sheet_prefixed(b"x"), _sheet_prefixed(b"x")(TITLE)),
+    (
+        "end tags with a space",
+        lambda d: re.sub(rb"</(\w+)>", rb"</\1 >", d),
+        b'<row r="1"><c r="A1" t="inlineStr"><is><t>Transfers for review</t ></is ></c ></row >',
+    ),
 ]
 # spellings the package checks or the reader do not take yet: the returned workbook written from the
 # spelled package after a run of the book as openpyxl wrote it (the same values)
