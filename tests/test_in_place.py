@@ -526,15 +526,13 @@ def _single_quoted(data: bytes, declarations: bool = False) -> bytes:
 
 
 def _out_of_order(data: bytes) -> bytes:
-    """Row 4's cell H4 (the one a finding points at) written first."""
+    """Row 4's cell H4 (the one a finding points at) written last, after I4: a program that
+    writes cells out of column order (a blank H4 must not be inserted before I4 beside it)."""
     row = re.search(rb'(<row r="4"[^>]*>)(.*?)(</row>)', data, re.S)
     h4 = re.search(rb'<c r="H4".*?</c>', row.group(2), re.S).group(0)
-    return data[: row.start(2)] + h4 + row.group(2).replace(h4, b"") + data[row.end(2) :]
+    return data[: row.start(2)] + row.group(2).replace(h4, b"") + h4 + data[row.end(2) :]
 
 
-# each case: how the intake sheet is spelled (an edit of its bytes), the bytes of the title row
-# that must come back as they are, and whether the reader reads the spelling (else the run is of
-# the book as openpyxl wrote it, and the returned workbook is written from the spelled package)
 TITLE_QUOTED = b"<row r = '1'><c r = 'A1' t = 'inlineStr'><is><t>Transfers for review</t></is></c></row>"
 SHEET_SPELLINGS = [
     (
@@ -544,14 +542,16 @@ SHEET_SPELLINGS = [
     ),
     (
         "CDATA sections hold </c></row>",
-        lambda d: d.replace(b"<t>Transfers for review</t>", b"<t><![CDATA[Transfers </c></row> for review]]></t>").replace(
-            b"<t>T-2</t>", b"<t><![CDATA[T-2]]></t>"
+        lambda d: re.sub(  # in the title row, and in T-2's row (which the tool adds to)
+            rb'(<c r="E4"[^>]*><is><t>)Seller LLC',
+            rb"\1<![CDATA[Seller </c></row> LLC]]>",
+            d.replace(b"<t>Transfers for review</t>", b"<t><![CDATA[Transfers </c></row> for review]]></t>"),
         ),
         b'<row r="1"><c r="A1" t="inlineStr"><is><t><![CDATA[Transfers </c></row> for review]]></t></is></c></row>',
     ),
     ("attributes in single quotes, spaces around =", _single_quoted, TITLE_QUOTED),
     ("the dimension written with a space before />", lambda d: d.replace(b'<dimension ref="A1:I4"/>', b'<dimension ref="A1:I4" />'), TITLE),
-    ("the flagged cell written first in its row", _out_of_order, TITLE),
+    ("the flagged cell written last in its row, after I4", _out_of_order, TITLE),
     (
         "processing instructions and comments between rows",
         lambda d: d.replace(b'</row><row r="2">', b'</row><?keep this?><!-- <row r="2"></row> --><row r="2">'),
@@ -619,6 +619,8 @@ def test_the_intake_sheet_in_any_well_formed_spelling_is_annotated_in_place(tmp_
     sheet = after[SHEET]
     assert kept in sheet, case  # the rows the tool does not touch, byte for byte
     got = _cells_of(sheet)
+    own = _cells_of(before[SHEET])
+    assert {ref: [text for _style, text in got[ref]] for ref in own} == {ref: [text for _style, text in v] for ref, v in own.items()}, case
     # the tool's cells: Status in M (after the input's A..I and three computed columns), under the sheet's prefix
     assert [[text for _style, text in got[ref]] for ref in ("M2", "M3", "M4")] == [["Status"], ["OK"], ["Flagged"]]
     assert got["H4"][0][1] == "20000" and len(got["H4"]) == 1  # the flagged cell once, its value kept
@@ -626,6 +628,9 @@ def test_the_intake_sheet_in_any_well_formed_spelling_is_annotated_in_place(tmp_
     assert _style_fill(after["xl/styles.xml"], got["H3"][0][0]) is None
     dimension = re.search(rb"<(?:\w+:)?dimension ref\s*=\s*[\"']([^\"']*)", sheet)
     assert dimension.group(1) == b"A1:Q4", case  # widened to the tool's last column (the reviewer's Q)
+    root = etree.fromstring(sheet)  # the comments' drawing, its r:id in the sheet's own relationships namespace
+    rel = (STRICT_REL if etree.QName(root).namespace == STRICT.decode() else REL).decode()
+    assert root.find(f"{{{etree.QName(root).namespace}}}legacyDrawing").get(f"{{{rel}}}id"), case
     if b"x:worksheet" in sheet:
         assert b'<x:c r="M3"' in sheet and b"<c " not in sheet
     if read:  # dropped back in: the tool's additions taken out and made again, the same sheet
