@@ -677,6 +677,8 @@ def test_libreoffice_reads_the_tools_cells_of_every_spelling(tmp_path):
 def _skeleton(body: str, ns: str = MAIN.decode(), prefix: str = "") -> etree._Element:
     p = f"{prefix}:" if prefix else ""
     declared = f'xmlns{":" + prefix if prefix else ""}="{ns}"'
+    # as Excel writes its root: prefixes used only in mc:Ignorable's value, which must stay declared
+    declared += f' xmlns:mc="{MC_NAMESPACE}" mc:Ignorable="x14ac" xmlns:x14ac="http://schemas.microsoft.com/office/spreadsheetml/2009/9/ac"'
     return etree.fromstring(f"<{p}worksheet {declared}>{body.format(p=p)}</{p}worksheet>".encode())
 
 
@@ -742,6 +744,7 @@ def test_the_head_and_tail_are_changed_in_the_sheets_own_namespace_and_prefix(pr
     rel = (STRICT_REL if ns == STRICT.decode() else REL).decode()
     assert again.find(f"{tag}legacyDrawing").get(f"{{{rel}}}id") == "rId7" and again.nsmap.get("r") == rel
     assert data.count(b"xmlns:r=") == 1  # declared once, on the root
+    assert again.nsmap["x14ac"] and again.get(f"{{{MC_NAMESPACE}}}Ignorable") == "x14ac"  # mc:Ignorable's prefix still declared
 
 
 def test_the_comment_drawing_takes_a_free_prefix_when_r_is_the_users():
