@@ -454,8 +454,9 @@ def _column(ref: bytes | None, before: int) -> int:
 
 def _cells(body: bytes, scope: dict, prefix: bytes) -> tuple[list[tuple], int]:
     """The cells of a row's content in document order, each (start, start and end of its
-    attributes, end, 0-based column, style index or None when not read yet), and where the cells end (after the last cell; where the
-    row's own elements after its cells begin when it has none). `prefix` is the row's."""
+    attributes, end, 0-based column, style index or None when not read yet), and where the
+    cells end (after the last cell; where the row's own elements after its cells begin when it
+    has none). `prefix` is the row's."""
     if b"<!" not in body and b"<?" not in body and b"xmlns" not in body and b"extLst" not in body:
         fast = _cells_of_plain_row(body, prefix)
         if fast is not None:
