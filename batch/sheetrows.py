@@ -20,7 +20,8 @@ instructions (a `<` never stands inside an attribute value of well-formed XML), 
 - reads a row's cells token by token only when the tool must look inside it (a cell restyled or
   inserted, a returned workbook's cells taken out, a row holding its own extensions).
 Any well-formed spelling is read: attributes in single or double quotes, spaces around `=`, end
-tags with spaces, `<row/>`, cells without `r`, cells out of column order. The cells the tool adds
+tags with spaces, `<row/>`, cells without `r`, cells out of column order, a part in UTF-16 (read,
+and written back, in UTF-8). The cells the tool adds
 to a row are written under the row's own prefix.
 
 Used by `batch.inplace`; on a returned workbook `Changes` also takes out the tool's columns
@@ -29,6 +30,7 @@ and gives flagged cells their own style back.
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -242,11 +244,42 @@ def _restyle(attrs: bytes, style: int) -> bytes:
 # -- the part, read in chunks --------------------------------------------------------------------
 
 
+UTF16_STARTS = {b"\xff\xfe": "utf-16", b"\xfe\xff": "utf-16", b"<\x00": "utf-16-le", b"\x00<": "utf-16-be"}
+ENCODING = re.compile(rb"""^(\s*<\?xml\b[^?]*?\bencoding\s*=\s*)(["'])[^"']*\2""")
+
+
+def _utf8(chunks) -> Iterator[bytes]:
+    """A part's chunks in UTF-8: one written in UTF-16 (which the XML standard allows, Excel never
+    writes) decoded as it streams, its XML declaration then saying UTF-8."""
+    chunks = iter(chunks)
+    first = b""
+    for chunk in chunks:
+        first += chunk
+        if len(first) >= 2:
+            break
+    encoding = UTF16_STARTS.get(first[:2])
+    if encoding is None:
+        yield first
+        yield from chunks
+        return
+    decoder = codecs.getincrementaldecoder(encoding)()
+    text, declared = decoder.decode(first).encode("utf-8"), False
+    for chunk in chunks:
+        text += decoder.decode(chunk).encode("utf-8")
+        if not declared and (b"?>" in text or len(text) > 1 << 10):  # the declaration read whole
+            text, declared = ENCODING.sub(rb"\1\2UTF-8\2", text, count=1), True
+        if declared:
+            yield text
+            text = b""
+    text += decoder.decode(b"", final=True).encode("utf-8")
+    yield text if declared else ENCODING.sub(rb"\1\2UTF-8\2", text, count=1)
+
+
 class _Part:
-    """A part read in chunks: `buf` holds what was read and not yet let go of."""
+    """A part read in chunks (in UTF-8): `buf` holds what was read and not yet let go of."""
 
     def __init__(self, chunks):
-        self.chunks = iter(chunks)
+        self.chunks = _utf8(chunks)
         self.buf = b""
         self.eof = False
 
@@ -276,10 +309,6 @@ def _head_tags(part: _Part) -> Iterator[tuple[re.Match, dict, int]]:
     """The start tags of a sheet part's head, in order, each with the namespaces in scope inside
     it and its depth (the root is 0); stops at the rows element (whose tag is the last yielded).
     Comments, CDATA sections and processing instructions are skipped whole; a DOCTYPE is refused."""
-    while len(part.buf) < 2 and part.more():
-        pass
-    if part.buf[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise NotASheet("A sheet of the workbook is written in UTF-16, which the tool does not read; save the workbook again from Excel.")
     stack, pos = [{b"xml": XML_NAMESPACE}], 0
     while True:
         buf = part.buf

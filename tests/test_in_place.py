@@ -569,6 +569,7 @@ SHEET_SPELLINGS = [
 WRITER_SPELLINGS = [
     ("Strict Open XML's namespaces", lambda d: d.replace(MAIN, STRICT).replace(REL, STRICT_REL), TITLE),
     ("the namespace declaration in single quotes too", lambda d: _single_quoted(d, declarations=True), TITLE_QUOTED),
+    ("the sheet written in UTF-16 (comes back in UTF-8)", lambda d: b"\xff\xfe" + d.decode("utf-8").encode("utf-16-le"), TITLE),
     (
         "a row 0 above the title",
         lambda d: d.replace(b"<sheetData>", b'<sheetData><row r="0"><c r="A0" t="inlineStr"><is><t>before</t></is></c></row>'),

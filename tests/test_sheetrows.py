@@ -360,3 +360,16 @@ def test_the_dimension_of_a_prefixed_sheet_is_found_by_its_namespace(prefix):
     out = with_dimension(part, "A1:Q4")
     etree.fromstring(out)
     assert out == part.replace(prefix + b":dimension ref='A1'/>", prefix + b":dimension ref='A1:Q4'/>") != part
+
+
+@pytest.mark.parametrize("encoding,mark", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff"), ("utf-16-le", b"")])
+@pytest.mark.parametrize("size", [1, 7, None])
+def test_a_part_in_utf16_is_read_and_written_back_in_utf8(encoding, mark, size):
+    """The XML standard allows UTF-16 (Excel never writes it): the part is decoded as it streams,
+    and comes back in UTF-8, its declaration saying so."""
+    text = PART.decode("utf-8").replace("T-1", "Café ✓").replace('encoding="UTF-8"', 'encoding="UTF-16"')
+    data = mark + text.encode(encoding)
+    chunks = [data] if size is None else [data[i : i + size] for i in range(0, len(data), size)]
+    out = b"".join(rewrite_stream(chunks, {2: E2}, {}))
+    assert out == rewrite(text.replace('encoding="UTF-16"', 'encoding="UTF-8"').encode("utf-8"), {2: E2})
+    assert out.startswith(b'<?xml version="1.0" encoding="UTF-8"?>') and "Café ✓".encode() in out
