@@ -376,7 +376,7 @@ def _tables(parts: dict[str, bytes], part: str) -> list[tuple[int, int, int, int
     for rel in opc.relationships(parts, part):
         if rel["type"].rsplit("/", 1)[-1] == "table" and rel["part"] in parts:  # Transitional or Strict
             try:
-                ref = xmlparts.parse(parts[rel["part"]], rel["part"]).getroot().get("ref")
+                ref = xmlparts.parse(parts[rel["part"]], rel["part"]).get("ref")
             except Refused:  # a Table whose range cannot be read: taken to cover the sheet (no filter of the tool's over it)
                 out.append((0, 0, EVERY_ROW, EXCEL_COLUMNS - 1))
                 continue
@@ -520,8 +520,7 @@ def _intake(
     XML), comments and drawing are changed here."""
     sheet = res.sheet
     data = parts[part]  # the sheet without its rows (`sheetrows.skeleton`)
-    tree = xmlparts.parse(data, part)
-    root = tree.getroot()
+    root = xmlparts.parse(data, part)
     columns, at, h = look["columns"], sheet.results_at, sheet.header_row
 
     def attr(index: int) -> str:
@@ -593,7 +592,7 @@ def _intake(
             _legacy_drawing(root, RELATIONSHIP_ID.search(element).group(1).decode())
             changed = True
     if changed:
-        data = xmlparts.serialize(tree, data)
+        data = xmlparts.serialize(root, data)
     head, tail = sheetrows.split_part([data])
     streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail, where=_where(res))
 

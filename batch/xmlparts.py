@@ -26,8 +26,8 @@ def _parser() -> etree.XMLParser:
     )
 
 
-def parse(data: bytes, part: str) -> etree._ElementTree:
-    """The part as an lxml tree; Refused naming the part when it is not well-formed XML or holds a DOCTYPE."""
+def parse(data: bytes, part: str) -> etree._Element:
+    """The part's root element (lxml); Refused naming the part when it is not well-formed XML or holds a DOCTYPE."""
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as err:
@@ -41,7 +41,7 @@ def parse(data: bytes, part: str) -> etree._ElementTree:
             f"The part {part} of the workbook holds a document type declaration (DOCTYPE), which workbooks never need "
             "and which can hide an entity-expansion attack; save the workbook again from Excel and drop it in again."
         )
-    return tree
+    return root
 
 
 def serialize(tree, original: bytes) -> bytes:
