@@ -589,7 +589,7 @@ def _intake(
     if notes:
         element = _notes(parts, part, notes, cells_at, streams, blocks)
         if element is not None:
-            _legacy_drawing(root, RELATIONSHIP_ID.search(element).group(1).decode())
+            _drawing_element(root, RELATIONSHIP_ID.search(element).group(1).decode())
             changed = True
     if changed:
         data = xmlparts.serialize(root, data)
@@ -624,7 +624,7 @@ def _prompt(root, sqref: str) -> None:
         lists.set("count", str(len(lists.findall(_tag(root, "dataValidation")))))
 
 
-def _legacy_drawing(root, rid: str) -> None:
+def _drawing_element(root, rid: str) -> None:
     """The `<legacyDrawing>` that draws the sheet's comment boxes (relationship `rid`), its `r:id`
     in the sheet's relationships namespace, declared on the root when the sheet has none. The
     sheet has no drawing relationship when this is called: a `<legacyDrawing>` it still holds

@@ -712,7 +712,7 @@ def test_the_head_and_tail_are_changed_in_the_sheets_own_namespace_and_prefix(pr
     filter_ = root.makeelement(f"{{{ns}}}autoFilter", {"ref": "A2:Q9"})
     inplace._insert_after_rows(root, filter_, "autoFilter")
     inplace._prompt(root, "O3:O9")
-    inplace._legacy_drawing(root, "rId7")
+    inplace._drawing_element(root, "rId7")
     data = etree.tostring(root)
     again = etree.fromstring(data)  # well-formed
     tag = f"{{{ns}}}"
@@ -752,7 +752,7 @@ def test_the_comment_drawing_takes_a_free_prefix_when_r_is_the_users():
     from batch import inplace
 
     root = _skeleton('<sheetData/><foo r:x="1" xmlns:r="urn:not-relationships"/>')
-    inplace._legacy_drawing(root, "rId3")
+    inplace._drawing_element(root, "rId3")
     again = etree.fromstring(etree.tostring(root))
     assert again.find(f"{{{MAIN.decode()}}}legacyDrawing").get(f"{{{REL.decode()}}}id") == "rId3"
     assert again.find(f"{{{MAIN.decode()}}}foo").get("{urn:not-relationships}x") == "1"  # the user's r kept
