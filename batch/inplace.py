@@ -264,7 +264,7 @@ def _tag(root, local: str) -> str:
     return f"{{{etree.QName(root).namespace}}}{local}"
 
 
-def _kind(el) -> str | None:
+def _schema_name(el) -> str | None:
     """What a child of a worksheet is in the schema's order: its SpreadsheetML name; for an
     `mc:AlternateContent` (as Excel wraps its controls), the name of what it holds."""
     if not isinstance(el.tag, str):  # a comment or processing instruction
@@ -273,7 +273,7 @@ def _kind(el) -> str | None:
     if name.namespace in SPREADSHEETML:
         return name.localname
     if name.namespace == MC_NAMESPACE and name.localname == "AlternateContent":
-        return next((kind for branch in el for inner in branch if (kind := _kind(inner))), None)
+        return next((kind for branch in el for inner in branch if (kind := _schema_name(inner))), None)
     return None
 
 
@@ -284,7 +284,7 @@ def _insert_after_rows(root, element, tag: str) -> None:
     for child in root:
         if child is rows:
             after = True
-        elif after and _kind(child) in later:
+        elif after and _schema_name(child) in later:
             child.addprevious(element)
             return
     root.append(element)

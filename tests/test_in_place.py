@@ -687,9 +687,9 @@ MC_NAMESPACE = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 
 
 def _kinds(root) -> list[str]:
-    from batch.inplace import _kind
+    from batch.inplace import _schema_name
 
-    return [_kind(child) or etree.QName(child).localname for child in root]
+    return [_schema_name(child) or etree.QName(child).localname for child in root]
 
 
 @pytest.mark.parametrize("prefix,ns", [("", MAIN.decode()), ("x", MAIN.decode()), ("", STRICT.decode())])
