@@ -16,7 +16,7 @@ its fills and its notes), so the second run adds the same again.
 
 from __future__ import annotations
 
-import html
+import copy
 import os
 import re
 import time
@@ -31,6 +31,7 @@ from lxml import etree
 from batch import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
 from batch.pipeline import Result, SheetResult
 from batch.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers
+from batch.safety import Refused
 from batch.stylesxml import FILLS, Styles
 from batch.writing import (
     LINE_HEIGHT,
@@ -76,8 +77,6 @@ VML_PREFIX = re.compile(rb"(?<=[<\s/])(v|o|x):(?=[A-Za-z_])")
 VML_SHAPES = {"shape", "rect", "roundrect", "oval", "line", "polyline", "arc", "curve", "image", "group"}
 SHAPE_NUMBER = re.compile(r"^_x0000_s(\d+)$")
 SHAPE_TYPE_ID = "_x0000_t202"  # the comment box's shape type
-STRICT_REL_NS = "http://purl.oclc.org/ooxml/officeDocument/relationships"
-COL = re.compile(rb"<col\b[^>]*?(?:/>|>\s*</col>)")
 REF = re.compile(r"^\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?$")
 
 
@@ -152,9 +151,6 @@ def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
         elif name == "sheetView" and el.get("tabSelected") is not None:
             del el.attrib["tabSelected"]
     return xmlparts.serialize(root, xml)
-
-
-DEFINED_NAMES_END = re.compile(rb"</((?:[\w.-]+:)?)definedNames\s*>")
 
 
 def _add_names(parts: dict[str, bytes], names: list[tuple[str, str, int]]) -> None:
@@ -263,59 +259,125 @@ def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: di
 
 
 # -- an intake sheet ------------------------------------------------------------------------------
+# Its head and tail (everything but the rows) are edited as XML: the part without its rows
+# (`sheetrows.skeleton`) is parsed with lxml, changed in the sheet's own namespace (Transitional or
+# Strict) and prefix, written back, and cut again around the rows element, whose rows are streamed
+# between (`sheetrows.rewrite_stream`).
+
+MC_NAMESPACE = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+REL_NAMESPACES = {  # the relationships namespace (r:id) of each SpreadsheetML namespace
+    "http://schemas.openxmlformats.org/spreadsheetml/2006/main": opc.REL_NS,
+    "http://purl.oclc.org/ooxml/spreadsheetml/main": "http://purl.oclc.org/ooxml/officeDocument/relationships",
+}
+SPREADSHEETML = frozenset(REL_NAMESPACES)
+EVERY_ROW = (1 << 20) - 1  # the last row (0-based) of a sheet
 
 
-def _insert_after_rows(tail: bytes, element: bytes, tag: str) -> bytes:
+def _tag(root, local: str) -> str:
+    """The SpreadsheetML element `local` in the sheet's own namespace."""
+    return f"{{{etree.QName(root).namespace}}}{local}"
+
+
+def _schema_name(el) -> str | None:
+    """What a child of a worksheet is in the schema's order: its SpreadsheetML name; for an
+    `mc:AlternateContent` (as Excel wraps its controls), the name of what it holds."""
+    if not isinstance(el.tag, str):  # a comment or processing instruction
+        return None
+    name = etree.QName(el)
+    if name.namespace in SPREADSHEETML:
+        return name.localname
+    if name.namespace == MC_NAMESPACE and name.localname == "AlternateContent":
+        return next((kind for branch in el for inner in branch if (kind := _schema_name(inner))), None)
+    return None
+
+
+def _insert_after_rows(root, element, tag: str) -> None:
     """Insert `element` (a `tag`) among the elements after a sheet's rows, in schema order."""
-    later = AFTER_ROWS[AFTER_ROWS.index(tag) + 1 :]
-    at = min((m.start() for t in later for m in [re.search(rb"<" + t.encode() + rb"\b", tail)] if m), default=tail.rindex(b"</worksheet>"))
-    return tail[:at] + element + tail[at:]
+    later = set(AFTER_ROWS[AFTER_ROWS.index(tag) + 1 :])
+    rows, after = root.find(_tag(root, "sheetData")), False
+    for child in root:
+        if child is rows:
+            after = True
+        elif after and _schema_name(child) in later:
+            child.addprevious(element)
+            return
+    root.append(element)
 
 
-def _cols(head: bytes, widths: dict[int, float]) -> bytes:
-    """The `<cols>` of a sheet with the tool's columns (0-based, consecutive) given their widths; a
-    range of the user's that covers them is cut around them."""
+def _int(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _cols(root, widths: dict[int, float]) -> bool:
+    """The sheet's `<cols>` with the tool's columns (0-based, consecutive) given their widths; a
+    range of the user's that covers them is cut around them. Whether anything changed."""
     if not widths:
-        return head
+        return False
     first, last = min(widths) + 1, max(widths) + 1  # 1-based, as `<col>` counts
-    new = [(c + 1, f'<col min="{c + 1}" max="{c + 1}" width="{w}" customWidth="1"/>'.encode()) for c, w in widths.items()]
-    m = re.search(rb"<cols>(.*?)</cols>", head, re.S)
-    kept = []
-    for el in COL.findall(m.group(1)) if m else []:
-        lo, hi = int(opc.attr(el, "min")), int(opc.attr(el, "max"))
-        for a, b in ((lo, min(hi, first - 1)), (max(lo, last + 1), hi)) if lo <= last and hi >= first else ((lo, hi),):
-            if a <= b:
-                piece = re.sub(rb'\bmin="\d+"', f'min="{a}"'.encode(), el, count=1)
-                kept.append((a, re.sub(rb'\bmax="\d+"', f'max="{b}"'.encode(), piece, count=1)))
-    body = b"<cols>" + b"".join(x for _, x in sorted(kept + new)) + b"</cols>"
-    if m:
-        return head[: m.start()] + body + head[m.end() :]
-    return head + body  # `<cols>` comes right before the rows
+    col = _tag(root, "col")
+    lists = root.findall(_tag(root, "cols"))
+    for cols in lists:
+        for el in [e for e in cols if e.tag == col]:
+            lo, hi = _int(el.get("min")), _int(el.get("max"))
+            if lo is None or hi is None or lo > last or hi < first:
+                continue
+            for a, b in ((lo, min(hi, first - 1)), (max(lo, last + 1), hi)):
+                if a <= b:
+                    piece = copy.deepcopy(el)
+                    piece.set("min", str(a))
+                    piece.set("max", str(b))
+                    el.addprevious(piece)
+            cols.remove(el)
+    if not lists:  # `<cols>` comes right before the rows
+        lists = [root.makeelement(_tag(root, "cols"), {})]
+        root.find(_tag(root, "sheetData")).addprevious(lists[0])
+    cols = lists[-1]
+    for c, w in sorted(widths.items()):
+        new = cols.makeelement(col, {"min": str(c + 1), "max": str(c + 1), "width": f"{w}", "customWidth": "1"})
+        later = next((e for e in cols if e.tag == col and (_int(e.get("min")) or 0) > c + 1), None)
+        if later is None:
+            cols.append(new)
+        else:
+            later.addprevious(new)
+    return True
 
 
-def _pane(head: bytes, row: int, col: int) -> bytes:
+def _pane(root, row: int, col: int) -> bool:
     """The sheet frozen at (row, col), 0-based, where its first view has no pane of its own."""
-    view = re.search(rb"<sheetView\b[^>]*?(/>|>)", head)
-    if view is None or b"<pane" in head:
-        return head
-    top_left = f"{cells.column_letters(col)}{row + 1}"
+    view = root.find(f"{_tag(root, 'sheetViews')}/{_tag(root, 'sheetView')}")
+    if view is None or next(root.iter(_tag(root, "pane")), None) is not None:
+        return False
     active = "bottomRight" if col and row else "bottomLeft" if row else "topRight"
-    split = (f' xSplit="{col}"' if col else "") + (f' ySplit="{row}"' if row else "")
-    pane = f'<pane{split} topLeftCell="{top_left}" activePane="{active}" state="frozen"/><selection pane="{active}"/>'.encode()
-    if view.group(1) == b"/>":
-        return head[: view.start()] + view.group(0)[:-2] + b">" + pane + b"</sheetView>" + head[view.end() :]
-    return head[: view.end()] + pane + head[view.end() :]
+    pane = view.makeelement(_tag(root, "pane"), {})
+    if col:
+        pane.set("xSplit", str(col))
+    if row:
+        pane.set("ySplit", str(row))
+    pane.set("topLeftCell", f"{cells.column_letters(col)}{row + 1}")
+    pane.set("activePane", active)
+    pane.set("state", "frozen")
+    view.insert(0, pane)
+    view.insert(1, view.makeelement(_tag(root, "selection"), {"pane": active}))
+    return True
 
 
-def _dimension(head: bytes, last_col: int, last_row: int) -> bytes:
-    m = re.search(rb'<dimension ref="([^"]*)"/>', head)
-    ref = REF.match(m.group(1).decode()) if m else None
+def _dimension(root, last_col: int, last_row: int) -> bool:
+    """The sheet's `<dimension>` (when it has one) widened to cover the tool's columns and rows."""
+    el = root.find(_tag(root, "dimension"))
+    ref = REF.match((el.get("ref") or "").strip().upper()) if el is not None else None
     if not ref:
-        return head
+        return False
     first = f"{ref.group(1)}{ref.group(2)}"
     end_col = max(_number(ref.group(3) or ref.group(1)), last_col)
     end_row = max(int(ref.group(4) or ref.group(2)), last_row)
-    return head[: m.start()] + f'<dimension ref="{first}:{cells.column_letters(end_col)}{end_row}"/>'.encode() + head[m.end() :]
+    new = f"{first}:{cells.column_letters(end_col)}{end_row}"
+    if el.get("ref") == new:
+        return False
+    el.set("ref", new)
+    return True
 
 
 def _number(letters: str) -> int:
@@ -326,8 +388,13 @@ def _tables(parts: dict[str, bytes], part: str) -> list[tuple[int, int, int, int
     """The ranges (first row, first col, last row, last col; 0-based) of the sheet's Excel Tables."""
     out = []
     for rel in opc.relationships(parts, part):
-        if rel["type"] == T_TABLE and rel["part"] in parts:
-            m = REF.match(opc.attr(parts[rel["part"]][:2000], "ref") or "")
+        if rel["type"].rsplit("/", 1)[-1] == "table" and rel["part"] in parts:  # Transitional or Strict
+            try:
+                ref = xmlparts.parse(parts[rel["part"]], rel["part"]).get("ref")
+            except Refused:  # a Table whose range cannot be read: taken to cover the sheet (no filter of the tool's over it)
+                out.append((0, 0, EVERY_ROW, EXCEL_COLUMNS - 1))
+                continue
+            m = REF.match((ref or "").strip().upper())
             if m:
                 out.append((int(m.group(2)) - 1, _number(m.group(1)), int(m.group(4) or m.group(2)) - 1, _number(m.group(3) or m.group(1))))
     return out
@@ -347,22 +414,6 @@ def _root(data: bytes):
         for _event, element in parser.read_events():
             return element
     return None
-
-
-def _legacy_drawing(sheet, rid: str) -> bytes:
-    """The sheet's `<legacyDrawing r:id=...>` in the sheet's own namespace and prefix; the
-    relationships namespace (Strict in a Strict sheet) declared on it when the sheet binds no
-    prefix to it."""
-    main = etree.QName(sheet).namespace
-    rel_ns = STRICT_REL_NS if main == stylesxml.STRICT else opc.REL_NS
-    tag = f"{sheet.prefix}:legacyDrawing" if sheet.prefix else "legacyDrawing"
-    r = next((p for p, uri in sheet.nsmap.items() if p and uri == rel_ns), None)
-    if r is not None:
-        return f'<{tag} {r}:id="{rid}"/>'.encode()
-    r, n = "r", 1
-    while r in sheet.nsmap:
-        r, n = f"r{n}", n + 1
-    return f'<{tag} xmlns:{r}="{rel_ns}" {r}:id="{rid}"/>'.encode()
 
 
 def _vml(data: bytes, name: str):
@@ -467,12 +518,12 @@ def _with_boxes_bytes(data: bytes, rows: np.ndarray, cols: np.ndarray, first: in
     return data[:at] + b"".join(sheetxml.vml_shapes(rows, cols, first)) + data[at:]
 
 
-def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: dict, streams: dict, blocks: set[int]) -> bytes | None:
+def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: dict, streams: dict, blocks: set[int]) -> str | None:
     """Merge the tool's notes into the sheet's comments and their boxes into its drawing (a new
     comments part or drawing is written as the package is, into `streams`; `blocks` are the
-    drawing's shape-id blocks taken in the package); returns the `<legacyDrawing>` element to add
-    to the sheet when it had none. New parts and relationships are of the sheet's kind (Strict
-    Open XML in a Strict sheet)."""
+    drawing's shape-id blocks taken in the package); returns the relationship id of the drawing
+    made for the sheet when it had none (its `<legacyDrawing>` is added by `_drawing_element`).
+    New parts and relationships are of the sheet's kind (Strict Open XML in a Strict sheet)."""
     sheet = _root(parts[part])
     main = etree.QName(sheet).namespace
     rels = opc.relationships(parts, part)
@@ -495,12 +546,11 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
     cols = np.array([c for _, c in new], dtype=np.int64)
     first = max(blocks, default=0) + 1
     count = sheetxml.blocks_for(len(new))
-    element = None
+    made = None
     if vml is None or vml not in parts:
         if vml is None:
             vml = opc.free_name(parts, "xl/drawings/vmlDrawing{}.vml")
-            rid = opc.add_relationship(parts, part, T_VML, vml)
-            element = _legacy_drawing(sheet, rid)
+            made = opc.add_relationship(parts, part, T_VML, vml)
         opc.declare_default(parts, "vml", CT_VML)
         parts[vml] = b""  # written as the package is
         streams[vml] = lambda: sheetxml.vml_xml(sheetxml.NOTE_VML, rows, cols, first)
@@ -508,7 +558,7 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
         parts[vml] = _with_boxes(parts[vml], vml, rows, cols, first, count)
     if new:
         blocks.update(range(first, first + count))
-    return element
+    return made
 
 
 def _blocks(parts: dict[str, bytes]) -> set[int]:
@@ -560,7 +610,7 @@ def _without_drawing(sheet: bytes, part: str, rid: str) -> bytes:
         return re.sub(rb"<(?:[\w.-]+:)?legacyDrawing\s+[\w.-]+:id=[\"']" + re.escape(rid.encode()) + rb"[\"']\s*/>", b"", sheet, count=1)
     for el in tree.getroot():
         if isinstance(el.tag, str) and etree.QName(el).localname == "legacyDrawing":
-            if any(el.get(f"{{{ns}}}id") == rid for ns in (opc.REL_NS, STRICT_REL_NS)):
+            if any(el.get(f"{{{ns}}}id") == rid for ns in xmlparts.RELS):
                 _remove(el)
                 return xmlparts.serialize(tree, sheet)
     return sheet
@@ -632,20 +682,21 @@ def _strip_boxes_bytes(parts: dict[str, bytes], part: str, vml: dict, drawing: s
     parts[drawing] = data
 
 
-def _at(ref: str) -> tuple[int, int]:
-    """`H12` -> (11, 7), 0-based row and column."""
-    m = REF.match(ref)
-    return int(m.group(2)) - 1, _number(m.group(1))
+def _at(ref: str) -> tuple[int, int] | None:
+    """`H12` -> (11, 7), 0-based row and column (`H0`, a row 0 Excel does not write, -> (-1, 7));
+    None for what is not a cell reference."""
+    m = REF.match(ref.strip().upper())
+    return (int(m.group(2)) - 1, _number(m.group(1))) if m else None
 
 
-def _column_styles(head: bytes) -> dict[int, int]:
+def _column_styles(root) -> dict[int, int]:
     """The style of each column (0-based) whose `<col>` gives one."""
     out = {}
-    for el in COL.findall(head):
-        style = opc.attr(el, "style")
-        if style and style != "0":
-            for c in range(int(opc.attr(el, "min")) - 1, min(int(opc.attr(el, "max")), EXCEL_COLUMNS)):
-                out[c] = int(style)
+    for el in root.iter(_tag(root, "col")):
+        style, lo, hi = _int(el.get("style")), _int(el.get("min")), _int(el.get("max"))
+        if style and lo and hi:
+            for c in range(lo - 1, min(hi, EXCEL_COLUMNS)):
+                out[c] = style
     return out
 
 
@@ -661,12 +712,11 @@ def _intake(
     blocks: set,
 ):
     """The rows of an intake sheet's part with the tool's additions (a generator of bytes, run as
-    the package is written); the sheet's head and tail, comments and drawing are changed here."""
+    the package is written); the sheet's head and tail (the part without its rows, parsed as
+    XML), comments and drawing are changed here."""
     sheet = res.sheet
-    data = parts[part]
-    start = sheetrows.SHEET_DATA.search(data)
-    end = data.index(b"</sheetData>") + len(b"</sheetData>") if start.group(1) == b">" else start.end()
-    head, tail = data[: start.start()], data[end:]
+    data = parts[part]  # the sheet without its rows (`sheetrows.skeleton`)
+    root = xmlparts.parse(data, part)
     columns, at, h = look["columns"], sheet.results_at, sheet.header_row
 
     def attr(index: int) -> str:
@@ -713,45 +763,87 @@ def _intake(
         restyle=restyle if flagged else None,
         drop=set(sheet.dropped),
         restore=restore,
-        column_styles=_column_styles(head),
+        column_styles=_column_styles(root),
         heights=heights,
         tail_at=at,
     )
     n = len(sheet.excel_rows)
     last_row = int(sheet.excel_rows[-1]) if n else h + 1
-    head = _dimension(_cols(head, widths), at + len(columns) - 1 if columns else 0, last_row)
-    if b"<pane" not in head:
-        head = _pane(head, *frozen_at(sheet))
+    changed = _cols(root, widths)
+    changed = _dimension(root, at + len(columns) - 1 if columns else 0, last_row) or changed
+    changed = _pane(root, *frozen_at(sheet)) or changed
     filter_range = (h, 0, max(last_row - 1, h), at + len(columns) - 1)
-    if b"<autoFilter" not in tail and columns and not any(_overlap(filter_range, t) for t in _tables(parts, part)):
+    if root.find(_tag(root, "autoFilter")) is None and columns and not any(_overlap(filter_range, t) for t in _tables(parts, part)):
         ref = f"A{h + 1}:{letters[-1]}{max(last_row, h + 1)}"
-        tail = _insert_after_rows(tail, f'<autoFilter ref="{ref}"/>'.encode(), "autoFilter")
+        _insert_after_rows(root, root.makeelement(_tag(root, "autoFilter"), {"ref": ref}), "autoFilter")
+        changed = True
     decision = next((at + j for j, c in enumerate(columns) if c.header == REVIEW_COLUMNS[0]), None)
     if decision is not None:  # the choices of a decision, shown when the cell is selected
         letter = cells.column_letters(decision)
-        tail = _prompt(tail, f"{letter}{h + 2}:{letter}{max(last_row, h + 2)}")
+        _prompt(root, f"{letter}{h + 2}:{letter}{max(last_row, h + 2)}")
+        changed = True
     if notes:
-        element = _notes(parts, part, notes, cells_at, streams, blocks)
-        if element is not None:
-            tail = _insert_after_rows(tail, element, "legacyDrawing")
-    streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail)
+        made = _notes(parts, part, notes, cells_at, streams, blocks)
+        if made is not None:
+            _drawing_element(root, made)
+            changed = True
+    if changed:
+        data = xmlparts.serialize(root, data)
+    head, tail = sheetrows.split_part([data])
+    streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail, where=_where(res))
 
 
-def _prompt(tail: bytes, sqref: str) -> bytes:
-    """The sheet's tail with the input message of the Reviewer Decision cells added to its data
-    validations (a list of its own when it has none)."""
+def _where(res: SheetResult) -> str:
+    """How a refusal names the sheet."""
+    return f"The sheet {res.sheet.name!r}"
+
+
+def _prompt(root, sqref: str) -> None:
+    """The input message of the Reviewer Decision cells added to the sheet's data validations (a
+    list of its own when it has none)."""
     prompt = decision_prompt()
-    element = (
-        f'<dataValidation allowBlank="1" showInputMessage="1" promptTitle="{html.escape(prompt["input_title"])}" '
-        f'prompt="{html.escape(prompt["input_message"])}" sqref="{sqref}"/>'
-    ).encode()
-    m = re.search(rb"<dataValidations\b[^>]*>", tail)
-    if m is None:
-        return _insert_after_rows(tail, b'<dataValidations count="1">' + element + b"</dataValidations>", "dataValidations")
-    end = tail.index(b"</dataValidations>", m.end())
-    count = len(re.findall(rb"<dataValidation\b", tail[m.end() : end])) + 1
-    opening = re.sub(rb'count="\d+"', f'count="{count}"'.encode(), m.group(0))
-    return tail[: m.start()] + opening + tail[m.end() : end] + element + tail[end:]
+    lists = root.find(_tag(root, "dataValidations"))
+    if lists is None:
+        lists = root.makeelement(_tag(root, "dataValidations"), {"count": "0"})
+        _insert_after_rows(root, lists, "dataValidations")
+    element = lists.makeelement(_tag(root, "dataValidation"), {})
+    for name, value in (
+        ("allowBlank", "1"),
+        ("showInputMessage", "1"),
+        ("promptTitle", prompt["input_title"]),
+        ("prompt", prompt["input_message"]),
+        ("sqref", sqref),
+    ):
+        element.set(name, value)
+    lists.append(element)
+    if lists.get("count") is not None:
+        lists.set("count", str(len(lists.findall(_tag(root, "dataValidation")))))
+
+
+def _drawing_element(root, rid: str) -> None:
+    """The `<legacyDrawing>` that draws the sheet's comment boxes (relationship `rid`), its `r:id`
+    in the sheet's relationships namespace, declared on the root when the sheet has none. The
+    sheet has no drawing relationship when this is called: a `<legacyDrawing>` it still holds
+    (the tool's own, from a returned workbook) points at nothing, and is given the new one."""
+    old = root.find(_tag(root, "legacyDrawing"))
+    held = [name for name in (old.attrib if old is not None else ()) if etree.QName(name).localname == "id"]
+    if held:
+        old.set(held[0], rid)
+        return
+    namespace = next((uri for uri in root.nsmap.values() if uri in REL_NAMESPACES.values()), None)
+    if namespace is None:
+        namespace = REL_NAMESPACES[etree.QName(root).namespace]
+        taken = {p for el in root.iter() if isinstance(el.tag, str) for p in el.nsmap}
+        prefix = next(p for p in ("r", *(f"r{n}" for n in range(1, 100))) if p not in taken)
+        element = root.makeelement(_tag(root, "legacyDrawing"), nsmap={prefix: namespace})
+        element.set(f"{{{namespace}}}id", rid)
+        _insert_after_rows(root, element, "legacyDrawing")
+        # the declaration moved up to the root (as Excel writes it); every other declaration kept where it is
+        etree.cleanup_namespaces(root, top_nsmap={prefix: namespace}, keep_ns_prefixes=sorted(p for p in taken if p))
+        return
+    element = root.makeelement(_tag(root, "legacyDrawing"), {})
+    element.set(f"{{{namespace}}}id", rid)
+    _insert_after_rows(root, element, "legacyDrawing")
 
 
 def _overlap(a: tuple, b: tuple) -> bool:
@@ -792,10 +884,9 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             mapping = styles.merge(tool[opc.styles_part(tool)])
             where = _sheet_parts(result, opc.sheets(parts))  # the user's sheets: the macro sheets and the tool's are gone
             intake = [(sheet, part) for sheet, part in zip(result.sheets, where, strict=True) if isinstance(sheet, SheetResult)]
-            for _sheet, part in intake:
+            for sheet, part in intake:
                 if part in parts:  # the rows stay in the source, read again as they are written
-                    head, tail = sheetrows.split_part(parts.chunks(part))
-                    parts[part] = head + b"<sheetData/>" + tail
+                    parts[part] = sheetrows.skeleton(parts.chunks(part), where=_where(sheet))
                     _strip_notes(parts, part)  # a returned workbook's notes out first
             streams: dict = {}
             blocks = _blocks(parts)
