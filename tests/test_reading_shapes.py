@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import TRANSFER_HEADERS
 
 from batch import safety
 from batch.config import load
@@ -25,17 +26,7 @@ REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 REL_STRICT = "http://purl.oclc.org/ooxml/officeDocument/relationships"
 PKG = "http://schemas.openxmlformats.org/package/2006/relationships"
 CT = "http://schemas.openxmlformats.org/package/2006/content-types"
-HEADERS = [
-    "Transfer ID",
-    "Program",
-    "Certificate ID",
-    "Transferor",
-    "Transferee",
-    "Transfer Date",
-    "Credit Amount Transferred ($)",
-    "Consideration Received ($)",
-    "Notes",
-]
+HEADERS = [*TRANSFER_HEADERS, "Notes"]
 ROW = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30000.0, 27000.0, ""]
 EPOCH = dt.date(1899, 12, 30)  # serial 46027 = 2026-01-05 (dates after 1900-03-01)
 DECL = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'

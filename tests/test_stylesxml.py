@@ -13,7 +13,7 @@ from lxml import etree
 from openpyxl.styles import Alignment, Border, Font, Side
 
 from batch.sheetrows import rewrite_rows
-from batch.stylesxml import CONTENT_TYPE, FILLS, ORDER, Styles, add_fills, ensure, restored
+from batch.stylesxml import CONTENT_TYPE, ENTRY, FILLS, ORDER, Styles, add_fills, ensure, restored
 from batch.xmlparts import REL, REL_STRICT
 
 
@@ -111,15 +111,6 @@ TABLES = {
         f'<s:styleSheet xmlns:s="{STRICT}"><s:cellXfs><s:xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></s:cellXfs></s:styleSheet>'
     ),
     "no styles part": None,
-}
-ENTRY = {
-    "numFmts": "numFmt",
-    "fonts": "font",
-    "fills": "fill",
-    "borders": "border",
-    "cellStyleXfs": "xf",
-    "cellXfs": "xf",
-    "cellStyles": "cellStyle",
 }
 
 

@@ -15,6 +15,8 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from conftest import TRANSFER_HEADERS
+
 from realworld.packages import (
     EXCEL,
     EXCEL_STRICT,
@@ -29,16 +31,7 @@ from realworld.packages import (
     zipped,
 )
 
-HEADERS = [
-    "Transfer ID",
-    "Program",
-    "Certificate ID",
-    "Transferor",
-    "Transferee",
-    "Transfer Date",
-    "Credit Amount Transferred ($)",
-    "Consideration Received ($)",
-]
+HEADERS = TRANSFER_HEADERS
 ROWS = [
     # $30,000 >= the $25,000 Grow NJ minimum (C.34:1B-248); $27,000 / $30,000 = 90% consideration -> OK
     ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30000, 27000],
