@@ -14,9 +14,7 @@ Sheets are identified by their relationship, not by their name.
 
 from __future__ import annotations
 
-import html
 import posixpath
-import re
 import zipfile
 from pathlib import Path
 from urllib.parse import unquote
@@ -108,16 +106,6 @@ def find(parts, name: str | None) -> str | None:
         return name
     wanted = {name.casefold(), unquote(name).casefold()}
     return next((n for n in parts if n.casefold() in wanted), None)
-
-
-def attr(element: bytes, name: str) -> str | None:
-    """The value of an attribute in the bytes of one element's tag (`name` may carry a namespace
-    prefix), unescaped; either quote. For a sheet's head, read as bytes; the small parts are read
-    with `batch.xmlparts`."""
-    m = re.search(rb"[\s<]" + re.escape(name.encode()) + rb"\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", element)
-    if not m:
-        return None
-    return html.unescape((m.group(1) if m.group(1) is not None else m.group(2)).decode("utf-8"))
 
 
 def rels_name(part: str) -> str:
@@ -315,13 +303,6 @@ def reachable(parts, start: str) -> set[str]:
         seen.add(part)
         todo += [r["part"] for r in relationships(parts, part) if r["part"]]
     return seen
-
-
-def prefix(xml: bytes, namespace: str) -> str | None:
-    """The prefix the root element binds to `namespace` (`r` for relationships, usually), read
-    from the bytes of a sheet's head (either quote); None when none is bound to it."""
-    m = re.search(rb"xmlns:([A-Za-z0-9_.-]+)\s*=\s*[\"']" + re.escape(namespace.encode()) + rb"[\"']", xml[:4000])
-    return m.group(1).decode() if m else None
 
 
 def workbook_part(parts) -> str | None:

@@ -1,4 +1,4 @@
-"""Rewrite the rows of a user's sheet part as bytes, row by row, changing only what the tool adds.
+"""Rewrite the rows of a user's sheet part, row by row, read as XML tokens, changing only what the tool adds.
 
 Part of annotating a workbook in place (the analyst's package copied part by part, `batch.inplace`):
 every byte of a row the tool does not touch is copied as it is; in a row it touches, the tool
