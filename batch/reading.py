@@ -24,7 +24,7 @@ from defusedxml import ElementTree
 from batch import cells, readcopy, reasons
 from batch.opc import Package
 from batch.package import Macro, macros
-from batch.safety import ATTR_R, Limits, Refused, inspect, read_part, scan_cells, sheet_parts, sheet_patterns, xml_text
+from batch.safety import ATTR_R, Limits, Refused, elements_only, inspect, read_part, scan_cells, sheet_parts, sheet_patterns, xml_text
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
 from validators.coerce import text as coerce_text
@@ -634,7 +634,7 @@ def _sum_cells(path: Path, names: list[str]) -> dict[str, set[tuple[int, int]]]:
             part = parts.get(name)
             if part not in members:
                 continue
-            data = read_part(z, part)
+            data = elements_only(read_part(z, part))
             pat = sheet_patterns(data)
             if pat.formula_open not in data:
                 continue

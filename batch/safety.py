@@ -468,13 +468,32 @@ def sheet_patterns(data: bytes) -> SheetPatterns:
     return _PATTERNS[prefix]
 
 
+# what patterns over a sheet's bytes must not look into: comments and processing instructions (the
+# XML declaration aside) hold no cells, and a CDATA section is text, whose `<` is no markup
+_OPAQUE = re.compile(rb"<!--.*?-->|<\?(?!xml[\s?]).*?\?>|<!\[CDATA\[(.*?)\]\]>", re.S)
+
+
+def _escaped(text: bytes) -> bytes:
+    return text.replace(b"&", b"&amp;").replace(b"<", b"&lt;").replace(b">", b"&gt;")
+
+
+def elements_only(data: bytes) -> bytes:
+    """A sheet part as its elements only, for patterns over its bytes: its comments and processing
+    instructions left out and its CDATA sections written as the same text escaped, so that a cell
+    spelled inside a comment or a CDATA section (`<!-- <c r="H3"><f>SUM(H1:H2)</f></c> -->`) is not
+    taken for a cell. A part without them (as every program writes) is returned as it is."""
+    if b"<!" not in data and data.count(b"<?") <= 1:
+        return data
+    return _OPAQUE.sub(lambda m: b"" if m.group(1) is None else _escaped(m.group(1)), data)
+
+
 def scan_cells(path: Path) -> dict[str, CellNotes]:
     """Per sheet: the columns that hold a cell, Excel error values and formulas without a cached
     value. Sheets without errors or formulas cost one substring search beyond the columns."""
     out: dict[str, CellNotes] = {}
     with zipfile.ZipFile(path) as z:
         for sheet, part in sheet_parts(z).items():
-            data = read_part(z, part)
+            data = elements_only(read_part(z, part))
             pat = sheet_patterns(data)
             columns = frozenset(_col_number(c.decode()) - 1 for c in set(pat.column.findall(data)))
             out[sheet] = notes = CellNotes({}, {}, columns)

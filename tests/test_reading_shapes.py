@@ -314,6 +314,45 @@ def test_error_values_and_uncalculated_formulas_are_found_under_a_prefix_and_eit
     assert notes.errors == {(1, 0): "#N/A"} and notes.uncalculated == {(1, 1): "=SUM(C1:C9)"} and notes.columns == {0, 1}
 
 
+HEAD_ROW = "<row r='1'><c r='A1' t='inlineStr'><is><t>Transfer ID</t></is></c><c r='B1' t='inlineStr'><is><t>Program</t></is></c></row>"
+# a cell spelled inside a comment, a processing instruction or a CDATA section is text, not a cell
+SPELLED = {
+    "a comment": ("<!-- was: <c r='Z2'><f>SUM(B1:B9)</f></c><c r='Y2' t='e'><v>#N/A</v></c> -->", {}, {}, {0, 1}),
+    "a processing instruction": ("<?exporter <c r='Z2'><f>SUM(B1:B9)</f></c> ?>", {}, {}, {0, 1}),
+    "a CDATA section": (
+        "<c r='C2' t='inlineStr'><is><t><![CDATA[pasted: </c><c r='Z2'><f>SUM(B1:B9)</f></c>]]></t></is></c>",
+        {},
+        {},
+        {0, 1, 2},
+    ),
+    # a real formula written in a CDATA section is still read, its text as written
+    "a formula in a CDATA section": ("<c r='C2'><f><![CDATA[SUM(B1:B9)&\"<\"]]></f></c>", {(1, 2): '=SUM(B1:B9)&"<"'}, {}, {0, 1, 2}),
+    "a real error and formula": (
+        "<c r='C2' t='e'><v>#N/A</v></c><c r='D2'><f>SUM(B1:B9)</f></c>",
+        {(1, 3): "=SUM(B1:B9)"},
+        {(1, 2): "#N/A"},
+        {0, 1, 2, 3},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SPELLED))
+def test_cells_spelled_inside_comments_or_cdata_are_not_cells(tmp_path, case):
+    extra, uncalculated, errors, columns = SPELLED[case]
+    rows = HEAD_ROW + f"<row r='2'><c r='A2' t='inlineStr'><is><t>T-1</t></is></c><c r='B2'><v>5</v></c>{extra}</row>"
+    notes = safety.scan_cells(package(tmp_path / "in.xlsx", shared=False, rows=rows))["Transfers"]
+    assert (notes.uncalculated, notes.errors, notes.columns) == (uncalculated, errors, columns)
+
+
+def test_sum_formulas_spelled_in_a_comment_do_not_make_a_totals_row(tmp_path):
+    from batch.reading import _sum_cells
+
+    spelled = "<!-- was: <c r='B2'><f>SUM(B3:B9)</f></c> -->"
+    real = "<c r='B3'><f>SUM(B1:B2)</f><v>5</v></c>"
+    rows = HEAD_ROW + f"<row r='2'>{spelled}<c r='B2'><v>5</v></c></row><row r='3'>{real}</row>"
+    assert _sum_cells(package(tmp_path / "in.xlsx", shared=False, rows=rows), ["Transfers"]) == {"Transfers": {(2, 1)}}
+
+
 # -- a sheet that cannot be read is named; the rest is read -----------------------------------------
 
 BROKEN = {
