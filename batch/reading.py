@@ -459,6 +459,7 @@ def _intake_sheet(
     formulas: dict[tuple[int, int], str] | None = None,
     marks=(),
     cell_columns: frozenset[int] = frozenset(),
+    merged: tuple[tuple[int, int, int, int], ...] = (),
 ) -> IntakeSheet:
     """`formulas`: the cells holding a formula without a calculated value (read as empty, but not
     blank: a row of them is a row, such as an openpyxl-written totals row). `marks`: the column
@@ -544,6 +545,8 @@ def _intake_sheet(
             kept[width - 1] + 1 if width else 0,
             preamble_width,
             max((c + 1 for c in cell_columns if c not in dropped and c not in review_cols.values()), default=0),
+            # a range merged across the header row or the rows below it: the tool's columns never start under it
+            max((c2 + 1 for _r1, r2, _c1, c2 in merged if r2 >= h and c2 not in dropped), default=0),
         ),
         filled=has_data[:width],
         truncated=long_text,
@@ -792,6 +795,7 @@ def read_workbook(
                 note.uncalculated if note else None,
                 marked.columns.get(name.casefold(), ()),
                 note.columns if note else frozenset(),
+                note.merged if note else (),
             )
             sheet.routed = facts
             if note:

@@ -433,6 +433,7 @@ class CellNotes:
     errors: dict[tuple[int, int], str]  # (row, col), 0-based -> "#N/A"
     uncalculated: dict[tuple[int, int], str]  # (row, col) -> formula text
     columns: frozenset[int] = frozenset()  # 0-based columns holding any cell element (a formatted empty cell too)
+    merged: tuple[tuple[int, int, int, int], ...] = ()  # the merged ranges, 0-based (first row, last row, first column, last column)
 
 
 @dataclass(frozen=True)
@@ -487,6 +488,26 @@ def elements_only(data: bytes) -> bytes:
     return _OPAQUE.sub(lambda m: b"" if m.group(1) is None else _escaped(m.group(1)), data)
 
 
+_MERGED: dict[bytes, re.Pattern] = {}
+
+
+def _merged(data: bytes, prefix: bytes) -> tuple[tuple[int, int, int, int], ...]:
+    """A sheet's merged ranges (`<mergeCell ref="L1:N1"/>`), 0-based (first row, last row, first
+    column, last column): the cells under a merged range show nothing of their own."""
+    pattern = _MERGED.get(prefix)
+    if pattern is None:
+        p = re.escape(prefix + b":") if prefix else b""
+        ref = rb"""\bref\s*=\s*["']\$?([A-Z]{1,3})\$?([0-9]+)(?::\$?([A-Z]{1,3})\$?([0-9]+))?["']"""
+        pattern = _MERGED[prefix] = re.compile(rb"<" + p + rb"mergeCell\b[^>]*?" + ref)
+    out = []
+    for m in pattern.finditer(data, max(0, data.rfind(b"sheetData>"))):  # merged ranges follow the rows
+        c1, r1 = _col_number(m.group(1).decode()) - 1, int(m.group(2)) - 1
+        c2 = _col_number(m.group(3).decode()) - 1 if m.group(3) else c1
+        r2 = int(m.group(4)) - 1 if m.group(4) else r1
+        out.append((r1, r2, c1, c2))
+    return tuple(out)
+
+
 def scan_cells(path: Path) -> dict[str, CellNotes]:
     """Per sheet: the columns that hold a cell, Excel error values and formulas without a cached
     value. Sheets without errors or formulas cost one substring search beyond the columns."""
@@ -496,7 +517,7 @@ def scan_cells(path: Path) -> dict[str, CellNotes]:
             data = elements_only(read_part(z, part))
             pat = sheet_patterns(data)
             columns = frozenset(_col_number(c.decode()) - 1 for c in set(pat.column.findall(data)))
-            out[sheet] = notes = CellNotes({}, {}, columns)
+            out[sheet] = notes = CellNotes({}, {}, columns, _merged(data, pat.prefix))
             if pat.formula_open not in data and b'"e"' not in data and b"'e'" not in data:  # no formula, no error value
                 continue
             for m in pat.cell.finditer(data):
