@@ -24,7 +24,7 @@ from defusedxml import ElementTree
 from batch import cells, readcopy, reasons
 from batch.opc import Package
 from batch.package import Macro, macros
-from batch.safety import ATTR_R, Limits, Refused, inspect, read_part, scan_cells, sheet_parts, sheet_patterns, xml_text
+from batch.safety import ATTR_R, Limits, Refused, elements_only, inspect, read_part, scan_cells, sheet_parts, sheet_patterns, xml_text
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
 from validators.coerce import text as coerce_text
@@ -459,6 +459,7 @@ def _intake_sheet(
     formulas: dict[tuple[int, int], str] | None = None,
     marks=(),
     cell_columns: frozenset[int] = frozenset(),
+    merged: tuple[tuple[int, int, int, int], ...] = (),
 ) -> IntakeSheet:
     """`formulas`: the cells holding a formula without a calculated value (read as empty, but not
     blank: a row of them is a row, such as an openpyxl-written totals row). `marks`: the column
@@ -544,6 +545,8 @@ def _intake_sheet(
             kept[width - 1] + 1 if width else 0,
             preamble_width,
             max((c + 1 for c in cell_columns if c not in dropped and c not in review_cols.values()), default=0),
+            # a range merged across the header row or the rows below it: the tool's columns never start under it
+            max((c2 + 1 for _r1, r2, _c1, c2 in merged if r2 >= h and c2 not in dropped), default=0),
         ),
         filled=has_data[:width],
         truncated=long_text,
@@ -634,7 +637,7 @@ def _sum_cells(path: Path, names: list[str]) -> dict[str, set[tuple[int, int]]]:
             part = parts.get(name)
             if part not in members:
                 continue
-            data = read_part(z, part)
+            data = elements_only(read_part(z, part))
             pat = sheet_patterns(data)
             if pat.formula_open not in data:
                 continue
@@ -792,6 +795,7 @@ def read_workbook(
                 note.uncalculated if note else None,
                 marked.columns.get(name.casefold(), ()),
                 note.columns if note else frozenset(),
+                note.merged if note else (),
             )
             sheet.routed = facts
             if note:

@@ -14,7 +14,18 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from batch.safety import ATTR_R, ATTR_T, WORKBOOK_RELS, damaged, part_named, read_part, relationship_map, sheet_parts, sheet_patterns
+from batch.safety import (
+    ATTR_R,
+    ATTR_T,
+    WORKBOOK_RELS,
+    damaged,
+    elements_only,
+    part_named,
+    read_part,
+    relationship_map,
+    sheet_parts,
+    sheet_patterns,
+)
 
 AGAIN = "open it in Excel or LibreOffice, save it again as .xlsx and drop it in again"
 ROW_ZERO = re.compile(rb"""<(?:[A-Za-z_][\w.-]*:)?(?:row|c)\b[^>]*?\br\s*=\s*["'](?:[A-Za-z]{1,3})?0["']""")
@@ -89,7 +100,7 @@ def _string_index(name: str, sheet: str | None, path: Path | None) -> str | None
             strings = next((r["part"] for r in rels if r["kind"] == "sharedStrings" and r["part"]), None)
             strings = strings or part_named(z.namelist(), "xl/sharedStrings.xml")
             held = len(SI.findall(read_part(z, strings))) if strings else 0
-            data = read_part(z, part)
+            data = elements_only(read_part(z, part))
             pat = sheet_patterns(data)
             for cell in pat.cell.finditer(data):
                 kind = ATTR_T.search(cell.group(1))

@@ -433,6 +433,7 @@ class CellNotes:
     errors: dict[tuple[int, int], str]  # (row, col), 0-based -> "#N/A"
     uncalculated: dict[tuple[int, int], str]  # (row, col) -> formula text
     columns: frozenset[int] = frozenset()  # 0-based columns holding any cell element (a formatted empty cell too)
+    merged: tuple[tuple[int, int, int, int], ...] = ()  # the merged ranges, 0-based (first row, last row, first column, last column)
 
 
 @dataclass(frozen=True)
@@ -468,16 +469,55 @@ def sheet_patterns(data: bytes) -> SheetPatterns:
     return _PATTERNS[prefix]
 
 
+# what patterns over a sheet's bytes must not look into: comments and processing instructions (the
+# XML declaration aside) hold no cells, and a CDATA section is text, whose `<` is no markup
+_OPAQUE = re.compile(rb"<!--.*?-->|<\?(?!xml[\s?]).*?\?>|<!\[CDATA\[(.*?)\]\]>", re.S)
+
+
+def _escaped(text: bytes) -> bytes:
+    return text.replace(b"&", b"&amp;").replace(b"<", b"&lt;").replace(b">", b"&gt;")
+
+
+def elements_only(data: bytes) -> bytes:
+    """A sheet part as its elements only, for patterns over its bytes: its comments and processing
+    instructions left out and its CDATA sections written as the same text escaped, so that a cell
+    spelled inside a comment or a CDATA section (`<!-- <c r="H3"><f>SUM(H1:H2)</f></c> -->`) is not
+    taken for a cell. A part without them (as every program writes) is returned as it is."""
+    if b"<!" not in data and data.count(b"<?") <= 1:
+        return data
+    return _OPAQUE.sub(lambda m: b"" if m.group(1) is None else _escaped(m.group(1)), data)
+
+
+_MERGED: dict[bytes, re.Pattern] = {}
+
+
+def _merged(data: bytes, prefix: bytes) -> tuple[tuple[int, int, int, int], ...]:
+    """A sheet's merged ranges (`<mergeCell ref="L1:N1"/>`), 0-based (first row, last row, first
+    column, last column): the cells under a merged range show nothing of their own."""
+    pattern = _MERGED.get(prefix)
+    if pattern is None:
+        p = re.escape(prefix + b":") if prefix else b""
+        ref = rb"""\bref\s*=\s*["']\$?([A-Z]{1,3})\$?([0-9]+)(?::\$?([A-Z]{1,3})\$?([0-9]+))?["']"""
+        pattern = _MERGED[prefix] = re.compile(rb"<" + p + rb"mergeCell\b[^>]*?" + ref)
+    out = []
+    for m in pattern.finditer(data, max(0, data.rfind(b"sheetData>"))):  # merged ranges follow the rows
+        c1, r1 = _col_number(m.group(1).decode()) - 1, int(m.group(2)) - 1
+        c2 = _col_number(m.group(3).decode()) - 1 if m.group(3) else c1
+        r2 = int(m.group(4)) - 1 if m.group(4) else r1
+        out.append((r1, r2, c1, c2))
+    return tuple(out)
+
+
 def scan_cells(path: Path) -> dict[str, CellNotes]:
     """Per sheet: the columns that hold a cell, Excel error values and formulas without a cached
     value. Sheets without errors or formulas cost one substring search beyond the columns."""
     out: dict[str, CellNotes] = {}
     with zipfile.ZipFile(path) as z:
         for sheet, part in sheet_parts(z).items():
-            data = read_part(z, part)
+            data = elements_only(read_part(z, part))
             pat = sheet_patterns(data)
             columns = frozenset(_col_number(c.decode()) - 1 for c in set(pat.column.findall(data)))
-            out[sheet] = notes = CellNotes({}, {}, columns)
+            out[sheet] = notes = CellNotes({}, {}, columns, _merged(data, pat.prefix))
             if pat.formula_open not in data and b'"e"' not in data and b"'e'" not in data:  # no formula, no error value
                 continue
             for m in pat.cell.finditer(data):

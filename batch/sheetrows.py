@@ -402,8 +402,8 @@ def skeleton(chunks, where: str | None = None) -> bytes:
         part = _Part(chunks)
         found = _rows_element(part)
         head = part.buf[: found.start]
-        if found.empty:
-            return part.buf[: found.end] + b"".join(part.chunks)
+        if found.empty:  # nothing to leave out: the part as it is
+            return part.buf + b"".join(part.chunks)
         _start, end = _after_rows(part, found)
         return head + b"<" + found.qname + found.attrs + b"/>" + part.buf[end:] + b"".join(part.chunks)
     except Refused as err:

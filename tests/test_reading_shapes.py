@@ -15,7 +15,7 @@ from conftest import TRANSFER_HEADERS
 from batch import safety
 from batch.config import load
 from batch.pipeline import _specs, _workbook_findings, process
-from batch.reading import Workbook, read_workbook
+from batch.reading import Workbook, _intake_sheet, read_workbook
 from batch.runner import run_batch
 from batch.safety import Refused, inspect
 from validators.coerce import ExcelError
@@ -303,6 +303,99 @@ def test_error_values_and_uncalculated_formulas_are_found_under_a_prefix_and_eit
     path = package(tmp_path / "in.xlsx", p=prefix, shared=False, rows=rows, utf16=("xl/worksheets/sheet1.xml",) if utf16 else ())
     notes = safety.scan_cells(path)["Transfers"]
     assert notes.errors == {(1, 0): "#N/A"} and notes.uncalculated == {(1, 1): "=SUM(C1:C9)"} and notes.columns == {0, 1}
+
+
+HEAD_ROW = "<row r='1'><c r='A1' t='inlineStr'><is><t>Transfer ID</t></is></c><c r='B1' t='inlineStr'><is><t>Program</t></is></c></row>"
+# a cell spelled inside a comment, a processing instruction or a CDATA section is text, not a cell
+SPELLED = {
+    "a comment": ("<!-- was: <c r='Z2'><f>SUM(B1:B9)</f></c><c r='Y2' t='e'><v>#N/A</v></c> -->", {}, {}, {0, 1}),
+    "a processing instruction": ("<?exporter <c r='Z2'><f>SUM(B1:B9)</f></c> ?>", {}, {}, {0, 1}),
+    "a CDATA section": (
+        "<c r='C2' t='inlineStr'><is><t><![CDATA[pasted: </c><c r='Z2'><f>SUM(B1:B9)</f></c>]]></t></is></c>",
+        {},
+        {},
+        {0, 1, 2},
+    ),
+    # a real formula written in a CDATA section is still read, its text as written
+    "a formula in a CDATA section": ("<c r='C2'><f><![CDATA[SUM(B1:B9)&\"<\"]]></f></c>", {(1, 2): '=SUM(B1:B9)&"<"'}, {}, {0, 1, 2}),
+    "a real error and formula": (
+        "<c r='C2' t='e'><v>#N/A</v></c><c r='D2'><f>SUM(B1:B9)</f></c>",
+        {(1, 3): "=SUM(B1:B9)"},
+        {(1, 2): "#N/A"},
+        {0, 1, 2, 3},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SPELLED))
+def test_cells_spelled_inside_comments_or_cdata_are_not_cells(tmp_path, case):
+    extra, uncalculated, errors, columns = SPELLED[case]
+    rows = HEAD_ROW + f"<row r='2'><c r='A2' t='inlineStr'><is><t>T-1</t></is></c><c r='B2'><v>5</v></c>{extra}</row>"
+    notes = safety.scan_cells(package(tmp_path / "in.xlsx", shared=False, rows=rows))["Transfers"]
+    assert (notes.uncalculated, notes.errors, notes.columns) == (uncalculated, errors, columns)
+
+
+def test_sum_formulas_spelled_in_a_comment_do_not_make_a_totals_row(tmp_path):
+    from batch.reading import _sum_cells
+
+    spelled = "<!-- was: <c r='B2'><f>SUM(B3:B9)</f></c> -->"
+    real = "<c r='B3'><f>SUM(B1:B2)</f><v>5</v></c>"
+    rows = HEAD_ROW + f"<row r='2'>{spelled}<c r='B2'><v>5</v></c></row><row r='3'>{real}</row>"
+    assert _sum_cells(package(tmp_path / "in.xlsx", shared=False, rows=rows), ["Transfers"]) == {"Transfers": {(2, 1)}}
+
+
+def _with_tail(path: Path, tail: str, p: str = "") -> Path:
+    """The workbook at `path` with `tail` written after its sheet's rows element."""
+    with zipfile.ZipFile(path) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    end = f"</{p}:sheetData>" if p else "</sheetData>"
+    parts["xl/worksheets/sheet1.xml"] = parts["xl/worksheets/sheet1.xml"].replace(end.encode(), (end + tail).encode())
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in parts.items():
+            z.writestr(name, data)
+    return path
+
+
+# a range merged across the header row or below it counts as used: the tool's columns never start under
+# one (its hidden cells would hold the tool's headers); a title merged above the header does not count
+MERGED = {
+    # (prefix, tail, merged ranges read (0-based rows and columns), the column the tool's columns start at)
+    "none": ("", "", (), 2),
+    # a note merged across L1:N1 on the header row: columns 11..13, the tool's from O (14)
+    "on the header row": ("", '<mergeCells count="1"><mergeCell ref="L1:N1"/></mergeCells>', ((0, 0, 11, 13),), 14),
+    "one cell, single quotes": ("", "<mergeCells count='1'><mergeCell ref='D2'/></mergeCells>", ((1, 1, 3, 3),), 4),
+    "below the header": (
+        "",
+        '<mergeCells count="2"><mergeCell ref="A4:C4"/><mergeCell ref="E2:F3"/></mergeCells>',
+        ((3, 3, 0, 2), (1, 2, 4, 5)),
+        6,
+    ),
+    "under a prefix": ("x", '<x:mergeCells count="1"><x:mergeCell ref="C1:D1"/></x:mergeCells>', ((0, 0, 2, 3),), 4),
+}
+
+
+@pytest.mark.parametrize("case", list(MERGED))
+def test_a_range_merged_on_or_below_the_header_row_is_used(tmp_path, case):
+    prefix, tail, merged, start = MERGED[case]
+    x = f"{prefix}:" if prefix else ""
+    rows = (
+        f"<{x}row r='1'><{x}c r='A1' t='inlineStr'><{x}is><{x}t>Transfer ID</{x}t></{x}is></{x}c>"
+        f"<{x}c r='B1' t='inlineStr'><{x}is><{x}t>Program</{x}t></{x}is></{x}c></{x}row>"
+        f"<{x}row r='2'><{x}c r='A2' t='inlineStr'><{x}is><{x}t>T-1</{x}t></{x}is></{x}c></{x}row>"
+    )
+    path = _with_tail(package(tmp_path / "in.xlsx", p=prefix, shared=False, rows=rows), tail, prefix)
+    notes = safety.scan_cells(path)["Transfers"]
+    assert notes.merged == merged
+    spec = _specs()["transfers"].schema
+    grid = [["Transfer ID", "Program"], ["T-1", None]]
+    assert _intake_sheet("Transfers", grid, spec, 0, None, (), notes.columns, notes.merged).results_at == start
+
+
+def test_a_title_merged_above_the_header_does_not_move_the_tool_columns():
+    spec = _specs()["transfers"].schema
+    grid = [["Transfers, November", None], ["Transfer ID", "Program"], ["T-1", None]]
+    # A1:T1 merged (columns 0..19) above the header in row 2: the tool's columns still start at C
+    assert _intake_sheet("Transfers", grid, spec, 1, None, (), frozenset({0, 1}), ((0, 0, 0, 19),)).results_at == 2
 
 
 # -- a sheet that cannot be read is named; the rest is read -----------------------------------------

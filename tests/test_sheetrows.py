@@ -12,7 +12,7 @@ from defusedxml import ElementTree
 from lxml import etree
 
 from batch.safety import Refused
-from batch.sheetrows import RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, split_part
+from batch.sheetrows import RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, skeleton, split_part
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 HEAD = b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
@@ -79,6 +79,26 @@ def test_an_empty_sheet_and_cells_without_references():
     # cells without `r` take the column after the one before (A, B, then the restyled C)
     bare = HEAD + b"<sheetData><row><c><v>1</v></c><c><v>2</v></c><c><v>3</v></c></row></sheetData>" + TAIL
     assert b'<c><v>1</v></c><c><v>2</v></c><c s="5"><v>3</v></c>' in rewrite(bare, styles={1: {2: 5}})
+
+
+@pytest.mark.parametrize(
+    "rows,expected",
+    [
+        # a sheet with no cells (as xlsxwriter, LibreOffice and Excel write an empty sheet): the part as it is
+        (b"<sheetData/>", HEAD + b"<sheetData/>" + TAIL),
+        (b"<sheetData />", HEAD + b"<sheetData />" + TAIL),
+        (b"<x:sheetData xmlns:x='" + MAIN.encode() + b"'/>", HEAD + b"<x:sheetData xmlns:x='" + MAIN.encode() + b"'/>" + TAIL),
+        # rows left out, the rows element empty, the tail kept
+        (b"<sheetData>" + ROWS + b"</sheetData>", HEAD + b"<sheetData/>" + TAIL),
+    ],
+)
+@pytest.mark.parametrize("size", [1, 7, 64, None])
+def test_the_skeleton_of_a_sheet_keeps_its_head_and_tail(rows, expected, size):
+    part = HEAD + rows + TAIL
+    chunks = [part] if size is None else [part[i : i + size] for i in range(0, len(part), size)]
+    got = skeleton(chunks)
+    assert got == expected
+    etree.fromstring(got)  # well-formed, small enough to parse whole
 
 
 def test_the_rewritten_part_reads_back_in_openpyxl(tmp_path):
