@@ -482,10 +482,20 @@ def elements_only(data: bytes) -> bytes:
     """A sheet part as its elements only, for patterns over its bytes: its comments and processing
     instructions left out and its CDATA sections written as the same text escaped, so that a cell
     spelled inside a comment or a CDATA section (`<!-- <c r="H3"><f>SUM(H1:H2)</f></c> -->`) is not
-    taken for a cell. A part without them (as every program writes) is returned as it is."""
-    if b"<!" not in data and data.count(b"<?") <= 1:
-        return data
-    return _OPAQUE.sub(lambda m: b"" if m.group(1) is None else _escaped(m.group(1)), data)
+    taken for a cell; and the extension lists of its rows and cells (`<extLst>`, which the schema
+    lets hold elements of any namespace, a `<c>` of another vocabulary included) left out, since
+    no cell of the sheet stands in one. A part without them (as every program writes) is returned
+    as it is."""
+    if b"<!" in data or data.count(b"<?") > 1:
+        data = _OPAQUE.sub(lambda m: b"" if m.group(1) is None else _escaped(m.group(1)), data)
+    rows_end = data.rfind(b"sheetData>")
+    if rows_end > 0 and data.find(b"extLst", 0, rows_end) >= 0:  # extensions among the rows
+        data = _EXTENSIONS.sub(b"", data[:rows_end]) + data[rows_end:]
+    return data
+
+
+# an extension list, under any prefix (its end tag under the same one)
+_EXTENSIONS = re.compile(rb"<((?:[A-Za-z_][\w.-]*:)?)extLst\b[^>]*?(?:/>|>.*?</\1extLst\s*>)", re.S)
 
 
 _MERGED: dict[bytes, re.Pattern] = {}

@@ -324,6 +324,19 @@ SPELLED = {
         {(1, 2): "#N/A"},
         {0, 1, 2, 3},
     ),
+    # a row's extension list may hold elements of any namespace, a `<c>` of another vocabulary too
+    "another vocabulary's <c> in the row's extensions": (
+        "<extLst><ext uri='{0}'><audit xmlns='urn:example:audit'><c r='Z2'><f>SUM(B1:B9)</f></c></audit></ext></extLst>",
+        {},
+        {},
+        {0, 1},
+    ),
+    "the same under a prefix, beside a real cell": (
+        "<c r='C2'><v>1</v></c><x14:extLst xmlns:x14='urn:x'><c r='Z2' t='e'><v>#N/A</v></c></x14:extLst>",
+        {},
+        {},
+        {0, 1, 2},
+    ),
 }
 
 
