@@ -226,7 +226,7 @@ SHAPES: list[Shape] = [
         'a sheet of the user\'s named Summary whose A1 is "Summary of the quarter"',
         _xlsx(Book([transfers(), Sheet("Summary", [["Summary of the quarter", None], ["Transfers", 3], ["Credit moved", 181000]])])),
     ),
-    # the red team's hand-made packages
+    # hand-made packages that set traps for a reader guessing at the XML
     Shape(
         "comment-in-sheet-head",
         "an XML comment in the sheet's head that holds <sheetData></sheetData>",
