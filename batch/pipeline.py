@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import time
+import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -21,10 +22,12 @@ from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTab
 from batch.cells import column_letters
 from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.opc import refusal
+from batch.package import describe
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
+from batch.readcopy import scratch_file
 from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, read_workbook, sheet_key, totals_rows
 from batch.reviews import DECISION_COLUMNS, review
-from batch.safety import Limits
+from batch.safety import Limits, decrypt_default, encrypted
 from validators.columns import normalize_header
 from validators.schema import VALIDATION_CODES, validate
 
@@ -73,6 +76,17 @@ class Result:
     in_place: bool = False  # the returned workbook is the input's own package with the tool's additions (batch.inplace)
     tool_sheets: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook (left out)
     decisions_before: pd.DataFrame | None = None  # the reviewer decisions the ledger holds (batch.reviews)
+    source: Path | None = None  # the decrypted copy read and annotated in place of `path` (see `process`)
+
+    @property
+    def reading(self) -> Path:
+        """The package that is read and annotated: `path`, or its decrypted copy."""
+        return self.source or self.path
+
+    def discard(self) -> None:
+        """Remove the temporary decrypted copy, if any."""
+        if self.source is not None:
+            self.source.unlink(missing_ok=True)
 
     def timed(self, stage: str, started: float) -> float:
         now = time.perf_counter()
@@ -435,22 +449,31 @@ def _without_rows(rendered: pd.DataFrame, sheet: str) -> pd.DataFrame:
 
 def _workbook_findings(book, not_in_place: str | None = None) -> pd.DataFrame:
     """What the returned workbook cannot keep of the input, said about the workbook (no sheet):
-    FORMATTING_NOT_KEPT for a legacy .xls, or an .xlsx that cannot be annotated in place (why:
-    `not_in_place`); MACROS_REMOVED for a workbook with macros."""
+    FORMATTING_NOT_KEPT for a legacy .xls (info), or an .xlsx that cannot be annotated in place
+    (warning; why: `not_in_place`); ENCRYPTION_REMOVED for a workbook encrypted with Excel's default
+    password; SHEET_NOT_READABLE for each sheet whose relationship is broken; MACROS_REMOVED for a
+    workbook with macros (naming the VBA project and each Excel 4 macro sheet removed)."""
     rows = []
     if book.kind == "xls":
-        rows.append({"code": "FORMATTING_NOT_KEPT", "variant": "default", "expected": ""})
+        rows.append({"code": "FORMATTING_NOT_KEPT", "variant": "default"})
     if not_in_place:
-        rows.append({"code": "FORMATTING_NOT_KEPT", "variant": "in_place", "expected": not_in_place})
+        rows.append({"code": "FORMATTING_NOT_KEPT", "variant": "in_place", "expected": not_in_place, "severity": "warning"})
+    if getattr(book, "encrypted", False):
+        rows.append({"code": "ENCRYPTION_REMOVED"})
+    for sheet, why in getattr(book, "unreadable", []):
+        rows.append({"code": "SHEET_NOT_READABLE", "sheet_name": sheet, "expected": why})
     if book.macros and not not_in_place:
-        rows.append({"code": "MACROS_REMOVED", "variant": "default", "expected": ""})
-    raw = pd.DataFrame(rows, columns=["code", "variant", "expected"]).assign(row=-1, column="", value=book.path.name)
+        rows.append({"code": "MACROS_REMOVED", "removed": describe(book.macros)})
+    raw = pd.DataFrame(rows, columns=["code", "variant", "expected", "severity", "sheet_name", "removed"], dtype=object)
+    raw = raw.assign(row=-1, column="", value=getattr(book, "name", "") or book.path.name)
     return _without_rows(render(raw, "", rules_mod.common_findings()), "")
 
 
-def no_intake_reason(sheets: list[OtherSheet], intake_names: list[str]) -> str:
-    """The one-line reason of a workbook in which no sheet is an intake sheet."""
+def no_intake_reason(sheets: list[OtherSheet], intake_names: list[str], unreadable: list[tuple[str, str]] = ()) -> str:
+    """The one-line reason of a workbook in which no sheet is an intake sheet (`unreadable`: the
+    sheets that could not be read, with why)."""
     found = [s.name + (f" (its headers fit {s.not_routed['candidates']} equally)" if s.not_routed else "") for s in sheets]
+    found += [f"{name} (which could not be read: {why})" for name, why in unreadable]
     return (
         "no intake sheet: "
         + (f"found sheets {', '.join(found)}" if found else "found no sheets")
@@ -459,9 +482,18 @@ def no_intake_reason(sheets: list[OtherSheet], intake_names: list[str]) -> str:
 
 
 def process(
-    path: Path, limits: Limits = Limits(), as_of: dt.date | None = None, ledger: Path | None = None, run_id: str | None = None
+    path: Path,
+    limits: Limits = Limits(),
+    as_of: dt.date | None = None,
+    ledger: Path | None = None,
+    run_id: str | None = None,
+    scratch: Path | None = None,
 ) -> Result:
     """Read, validate and calculate one workbook (no output written).
+
+    A workbook encrypted with Excel's default password is decrypted into a temporary copy (beside
+    `scratch`, the run's partial output, or in the system's temporary folder), which is read and
+    then annotated (`Result.source`); `Result.discard()` removes it, as does the end of the process.
 
     `as_of` is the run's as-of date (default: today, in local time). `ledger`, when given, is read
     (never written) for the prior incentive records of earlier runs, leaving out those of `run_id`.
@@ -470,7 +502,15 @@ def process(
     result = Result(path, sha256_of(path), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
     by_key = _specs()
     clock = time.perf_counter()
-    book = read_workbook(path, {k: m.schema for k, m in by_key.items()}, limits)
+    if encrypted(path):
+        result.source = decrypt_default(path, scratch_file(scratch, "decrypted"), path.name)
+        weakref.finalize(result, Path.unlink, result.source, missing_ok=True)
+    try:
+        book = read_workbook(result.reading, {k: m.schema for k, m in by_key.items()}, limits, scratch, path.name)
+    except BaseException:
+        result.discard()
+        raise
+    book.encrypted = result.source is not None
     if ledger is not None and Path(ledger).exists() and any(isinstance(s, IntakeSheet) and s.reviews is not None for s in book.sheets):
         from batch.ledger import read_decisions
 
@@ -482,7 +522,7 @@ def process(
     by_spec = {m.name: m for m in by_key.values()}
     intake = [(i, s, by_spec[s.spec.name]) for i, s in enumerate(book.sheets) if isinstance(s, IntakeSheet)]
     if not intake:  # nothing would be checked: the file is refused, never said to be OK
-        raise UnreadableWorkbook(no_intake_reason(book.sheets, [m.name for m in by_key.values()]))
+        raise UnreadableWorkbook(no_intake_reason(book.sheets, [m.name for m in by_key.values()], book.unreadable))
     # sheets that read prior incentive records (Grow NJ) are computed after those that give them
     done: dict[int, SheetResult] = {}
     prior_ready = False
@@ -494,7 +534,7 @@ def process(
         done[i] = process_sheet(sheet, program, result, context)
     result.sheets = []
     extra = []
-    not_in_place = refusal(path) if book.kind == "zip" else None
+    not_in_place = refusal(result.reading) if book.kind == "zip" else None
     result.in_place = book.kind == "zip" and not_in_place is None
     for i, sheet in enumerate(book.sheets):
         if i in done:

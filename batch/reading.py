@@ -8,7 +8,7 @@ original values; typing happens in `validators`.
 from __future__ import annotations
 
 import csv
-import html
+import hashlib
 import io
 import re
 import zipfile
@@ -21,10 +21,10 @@ import pandas as pd
 import python_calamine
 from defusedxml import ElementTree
 
-from batch import cells
+from batch import cells, readcopy, reasons
 from batch.opc import Package
-from batch.package import executable_parts
-from batch.safety import ATTR_R, Limits, Refused, inspect, scan_cells, sheet_parts
+from batch.package import Macro, macros
+from batch.safety import ATTR_R, Limits, Refused, elements_only, inspect, read_part, scan_cells, sheet_parts, sheet_patterns, xml_text
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
 from validators.coerce import text as coerce_text
@@ -32,15 +32,33 @@ from validators.columns import REVIEW_COLUMNS, SheetSpec, normalize_header
 
 HEADER_SEARCH_ROWS = 20  # the header is row 1 or the first row within the first 20 naming the columns
 EXCEL_COLUMNS = 16_384  # columns A..XFD
-FINDINGS_HEADERS = ["Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"]
 SUMMARY_TITLE = "Summary of"
 RUN_TITLE = "Run"
-# The tool's own sheets. Each is marked by a workbook-level defined name `njcredits_<role>` that
-# refers to cell A1 of the sheet: Excel and LibreOffice keep such a name pointing at its sheet when
-# the sheet is renamed and turn it into #REF! when the sheet is deleted, and openpyxl and LibreOffice
-# keep it through a save. On reading, only the sheets these names point at are the tool's.
+# The tool's own sheets and columns are known by its markers only, never by a title or a header:
+# hidden defined names that a user cannot make by accident, each naming what it marks and carrying
+# a token computed from it (the first 8 hex digits of the SHA-256 of `njcredits/<role>/<subject>`,
+# the subject casefolded, as Excel compares names). Defined names survive a save by openpyxl,
+# LibreOffice (which shows them, hidden or not) and Excel, and Excel and LibreOffice keep a name
+# pointing at its cells when rows, columns or sheets are moved, inserted or renamed.
+# - A sheet of the tool's: a workbook-level name `njcredits_<Role>_<token of the sheet's name>`
+#   referring to a cell of the sheet (`'Summary (njcredits)'!$A$1`). It marks the sheet only while
+#   the token computed from the sheet's current name agrees: a sheet of the tool's that the user
+#   renamed (or copied, which copies the name onto the copy with the sheet's scope) is the user's
+#   from then on, kept as it is, and the tool writes its own sheets anew.
+# - The tool's columns of an intake sheet: a name `njcredits_Columns_<token of the program's sheet>`
+#   scoped to that sheet (`localSheetId`), referring to the header cells of the tool's columns
+#   (`'Transfers'!$J$1:$Q$1`; a union where they are apart). It counts only on the sheet it is
+#   scoped to, on the sheet's header row, for the program the sheet is read as (so a renamed
+#   intake sheet keeps its marker). Of the columns it covers, those headed like one of the tool's
+#   columns are the tool's (a column the user inserted among them, or one whose header the user
+#   changed, is the user's).
+# A user's own name such as `njcredits_Run` marks nothing and comes back as it came; the tool's
+# names are taken out on a round trip (those that no longer mark anything too) and written anew.
 TOOL_SHEETS = ("Findings", "Summary", "Run", "Rules")
+COLUMNS_ROLE = "Columns"
 MARKER_PREFIX = "njcredits_"
+TOKEN_DIGITS = 8  # hex digits of a marker's token: one chance in four billion that a name made by hand fits
+TOOL_NAME = re.compile(rf"njcredits_(Findings|Summary|Run|Rules|Columns)_([0-9a-f]{{{TOKEN_DIGITS}}})", re.IGNORECASE)
 TOOL_SUFFIX = " (njcredits)"  # the tool's sheet when the user's workbook has a sheet of its name
 SHEET_NAME_LIMIT = 31  # Excel's limit on a sheet name, in UTF-16 code units
 SHEET_NAME_ILLEGAL = re.compile(r"[\[\]:*?/\\\x00-\x1f\x7f\ufffe\uffff]")
@@ -53,8 +71,7 @@ TOTAL_WORDS = re.compile(r"\s*(?:total|totals|grand\s+total|sum)\s*:?\s*", re.IG
 SUM_FORMULA = re.compile(r"^\s*=?\s*(?:_xlfn\.)?(?:SUM|SUBTOTAL)\s*\(", re.IGNORECASE)
 # a cell or range reference (`G2`, `$G$2:$G$10`), not a function name such as LOG10(
 A1_REF = re.compile(r"(?<![A-Za-z0-9_.])\$?([A-Za-z]{1,3})\$?(\d+)(?::\$?([A-Za-z]{1,3})\$?(\d+))?(?![\w(])")
-FORMULA_ELEMENT = re.compile(rb"<f\b([^>]*?)(?:/>|>(.*?)</f>)", re.S)
-SHARED_INDEX = re.compile(rb'\bsi="(\d+)"')
+SHARED_INDEX = re.compile(rb"""\bsi\s*=\s*["'](\d+)["']""")
 
 
 class UnreadableWorkbook(Refused):
@@ -92,8 +109,14 @@ class IntakeSheet:
 
     @property
     def results_at(self) -> int:
-        """The column of the tool's first column: right after the last column holding any cell."""
-        return max(self.used_width, len(self.headers))
+        """The column of the tool's first column: right after the last column holding any cell, or
+        after the reviewer's columns of a returned workbook where the tool's would reach them (a
+        column the user inserted among the tool's columns pushes them there)."""
+        at = max(self.used_width, len(self.headers))
+        reviews = [c for c in self.review_cols.values() if c >= at]
+        if reviews and min(reviews) < at + len(self.spec.output_headers):
+            return max(reviews) + 1
+        return at
 
     @property
     def tool_columns(self) -> int:
@@ -133,8 +156,13 @@ class Workbook:
     path: Path
     sheets: list[IntakeSheet | OtherSheet] = field(default_factory=list)
     kind: str = "zip"  # see batch.safety.inspect
-    macros: bool = False  # an .xlsm's VBA project (removed from the returned workbook)
+    macros: list[Macro] = field(default_factory=list)  # a VBA project and Excel 4 macro sheets (removed from the returned workbook)
     skipped: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook, left out
+    name: str = ""  # the file's name as the user knows it (a decrypted copy is read under its original's name)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (sheet, why): its relationship is broken; left as it is
+    macro_sheets: list[str] = field(default_factory=list)  # Excel 4 macro sheets (removed from the returned workbook)
+    encrypted: bool = False  # the file was encrypted with Excel's default password and is read decrypted
+    parts: dict[str, str] = field(default_factory=dict)  # sheet name -> the package part read for it (the writer's too)
 
 
 def _empty_cells(rows) -> np.ndarray:
@@ -211,46 +239,134 @@ def route(grid: list[list], specs) -> tuple[SheetSpec | None, int, dict | None]:
     return spec, h, facts
 
 
-def marker_name(role: str) -> str:
-    """The defined name that marks the tool's sheet `role` (one of TOOL_SHEETS)."""
-    return MARKER_PREFIX + role
-
-
 def quoted_sheet(name: str) -> str:
     """A sheet name as a formula writes it: `'O''Brien'`."""
     return "'" + name.replace("'", "''") + "'"
 
 
-MARKER_REF = re.compile(r"^=?\s*(?:'((?:[^']|'')+)'|([^'!#][^'!]*))!")  # a sheet, quoted or not (never #REF!)
+def marker_token(role: str, subject: str) -> str:
+    """The token of a marker of the tool's: the first TOKEN_DIGITS hex digits of the SHA-256 of
+    `njcredits/<role>/<subject>` (the subject, a sheet's or a program's name, casefolded)."""
+    return hashlib.sha256(f"njcredits/{role}/{subject.casefold()}".encode()).hexdigest()[:TOKEN_DIGITS]
 
 
-def has_macros(path: Path) -> bool:
-    """The package holds a VBA project (an .xlsm's macros)."""
-    with zipfile.ZipFile(path) as z:
-        return bool(executable_parts(Package(z)))
+def sheet_marker(role: str, sheet: str) -> tuple[str, str]:
+    """The defined name that marks sheet `sheet` as the tool's sheet `role` (one of TOOL_SHEETS),
+    workbook-level and hidden, and the formula it refers to (cell A1 of the sheet)."""
+    return f"{MARKER_PREFIX}{role}_{marker_token(role, sheet)}", f"{quoted_sheet(sheet)}!$A$1"
 
 
-def marked_sheets(path: Path) -> set[str] | None:
-    """The names (casefolded) of the sheets the workbook's `njcredits_*` defined names point at, or
-    None when the workbook has no such name (not returned by the tool, or returned by a release
-    before the marker)."""
-    with zipfile.ZipFile(path) as z:
-        if "xl/workbook.xml" not in z.namelist():
+def column_marker(sheet: str, program: str, header_row: int, columns) -> tuple[str, str]:
+    """The defined name that marks the tool's columns of intake sheet `sheet` (read as the sheet of
+    `program`), scoped to that sheet and hidden, and the formula it refers to: the header cells
+    (`header_row`, 0-based) of `columns` (0-based), a range per run of adjacent columns."""
+    row = header_row + 1
+    runs: list[list[int]] = []
+    for c in sorted(set(columns)):
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    at = quoted_sheet(sheet)
+    pieces = [f"{at}!${cells.column_letters(a)}${row}" + (f":${cells.column_letters(b)}${row}" if b > a else "") for a, b in runs]
+    return f"{MARKER_PREFIX}{COLUMNS_ROLE}_{marker_token(COLUMNS_ROLE, program)}", ",".join(pieces)
+
+
+def is_tool_name(name: str) -> bool:
+    """A defined name of the tool's markers (`njcredits_<Role>_<8 hex digits>`), whatever it refers
+    to now: taken out on a round trip. A user's own `njcredits_Run` is not one."""
+    return TOOL_NAME.fullmatch(name or "") is not None
+
+
+# one cell or range of a formula on a sheet, quoted or not (never #REF!)
+REF_PIECE = re.compile(r"\s*(?:'((?:[^']|'')+)'|([^'!#,\s][^'!,]*))!\$?([A-Za-z]{1,3})\$?(\d+)(?::\$?([A-Za-z]{1,3})\$?(\d+))?\s*")
+
+
+def _ranges(formula: str) -> list[tuple[str, int, int, int, int]] | None:
+    """The cells a name refers to, (sheet, first row, first col, last row, last col), 0-based, for a
+    formula made of cells and ranges on sheets joined by commas; None for any other formula."""
+    text = (formula or "").strip().removeprefix("=")
+    out, at = [], 0
+    while True:
+        m = REF_PIECE.match(text, at)
+        if not m:
             return None
-        root = ElementTree.fromstring(z.read("xl/workbook.xml"))
-    marks = [
-        el.text or ""
-        for el in root.iter()
-        if el.tag.endswith("}definedName") and str(el.get("name", "")).casefold().startswith(MARKER_PREFIX)
-    ]
-    if not marks:
-        return None
-    out = set()
-    for text in marks:
-        m = MARKER_REF.match(text.strip())
-        if m:  # a name whose sheet was deleted reads #REF! and marks nothing
-            out.add((m.group(1).replace("''", "'") if m.group(1) else m.group(2).strip()).casefold())
-    return out
+        sheet = m.group(1).replace("''", "'") if m.group(1) else m.group(2).strip()
+        c1, r1 = _column_number(m.group(3).upper().encode()) - 1, int(m.group(4)) - 1
+        c2, r2 = (_column_number(m.group(5).upper().encode()) - 1, int(m.group(6)) - 1) if m.group(5) else (c1, r1)
+        out.append((sheet, min(r1, r2), min(c1, c2), max(r1, r2), max(c1, c2)))
+        at = m.end()
+        if at == len(text):
+            return out
+        if text[at] != ",":
+            return None
+        at += 1
+
+
+@dataclass(frozen=True)
+class Markers:
+    """What the tool's markers in a workbook name (see TOOL_SHEETS above): `sheets`, the names
+    (casefolded) of its sheets; `columns`, per sheet name (casefolded), each column marker scoped
+    to the sheet: (token, header row, grid columns), 0-based."""
+
+    sheets: frozenset[str] = frozenset()
+    columns: dict[str, list[tuple[str, int, frozenset[int]]]] = field(default_factory=dict)
+
+
+def read_markers(workbook_xml: bytes | None) -> Markers:
+    """The tool's markers in a workbook part (`xl/workbook.xml`), each checked against what it
+    names: a sheet marker must be workbook-level, refer to one cell of a sheet of the workbook and
+    carry the token of that sheet's current name; a column marker must be scoped to the sheet its
+    cells are on, on one row (the token is checked when the sheet is read, against its program)."""
+    if not workbook_xml:
+        return Markers()
+    root = ElementTree.fromstring(workbook_xml)
+
+    def children(parent, name: str) -> list:  # whatever the namespace (Transitional, Strict) and prefix
+        return [el for el in parent if isinstance(el.tag, str) and el.tag.rpartition("}")[2] == name]
+
+    sheets = [str(el.get("name", "")) for holder in children(root, "sheets") for el in children(holder, "sheet")]
+    present = {n.casefold() for n in sheets}
+    marked, columns = set(), {}
+    for el in (el for holder in children(root, "definedNames") for el in children(holder, "definedName")):
+        m = TOOL_NAME.fullmatch(str(el.get("name", "")))
+        refs = _ranges(el.text or "") if m else None
+        if not refs:
+            continue
+        role, token = m.group(1).casefold(), m.group(2).casefold()
+        local = el.get("localSheetId")
+        if role != COLUMNS_ROLE.casefold():
+            (sheet, r1, c1, r2, c2), *more = refs
+            role = next(r for r in TOOL_SHEETS if r.casefold() == role)
+            if local is None and not more and (r1, c1) == (r2, c2) and sheet.casefold() in present:
+                if token == marker_token(role, sheet):
+                    marked.add(sheet.casefold())
+            continue
+        if local is None or not local.strip().isdigit() or int(local) >= len(sheets):
+            continue
+        scope = sheets[int(local)].casefold()
+        rows = {r for _s, r1, _c1, r2, _c2 in refs for r in (r1, r2)}
+        if len(rows) == 1 and all(s.casefold() == scope for s, *_ in refs):
+            cols = frozenset(c for _s, _r1, c1, _r2, c2 in refs for c in range(c1, c2 + 1))
+            columns.setdefault(scope, []).append((token, rows.pop(), cols))
+    return Markers(frozenset(marked), columns)
+
+
+def markers(path: Path) -> Markers:
+    """The tool's markers in a workbook file (none in a CSV or .xls file, or a package without a workbook part)."""
+    with zipfile.ZipFile(path) as z:
+        return read_markers(z.read("xl/workbook.xml") if "xl/workbook.xml" in z.namelist() else None)
+
+
+def has_macros(path: Path) -> list[Macro]:
+    """The package's macros (an .xlsm's VBA project, Excel 4 macro sheets), or none."""
+    with zipfile.ZipFile(path) as z:
+        return macros(Package(z))
+
+
+def marked_sheets(path: Path) -> set[str]:
+    """The names (casefolded) of the sheets the tool's markers name in a workbook file."""
+    return set(markers(path).sheets)
 
 
 def tool_sheet_name(role: str, taken) -> str:
@@ -298,34 +414,6 @@ def csv_sheet_name(stem: str) -> str:
     return name
 
 
-def _legacy_returned(path: Path) -> bool:
-    """The workbook holds a sheet of the tool's written by a release before the marker (only the
-    first row of each sheet named like one is read)."""
-    try:
-        book = python_calamine.CalamineWorkbook.from_path(str(path))
-        return any(
-            _is_ours(name, book.get_sheet_by_name(name).to_python(skip_empty_area=False, nrows=1))
-            for name in book.sheet_names
-            if sheet_key(name) in ("findings", "summary", "run")
-        )
-    except Exception:  # an unreadable workbook is refused with its reason by the full read
-        return False
-
-
-def _is_ours(name: str, grid: list[list]) -> bool:
-    """A Findings, Summary or Run sheet written by a release before the marker (recognised by its
-    first cells; ignored on reading)."""
-    first = grid[0] if grid else []
-    key = sheet_key(name)
-    if key == "findings":
-        return [str(v) for v in first[: len(FINDINGS_HEADERS)]] == FINDINGS_HEADERS
-    if key == "summary":
-        return bool(first) and str(first[0]).startswith(SUMMARY_TITLE)
-    if key == "run":
-        return bool(first) and first[0] == RUN_TITLE
-    return False
-
-
 def cut_long_text(frame: pd.DataFrame, first_row: int = 0) -> list[tuple[int, int, int, int]]:
     """Cut, in place, every text cell longer than Excel's cell limit (32,767 UTF-16 units; only a
     CSV or a hand-made file can hold one) to the limit, and return (grid row, column, length) of
@@ -369,15 +457,21 @@ def _intake_sheet(
     spec: SheetSpec,
     header_row: int | None = None,
     formulas: dict[tuple[int, int], str] | None = None,
-    returned: bool = True,
+    marks=(),
     cell_columns: frozenset[int] = frozenset(),
+    merged: tuple[tuple[int, int, int, int], ...] = (),
 ) -> IntakeSheet:
     """`formulas`: the cells holding a formula without a calculated value (read as empty, but not
-    blank: a row of them is a row, such as an openpyxl-written totals row). `returned`: the
-    workbook is one the tool returned (its marker names the tool's sheets), so the columns headed
-    like the tool's columns are the tool's and are left out; in any other workbook a column
-    headed `Status` is the user's and is kept."""
+    blank: a row of them is a row, such as an openpyxl-written totals row). `marks`: the column
+    markers scoped to the sheet (`Markers.columns`). The tool's columns are those a marker of the
+    sheet's program on its header row covers and that are headed like one of the tool's: its
+    computed columns, `Status` and `Findings` are left out, and the reviewer's three are read as
+    decisions and stay where they are. Every other column is the user's and is kept, whatever its
+    header (a column of the user's headed `Status`, in a workbook the tool never returned or
+    beside the tool's columns, included)."""
     h = header_row if header_row is not None else _find_header(grid, spec) if grid else 0
+    token = marker_token(COLUMNS_ROLE, spec.name)
+    ours = frozenset().union(*(cols for t, row, cols in marks if t == token and row == h))
     below = max((r for r, _c in formulas or ()), default=-1) + 1 - len(grid)
     if grid and below > 0:  # calamine leaves out trailing rows whose cells are all formulas without a value
         grid = grid + [[""] * len(grid[0]) for _ in range(below)]
@@ -390,10 +484,10 @@ def _intake_sheet(
     review_cols: dict[str, int] = {}
     for j, v in enumerate(header_cells):
         key = normalize_header(v)
-        if returned and key in output and key not in field_of:
+        if j in ours and key in output and key not in field_of:
             dropped.append(j)
             continue  # a computed column, Status or Findings of a returned workbook
-        if returned and key in review_keys and key not in field_of and review_keys[key] not in review_cols:
+        if j in ours and key in review_keys and key not in field_of and review_keys[key] not in review_cols:
             review_cols[review_keys[key]] = j
             continue  # the reviewer's columns: read as decisions, kept where they are
         kept.append(j)
@@ -451,6 +545,8 @@ def _intake_sheet(
             kept[width - 1] + 1 if width else 0,
             preamble_width,
             max((c + 1 for c in cell_columns if c not in dropped and c not in review_cols.values()), default=0),
+            # a range merged across the header row or the rows below it: the tool's columns never start under it
+            max((c2 + 1 for _r1, r2, _c1, c2 in merged if r2 >= h and c2 not in dropped), default=0),
         ),
         filled=has_data[:width],
         truncated=long_text,
@@ -541,19 +637,20 @@ def _sum_cells(path: Path, names: list[str]) -> dict[str, set[tuple[int, int]]]:
             part = parts.get(name)
             if part not in members:
                 continue
-            data = z.read(part)
-            if b"<f" not in data:
+            data = elements_only(read_part(z, part))
+            pat = sheet_patterns(data)
+            if pat.formula_open not in data:
                 continue
             found, shared = set(), {}
-            for m in FORMULA_ELEMENT.finditer(data):
-                start = data.rfind(b"<c ", 0, m.start())
-                ref = ATTR_R.search(data, start, m.start()) if start >= 0 else None
+            for cell in pat.cell.finditer(data):
+                m = pat.formula.search(cell.group(3) or b"")
+                ref = ATTR_R.search(cell.group(1)) if m else None
                 if not ref:
                     continue
                 row = int(ref.group(2))
-                si = SHARED_INDEX.search(m.group(1))
-                if m.group(2) is not None:
-                    text = html.unescape(m.group(2).decode("utf-8", "replace"))
+                si = SHARED_INDEX.search(m.group(0)[: m.group(0).find(b">") + 1])
+                if m.group(1) is not None:
+                    text = xml_text(m.group(1))
                     total = bool(SUM_FORMULA.match(text)) and not _own_row_only(text, row)
                     if si:
                         shared[si.group(1)] = total
@@ -597,51 +694,92 @@ def _csv_grid(path: Path) -> list[list]:
     return [r + [""] * (width - len(r)) for r in rows]
 
 
-def _grids(path: Path, kind: str):
-    """(sheet name, grid, cell notes) of every sheet, after the file passed inspection as `kind`."""
+# what calamine refuses in a sheet's cells that a reading copy makes readable (see batch.readcopy)
+CELLS_REFUSED = ("Unsupported cell error value", "list index out of range")
+
+
+def _grids(path: Path, kind: str, name: str, reading: Path | None = None, scratch: Path | None = None):
+    """(sheet name, grid, cell notes) of every sheet, after the file passed inspection as `kind`.
+    `reading`: the package calamine opens (a reading copy, see batch.readcopy), else `path`;
+    the cell scans read `path`. `name`: the file's name, as the user knows it. A sheet whose cells
+    calamine refuses (an error value it does not know, an empty value element) is read again from
+    a reading copy whose cells are made readable (made beside `scratch`)."""
     if kind == "csv":
-        yield csv_sheet_name(path.stem), _csv_grid(path), None
+        yield csv_sheet_name(Path(name).stem), _csv_grid(path), None
         return
-    try:
-        book = python_calamine.CalamineWorkbook.from_path(str(path))
-    except python_calamine.PasswordError as err:
-        raise UnreadableWorkbook(
-            f"{path.name} is password-protected (encrypted); remove the password in Excel and drop it in again."
-        ) from err
-    except Exception as err:  # calamine raises several unrelated types for a bad file
-        raise UnreadableWorkbook(f"{path.name} cannot be read as an Excel workbook ({err}).") from err
+    book = _open(path, name, reading)
     notes = scan_cells(path) if kind == "zip" else {}
-    for name in book.sheet_names:
+    cells_fixed = False
+    for sheet in book.sheet_names:
         try:
-            grid = book.get_sheet_by_name(name).to_python(skip_empty_area=False)
+            grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
         except Exception as err:
-            raise UnreadableWorkbook(f"Sheet {name!r} of {path.name} cannot be read ({err}).") from err
-        note = notes.get(name)
+            if kind != "zip" or cells_fixed or not any(text in str(err) for text in CELLS_REFUSED):
+                raise UnreadableWorkbook(reasons.unreadable(name, err, path if kind == "zip" else None, sheet)) from err
+            with zipfile.ZipFile(path) as z:
+                plan = readcopy.plan(z)
+            plan.cells = {s.part for s in plan.sheets if s.part and not s.broken and not s.macro}
+            book, cells_fixed = _open(path, name, readcopy.make(path, readcopy.scratch_file(scratch, "reading"), plan)), True
+            try:
+                grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
+            except Exception as again:
+                raise UnreadableWorkbook(reasons.unreadable(name, again, path, sheet)) from again
+        note = notes.get(sheet)
         if note:
             for (r, c), text in note.errors.items():
                 if r < len(grid) and c < len(grid[r]):
                     grid[r][c] = ExcelError(text)
-        yield name, grid, note
+        yield sheet, grid, note
 
 
-def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limits()) -> Workbook:
+def _open(path: Path, name: str, reading: Path | None):
+    """python-calamine's workbook of `reading` (a reading copy, removed once opened), else of `path`."""
+    try:
+        return python_calamine.CalamineWorkbook.from_path(str(reading or path))
+    except python_calamine.PasswordError as err:
+        raise UnreadableWorkbook(f"{name} is password-protected (encrypted); remove the password in Excel and drop it in again.") from err
+    except Exception as err:  # calamine raises several unrelated types for a bad file
+        raise UnreadableWorkbook(reasons.unreadable(name, err, path)) from err
+    finally:
+        if reading is not None:  # calamine holds the copy open: its name goes now, on every path
+            reading.unlink(missing_ok=True)
+
+
+def _reading_copy(wb: Workbook, scratch: Path | None) -> Path | None:
+    """Note the sheets that cannot be read (a broken relationship) and the Excel 4 macro sheets, and
+    make a reading copy where calamine would not read the package as it is (None when it would)."""
+    with zipfile.ZipFile(wb.path) as z:
+        plan = readcopy.plan(z)
+    wb.parts = {s.name: s.part for s in plan.sheets if s.part and not s.broken and not s.macro}
+    wb.unreadable = [(s.name, s.broken) for s in plan.unreadable]
+    wb.macro_sheets = [s.name for s in plan.macro_sheets]
+    if not plan.needed:
+        return None
+    return readcopy.make(wb.path, readcopy.scratch_file(scratch, "reading"), plan)
+
+
+def read_workbook(
+    path: Path, specs: dict[str, SheetSpec], limits: Limits = Limits(), scratch: Path | None = None, shown: str | None = None
+) -> Workbook:
     """Read every sheet of the workbook (or the one sheet of a CSV file, named after the file);
     `specs` maps sheet keys (see `sheet_key`) to specs. A sheet whose name is no intake sheet's is
     routed by its header row (`route`), except the template's `Instructions` and `Lists`.
 
-    The tool's own sheets of a returned workbook are left out: the sheets its marker names, or, in
-    a workbook without the marker (returned by an earlier release), the `Findings`, `Summary` and
-    `Run` sheets recognised by their first cells. A sheet of the user's with one of those names is
-    an ordinary sheet, carried through as it came."""
+    The tool's own sheets of a returned workbook are left out: the sheets its markers name (see
+    TOOL_SHEETS). Any other sheet is the user's, whatever its name and first cells, and is carried
+    through as it came; so is any column the tool's markers do not name (`_intake_sheet`).
+
+    A sheet whose relationship is broken, and an Excel 4 macro sheet, are left out (`unreadable`,
+    `macro_sheets`); where calamine cannot read the package as it is, it reads a reading copy
+    (batch.readcopy, made beside `scratch`). `shown`: the file's name as the user knows it (a
+    decrypted copy is read under its original's name)."""
     path = Path(path)
-    kind = inspect(path, limits)
-    marked = marked_sheets(path) if kind == "zip" else None
-    # a workbook the tool returned: its marker names the tool's sheets (a release before the marker: its sheets are recognised)
-    returned = marked is not None or (kind != "csv" and _legacy_returned(path))
-    wb = Workbook(path, kind=kind, macros=kind == "zip" and has_macros(path))
-    for name, grid, note in _grids(path, kind):
-        ours = name.casefold() in marked if marked is not None else kind != "csv" and _is_ours(name, grid)
-        if ours:
+    kind = inspect(path, limits, shown)
+    marked = markers(path) if kind == "zip" else Markers()
+    wb = Workbook(path, kind=kind, macros=has_macros(path) if kind == "zip" else [], name=shown or path.name)
+    copy = _reading_copy(wb, scratch) if kind == "zip" else None
+    for name, grid, note in _grids(path, kind, wb.name, copy, scratch):
+        if name.casefold() in marked.sheets:
             wb.skipped.append(name)
             continue
         key = sheet_key(name)
@@ -650,7 +788,14 @@ def read_workbook(path: Path, specs: dict[str, SheetSpec], limits: Limits = Limi
             spec, header_row, facts = route(grid, specs)
         if spec:
             sheet = _intake_sheet(
-                name, grid, spec, header_row, note.uncalculated if note else None, returned, note.columns if note else frozenset()
+                name,
+                grid,
+                spec,
+                header_row,
+                note.uncalculated if note else None,
+                marked.columns.get(name.casefold(), ()),
+                note.columns if note else frozenset(),
+                note.merged if note else (),
             )
             sheet.routed = facts
             if note:

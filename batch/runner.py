@@ -284,9 +284,14 @@ def work(path: str, partial: str, limits=None, as_of: dt.date | None = None, led
     from batch.writing import write
 
     started = time.perf_counter()
-    result = process(Path(path), limits or Limits(), as_of=as_of, ledger=Path(ledger) if ledger else None, run_id=run_id)
-    fault("child-partial", partial)
-    write(result, Path(partial))
+    result = process(
+        Path(path), limits or Limits(), as_of=as_of, ledger=Path(ledger) if ledger else None, run_id=run_id, scratch=Path(partial)
+    )
+    try:
+        fault("child-partial", partial)
+        write(result, Path(partial))
+    finally:
+        result.discard()  # a decrypted copy, if any
     sev = result.findings["Severity"].value_counts()
     return {
         "rows_per_sheet": {r.sheet.name: r.counts["rows"] for r in result.intake},
@@ -314,13 +319,14 @@ def _per_year_credits(result) -> pd.DataFrame:
 
 
 def _reason(err: BaseException, name: str) -> str:
+    from batch.reasons import for_failure
     from batch.safety import Refused
 
     if isinstance(err, Refused):
         return str(err)
     if isinstance(err, OSError) and err.errno in (errno.EACCES, errno.EPERM):
         return f"{name} cannot be read (permission denied); give njcredits read access and drop it in again."
-    return f"It could not be processed ({type(err).__name__}: {err})."
+    return for_failure(name, err)  # the file's problem in the user's words, never a library's exception text
 
 
 def _watch_run(alive, partial: str) -> None:

@@ -19,15 +19,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from batch import cells
+from batch import cells, sheetrows
 
 CHUNK_ROWS = 5_000
 ZIP64_FROM = (1 << 31) - (1 << 20)  # a member this large needs zip64 headers (zipfile's own limit, with a margin)
-SHEETDATA_END = b"</sheetData>"
 
 
 def splice(path: Path, parts: dict[str, object], replace: dict | None = None, compresslevel: int = 1) -> None:
-    """Rewrite the workbook at `path`, inserting before `</sheetData>` of each named sheet part the
+    """Rewrite the workbook at `path`, inserting after the last row of each named sheet part the
     rows its generator yields (bytes), and setting its `<dimension>` to the given range. Parts named
     in `replace` are replaced by the chunks of bytes their function yields given the part's current
     bytes (a part of many comments is written a chunk at a time)."""
@@ -48,13 +47,10 @@ def splice(path: Path, parts: dict[str, object], replace: dict | None = None, co
 
 
 def spliced(data: bytes, rows, dimension: str):
-    """A sheet part with `rows` (chunks of bytes) inserted before `</sheetData>` and its
-    `<dimension>` set to the given range, in chunks."""
-    data = re.sub(rb'<dimension ref="[^"]*"/>', f'<dimension ref="{dimension}"/>'.encode(), data, count=1)
-    if b"<sheetData/>" in data:
-        data = data.replace(b"<sheetData/>", b"<sheetData></sheetData>", 1)
-    head, tail = data.split(SHEETDATA_END, 1)
-    return itertools.chain([head], rows, [SHEETDATA_END + tail])
+    """A sheet part with `rows` (chunks of bytes) inserted after its last row and its
+    `<dimension>` set to the given range, in chunks (the part read as XML tokens, `batch.sheetrows`)."""
+    head, tail = sheetrows.around_rows(sheetrows.with_dimension(data, dimension))
+    return itertools.chain([head], rows, [tail])
 
 
 def stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: int, size: int | None = None) -> None:

@@ -21,13 +21,22 @@ import xlsxwriter
 
 from batch import __version__, cells, sheetxml
 from batch.calculators import SummaryTable
-from batch.commentsxml import MARKER
+from batch.commentsxml import note
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import Result, SheetResult
-from batch.reading import EXCEL_COLUMNS, RUN_TITLE, SUMMARY_TITLE, OtherSheet, marker_name, quoted_sheet, tool_sheet_name
+from batch.reading import (
+    EXCEL_COLUMNS,
+    RUN_TITLE,
+    SUMMARY_TITLE,
+    OtherSheet,
+    column_marker,
+    quoted_sheet,
+    sheet_marker,
+    tool_sheet_name,
+)
 from batch.reviews import CHOICES
 from batch.stylesxml import marked_fills
-from batch.xlsxwriter_private import xf_index
+from batch.xlsxwriter_private import define_hidden_name, xf_index
 from validators.columns import REVIEW_COLUMNS
 
 MONEY = "#,##0.00"
@@ -139,7 +148,7 @@ def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int)
         object
     )
     # marked as the tool's notes (batch.commentsxml), so that a round trip of the workbook takes them out
-    texts = pd.Series([f"{MARKER}\n{p[2]}"[: cells.MAX_TEXT] for p in positions], dtype=object)
+    texts = pd.Series([note(p[2])[: cells.MAX_TEXT] for p in positions], dtype=object)
     return {
         f"xl/comments{number}.xml": lambda _old: sheetxml.comments_xml(refs, texts),
         f"xl/drawings/vmlDrawing{number}.vml": lambda old: sheetxml.vml_xml(old, rows, cols, first_block),
@@ -286,6 +295,13 @@ def tool_cells(res: SheetResult, columns: list[ToolColumn], styles: dict, start:
     return out
 
 
+def marked_columns(sheet, written: int) -> list[int]:
+    """The columns the marker of the tool's columns of an intake sheet returned in place covers:
+    the `written` columns the tool writes from its first column on, and the reviewer's columns
+    where a returned workbook has them (kept where they are)."""
+    return [*range(sheet.results_at, sheet.results_at + written), *sheet.review_cols.values()]
+
+
 def tool_headers(sheet) -> list[str]:
     """The headers of the tool's columns of an intake sheet, in order (none where it has no room)."""
     if sheet.no_room:
@@ -327,6 +343,8 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
         last = int(sheet.excel_rows[-1]) - 1 if len(sheet.excel_rows) else h + 1
         ws.data_validation(h + 1, decision, max(last, h + 1), decision, {"validate": "any", **decision_prompt()})
     ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
+    if not sheet.no_room:  # the marker of the tool's columns, those written here (see batch.reading)
+        define_hidden_name(wb, *column_marker(sheet.name, spec.name, h, range(at, last_col + 1)), ws.index)
 
     notes = _annotations(res)
     # xlsxwriter writes the first comment, so that it creates the comments and drawing parts with
@@ -792,7 +810,12 @@ def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
     widths = table_widths([counts_table], first=max(30, max(len(k) for k, _ in lines) + 2))
     for j, w in widths.items():
         ws.set_column(j, j, w)
-    write_table(ws, fmts, len(lines) + 2, counts_table, widths)
+    r = write_table(ws, fmts, len(lines) + 2, counts_table, widths)
+    # what the returned workbook could not keep of the input (FORMATTING_NOT_KEPT, MACROS_REMOVED,
+    # ENCRYPTION_REMOVED, SHEET_NOT_READABLE): findings about the workbook, not a sheet
+    about = result.findings[result.findings["Sheet"] == ""]
+    if len(about):
+        write_table(ws, fmts, r, SummaryTable("The workbook", about[["Code", "Severity", "Message"]].reset_index(drop=True)))
 
 
 def tool_sheets(result: Result) -> dict[str, str]:
@@ -820,8 +843,8 @@ def write_tool_sheets(wb, fmts: Formats, result: Result):
         if all(res.program is not p for p in programs):
             programs.append(res.program)
     write_rules_sheet(wb, fmts, programs, names["Rules"])
-    for role, name in names.items():
-        wb.define_name(marker_name(role), f"={quoted_sheet(name)}!$A$1")
+    for role, name in names.items():  # the markers of the tool's sheets (see batch.reading)
+        define_hidden_name(wb, *sheet_marker(role, name))
     return findings
 
 

@@ -62,3 +62,11 @@ def escape_control(text: str) -> str:
 def excel_serial(value) -> float:
     """xlsxwriter's serial number of a date, datetime, time or timedelta (1900 date system)."""
     return utility._datetime_to_excel_datetime(value, False, False)  # noqa: SLF001
+
+
+def define_hidden_name(wb, name: str, formula: str, sheet_index: int = -1) -> None:
+    """A hidden defined name (`hidden="1"`, as xlsxwriter writes its own autofilter ranges), scoped to
+    the sheet of index `sheet_index` or, with -1, to the workbook. `Workbook.define_name` writes no
+    hidden name, and takes a scoped name's sheet from the text before a `!`, which a sheet name
+    holding one breaks."""
+    wb.defined_names.append([name, sheet_index, formula.removeprefix("="), True])

@@ -45,15 +45,21 @@ def empty_zip(folder: Path) -> Path:
     return p
 
 
-def encrypted(folder: Path) -> Path:
+def encrypted(folder: Path, password: str = "secret", name: str = "locked.xlsx") -> Path:
     from msoffcrypto.format.ooxml import OOXMLFile
 
     plain = good(folder, "plain.xlsx")
-    p = folder / "locked.xlsx"
+    p = folder / name
     with open(plain, "rb") as src, open(p, "wb") as out:
-        OOXMLFile(src).encrypt("secret", out)
+        OOXMLFile(src).encrypt(password, out)
     plain.unlink()
     return p
+
+
+def default_password(folder: Path) -> Path:
+    """Encrypted with Excel's built-in default password, as Excel saves a workbook whose structure
+    only is protected: it opens without a password, so it is read."""
+    return encrypted(folder, "VelvetSweatshop", "structure-protected.xlsx")
 
 
 def legacy_xls(folder: Path) -> Path:
@@ -207,6 +213,29 @@ def billion_laughs(folder: Path) -> Path:
     return _rewrite(folder, "laughs.xlsx", {"xl/sharedStrings.xml": laugh})
 
 
+def laughs_after_4kb(folder: Path) -> Path:
+    """A billion-laughs DOCTYPE after the first 4 KB of docProps/core.xml (past where a check of
+    the part's head would look)."""
+    entities = '<!ENTITY a0 "ha">' + "".join(f'<!ENTITY a{i} "{("&a" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
+    core = f'<?xml version="1.0" encoding="UTF-8"?><!--{"x" * 5000}--><!DOCTYPE r [{entities}]><r>&a9;</r>'
+    return _rewrite(folder, "laughs-late.xlsx", {"docProps/core.xml": lambda _old: core.encode()})
+
+
+def bad_checksum(folder: Path) -> Path:
+    """A part whose bytes do not match the checksum stored for it (a copy damaged on its way)."""
+    good(folder, "base.xlsx")
+    p = folder / "bad-crc.xlsx"
+    with zipfile.ZipFile(folder / "base.xlsx") as zin, zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as zout:
+        for item in zin.infolist():
+            zout.writestr(item.filename, zin.read(item.filename))
+    (folder / "base.xlsx").unlink()
+    data = bytearray(p.read_bytes())
+    at = data.index(b"Seller LLC")
+    data[at : at + 6] = b"Buyer "
+    p.write_bytes(bytes(data))
+    return p
+
+
 def zip_bomb(folder: Path) -> Path:
     """A part that inflates about a thousand times (refused with the limits in configuration)."""
     return _rewrite(folder, "zip-bomb.xlsx", {}, {"xl/media/padding.xml": b"<x>" + b" " * (8 << 20) + b"</x>"})
@@ -250,6 +279,7 @@ CASES = {
     "truncated .xlsx": (truncated, "failed", "damaged or truncated"),
     "empty zip": (empty_zip, "failed", "empty zip"),
     "encrypted workbook": (encrypted, "failed", "password-protected"),
+    "encrypted with Excel's default password": (default_password, "processed", "ENCRYPTION_REMOVED"),
     "legacy .xls": (legacy_xls, "processed", ""),
     ".xlsm with macros": (macro_workbook, "processed", ""),
     "Transfers.csv": (csv_named_after_sheet, "processed", "CONSIDERATION_BELOW_75PCT"),
@@ -262,6 +292,8 @@ CASES = {
     "size bomb": (size_bomb, "failed", "XFD1048576"),
     "size bomb without a dimension": (lambda f: size_bomb(f, with_dimension=False), "failed", "stopped unexpectedly"),
     "billion laughs": (billion_laughs, "failed", "DOCTYPE"),
+    "billion laughs after 4 KB": (laughs_after_4kb, "failed", "DOCTYPE declaration in docProps/core.xml"),
+    "a part with a bad checksum": (bad_checksum, "failed", "part xl/sharedStrings.xml of the workbook is damaged (its checksum"),
     "zip bomb": (zip_bomb, "failed", "zip bomb"),
     "formula-like text": (formula_text_everywhere, "processed", ""),
 }

@@ -9,7 +9,8 @@ while the tool added what it adds to a returned workbook:
   flagged input cells (H4, I5, F7), its note below the user's comment after a line
   `--- njcredits ---` and comments of its own, and a frozen pane;
 - its sheets at the end (Findings, Summary, Run), with the defined names that mark them
-  (`njcredits_*`) and any name scoped to them (their print titles), and the filter range of its
+  (`njcredits_*`) and any name scoped to them (their print titles), the name that marks its
+  columns on Transfers (`njcredits_Columns_*`, scoped to Transfers), and the filter range of its
   autofilter on Transfers (`_xlnm._FilterDatabase`);
 - whatever it adds to the shared parts (styles, shared strings, content types, relationships).
 
@@ -60,6 +61,7 @@ DXF = re.compile(rb"<(\w+:|)dxf\b(?:/>|.*?</\1dxf>)", re.S)
 DXFS = re.compile(rb"<(\w+:|)dxfs\b[^>]*?(?:/>|>(.*?)</\1dxfs>)", re.S)
 ANCHOR = re.compile(rb"<(\w+:|)(oneCellAnchor|twoCellAnchor|absoluteAnchor)\b.*?</\1\2>", re.S)
 CHART_ID = re.compile(rb"<(?:\w+:)?chart\b[^>]*?\b(?:\w+:)?id=\"([^\"]+)\"")
+EMPTY_ELEMENT_SPACE = re.compile(rb"\s+/>")
 VML_SHAPE = re.compile(rb"<(\w+:|)shape(?=[\s>])([^>]*)>(.*?)</\1shape>", re.S)
 VML_STYLE = re.compile(rb'\bstyle="([^"]*)"')
 CLIENT_DATA = re.compile(rb"<(\w+:|)ClientData\b([^>]*)>(.*?)</\1ClientData>", re.S)
@@ -133,8 +135,8 @@ class _Workbook:
         ]
         self.names = list(self.root.iter(_q(MAIN, "definedName")))
         marked = set()
-        for el in self.names:
-            if el.get("name", "").casefold().startswith(TOOL_PREFIX):
+        for el in self.names:  # the markers of the tool's sheets: workbook-level (its column markers are scoped to a sheet)
+            if el.get("name", "").casefold().startswith(TOOL_PREFIX) and el.get("localSheetId") is None:
                 m = re.match(r"^=?\s*(?:'((?:[^']|'')+)'|([^'!#][^'!]*))!", (el.text or "").strip())
                 if m:
                     marked.add((m.group(1).replace("''", "'") if m.group(1) else m.group(2).strip()).casefold())
@@ -193,6 +195,11 @@ def _user_comments(package, book) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _spaced(xml: bytes) -> bytes:
+    """XML with the spacing a writer may change removed (`<b />` and `<b/>` say the same)."""
+    return EMPTY_ELEMENT_SPACE.sub(b"/>", xml)
+
+
 def _comment_boxes(package, book, comments: dict[str, tuple[str, str]]) -> dict[str, tuple[bytes, bytes, bytes]]:
     """`Sheet!ref` -> the box of each user comment in the sheet's VML drawing: its style (position,
     size, visibility) and its client data (the cell, moving and sizing with cells), namespace
@@ -208,7 +215,7 @@ def _comment_boxes(package, book, comments: dict[str, tuple[str, str]]) -> dict[
                 ref = f"{name}!{get_column_letter(int(column.group(1)) + 1)}{int(row.group(1)) + 1}"
                 if ref in comments:
                     style = VML_STYLE.search(shape.group(2))
-                    out[ref] = (style.group(1) if style else b"", data.group(2).strip(), PREFIX.sub(rb"<\1", data.group(3)))
+                    out[ref] = (style.group(1) if style else b"", data.group(2).strip(), _spaced(PREFIX.sub(rb"<\1", data.group(3))))
     return out
 
 
@@ -268,7 +275,7 @@ def _conditional_formats(package, book) -> dict[str, list[tuple[bytes, list[byte
     if styles:
         block = DXFS.search(package[styles[0]])
         if block and block.group(2):
-            dxfs = [m.group(0) for m in DXF.finditer(block.group(2))]
+            dxfs = [_spaced(m.group(0)) for m in DXF.finditer(block.group(2))]
     out = {}
     for name, _state, part in book.user:
         for m in CONDITIONAL.finditer(package[part]):

@@ -13,14 +13,17 @@ from pathlib import Path
 import openpyxl
 import pytest
 from kept_features import FLAGGED, HEADER_ROW, features, parts
+from lxml import etree
 from openpyxl.comments import Comment
 from openpyxl.styles import Font
 from openpyxl.worksheet.table import Table
-from test_tool_sheets import annotate, libreoffice_save, soffice_or_skip
+from test_tool_sheets import AS_OF, annotate, libreoffice_save, soffice_or_skip
 
 from batch.commentsxml import MARKER
 from batch.pipeline import process
+from batch.reading import sheet_marker
 from batch.stylesxml import FILLS
+from batch.writing import write
 from validators.transfers import TRANSFERS as TRANSFERS_SPEC
 
 TRANSFERS_HEADERS = [c.header for c in TRANSFERS_SPEC.columns]
@@ -228,6 +231,9 @@ def _package_with(src: Path, dest: Path, extra: dict[str, bytes], edit) -> Path:
     return dest
 
 
+WITHOUT_CODE = "and without any other executable content; everything else is kept."
+
+
 def test_an_xlsm_comes_back_as_an_xlsx_without_its_macros(tmp_path):
     def edit(name: str, data: bytes) -> bytes:
         if name == "[Content_Types].xml":
@@ -250,7 +256,8 @@ def test_an_xlsm_comes_back_as_an_xlsx_without_its_macros(tmp_path):
     xlsm = _package_with(KEPT, tmp_path / "in" / "kept.xlsm", {"xl/vbaProject.bin": b"\xd0\xcf\x11\xe0 not really VBA"}, edit)
     assert b"macroEnabled" in zipfile.ZipFile(xlsm).read("[Content_Types].xml")
     result = process(xlsm)
-    assert "MACROS_REMOVED" in set(result.findings["Code"])
+    said = result.findings[result.findings["Code"] == "MACROS_REMOVED"]["Message"].tolist()
+    assert said == [f"kept.xlsm holds macros: the returned workbook is an .xlsx without the VBA project, {WITHOUT_CODE}"]
     out = annotate(xlsm, tmp_path / "out")
     got = parts(out)
     assert "xl/vbaProject.bin" not in got and b"vbaProject" not in got["xl/_rels/workbook.xml.rels"] + got["[Content_Types].xml"]
@@ -394,7 +401,7 @@ def test_workbooks_written_by_other_programs(tmp_path, case, edit, check):
     again = annotate(out, tmp_path / "again")
     for path in (out, again):
         book = openpyxl.load_workbook(path)
-        assert "njcredits_Findings" in book.defined_names
+        assert sheet_marker("Findings", "Findings")[0] in book.defined_names
         ws = book["Transfers"]
         assert _fill(ws, "E2") == "FFFFFF00" and _fill(ws, "H3") == FILLS["error"]  # the user's fill; the tool's on T-2's credit
         if check:
@@ -417,22 +424,37 @@ def test_a_vba_project_under_another_name_is_removed(tmp_path):
     assert "xl/vba/project.bin" not in got and b"vbaProject" not in got["xl/_rels/workbook.xml.rels"]
 
 
-def test_a_workbook_not_written_as_excel_writes_it_comes_back_written_anew_and_says_so(tmp_path):
-    """SpreadsheetML under a prefix (as the Open XML SDK can write it): not annotated in place; the
-    values come back in a workbook written anew, and FORMATTING_NOT_KEPT says why."""
+def _prefixed(name: str, data: bytes) -> bytes:
+    """SpreadsheetML under the prefix `x` (as the Open XML SDK can write it)."""
+    if name.startswith("xl/") and name.endswith(".xml") and b'xmlns="' + MAIN in data[:600]:
+        data = data.replace(b'xmlns="' + MAIN + b'"', b'xmlns:x="' + MAIN + b'"')
+        data = re.sub(rb"<(/?)(?!\?)(?![a-zA-Z0-9]+:)([a-zA-Z])", rb"<\1x:\2", data)
+    return data
 
-    def prefixed(name: str, data: bytes) -> bytes:
-        if name.startswith("xl/") and name.endswith(".xml") and b'xmlns="' + MAIN in data[:600]:
-            data = data.replace(b'xmlns="' + MAIN + b'"', b'xmlns:x="' + MAIN + b'"')
-            data = re.sub(rb"<(/?)(?!\?)(?![a-zA-Z0-9]+:)([a-zA-Z])", rb"<\1x:\2", data)
-        return data
 
-    src = _edited(_transfers_book(tmp_path / "made" / "p.xlsx", lambda ws: None), tmp_path / "in" / "p.xlsx", prefixed)
+def _not_spreadsheetml(name: str, data: bytes) -> bytes:
+    """A workbook part in a namespace that is not SpreadsheetML (calamine reads it all the same)."""
+    return data.replace(MAIN, b"http://example.com/not-spreadsheetml") if name == "xl/workbook.xml" else data
+
+
+@pytest.mark.parametrize(
+    "case,edit,in_place",
+    [
+        # SpreadsheetML under a prefix is annotated in place, in its own namespace: nothing to say
+        ("prefixed", _prefixed, True),
+        # a workbook part that is not SpreadsheetML cannot be kept: written anew, and FORMATTING_NOT_KEPT says why
+        ("not SpreadsheetML", _not_spreadsheetml, False),
+    ],
+)
+def test_only_a_workbook_that_cannot_be_kept_comes_back_written_anew_and_says_so(tmp_path, case, edit, in_place):
+    src = _edited(_transfers_book(tmp_path / "made" / "p.xlsx", lambda ws: None), tmp_path / "in" / "p.xlsx", edit)
     result = process(src)
     found = result.findings[result.findings["Code"] == "FORMATTING_NOT_KEPT"]
-    assert not result.in_place and len(found) == 1 and "could not be annotated in place" in found.iloc[0]["Message"]
-    ws = openpyxl.load_workbook(annotate(src, tmp_path / "out"))["Transfers"]
-    assert ws["A3"].value == "T-2" and ws["M3"].value == "Flagged"
+    assert result.in_place is in_place and len(found) == (0 if in_place else 1), case
+    if not in_place:
+        assert "could not be annotated in place (its workbook part xl/workbook.xml is not SpreadsheetML" in found.iloc[0]["Message"]
+        ws = openpyxl.load_workbook(annotate(src, tmp_path / "out"))["Transfers"]
+        assert ws["A3"].value == "T-2" and ws["M3"].value == "Flagged"
 
 
 @pytest.mark.parametrize("notes", [1023, 1024, 1025])
@@ -480,3 +502,278 @@ def test_a_workbook_written_anew_comes_back_without_stale_notes_or_fills(tmp_pat
     ws = openpyxl.load_workbook(annotate(fixed, tmp_path / "out2"))["Transfers"]
     assert _fill(ws, "H2") is None and ws["H2"].comment is None
     assert _fill(ws, "H3") == FILLS["error"] and ws["H3"].comment.text.count("TRANSFER_BELOW_MINIMUM") == 1
+
+
+# -- any well-formed spelling of the intake sheet ------------------------------------------------
+
+SHEET = "xl/worksheets/sheet1.xml"
+STRICT = b"http://purl.oclc.org/ooxml/spreadsheetml/main"
+REL = b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+STRICT_REL = b"http://purl.oclc.org/ooxml/officeDocument/relationships"
+TITLE = b'<row r="1"><c r="A1" t="inlineStr"><is><t>Transfers for review</t></is></c></row>'
+# the parts a run changes in this book: the package's lists, the style table, the intake sheet (its
+# comments and their drawing are new parts)
+RUN_CHANGES = {"[Content_Types].xml", "_rels/.rels", "xl/_rels/workbook.xml.rels", "xl/workbook.xml", "xl/styles.xml", SHEET}
+
+
+def _titled_book(path: Path) -> Path:
+    """A title row the tool never touches, the header in row 2, T-1 (OK) in row 3 and T-2 in
+    row 4: $20,000 transferred, under the $25,000 Grow NJ minimum, so H4 is flagged."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Transfers"
+    ws["A1"] = "Transfers for review"
+    ws.append(TRANSFERS_HEADERS)
+    ws.append(["T-1", "Grow NJ", "C-1", 500000, "Seller LLC", "Buyer Inc.", "2026-01-05", 30000, 27000])
+    ws.append(["T-2", "Grow NJ", "C-1", 500000, "Seller LLC", "Buyer Inc.", "2026-01-06", 20000, 18000])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb.save(path)
+    assert TITLE in parts(path)[SHEET]
+    return path
+
+
+def _sheet_prefixed(prefix: bytes):
+    def edit(data: bytes) -> bytes:
+        data = data.replace(b'xmlns="' + MAIN + b'"', b"xmlns:" + prefix + b'="' + MAIN + b'"')
+        return re.sub(rb"<(/?)(?!\?)(?![a-zA-Z0-9]+:)([a-zA-Z])", rb"<\1" + prefix + rb":\2", data)
+
+    return edit
+
+
+def _single_quoted(data: bytes, declarations: bool = False) -> bytes:
+    """Every attribute in single quotes with spaces around `=` (the namespace declarations too, or not)."""
+    return re.sub(rb'(\s[\w:]+)="([^"]*)"' if declarations else rb'(\s(?!xmlns)[\w:]+)="([^"]*)"', rb"\1 = '\2'", data)
+
+
+def _out_of_order(data: bytes) -> bytes:
+    """Row 4's cell H4 (the one a finding points at) written last, after I4: a program that
+    writes cells out of column order (a blank H4 must not be inserted before I4 beside it)."""
+    row = re.search(rb'(<row r="4"[^>]*>)(.*?)(</row>)', data, re.S)
+    h4 = re.search(rb'<c r="H4".*?</c>', row.group(2), re.S).group(0)
+    return data[: row.start(2)] + row.group(2).replace(h4, b"") + h4 + data[row.end(2) :]
+
+
+TITLE_QUOTED = b"<row r = '1'><c r = 'A1' t = 'inlineStr'><is><t>Transfers for review</t></is></c></row>"
+SHEET_SPELLINGS = [
+    (
+        "a comment in the head holds <sheetData>",
+        lambda d: d.replace(b"<sheetData>", b"<!-- <sheetData><row r='3'/></sheetData> --><sheetData>"),
+        TITLE,
+    ),
+    (
+        "CDATA sections hold </c></row>",
+        lambda d: re.sub(  # in the title row, and in T-2's row (which the tool adds to)
+            rb'(<c r="E4"[^>]*><is><t>)Seller LLC',
+            rb"\1<![CDATA[Seller </c></row> LLC]]>",
+            d.replace(b"<t>Transfers for review</t>", b"<t><![CDATA[Transfers </c></row> for review]]></t>"),
+        ),
+        b'<row r="1"><c r="A1" t="inlineStr"><is><t><![CDATA[Transfers </c></row> for review]]></t></is></c></row>',
+    ),
+    ("attributes in single quotes, spaces around =", _single_quoted, TITLE_QUOTED),
+    ("the dimension written with a space before />", lambda d: d.replace(b'<dimension ref="A1:I4"/>', b'<dimension ref="A1:I4" />'), TITLE),
+    ("the flagged cell written last in its row, after I4", _out_of_order, TITLE),
+    (
+        "processing instructions and comments between rows",
+        lambda d: d.replace(b'</row><row r="2">', b'</row><?keep this?><!-- <row r="2"></row> --><row r="2">'),
+        TITLE + b'<?keep this?><!-- <row r="2"></row> -->',
+    ),
+    ("SpreadsheetML under the prefix x", _sheet_prefixed(b"x"), _sheet_prefixed(b"x")(TITLE)),
+    (
+        "end tags with a space",
+        lambda d: re.sub(rb"</(\w+)>", rb"</\1 >", d),
+        b'<row r="1"><c r="A1" t="inlineStr"><is><t>Transfers for review</t ></is ></c ></row >',
+    ),
+]
+# spellings the package checks or the reader do not take yet: the returned workbook written from the
+# spelled package after a run of the book as openpyxl wrote it (the same values)
+WRITER_SPELLINGS = [
+    ("Strict Open XML's namespaces", lambda d: d.replace(MAIN, STRICT).replace(REL, STRICT_REL), TITLE),
+    ("the namespace declaration in single quotes too", lambda d: _single_quoted(d, declarations=True), TITLE_QUOTED),
+    ("the sheet written in UTF-16 (comes back in UTF-8)", lambda d: b"\xff\xfe" + d.decode("utf-8").encode("utf-16-le"), TITLE),
+    (
+        "a row 0 above the title",
+        lambda d: d.replace(b"<sheetData>", b'<sheetData><row r="0"><c r="A0" t="inlineStr"><is><t>before</t></is></c></row>'),
+        b'<row r="0"><c r="A0" t="inlineStr"><is><t>before</t></is></c></row>' + TITLE,
+    ),
+]
+
+
+def _cells_of(sheet: bytes) -> dict[str, list]:
+    root = etree.fromstring(sheet)
+    ns = etree.QName(root).namespace
+    out: dict[str, list] = {}
+    for c in root.iter(f"{{{ns}}}c"):
+        out.setdefault(c.get("r"), []).append((c.get("s"), "".join(c.itertext())))
+    return out
+
+
+def _style_fill(styles: bytes, style: str | None) -> str | None:
+    """The solid fill colour of a cell style, read from the style table."""
+    root = etree.fromstring(styles)
+    ns = etree.QName(root).namespace
+    xf = root.find(f"{{{ns}}}cellXfs")[int(style or 0)]
+    fg = root.find(f"{{{ns}}}fills")[int(xf.get("fillId") or 0)].find(f".//{{{ns}}}fgColor")
+    return None if fg is None else fg.get("rgb")
+
+
+@pytest.mark.parametrize(
+    "case,edit,kept,read",
+    [(*c, True) for c in SHEET_SPELLINGS] + [(*c, False) for c in WRITER_SPELLINGS],
+    ids=[c[0] for c in SHEET_SPELLINGS + WRITER_SPELLINGS],
+)
+def test_the_intake_sheet_in_any_well_formed_spelling_is_annotated_in_place(tmp_path, case, edit, kept, read):
+    plain = _titled_book(tmp_path / "made" / "t.xlsx")
+    src = _edited(plain, tmp_path / "in" / "t.xlsx", lambda n, d: edit(d) if n == SHEET else d)
+    if read:
+        result = process(src, as_of=AS_OF)
+    else:
+        result = process(plain, as_of=AS_OF)
+        result.path = src  # the same values, spelled otherwise
+    assert result.in_place, case
+    (tmp_path / "out").mkdir()
+    out = write(result, tmp_path / "out" / "t.annotated.xlsx")
+    before, after = parts(src), parts(out)
+    for name, data in after.items():  # every part well-formed
+        if name.endswith((".xml", ".rels", ".vml")):
+            etree.fromstring(data)
+    assert {n for n in before if before[n] != after[n]} <= RUN_CHANGES, case  # no other part of the user's changed
+    sheet = after[SHEET]
+    assert kept in sheet, case  # the rows the tool does not touch, byte for byte
+    got = _cells_of(sheet)
+    own = _cells_of(before[SHEET])
+    assert {ref: [text for _style, text in got[ref]] for ref in own} == {ref: [text for _style, text in v] for ref, v in own.items()}, case
+    # the tool's cells: Status in M (after the input's A..I and three computed columns), under the sheet's prefix
+    assert [[text for _style, text in got[ref]] for ref in ("M2", "M3", "M4")] == [["Status"], ["OK"], ["Flagged"]]
+    assert got["H4"][0][1] == "20000" and len(got["H4"]) == 1  # the flagged cell once, its value kept
+    assert _style_fill(after["xl/styles.xml"], got["H4"][0][0]) == FILLS["error"]
+    assert _style_fill(after["xl/styles.xml"], got["H3"][0][0]) is None
+    dimension = re.search(rb"<(?:\w+:)?dimension ref\s*=\s*[\"']([^\"']*)", sheet)
+    assert dimension.group(1) == b"A1:Q4", case  # widened to the tool's last column (the reviewer's Q)
+    root = etree.fromstring(sheet)  # the comments' drawing, its r:id in the sheet's own relationships namespace
+    rel = (STRICT_REL if etree.QName(root).namespace == STRICT.decode() else REL).decode()
+    assert root.find(f"{{{etree.QName(root).namespace}}}legacyDrawing").get(f"{{{rel}}}id"), case
+    if b"x:worksheet" in sheet:
+        assert b'<x:c r="M3"' in sheet and b"<c " not in sheet
+    if read:  # dropped back in: the tool's additions taken out and made again, the same sheet
+        assert parts(annotate(out, tmp_path / "again"))[SHEET] == sheet, case
+
+
+def test_libreoffice_reads_the_tools_cells_of_every_spelling(tmp_path):
+    """Each returned workbook opened by LibreOffice (converted to CSV in one run): the title, and
+    the tool's Status and Findings beside the input values."""
+    outs = []
+    for k, (case, edit, _kept) in enumerate(SHEET_SPELLINGS + WRITER_SPELLINGS):
+        plain = _titled_book(tmp_path / f"case{k}" / "made" / "t.xlsx")
+        src = _edited(plain, tmp_path / f"case{k}" / "in" / "t.xlsx", lambda n, d, edit=edit: edit(d) if n == SHEET else d)
+        result = process(src if k < len(SHEET_SPELLINGS) else plain, as_of=AS_OF)
+        result.path = src
+        (tmp_path / "out").mkdir(exist_ok=True)
+        outs.append((case, write(result, tmp_path / "out" / f"case{k}.xlsx")))
+    proc = subprocess.run(
+        [
+            soffice_or_skip(),
+            "--headless",
+            f"-env:UserInstallation=file://{tmp_path}/lo",
+            "--convert-to",
+            "csv",
+            "--outdir",
+            str(tmp_path / "csv"),
+        ]
+        + [str(out) for _case, out in outs],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for case, out in outs:
+        lines = (tmp_path / "csv" / (out.stem + ".csv")).read_text().splitlines()
+        assert lines[0].split(",")[0] in ("Transfers for review", "Transfers </c></row> for review"), case
+        assert lines[2].split(",")[0] == "T-1" and lines[2].split(",")[12] == "OK", case
+        assert lines[3].split(",")[7] == "20000" and lines[3].split(",")[12:14] == ["Flagged", "TRANSFER_BELOW_MINIMUM"], case
+
+
+# -- the head and tail of a sheet, edited as XML ---------------------------------------------------
+
+
+def _skeleton(body: str, ns: str = MAIN.decode(), prefix: str = "") -> etree._Element:
+    p = f"{prefix}:" if prefix else ""
+    declared = f'xmlns{":" + prefix if prefix else ""}="{ns}"'
+    # as Excel writes its root: prefixes used only in mc:Ignorable's value, which must stay declared
+    declared += f' xmlns:mc="{MC_NAMESPACE}" mc:Ignorable="x14ac" xmlns:x14ac="http://schemas.microsoft.com/office/spreadsheetml/2009/9/ac"'
+    return etree.fromstring(f"<{p}worksheet {declared}>{body.format(p=p)}</{p}worksheet>".encode())
+
+
+MC_NAMESPACE = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+
+
+def _kinds(root) -> list[str]:
+    from batch.inplace import _schema_name
+
+    return [_schema_name(child) or etree.QName(child).localname for child in root]
+
+
+@pytest.mark.parametrize("prefix,ns", [("", MAIN.decode()), ("x", MAIN.decode()), ("", STRICT.decode())])
+def test_the_head_and_tail_are_changed_in_the_sheets_own_namespace_and_prefix(prefix, ns):
+    from batch import inplace
+
+    root = _skeleton(
+        "<{p}dimension ref='A1:G6' /><{p}sheetViews><{p}sheetView workbookViewId='0'/></{p}sheetViews>"
+        "<{p}cols><{p}col min='1' max='16384' width='9' style='3'/></{p}cols><{p}sheetData/>"
+        "<{p}dataValidations count='1'><{p}dataValidation sqref='A2'/></{p}dataValidations><{p}pageMargins left='1'/>"
+        '<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"><mc:Choice Requires="x14">'
+        "<{p}controls/></mc:Choice></mc:AlternateContent>",
+        ns,
+        prefix,
+    )
+    assert inplace._column_styles(root)[16383] == 3
+    assert inplace._dimension(root, 16, 9)  # G6 widened to the tool's last column (Q) and row 9
+    assert inplace._cols(root, {9: 12.0, 10: 15.0})  # J and K: the user's A:XFD range cut around them
+    assert inplace._pane(root, 2, 1) and not inplace._pane(root, 2, 1)  # frozen once, never over a pane
+    filter_ = root.makeelement(f"{{{ns}}}autoFilter", {"ref": "A2:Q9"})
+    inplace._insert_after_rows(root, filter_, "autoFilter")
+    inplace._prompt(root, "O3:O9")
+    inplace._drawing_element(root, "rId7")
+    data = etree.tostring(root)
+    again = etree.fromstring(data)  # well-formed
+    tag = f"{{{ns}}}"
+    assert again.find(f"{tag}dimension").get("ref") == "A1:Q9"
+    assert [(c.get("min"), c.get("max"), c.get("width")) for c in again.iter(f"{tag}col")] == [
+        ("1", "9", "9"),
+        ("10", "10", "12.0"),
+        ("11", "11", "15.0"),
+        ("12", "16384", "9"),
+    ]
+    pane = again.find(f"{tag}sheetViews/{tag}sheetView/{tag}pane")
+    assert (pane.get("xSplit"), pane.get("ySplit"), pane.get("topLeftCell"), pane.get("state")) == ("1", "2", "B3", "frozen")
+    lists = again.find(f"{tag}dataValidations")
+    assert lists.get("count") == "2" and [v.get("sqref") for v in lists] == ["A2", "O3:O9"]
+    # schema order: the filter after the rows, the drawing after the page margins and before the controls
+    assert _kinds(again) == [
+        "dimension",
+        "sheetViews",
+        "cols",
+        "sheetData",
+        "autoFilter",
+        "dataValidations",
+        "pageMargins",
+        "legacyDrawing",
+        "controls",
+    ]
+    # every element the tool added is in the sheet's namespace, under its prefix; r:id in the sheet's relationships namespace
+    assert {etree.QName(el).namespace for el in again.iter() if isinstance(el.tag, str)} == {ns, MC_NAMESPACE}
+    assert {el.prefix for el in again.iter(f"{tag}*")} == {prefix or None}
+    rel = (STRICT_REL if ns == STRICT.decode() else REL).decode()
+    assert again.find(f"{tag}legacyDrawing").get(f"{{{rel}}}id") == "rId7" and again.nsmap.get("r") == rel
+    assert data.count(b"xmlns:r=") == 1  # declared once, on the root
+    assert again.nsmap["x14ac"] and again.get(f"{{{MC_NAMESPACE}}}Ignorable") == "x14ac"  # mc:Ignorable's prefix still declared
+
+
+def test_the_comment_drawing_takes_a_free_prefix_when_r_is_the_users():
+    from batch import inplace
+
+    root = _skeleton('<sheetData/><foo r:x="1" xmlns:r="urn:not-relationships"/>')
+    inplace._drawing_element(root, "rId3")
+    again = etree.fromstring(etree.tostring(root))
+    assert again.find(f"{{{MAIN.decode()}}}legacyDrawing").get(f"{{{REL.decode()}}}id") == "rId3"
+    assert again.find(f"{{{MAIN.decode()}}}foo").get("{urn:not-relationships}x") == "1"  # the user's r kept
+    assert again.nsmap["r1"] == REL.decode()

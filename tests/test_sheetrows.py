@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 import openpyxl
 import pytest
 from defusedxml import ElementTree
+from lxml import etree
 
-from batch.sheetrows import RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, split_part
+from batch.safety import Refused
+from batch.sheetrows import RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, skeleton, split_part
 
+MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 HEAD = b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
 TAIL = b'<mergeCells count="1"><mergeCell ref="A1:C1"/></mergeCells></worksheet>'
 ROWS = (
@@ -77,6 +81,26 @@ def test_an_empty_sheet_and_cells_without_references():
     assert b'<c><v>1</v></c><c><v>2</v></c><c s="5"><v>3</v></c>' in rewrite(bare, styles={1: {2: 5}})
 
 
+@pytest.mark.parametrize(
+    "rows,expected",
+    [
+        # a sheet with no cells (as xlsxwriter, LibreOffice and Excel write an empty sheet): the part as it is
+        (b"<sheetData/>", HEAD + b"<sheetData/>" + TAIL),
+        (b"<sheetData />", HEAD + b"<sheetData />" + TAIL),
+        (b"<x:sheetData xmlns:x='" + MAIN.encode() + b"'/>", HEAD + b"<x:sheetData xmlns:x='" + MAIN.encode() + b"'/>" + TAIL),
+        # rows left out, the rows element empty, the tail kept
+        (b"<sheetData>" + ROWS + b"</sheetData>", HEAD + b"<sheetData/>" + TAIL),
+    ],
+)
+@pytest.mark.parametrize("size", [1, 7, 64, None])
+def test_the_skeleton_of_a_sheet_keeps_its_head_and_tail(rows, expected, size):
+    part = HEAD + rows + TAIL
+    chunks = [part] if size is None else [part[i : i + size] for i in range(0, len(part), size)]
+    got = skeleton(chunks)
+    assert got == expected
+    etree.fromstring(got)  # well-formed, small enough to parse whole
+
+
 def test_the_rewritten_part_reads_back_in_openpyxl(tmp_path):
     """A workbook made by openpyxl (merged title, formula, custom height) with cells appended,
     restyled and inserted: every part parses and openpyxl reads the user's cells unchanged."""
@@ -135,5 +159,237 @@ def test_attributes_in_single_quotes_or_with_spaces_are_read_and_restyled_once(q
     """Valid XML that Excel does not write: the cell's own style attribute is replaced, never doubled."""
     part = HEAD + b'<sheetData><row r="2"><c r="A2"><v>1</v></c><c ' + quoted + b"><v>100</v></c></row></sheetData>" + TAIL
     out = rewrite(part, {}, {2: {1: 7}})
-    ElementTree.fromstring(out)  # well-formed: one s attribute
-    assert out.count(b's="7"') == 1 and b"<v>100</v>" in out
+    cell = ElementTree.fromstring(out).find(f"{{{MAIN}}}sheetData/{{{MAIN}}}row/{{{MAIN}}}c[@r='B2']")  # well-formed: one s attribute
+    assert cell.get("s") == "7" and cell.find(f"{{{MAIN}}}v").text == "100"
+    assert out.count(b"7") == 1  # the style replaced in the attribute's own quotes, never added twice
+
+
+# -- any well-formed spelling of a sheet ---------------------------------------------------------
+
+STRICT = "http://purl.oclc.org/ooxml/spreadsheetml/main"
+E2 = b'<c r="E2"><v>1</v></c>'  # the tool's cell, as batch.cells writes it
+R1 = b'<row r="1"><c r="A1" s="4" t="s"><v>0</v></c></row>'  # a row the tool does not touch: its bytes come back as they are
+
+
+def _part(rows: bytes, head: bytes = HEAD, tail: bytes = TAIL) -> bytes:
+    return head + b"<sheetData>" + rows + b"</sheetData>" + tail
+
+
+def _prefixed(xml: bytes, prefix: bytes) -> bytes:
+    """SpreadsheetML under a prefix, as the Open XML SDK can write it."""
+    xml = xml.replace(b'xmlns="' + MAIN.encode() + b'"', b"xmlns:" + prefix + b'="' + MAIN.encode() + b'"')
+    return re.sub(rb"<(/?)(?=[A-Za-z])", rb"<\1" + prefix + b":", xml)
+
+
+def _cells(out: bytes) -> dict[str, list]:
+    """Every cell of a rewritten part, read by an XML parser (either main namespace, any prefix):
+    reference -> [(style, value text)] in document order, a list so that a cell written twice shows."""
+    root = etree.fromstring(out)  # well-formed, or this raises
+    ns = etree.QName(root).namespace
+    found: dict[str, list] = {}
+    for c in root.iter(f"{{{ns}}}c"):
+        found.setdefault(c.get("r"), []).append((c.get("s"), "".join(c.itertext())))
+    return found
+
+
+# each case: the part, the tool's cells (row -> XML), the styles (row -> {column: style}), the
+# bytes that must come back as they were, and what the rewritten cells must hold
+SPELLINGS = [
+    (
+        "a comment in the head holds <sheetData> text",
+        _part(R1 + b'<row r="2"><c r="A2"><v>5</v></c></row>', head=HEAD + b"<!-- <sheetData><row r='2'></row></sheetData> -->"),
+        {2: E2},
+        {},
+        [R1, b"<!-- <sheetData><row r='2'></row></sheetData> -->"],
+        {"A2": [(None, "5")], "E2": [(None, "1")]},
+    ),
+    (
+        "a CDATA section in an inline string holds </c></row>",
+        _part(
+            R1
+            + b'<row r="2"><c r="A2" t="inlineStr"><is><t><![CDATA[T-1 </c></row> <row r="9">]]></t></is></c><c r="B2"><v>7</v></c></row>'
+        ),
+        {2: E2},
+        {2: {1: 7}},
+        [R1, b'<c r="A2" t="inlineStr"><is><t><![CDATA[T-1 </c></row> <row r="9">]]></t></is></c>'],
+        {"A2": [(None, 'T-1 </c></row> <row r="9">')], "B2": [("7", "7")], "E2": [(None, "1")]},
+    ),
+    (
+        "attributes in single quotes and with spaces around =",
+        _part(
+            R1
+            + b"<row r = '2' spans='1:4'><c r='A2' t='inlineStr'><is><t>T-1</t></is></c>"
+            + b"<c r='B2' s='2'><v>100</v></c><c r='D2'><v>3</v></c></row>"
+        ),
+        {2: E2},
+        {2: {1: 7, 2: 8}},
+        [R1, b"<c r='A2' t='inlineStr'><is><t>T-1</t></is></c>", b"<c r='D2'><v>3</v></c>"],
+        # B2 restyled in its own quotes, C2 inserted between B2 and D2 (document order checked below)
+        {"A2": [(None, "T-1")], "B2": [("7", "100")], "C2": [("8", "")], "D2": [(None, "3")], "E2": [(None, "1")]},
+    ),
+    (
+        "SpreadsheetML under the prefix x (the tool's cells and rows under it too)",
+        _prefixed(_part(R1 + b'<row r="2"><c r="A2"><v>5</v></c><c r="D2"><v>6</v></c></row>'), b"x"),
+        {2: E2, 3: b'<c r="E3" t="inlineStr"><is><t xml:space="preserve"> OK</t></is></c>'},
+        {2: {2: 8}},
+        [_prefixed(R1, b"x"), b'<x:c r="A2"><x:v>5</x:v></x:c>'],
+        {"A2": [(None, "5")], "C2": [("8", "")], "D2": [(None, "6")], "E2": [(None, "1")], "E3": [(None, " OK")]},
+    ),
+    (
+        "the prefix bound on the rows element, another sheetData in another namespace in the head",
+        HEAD
+        + b'<sheetPr><extLst><ext uri="u"><o:sheetData xmlns:o="urn:not-excel"><o:row/></o:sheetData></ext></extLst></sheetPr>'
+        + b'<y:sheetData xmlns:y="'
+        + MAIN.encode()
+        + b'">'
+        + _prefixed(R1, b"y")
+        + b'<y:row r="2"><y:c r="A2"><y:v>5</y:v></y:c></y:row></y:sheetData>'
+        + TAIL,
+        {2: E2},
+        {},
+        [_prefixed(R1, b"y"), b'<o:sheetData xmlns:o="urn:not-excel"><o:row/></o:sheetData>'],
+        {"A2": [(None, "5")], "E2": [(None, "1")]},
+    ),
+    (
+        "Strict Open XML's namespace",
+        _part(R1 + b'<row r="2"><c r="A2"><v>5</v></c><c r="B2" s="3"><v>6</v></c></row>').replace(MAIN.encode(), STRICT.encode()),
+        {2: E2},
+        {2: {1: 9}},
+        [R1],
+        {"A2": [(None, "5")], "B2": [("9", "6")], "E2": [(None, "1")]},
+    ),
+    (
+        "cells out of column order, a finding on one of them",
+        _part(R1 + b'<row r="2"><c r="D2" s="3"><v>4</v></c><c r="A2"><v>1</v></c><c r="B2"><v>2</v></c></row>'),
+        {2: E2},
+        {2: {3: 9, 2: 8}},  # D2 exists (first in the row): restyled, never a second D2; C2 exists nowhere: inserted
+        [R1, b'<c r="A2"><v>1</v></c><c r="B2"><v>2</v></c>'],
+        {"D2": [("9", "4")], "A2": [(None, "1")], "B2": [(None, "2")], "C2": [("8", "")], "E2": [(None, "1")]},
+    ),
+    (
+        "processing instructions and comments between rows and inside a row",
+        _part(R1 + b'<?njc keep?><!-- <row r="2"></row> --><row r="2"><c r="A2"><v>5</v></c><!-- </row> --><?pi </row>?></row><?end?>'),
+        {2: E2, 3: b'<c r="E3"><v>2</v></c>'},
+        {2: {0: 7}},
+        [R1, b'<?njc keep?><!-- <row r="2"></row> -->', b"<!-- </row> --><?pi </row>?>", b"<?end?>"],
+        {"A2": [("7", "5")], "E2": [(None, "1")], "E3": [(None, "2")]},
+    ),
+    (
+        "end tags with spaces, an empty row written <row/>, a cell without r",
+        _part(R1 + b'<row r="2" ><c r="A2" ><v>5</v></c ><c><v>6</v></c ></row ><row r="3"/>'),
+        {2: E2, 3: b'<c r="E3"><v>2</v></c>'},
+        {2: {1: 7}},
+        [R1],
+        {"A2": [(None, "5")], None: [("7", "6")], "E2": [(None, "1")], "E3": [(None, "2")]},
+    ),
+    (
+        "a row 0 (Excel counts from 1; the row is the user's, copied as it is)",
+        _part(b'<row r="0"><c r="A0"><v>9</v></c></row>' + R1 + b'<row r="2"><c r="A2"><v>5</v></c></row>'),
+        {2: E2},
+        {},
+        [b'<row r="0"><c r="A0"><v>9</v></c></row>', R1],
+        {"A0": [(None, "9")], "A2": [(None, "5")], "E2": [(None, "1")]},
+    ),
+]
+
+
+@pytest.mark.parametrize("case,part,tails,styles,kept,expected", SPELLINGS, ids=[c[0] for c in SPELLINGS])
+@pytest.mark.parametrize("size", [1, 5, 64, None])
+def test_any_well_formed_spelling_of_a_sheet(case, part, tails, styles, kept, expected, size):
+    """The part read in chunks of any size: it comes back well-formed, with the bytes of what the
+    tool does not touch as they were, and the tool's cells (under the sheet's prefix) in place."""
+    chunks = [part] if size is None else [part[i : i + size] for i in range(0, len(part), size)]
+    out = b"".join(rewrite_stream(chunks, tails, styles))
+    got = _cells(out)
+    assert got.pop("A1") == [("4", "0")], case  # the untouched row, read back
+    assert {ref: got.get(ref) for ref in expected} == expected, case
+    assert set(got) == set(expected), case  # no cell written twice, none lost
+    for piece in kept:
+        assert piece in out, (case, piece)
+    if size is None:  # the same bytes, whole or in chunks
+        assert out == b"".join(rewrite_stream([part[i : i + 3] for i in range(0, len(part), 3)], tails, styles))
+
+
+def test_cells_inserted_and_appended_stand_in_column_order_and_under_the_rows_prefix():
+    _case, part, tails, styles, _kept, _expected = SPELLINGS[3]  # prefixed
+    out = b"".join(rewrite_rows(part, tails, styles))
+    row = re.search(rb'<x:row r="2">.*?</x:row>', out).group(0)
+    assert row == (
+        b'<x:row r="2"><x:c r="A2"><x:v>5</x:v></x:c><x:c r="C2" s="8"/><x:c r="D2"><x:v>6</x:v></x:c>'
+        b'<x:c r="E2"><x:v>1</x:v></x:c></x:row>'
+    )
+    assert b'<x:row r="3"><x:c r="E3" t="inlineStr"><x:is><x:t xml:space="preserve"> OK</x:t></x:is></x:c></x:row></x:sheetData>' in out
+    _case, part, tails, styles, _kept, _expected = SPELLINGS[6]  # out of order: C2 before the first cell after it, D2
+    out = b"".join(rewrite_rows(part, tails, styles))
+    assert (
+        b'<row r="2"><c r="C2" s="8"/><c r="D2" s="9"><v>4</v></c><c r="A2"><v>1</v></c><c r="B2"><v>2</v></c><c r="E2"><v>1</v></c></row>'
+        in out
+    )
+
+
+@pytest.mark.parametrize(
+    "part,message",
+    [
+        (HEAD + b"<!-- never closed <sheetData></sheetData></worksheet>", "The sheet 'Transfers' is not well-formed XML"),
+        (HEAD + b"<sheetData><row r='1'><c r='A1'><v>1</v></c></row>", "The sheet 'Transfers' is not well-formed XML"),
+        (
+            b'<?xml version="1.0"?><!DOCTYPE worksheet [<!ENTITY a "b">]>' + PART[len(b'<?xml version="1.0" encoding="UTF-8"?>') :],
+            "DOCTYPE",
+        ),
+        (HEAD + b"<cols/></worksheet>", "has no rows element"),
+    ],
+)
+def test_a_part_that_cannot_be_followed_is_refused_naming_the_sheet(part, message):
+    """Never a library's exception text: the reason names the sheet and what is wrong."""
+    with pytest.raises(Refused, match=re.escape(message)):
+        b"".join(rewrite_stream([part], {1: E2}, {}, where="The sheet 'Transfers'"))
+
+
+@pytest.mark.parametrize(
+    "part,dimension",
+    [
+        (_part(R1), None),  # none added where the sheet has none
+        (_part(R1, head=HEAD + b"<dimension ref='A1:G6' />"), b"<dimension ref='A1:Q4' />"),  # a space before />, single quotes
+        (
+            _part(R1, head=HEAD + b"<!-- <dimension ref='Z9'/> --><dimension ref=\"A1\"/>"),
+            b"<!-- <dimension ref='Z9'/> --><dimension ref=\"A1:Q4\"/>",
+        ),
+        (HEAD + b'<dimension ref="A1"/><sheetData/>' + TAIL, None),
+    ],
+)
+def test_a_generated_sheet_gets_its_rows_after_the_last_row_and_its_dimension(part, dimension):
+    """`sheetxml.spliced` (the tool's own sheets): the dimension set and the rows added after the
+    last row, by reading the part's tokens."""
+    from batch.sheetxml import spliced
+
+    out = b"".join(spliced(part, iter([b'<row r="4"><c r="Q4"><v>1</v></c></row>']), "A1:Q4"))
+    etree.fromstring(out)
+    if b"<sheetData/>" in part:  # an empty rows element opened for them
+        assert b'<dimension ref="A1:Q4"/>' in out and b'<sheetData><row r="4"><c r="Q4"><v>1</v></c></row></sheetData>' in out
+        return
+    assert dimension in out if dimension else b"dimension" not in out
+    assert re.search(rb'</row><row r="4"><c r="Q4"><v>1</v></c></row></sheetData>', out)  # after the last row
+
+
+@pytest.mark.parametrize("prefix", [b"x", b"ns0"])
+def test_the_dimension_of_a_prefixed_sheet_is_found_by_its_namespace(prefix):
+    from batch.sheetrows import with_dimension
+
+    decoy = b'<o:dimension xmlns:o="urn:other" ref="B2"/>'  # a dimension of another namespace, in an extension
+    part = _prefixed(_part(R1, head=HEAD + b"<sheetPr>DECOY</sheetPr><dimension ref='A1'/>"), prefix).replace(b"DECOY", decoy)
+    out = with_dimension(part, "A1:Q4")
+    etree.fromstring(out)
+    assert out == part.replace(prefix + b":dimension ref='A1'/>", prefix + b":dimension ref='A1:Q4'/>") != part
+
+
+@pytest.mark.parametrize("encoding,mark", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff"), ("utf-16-le", b"")])
+@pytest.mark.parametrize("size", [1, 7, None])
+def test_a_part_in_utf16_is_read_and_written_back_in_utf8(encoding, mark, size):
+    """The XML standard allows UTF-16 (Excel never writes it): the part is decoded as it streams,
+    and comes back in UTF-8, its declaration saying so."""
+    text = PART.decode("utf-8").replace("T-1", "Café ✓").replace('encoding="UTF-8"', 'encoding="UTF-16"')
+    data = mark + text.encode(encoding)
+    chunks = [data] if size is None else [data[i : i + size] for i in range(0, len(data), size)]
+    out = b"".join(rewrite_stream(chunks, {2: E2}, {}))
+    assert out == rewrite(text.replace('encoding="UTF-16"', 'encoding="UTF-8"').encode("utf-8"), {2: E2})
+    assert out.startswith(b'<?xml version="1.0" encoding="UTF-8"?>') and "Café ✓".encode() in out

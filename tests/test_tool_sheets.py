@@ -1,6 +1,7 @@
 """The tool's own sheets, CSV sheet names and the place of the tool's columns (README.md, "The
 returned workbook"): the marker names the tool's sheets, a user's sheet named like one of them is
-kept, and the tool's columns follow the last cell of the sheet or the sheet is NO_ROOM_FOR_RESULTS."""
+kept, and the tool's columns follow the last cell of the sheet or the sheet is NO_ROOM_FOR_RESULTS.
+The markers themselves, and the user's things that look like the tool's: test_markers.py."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from conftest import ROOT, write_workbook
 from batch.cells import column_letters
 from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import process
-from batch.reading import EXCEL_COLUMNS, UnreadableWorkbook, csv_sheet_name, marked_sheets
+from batch.reading import EXCEL_COLUMNS, UnreadableWorkbook, csv_sheet_name, marked_sheets, sheet_marker
 from batch.writing import write
 from validators.columns import REVIEW_COLUMNS
 from validators.transfers import TRANSFERS as TRANSFERS_SPEC
@@ -196,28 +197,32 @@ def test_libreoffice_saved_returned_workbook_gives_the_same_result(first_run, tm
 
 
 def _without_marker(path: Path, dest: Path) -> Path:
-    """The workbook as the release before the marker wrote it: no `njcredits_*` defined names."""
+    """The workbook without the tool's markers (as a release before them wrote it)."""
     with zipfile.ZipFile(path) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zout:
         for item in zin.infolist():
             data = zin.read(item.filename)
             if item.filename == "xl/workbook.xml":
-                data = re.sub(rb"<definedName name=\"njcredits_[^\"]*\">[^<]*</definedName>", b"", data)
-                data = data.replace(b"<definedNames></definedNames>", b"")
+                data = re.sub(rb"<definedName name=\"njcredits_[^\"]*\"[^>]*>[^<]*</definedName>", b"", data)
             zout.writestr(item, data)
     return dest
 
 
-def test_returned_workbook_of_the_release_before_the_marker_still_round_trips(tmp_path):
+def test_sheets_and_columns_without_the_marker_are_the_users(tmp_path):
+    """No guess by title or header: a workbook whose Findings, Summary, Run and Rules sheets and
+    whose columns after the intake's carry no marker (a release before the marker, or the user's
+    own look-alikes) is the user's, kept whole; the tool adds its own sheets and columns."""
     first = annotate(TRANSFERS, tmp_path / "out1")
     (tmp_path / "old").mkdir()
     old = _without_marker(first, tmp_path / "old" / first.name)
-    assert marked_sheets(old) is None
+    assert marked_sheets(old) == set()
     second = annotate(old, tmp_path / "out2")
-    # the release before the marker wrote no Rules sheet: this one, unmarked, is taken for the user's
-    assert sheet_names(second) == ["Transfers", "Contacts", "Rules", "Findings", "Summary", "Run", "Rules (njcredits)"]
-    got = results(second)
-    got["Findings"] = [r for r in got["Findings"] if r[0] != "Rules"]  # its UNKNOWN_SHEET
-    assert got == results(first)
+    assert sheet_names(second) == ["Transfers", "Contacts", "Findings", "Summary", "Run", "Rules", *TOOL]
+    for name in ("Findings", "Summary", "Run", "Rules"):
+        assert grid(second, name) == grid(first, name), name
+    header = grid(second, "Transfers")[3]
+    assert header[: len(grid(first, "Transfers")[3])] == grid(first, "Transfers")[3]  # the unmarked columns stay as they are
+    assert header.count("Status") == 2  # and the tool's follow them
+    assert marked_sheets(second) == {n.casefold() for n in TOOL}
 
 
 def test_the_marker_names_sheets_quoted_or_not_and_a_deleted_sheet_marks_nothing(tmp_path):
@@ -225,10 +230,10 @@ def test_the_marker_names_sheets_quoted_or_not_and_a_deleted_sheet_marks_nothing
     wb = xlsxwriter.Workbook(str(path))
     for name in ("O'Brien (njcredits)", "Run", "Summary"):
         wb.add_worksheet(name)
-    wb.define_name("njcredits_Findings", "='O''Brien (njcredits)'!$A$1")
-    wb.define_name("njcredits_Run", "=Run!$A$1")
-    wb.define_name("njcredits_Summary", "=#REF!")  # the tool's Summary was deleted in Excel
-    wb.define_name("Other", "=Summary!$A$1")
+    wb.define_name(sheet_marker("Findings", "O'Brien (njcredits)")[0], "='O''Brien (njcredits)'!$A$1")
+    wb.define_name(sheet_marker("Run", "Run")[0], "=Run!$A$1")
+    wb.define_name(sheet_marker("Summary", "Summary")[0], "=#REF!")  # the tool's Summary was deleted in Excel
+    wb.define_name("njcredits_Summary", "=Summary!$A$1")  # a name of the user's: marks nothing
     wb.close()
     assert marked_sheets(path) == {"o'brien (njcredits)", "run"}
     # the user's own Summary (the tool's was deleted) is kept; the marked sheets are dropped, so the

@@ -357,7 +357,7 @@ def test_documentation_within_three_years_of_period_close(certified, as_of, code
         assert f["Severity"] == ("warning" if code == "DOCUMENTATION_PENDING" else "error")
 
 
-# The case: a 2025 period with blank documentation; deadline 2025 + 3 = 2028-12-31
+# The case: a 2025 period with blank documentation; deadline 2025 + 3 = 2028-12-31
 @pytest.mark.parametrize(
     "as_of,code,allowed",
     [
