@@ -241,9 +241,11 @@ class Ledger:
             with closing(_read_only(book.path)) as db:
                 book.version = schema_version(db)
         except sqlite3.Error as err:
-            raise LedgerUnreadable(f"The ledger {book.path} cannot be read ({err}); move it aside or give another --ledger.") from err
+            raise LedgerUnreadable(f"The ledger {book.path} cannot be opened ({err}); move it aside or give another --ledger.") from err
         if not book.version:
-            raise LedgerUnreadable(f"{book.path} is not an njcredits ledger (it has no runs table); give another --ledger.")
+            raise LedgerUnreadable(
+                f"The ledger {book.path} cannot be opened (it is not an njcredits ledger: no runs table); give another --ledger."
+            )
         return book
 
     def _connect(self) -> sqlite3.Connection:

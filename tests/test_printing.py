@@ -228,7 +228,7 @@ def test_history_of_a_file_that_is_no_ledger_is_one_line(tmp_path):
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE other (x)")
     result = invoke("history", "--ledger", path)
-    assert result.exit_code == 1 and "not an njcredits ledger" in result.output
+    assert result.exit_code == 1 and "cannot be opened (it is not an njcredits ledger" in result.output
     assert "Traceback" not in result.output
 
 
