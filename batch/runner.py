@@ -47,7 +47,7 @@ from batch import __version__
 from batch.config import Settings
 from batch.faults import fault
 from batch.ledger import Ledger, LedgerUnreadable
-from batch.names import fit, output_name, shown, temporary
+from batch.names import fit, output_name, printable, shown, temporary
 
 INTAKE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv")
 RECORD_COLUMNS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "file"]
@@ -85,14 +85,15 @@ class FileOutcome:
     def line(self) -> str:
         """The file's line in the one fixed form scripts may parse, on the terminal and in the report:
         `done  NAME  30 rows: 17 OK, 6 flagged, 4 ineligible, 3 invalid; 11 errors`, or
-        `failed  NAME  REASON` (`skipped`, `left`: left in the inbox, `gone`: deleted before it was read)."""
+        `failed  NAME  REASON` (`skipped`, `left`: left in the inbox, `gone`: deleted before it was read).
+        Always one line: the name and the reason are printed as text, control characters escaped."""
         word = self.WORDS[self.status]
         if self.status != "processed":
-            return f"{word}  {self.name}  {self.reason}"
+            return f"{word}  {printable(self.name)}  {printable(self.reason)}"
         sheets = (self.info.get("counts") or {}).values()
         total = {k: sum(c.get(k, 0) for c in sheets) for k in ("rows", "OK", "Flagged", "Ineligible", "Invalid")}
         return (
-            f"done  {self.name}  {total['rows']:,} rows: {total['OK']:,} OK, {total['Flagged']:,} flagged, "
+            f"done  {printable(self.name)}  {total['rows']:,} rows: {total['OK']:,} OK, {total['Flagged']:,} flagged, "
             f"{total['Ineligible']:,} ineligible, {total['Invalid']:,} invalid; {self.info.get('errors', 0):,} errors"
         )
 
@@ -168,7 +169,7 @@ def list_inputs(folder: Path, echo=None) -> list[Path]:
                 continue
             if stat.S_ISLNK(st.st_mode):
                 if echo:
-                    echo(f"skipped link {shown(str(p.relative_to(folder)))} -> {shown(os.readlink(p))}")
+                    echo(f"skipped link {printable(p.relative_to(folder))} -> {printable(os.readlink(p))}")
             elif stat.S_ISDIR(st.st_mode):
                 if not (d == folder and p.name in ARCHIVE_DIRS):
                     walk(p)
@@ -621,7 +622,7 @@ class Run:
         try:
             self.ledger.complete_file(rowid, shown(str(dest)))
         except sqlite3.Error as err:  # the move is done: the next run completes the row from the archive
-            self.echo(f"The ledger row of {shown(item.name)} could not be completed ({err}); the next run completes it.")
+            self.echo(f"The ledger row of {printable(item.name)} could not be completed ({err}); the next run completes it.")
         outcome.archived = str(dest)
         _discard(item)
 
@@ -891,7 +892,9 @@ def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo) -
     for dead in ledger.unfinished_runs(str(settings.inbox)):
         for row in ledger.close_interrupted(dead, now, f"stopped before its end; finished by run {run_id}"):
             archived.setdefault(dead, set()).add(row["name"])
-            echo(f"Run {dead} was stopped before its end; {row['name']} had been moved to {row['archived']}: recorded.")
+            echo(
+                f"Run {dead} was stopped before its end; {printable(row['name'])} had been moved to {printable(row['archived'])}: recorded."
+            )
         for folder in (settings.outbox, *(settings.archive / where / dead for where in ARCHIVE_DIRS)):
             if folder.is_dir() and not folder.is_symlink():
                 for p in folder.rglob(f".*{dead}*"):
@@ -915,7 +918,7 @@ def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo) -
                 where = Path(original)
                 dest = _free_name(safe_dir(settings.inbox, *where.parent.parts), where.name)
                 os.rename(files[0], dest)
-                echo(f"{shown(original)} was taken by run {run_dir.name}, which stopped before it was done: back in the inbox.")
+                echo(f"{printable(original)} was taken by run {run_dir.name}, which stopped before it was done: back in the inbox.")
             shutil.rmtree(slot, ignore_errors=True)
         shutil.rmtree(run_dir, ignore_errors=True)
 

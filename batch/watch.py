@@ -39,6 +39,7 @@ from watchdog.events import FileSystemEventHandler
 from watchdog.observers import Observer
 
 from batch.config import Settings
+from batch.names import printable
 from batch.runner import ARCHIVE_DIRS, RunLocked, list_inputs, run_batch
 
 try:  # close-write events exist only with inotify (Linux)
@@ -196,7 +197,7 @@ class _Pending(FileSystemEventHandler):
                         self.given_up[p] = key
                         self.files.pop(p, None)
                         self.echo(
-                            f"{p.name}: {n} runs in a row did not get it done; it is left in the inbox and not tried again "
+                            f"{printable(p.name)}: {n} runs in a row did not get it done; it is left in the inbox and not tried again "
                             f"until it changes or the watch is restarted."
                         )
                         continue
@@ -242,7 +243,9 @@ class _Pending(FileSystemEventHandler):
                 if not e.closed:
                     if quiet < max(OPEN_WRITER_SETTLES * seconds, OPEN_WRITER_MIN_SECONDS):
                         continue
-                    self.echo(f"{p.name} was not closed by its writer but has not changed for {quiet:.0f} s: taking it as it is.")
+                    self.echo(
+                        f"{printable(p.name)} was not closed by its writer but has not changed for {quiet:.0f} s: taking it as it is."
+                    )
                 if p.suffix.lower() in ZIP_SUFFIXES:
                     if e.checked is None or now - e.checked >= seconds:  # checked again at each settle time
                         e.checked, e.complete = now, complete_zip(p)
@@ -250,12 +253,14 @@ class _Pending(FileSystemEventHandler):
                         if "incomplete" not in e.said:
                             e.said.add("incomplete")
                             self.echo(
-                                f"Waiting for {p.name}: not a complete workbook yet (still arriving?); checked again every "
+                                f"Waiting for {printable(p.name)}: not a complete workbook yet (still arriving?); checked again every "
                                 f"{seconds:g} s, and handed over as it is once unchanged for {INCOMPLETE_SETTLES * seconds:g} s."
                             )
                         continue
                     if not e.complete:
-                        self.echo(f"{p.name} is still not a complete workbook after {quiet:.0f} s unchanged: handing it over as it is.")
+                        self.echo(
+                            f"{printable(p.name)} is still not a complete workbook after {quiet:.0f} s unchanged: handing it over as it is."
+                        )
                 ready.append(p)
                 self.handed[p] = key
                 del self.files[p]
@@ -319,7 +324,8 @@ def watch_inbox(settings: Settings, echo=print, stop: threading.Event | None = N
                 except Exception as err:  # noqa: BLE001 - the watcher survives whatever one run meets
                     locked = False
                     again = f"; tried again in {settings.settle_seconds:g} s ({RUN_ATTEMPTS} runs at most)" if ready else ""
-                    echo(f"The run for {', '.join(p.name for p in ready) or 'no file'} stopped: {type(err).__name__}: {err}{again}.")
+                    names = ", ".join(printable(p.name) for p in ready) or "no file"
+                    echo(f"The run for {names} stopped: {type(err).__name__}: {printable(err)}{again}.")
                     missing = pending.after_run(ready, retry=set(ready))
                     if missing or recovering:
                         recoveries += 1
