@@ -407,7 +407,10 @@ def _child(conn, alive, path: str, partial: str, memory_mb: int, limits, as_of, 
         folder = Path(partial).parent  # the worker writes only there
         writing = str(getattr(oserr, "filename", "") or "").startswith(str(folder))
         if oserr is not None and (isinstance(err, WriteFailed) or oserr.errno in WRITE_ERRNOS or (writing and is_environment(oserr))):
-            conn.send(("environment", environment_message(oserr, f"the outbox {shown(str(folder))}")))
+            named = isinstance(oserr.filename, str) and oserr.filename and not writing
+            target = Path(oserr.filename).parent if named else folder  # elsewhere: a temporary folder, say
+            where = f"the outbox {shown(str(folder))}" if target == folder else f"the folder {shown(str(target))}"
+            conn.send(("environment", environment_message(oserr, where)))
         else:
             conn.send(("error", _reason(err, Path(path).name)))
     finally:
