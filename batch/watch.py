@@ -40,7 +40,7 @@ from watchdog.observers import Observer
 
 from batch.config import Settings
 from batch.names import printable
-from batch.runner import ARCHIVE_DIRS, RunLocked, list_inputs, run_batch
+from batch.runner import ARCHIVE_DIRS, WORK_DIR, RunLocked, list_inputs, run_batch
 
 try:  # close-write events exist only with inotify (Linux)
     from watchdog.observers.inotify import InotifyObserver
@@ -61,17 +61,38 @@ class FoldersRefused(ValueError):
 
 
 def folder_problem(settings: Settings) -> str | None:
-    """Why these folders cannot be watched, or None. Links are resolved before comparing."""
-    inbox, outbox, archive = (p.expanduser().resolve() for p in (settings.inbox, settings.outbox, settings.archive))
+    """Why these folders cannot be run or watched, or None: an outbox, an archive folder or a ledger
+    inside the inbox (at any depth; the tool's own `INBOX/.njcredits/` aside), an archive that is the
+    outbox. Links are resolved before comparing."""
+    folders = (settings.inbox, settings.outbox, settings.archive, settings.ledger)
+    inbox, outbox, archive, ledger = (p.expanduser().resolve() for p in folders)
+    own = inbox / WORK_DIR  # the tool's own folder in the inbox, never entered: the one place inside it allowed
+
+    def inside(path: Path) -> bool:
+        return inbox in path.parents and not (path == own or own in path.parents)
+
     if outbox == inbox:
         return (
             f"The outbox {settings.outbox} is the inbox {settings.inbox}: returned workbooks and run reports "
             f"would be read as new intake. Give --out a folder outside the inbox."
         )
-    if inbox in outbox.parents:
+    if inside(outbox):
         return (
             f"The outbox {settings.outbox} is inside the inbox {settings.inbox}: returned workbooks and run "
             f"reports would be read as new intake. Give --out a folder outside the inbox."
+        )
+    if inside(archive):
+        return (
+            f"The archive folder {settings.archive} is inside the inbox {settings.inbox}: archived inputs would be "
+            f"read again at every run. Give --archive (or `archive` in njcredits.toml) a folder outside the inbox, "
+            f"or leave it out: the default is the inbox itself, whose processed/ and failed/ are never entered."
+        )
+    if inside(ledger):
+        return (
+            f"The ledger {settings.ledger} is inside the inbox {settings.inbox}: a run would take it as a new input "
+            f"(and move it to failed/). "
+            f"Give --ledger (or `ledger` in njcredits.toml) a file outside the inbox, or leave it out "
+            f"(the default is OUTBOX/.njcredits/ledger.sqlite)."
         )
     if archive == outbox:
         return (
