@@ -6,9 +6,9 @@ batch run only when it is complete:
 - on Linux (inotify), after the writer closed it: a file written to since its last close-write is
   still being written, however long it pauses. A file moved into the inbox, or already there when
   the watch starts, counts as closed; so do the files of a folder moved into the inbox, and a file
-  first seen by a rescan (below). (Should a close never be seen, a file not closed is taken all the
-  same once it has not changed for `OPEN_WRITER_SETTLES` settle times, at least
-  `OPEN_WRITER_MIN_SECONDS`, and this is said);
+  first seen by a rescan (below), and every file known when events were lost. (Should a close
+  never be seen, a file not closed is taken all the same once it has not changed for
+  `OPEN_WRITER_SETTLES` settle times, at least `OPEN_WRITER_MIN_SECONDS`, and this is said);
 - in every case, after its size and modification time have not changed for `settle_seconds`;
 - a workbook (.xlsx, .xlsm) also has to open as a complete zip (its central directory read). One
   that does not is checked again at each settle time, and once it has stayed unchanged for
@@ -163,15 +163,20 @@ class _Pending(FileSystemEventHandler):
         with self.lock:
             return self.files.pop(p, None) if p else None
 
-    def rescan(self) -> int:
+    def rescan(self, lost: bool = False) -> int:
         """List the inbox again: a file not known yet (its events lost, or missed) is added as closed,
-        to be taken once settled. Returns how many were added."""
+        to be taken once settled. After events were `lost`, a known file counts as closed too (its
+        close-write may have been among them; a file still written to says so again with its next
+        write). Returns how many were added."""
         try:
             found = list_inputs(self.inbox)
         except OSError:  # a subfolder went away while listed: the next rescan sees the rest
             return 0
         with self.lock:
             known = set(self.files) | set(self.handed)
+            if lost:
+                for entry in self.files.values():
+                    entry.closed = True
         for p in found:
             if p not in known:
                 self.note(str(p), closed=True, fresh=False)
@@ -403,7 +408,7 @@ def watch_inbox(settings: Settings, echo=print, stop: threading.Event | None = N
             if pending.lost.is_set() or time.monotonic() >= rescan_at:
                 overflow = pending.lost.is_set()
                 pending.lost.clear()  # cleared before listing: an overflow during the listing lists again
-                added = pending.rescan()
+                added = pending.rescan(lost=overflow)
                 rescan_at = time.monotonic() + RESCAN_SECONDS
                 if overflow:
                     echo(

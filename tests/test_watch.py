@@ -393,3 +393,27 @@ def test_a_folder_added_twice_to_the_watch_warns_of_nothing(tmp_path):
             fd.close()
     assert results["watchdog's"][0] and any("already exists" in m for m in results["watchdog's"][1])  # the attack
     assert results["the watch's"] == (True, [])
+
+
+@inotify_only
+def test_a_file_whose_close_was_lost_in_an_overflow_is_not_held_as_never_closed(tmp_path, monkeypatch):
+    blind = Blind(monkeypatch)
+    with Watcher(tmp_path) as w:
+        with open(w.inbox / "copied.csv", "w", encoding="utf-8") as fh:
+            fh.write(csv_text(1))
+            fh.flush()
+            time.sleep(4 * SETTLE)  # its creation and writes are seen: an open file, not taken
+            assert not w.ledger()
+            blind.on = True  # the close-write is among the events lost
+        time.sleep(2 * SETTLE)
+        blind.on = False
+        blind.overflow()
+        lost = time.monotonic()
+        assert w.wait_for(lambda: (w.outbox / "copied.csv.annotated.xlsx").exists(), 20), w.log
+        waited = time.monotonic() - lost
+        time.sleep(2 * SETTLE)
+    assert waited < watch_module.OPEN_WRITER_MIN_SECONDS / 2  # not the minute a never-closed file waits
+    assert [(n, s) for n, s, *_ in w.ledger()] == [("copied.csv", "processed")]
+    assert not w.said("not closed by its writer")
+    (said,) = w.said("event queue overflowed")
+    assert said.endswith("listed again, 0 files not seen before.")
