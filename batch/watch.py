@@ -309,9 +309,9 @@ if InotifyObserver is not None:
         """The inotify instance, telling `on_overflow` when the kernel reports that its event queue
         overflowed (IN_Q_OVERFLOW: events were lost), before watchdog rebuilds its watches."""
 
-        def __init__(self, on_overflow) -> None:
+        def __init__(self) -> None:
             super().__init__()
-            self.on_overflow = on_overflow
+            self.on_overflow = lambda: None  # set by the watch (`_InotifyObserver.on_overflow`)
 
         def handle_event(self, event) -> None:
             if event.is_queue_overflow:
@@ -339,10 +339,14 @@ if InotifyObserver is not None:
         a move, not as a creation that would wait for a close-write that never comes), on an inotify
         instance that reports overflows."""
 
-        def __init__(self, on_overflow) -> None:
-            self._inotify_fd = _InotifyFD(on_overflow)
+        def __init__(self) -> None:
+            self._inotify_fd = _InotifyFD()
             self._inotify_fd.start()
             BaseObserver.__init__(self, InotifyFullEmitter, inotify_fd=self._inotify_fd)
+
+        def on_overflow(self, callback) -> None:
+            """Call `callback` (in the observer's thread) whenever the kernel reports an overflow."""
+            self._inotify_fd.on_overflow = callback
 
 
 class _Quiet(logging.Filter):
@@ -361,10 +365,10 @@ for _name in ("watchdog.observers.inotify", "watchdog.observers.inotify_c"):
         logging.getLogger(_name).addFilter(_QUIET)
 
 
-def _observer(on_overflow=lambda: None):
+def _observer():
     """The platform's observer, and whether it reports close-writes (inotify)."""
     if InotifyObserver is not None and Observer is InotifyObserver:
-        return _InotifyObserver(on_overflow), True
+        return _InotifyObserver(), True
     return Observer(), False
 
 
@@ -378,7 +382,9 @@ def watch_inbox(settings: Settings, echo=print, stop: threading.Event | None = N
     inbox = settings.inbox.resolve()
     pending, observer = _Pending(inbox, closes=False, echo=echo), None
     try:
-        observer, pending.closes = _observer(pending.overflowed)
+        observer, pending.closes = _observer()
+        if hasattr(observer, "on_overflow"):
+            observer.on_overflow(pending.overflowed)
         observer.schedule(pending, str(inbox), recursive=True)
         observer.start()
     except OSError as err:  # inotify's instance or watch limit reached: poll instead

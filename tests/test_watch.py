@@ -380,7 +380,7 @@ def test_a_folder_added_twice_to_the_watch_warns_of_nothing(tmp_path):
 
     group, mask = Group(), InotifyConstants.IN_CREATE
     results = {}
-    for name, fd in (("watchdog's", InotifyFD()), ("the watch's", watch_module._InotifyFD(lambda: None))):
+    for name, fd in (("watchdog's", InotifyFD()), ("the watch's", watch_module._InotifyFD())):
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
