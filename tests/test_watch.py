@@ -396,7 +396,8 @@ def test_a_folder_added_twice_to_the_watch_warns_of_nothing(tmp_path):
 
 
 @inotify_only
-def test_a_file_whose_close_was_lost_in_an_overflow_is_not_held_as_never_closed(tmp_path, monkeypatch):
+def test_a_file_whose_close_was_lost_in_an_overflow_is_not_held_as_never_closed(tmp_path, monkeypatch, caplog):
+    caplog.set_level("DEBUG", logger="watchdog")
     blind = Blind(monkeypatch)
     with Watcher(tmp_path) as w:
         with open(w.inbox / "copied.csv", "w", encoding="utf-8") as fh:
@@ -417,3 +418,5 @@ def test_a_file_whose_close_was_lost_in_an_overflow_is_not_held_as_never_closed(
     assert not w.said("not closed by its writer")
     (said,) = w.said("event queue overflowed")
     assert said.endswith("listed again, 0 files not seen before.")
+    # said once, in words: not again by watchdog, with the repr of a path in bytes
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= 30 and r.name.startswith("watchdog")]
