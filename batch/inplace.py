@@ -766,6 +766,7 @@ def _intake(
         column_styles=_column_styles(root),
         heights=heights,
         tail_at=at,
+        replace=_cut_cells(sheet),
     )
     n = len(sheet.excel_rows)
     last_row = int(sheet.excel_rows[-1]) if n else h + 1
@@ -791,6 +792,16 @@ def _intake(
         data = xmlparts.serialize(root, data)
     head, tail = sheetrows.split_part([data])
     streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail, where=_where(res))
+
+
+def _cut_cells(sheet) -> dict[int, dict[int, str]]:
+    """Excel row -> {column: text} of the cells whose text was cut to Excel's limit when read
+    (TEXT_TRUNCATED): the returned cell holds what was checked, the reviewer's columns included."""
+    out: dict[int, dict[int, str]] = {}
+    for (r, c), value in getattr(sheet, "cut_text", {}).items():
+        if c not in sheet.dropped:
+            out.setdefault(r + 1, {})[c] = value
+    return out
 
 
 def _where(res: SheetResult) -> str:
