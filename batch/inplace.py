@@ -766,6 +766,7 @@ def _intake(
         column_styles=_column_styles(root),
         heights=heights,
         tail_at=at,
+        replace=_cut_cells(sheet),
     )
     n = len(sheet.excel_rows)
     last_row = int(sheet.excel_rows[-1]) if n else h + 1
@@ -791,6 +792,44 @@ def _intake(
         data = xmlparts.serialize(root, data)
     head, tail = sheetrows.split_part([data])
     streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail, where=_where(res))
+
+
+# U+FFFE and U+FFFF in UTF-8: not characters XML may hold (a part holding one is malformed: openpyxl
+# refuses the file, LibreOffice shows a truncated sheet), written as Excel's escapes instead.
+NONCHARS = ((b"\xef\xbf\xbe", b"_xFFFE_"), (b"\xef\xbf\xbf", b"_xFFFF_"))
+XML_PART = re.compile(r"\.(xml|rels|vml)$", re.IGNORECASE)
+
+
+def is_xml_part(name: str) -> bool:
+    """A part whose text may hold a cell's or a name's characters (XML, relationships, VML)."""
+    return bool(XML_PART.search(name))
+
+
+def without_nonchars(chunks):
+    """The chunks of a UTF-8 part with every U+FFFE and U+FFFF written as `_xFFFE_` / `_xFFFF_`
+    (a character split between two chunks included). A reader that accepted a raw one (calamine,
+    LibreOffice) gave the tool the text; what it writes back is always well-formed."""
+    carry = b""
+    for chunk in chunks:
+        data = carry + bytes(chunk)
+        keep = 2 if data.endswith(b"\xef\xbf") else 1 if data.endswith(b"\xef") else 0
+        data, carry = (data[:-keep], data[-keep:]) if keep else (data, b"")
+        for raw, escape in NONCHARS:
+            data = data.replace(raw, escape)
+        if data:
+            yield data
+    if carry:
+        yield carry
+
+
+def _cut_cells(sheet) -> dict[int, dict[int, str]]:
+    """Excel row -> {column: text} of the cells whose text was cut to Excel's limit when read
+    (TEXT_TRUNCATED): the returned cell holds what was checked, the reviewer's columns included."""
+    out: dict[int, dict[int, str]] = {}
+    for (r, c), value in getattr(sheet, "cut_text", {}).items():
+        if c not in sheet.dropped:
+            out.setdefault(r + 1, {})[c] = value
+    return out
 
 
 def _where(res: SheetResult) -> str:
@@ -905,12 +944,16 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
                 for name in order:
                     info = zipfile.ZipInfo(name, date_time=infos[name].date_time if name in infos else (1980, 1, 1, 0, 0, 0))
+                    xml = is_xml_part(name)
                     if name in streams:
-                        sheetxml.stream(zout, info, streams[name](), 1)
+                        sheetxml.stream(zout, info, without_nonchars(streams[name]()) if xml else streams[name](), 1)
+                    elif name in infos and parts.unread(name) and xml:  # never looked at: copied as it is, but for U+FFFE/U+FFFF
+                        sheetxml.stream(zout, info, without_nonchars(parts.chunks(name)), 1)
                     elif name in infos and parts.unread(name):  # never looked at: copied as it is
                         sheetxml.stream(zout, info, parts.chunks(name), 1, size=infos[name].file_size)
                     elif name != styles_part:  # the style table last: the rows add the flagged cells' styles
-                        zout.writestr(info, parts[name], compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
+                        data = b"".join(without_nonchars([parts[name]])) if xml else parts[name]
+                        zout.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
                 stamp = infos[styles_part].date_time if styles_part in infos else (1980, 1, 1, 0, 0, 0)
                 info = zipfile.ZipInfo(styles_part, date_time=stamp)
                 zout.writestr(info, styles.xml(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)

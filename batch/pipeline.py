@@ -274,6 +274,7 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
     if sheet.truncated:
         position = {int(r): i for i, r in enumerate(sheet.excel_rows)}
         column_of = {g: (sheet.fields[i] or str(sheet.headers[i])) for i, g in enumerate(sheet.kept)}
+        column_of.update({g: name for name, g in sheet.review_cols.items()})  # the reviewer's columns, cut like any cell
         out.append(_truncated(sheet.truncated, position, column_of))
     for field_name, columns in sheet.duplicates:
         out.append(

@@ -103,6 +103,7 @@ class IntakeSheet:
     sum_cells: set[tuple[int, int]] = field(default_factory=set)  # (grid row, grid col) of SUM/SUBTOTAL formulas
     routed: dict | None = None  # how a sheet not named like an intake sheet was routed by its headers
     truncated: list[tuple[int, int, int, int]] = field(default_factory=list)  # text cut to Excel's limit, see cut_long_text
+    cut_text: dict[tuple[int, int], str] = field(default_factory=dict)  # (grid row, column) -> the text kept of each cut cell
     dropped: list[int] = field(default_factory=list)  # grid columns of a returned workbook's tool columns (left out)
     review_cols: dict[str, int] = field(default_factory=dict)  # a returned workbook's reviewer columns: header -> grid column
     reviews: pd.DataFrame | None = None  # per row: the reviewer's entries (REVIEW_COLUMNS), as text
@@ -517,7 +518,8 @@ def _intake_sheet(
         entries = full.reindex(columns=[review_cols.get(h, -1) for h in REVIEW_COLUMNS])[nonblank].reset_index(drop=True)
         entries.columns = list(REVIEW_COLUMNS)
         reviews = entries.apply(lambda col: coerce_text(col)[0].fillna("").astype(str).str.strip())
-    del full, empty
+    full_cut = full  # what the returned cells hold where text was cut (`cut_text`)
+    del empty
     cells.columns = range(len(kept))
     excel_rows = np.flatnonzero(nonblank) + h + 2
     # the tool's columns follow the last column holding any cell: the input columns as written
@@ -550,6 +552,7 @@ def _intake_sheet(
         ),
         filled=has_data[:width],
         truncated=long_text,
+        cut_text={(r, c): (grid[r][c] if r <= h else full_cut.iat[r - h - 1, c]) for r, c, *_ in long_text},
         dropped=dropped,
         review_cols=review_cols,
         reviews=reviews,

@@ -6,18 +6,23 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import html
 import re
+import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 
 import openpyxl
 import pytest
 import python_calamine
+from click.testing import CliRunner
 from conftest import ROOT, TRANSFER_HEADERS, write_workbook
 from defusedxml import ElementTree
 
+from batch.cli import main
 from batch.pipeline import process
-from batch.writing import FINDINGS_SHEET_COLUMNS, write
+from batch.writing import FINDINGS_SHEET_COLUMNS, sheet_ref, write
 
 AS_OF = dt.date(2026, 11, 30)
 NS = {"x": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
@@ -225,3 +230,74 @@ def test_tool_sheets_widths_are_capped_and_codes_are_rows(samples):
         for title, table in _tables(calamine(path, "Summary")).items():
             header = table[0]
             assert not any(h in codes or re.fullmatch(r"[A-Z][A-Z0-9_]{5,}", str(h)) for h in header), (path.name, title, header)
+
+
+# --- sheet names Excel would refuse -------------------------------------------------------------
+
+ODD_NAMES = ["Tr[1]", "a*b?c", "x/y\\z", "p:q", "'quoted'", "History", 'say "hi"', "N" * 40, "L" * 300]
+
+
+def _odd_names_workbook(tmp_path: Path, names: list[str]) -> Path:
+    """A Transfers sheet under each name (routed by its headers), written as LibreOffice would
+    keep it: the names only in workbook.xml, which openpyxl would refuse to write."""
+    wb = openpyxl.Workbook()
+    wb.remove(wb.active)
+    for i, _name in enumerate(names):
+        ws = wb.create_sheet(f"S{i}QQ")
+        ws.append(TRANSFER_HEADERS)
+        ws.append([f"T-{i}", "Grow NJ", f"C-{i}", "A", "B", dt.date(2026, 1, 5), 30_000, "27,000x"])  # a BAD_TYPE
+    wb.save(tmp_path / "src.xlsx")
+    path = tmp_path / "in" / "odd.xlsx"
+    path.parent.mkdir()
+    with zipfile.ZipFile(tmp_path / "src.xlsx") as z, zipfile.ZipFile(path, "w") as out:
+        for info in z.infolist():
+            data = z.read(info.filename)
+            if info.filename == "xl/workbook.xml":
+                for i, name in enumerate(names):
+                    attr = name.replace("&", "&amp;").replace('"', "&quot;")
+                    data = data.replace(f'name="S{i}QQ"'.encode(), f'name="{attr}"'.encode())
+            out.writestr(info, data)
+    return path
+
+
+def _libreoffice_opens(path: Path, tmp_path: Path) -> tuple[bool, str]:
+    out = tmp_path / f"lo-{path.stem}"
+    profile = (tmp_path / "lo-profile").as_uri()
+    done = subprocess.run(
+        ["soffice", f"-env:UserInstallation={profile}", "--headless", "--convert-to", "csv", "--outdir", str(out), str(path)],
+        capture_output=True,
+        timeout=180,
+        check=False,
+        text=True,
+    )
+    return any(out.glob("*.csv")), done.stderr
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+@pytest.mark.parametrize("name", ODD_NAMES, ids=lambda n: n[:12])
+def test_a_sheet_name_excel_would_refuse_is_kept_and_the_output_opens(tmp_path, name):
+    src = _odd_names_workbook(tmp_path, [name])
+    assert _libreoffice_opens(src, tmp_path)[0]  # the input opens where it was made
+    run = CliRunner().invoke(
+        main, ["run", str(src.parent), "--out", str(tmp_path / "out"), "--ledger", str(tmp_path / "l.sqlite"), "--as-of", AS_OF.isoformat()]
+    )
+    assert run.exit_code == 0, run.output
+    returned = tmp_path / "out" / "odd.annotated.xlsx"
+    opened, said = _libreoffice_opens(returned, tmp_path)
+    assert opened, said
+    parse_every_part(returned)
+    book = python_calamine.CalamineWorkbook.from_path(str(returned))
+    assert book.sheet_names[0] == name  # the user's name, kept
+    quoted = "'" + name.replace("'", "''") + "'!"
+    with zipfile.ZipFile(returned) as z:
+        workbook = z.read("xl/workbook.xml").decode()
+        sheets = b"".join(z.read(n) for n in z.namelist() if n.startswith("xl/worksheets/sheet")).decode()
+    # the marker of the tool's columns refers to the sheet by its quoted name ('' for an apostrophe)
+    assert html.escape(quoted, quote=False) in workbook or quoted.replace("'", "&apos;") in workbook
+    ref = sheet_ref(name) + "!"  # quoted unless a plain name (History, NNN...)
+    cell = [r[8] for r in book.get_sheet_by_name("Findings").to_python()[1:] if r[0] == name]
+    assert cell and all(c.startswith(ref) for c in cell)  # the Cell column: the address as a formula writes it
+    literal = html.escape(ref.replace('"', '""'), quote=False)
+    linked = f"HYPERLINK(&quot;#{literal}" in sheets or f'HYPERLINK("#{literal}' in sheets
+    # a link whose address is too long for a formula's text constant (255 characters) is written as text
+    assert linked is (len(ref.replace('"', '""')) + len("#A2") <= 255)
