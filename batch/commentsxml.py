@@ -42,8 +42,8 @@ from batch import cells, xmlparts
 MARKER = "--- njcredits ---"  # the line above the tool's note in a comment
 END = "--- end njcredits ---"  # the line below it
 AUTHOR = "njcredits"
-NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-STRICT = "http://purl.oclc.org/ooxml/spreadsheetml/main"
+NS = xmlparts.MAIN
+STRICT = xmlparts.MAIN_STRICT
 MAIN = (NS, STRICT)
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 BLOCK = 5_000  # new comments made at a time

@@ -264,10 +264,10 @@ def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: di
 # Strict) and prefix, written back, and cut again around the rows element, whose rows are streamed
 # between (`sheetrows.rewrite_stream`).
 
-MC_NAMESPACE = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+MC_NAMESPACE = xmlparts.MC
 REL_NAMESPACES = {  # the relationships namespace (r:id) of each SpreadsheetML namespace
-    "http://schemas.openxmlformats.org/spreadsheetml/2006/main": opc.REL_NS,
-    "http://purl.oclc.org/ooxml/spreadsheetml/main": "http://purl.oclc.org/ooxml/officeDocument/relationships",
+    xmlparts.MAIN: xmlparts.REL,
+    xmlparts.MAIN_STRICT: xmlparts.REL_STRICT,
 }
 SPREADSHEETML = frozenset(REL_NAMESPACES)
 EVERY_ROW = (1 << 20) - 1  # the last row (0-based) of a sheet

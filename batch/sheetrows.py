@@ -38,15 +38,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from batch import cells as encoder
+from batch import xmlparts
 from batch.cells import column_letters
 from batch.safety import Refused
 
-MAIN_NAMESPACES = frozenset(
-    {
-        b"http://schemas.openxmlformats.org/spreadsheetml/2006/main",  # Transitional
-        b"http://purl.oclc.org/ooxml/spreadsheetml/main",  # Strict
-    }
-)
+MAIN_NAMESPACES = frozenset({xmlparts.MAIN.encode(), xmlparts.MAIN_STRICT.encode()})  # Transitional, Strict
 XML_NAMESPACE = b"http://www.w3.org/XML/1998/namespace"
 # the grammar of a tag, for well-formed XML: a name, then attributes whose values are quoted and hold no `<`
 NAME = rb"""[^\s<>/=!?"']+"""

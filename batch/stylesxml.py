@@ -33,8 +33,8 @@ from batch import opc, xmlparts
 
 FILLS = {"error": "FFFFC7CE", "warning": "FFFFEB9C"}  # the fills of the returned workbook's flagged cells
 STYLE_PREFIX = "njcredits "
-TRANSITIONAL = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-STRICT = "http://purl.oclc.org/ooxml/spreadsheetml/main"
+TRANSITIONAL = xmlparts.MAIN
+STRICT = xmlparts.MAIN_STRICT
 MAIN = (TRANSITIONAL, STRICT)
 # the children of a style table in the order the schema requires, and the entry of each list
 ORDER = ("numFmts", "fonts", "fills", "borders", "cellStyleXfs", "cellXfs", "cellStyles", "dxfs", "tableStyles", "colors", "extLst")
