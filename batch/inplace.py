@@ -30,7 +30,7 @@ from lxml import etree
 
 from batch import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
 from batch.pipeline import Result, SheetResult
-from batch.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers
+from batch.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
 from batch.safety import Refused
 from batch.stylesxml import FILLS, Styles
 from batch.writing import (
@@ -156,9 +156,11 @@ def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
 def _add_names(parts: dict[str, bytes], names: list[tuple[str, str, int]]) -> None:
     """Hidden defined names (name, formula, the index of the sheet it is scoped to) added to the
     workbook's list (in the workbook's own namespace and prefix; the list made when it has none)."""
+    book, root = opc.workbook(parts)
+    reach = _scope_reach(root)
+    names = [n for n in names if n[2] < reach]
     if not names:
         return
-    book, root = opc.workbook(parts)
     holder = _defined_names(root)
     for name, formula, local in names:
         el = etree.SubElement(holder, xmlparts.qname(root, "definedName"))
@@ -167,6 +169,14 @@ def _add_names(parts: dict[str, bytes], names: list[tuple[str, str, int]]) -> No
         el.set("hidden", "1")
         el.text = formula
     parts[book] = xmlparts.serialize(root, parts[book])
+
+
+def _scope_reach(root) -> int:
+    """The sheet index below which a name the tool scopes to a sheet may be written: the number of
+    sheets LibreOffice keeps of the workbook (batch.reading.sheets_kept_by_libreoffice). A workbook
+    listing two or more sheet names it refuses opens there with fewer sheets, and a name scoped past
+    them stops it opening; such names of the tool's are left out (SHEET_NAMES_REFUSED says so)."""
+    return sheets_kept_by_libreoffice([str(el.get("name") or "") for el in opc.sheet_elements(root)])
 
 
 def _defined_names(root):
@@ -247,9 +257,12 @@ def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: di
         _new_sheet(root, sheets, s["name"], max(ids, default=0) + 1 + k, rid)
     _tool_book_name, tool_root = opc.workbook(tool)
     tool_names = xmlparts.child(tool_root, "definedNames")
-    if tool_names is not None and len(tool_names):
+    reach = _scope_reach(root)
+    scoped = list(xmlparts.children(tool_names, "definedName")) if tool_names is not None else []
+    scoped = [one for one in scoped if one.get("localSheetId") is None or int(one.get("localSheetId")) + n_user < reach]
+    if scoped:
         holder = _defined_names(root)
-        for one in xmlparts.children(tool_names, "definedName"):
+        for one in scoped:
             el = etree.SubElement(holder, xmlparts.qname(root, "definedName"))
             for key, value in one.attrib.items():
                 el.set(key, str(int(value) + n_user) if key == "localSheetId" else value)

@@ -62,6 +62,7 @@ TOOL_NAME = re.compile(rf"njcredits_(Findings|Summary|Run|Rules|Columns)_([0-9a-
 TOOL_SUFFIX = " (njcredits)"  # the tool's sheet when the user's workbook has a sheet of its name
 SHEET_NAME_LIMIT = 31  # Excel's limit on a sheet name, in UTF-16 code units
 SHEET_NAME_ILLEGAL = re.compile(r"[\[\]:*?/\\\x00-\x1f\x7f\ufffe\uffff]")
+SHEET_NAME_RESERVED = "History"  # Excel keeps this name for its change history (any case)
 # The template's own sheets besides the intake sheets (sheet keys): never routed by their headers.
 NEVER_ROUTED = ("instructions", "lists")
 ROUTING_SHARE = Fraction(1, 2)  # a sheet is routed by headers naming at least half of a program's required columns
@@ -163,6 +164,7 @@ class Workbook:
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (sheet, why): its relationship is broken; left as it is
     macro_sheets: list[str] = field(default_factory=list)  # Excel 4 macro sheets (removed from the returned workbook)
     encrypted: bool = False  # the file was encrypted with Excel's default password and is read decrypted
+    sheet_names: list[str] = field(default_factory=list)  # every sheet the workbook lists, in order
     parts: dict[str, str] = field(default_factory=dict)  # sheet name -> the package part read for it (the writer's too)
 
 
@@ -383,6 +385,27 @@ def tool_sheet_name(role: str, taken) -> str:
         if name.casefold() not in used:
             return name
         n += 1
+
+
+def excel_refuses(name: str) -> bool:
+    """Whether Excel refuses `name` as a sheet name: empty, longer than 31 UTF-16 code units,
+    holding `[]:*?/\\` or a control character, an apostrophe first or last, or `History`."""
+    return (
+        not name
+        or _cut_utf16(name, SHEET_NAME_LIMIT) != name
+        or SHEET_NAME_ILLEGAL.search(name) is not None
+        or name[0] == "'"
+        or name[-1] == "'"
+        or name.casefold() == SHEET_NAME_RESERVED.casefold()
+    )
+
+
+def sheets_kept_by_libreoffice(names: list[str]) -> int:
+    """How many sheets LibreOffice keeps of a workbook listing `names`: of the sheets whose names it
+    refuses, it keeps one (renamed), so a name scoped to a sheet at or past that count stops the
+    workbook opening there. Counted with Excel's rules, which refuse more names than LibreOffice."""
+    refused = sum(excel_refuses(n) for n in names)
+    return len(names) - max(refused - 1, 0)
 
 
 def _cut_utf16(text: str, limit: int) -> str:
@@ -754,6 +777,7 @@ def _reading_copy(wb: Workbook, scratch: Path | None) -> Path | None:
     with zipfile.ZipFile(wb.path) as z:
         plan = readcopy.plan(z)
     wb.parts = {s.name: s.part for s in plan.sheets if s.part and not s.broken and not s.macro}
+    wb.sheet_names = [s.name for s in plan.sheets]
     wb.unreadable = [(s.name, s.broken) for s in plan.unreadable]
     wb.macro_sheets = [s.name for s in plan.macro_sheets]
     if not plan.needed:

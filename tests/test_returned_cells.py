@@ -22,6 +22,7 @@ from defusedxml import ElementTree
 
 from batch.cli import main
 from batch.pipeline import process
+from batch.reading import excel_refuses, sheets_kept_by_libreoffice
 from batch.writing import FINDINGS_SHEET_COLUMNS, sheet_ref, write
 
 AS_OF = dt.date(2026, 11, 30)
@@ -301,3 +302,80 @@ def test_a_sheet_name_excel_would_refuse_is_kept_and_the_output_opens(tmp_path, 
     linked = f"HYPERLINK(&quot;#{literal}" in sheets or f'HYPERLINK("#{literal}' in sheets
     # a link whose address is too long for a formula's text constant (255 characters) is written as text
     assert linked is (len(ref.replace('"', '""')) + len("#A2") <= 255)
+    run_sheet = book.get_sheet_by_name("Run").to_python()
+    assert not [r for r in run_sheet if r[0] == "SHEET_NAMES_REFUSED"]  # one refused name: LibreOffice keeps every sheet
+
+
+# Excel refuses a sheet name that is empty, over 31 UTF-16 code units, holds []:*?/\ or a control
+# character, starts or ends with an apostrophe, or is History (any case).
+@pytest.mark.parametrize(
+    "name, refused",
+    [
+        ("Transfers", False),
+        ("N" * 31, False),  # at the limit
+        ("N" * 32, True),  # one over
+        ("\U0001f600" * 15 + "N", False),  # 15 x 2 + 1 = 31 UTF-16 units
+        ("\U0001f600" * 16, True),  # 16 x 2 = 32 units
+        ("", True),
+        ("Tr[1]", True),
+        ("a*b?c", True),
+        ("p:q", True),
+        ("x/y", True),
+        ("x\\y", True),
+        ("tab\there", True),
+        ("'quoted'", True),
+        ("O'Brien", False),  # an apostrophe inside is legal
+        ("History", True),
+        ("history", True),
+        ("History 2", False),
+        ('say "hi"', False),
+    ],
+)
+def test_which_sheet_names_excel_refuses(name, refused):
+    assert excel_refuses(name) is refused
+
+
+@pytest.mark.parametrize(
+    "names, kept",
+    [
+        (["A", "B", "Findings", "Summary", "Run", "Rules"], 6),  # no refused name: every sheet
+        (["Tr[1]", "B", "Findings", "Summary", "Run", "Rules"], 6),  # one: renamed, kept
+        (["Tr[1]", "a*b?c", "Findings", "Summary", "Run", "Rules"], 5),  # two: 6 - (2 - 1)
+        (["a[", "b[", "c[", "d[", "e[", "f[", "g[", "Findings", "Summary", "Run", "Rules"], 5),  # seven: 11 - (7 - 1)
+    ],
+)
+def test_how_many_sheets_libreoffice_keeps(names, kept):
+    assert sheets_kept_by_libreoffice(names) == kept
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["Tr[1]", "a*b?c"],  # LibreOffice would drop the scoped names of Rules (index 5 of 5 kept)
+        ["Tr[1]", "a*b?c", "p:q"],
+        [f"{c}[1]" for c in "abcdefg"],  # and, with seven, the column markers of the last two intake sheets
+    ],
+    ids=len,
+)
+def test_several_sheet_names_excel_would_refuse_come_back_openable(tmp_path, names):
+    src = _odd_names_workbook(tmp_path, names)
+    assert _libreoffice_opens(src, tmp_path)[0]  # the input opens (with one of the refused sheets)
+    run = CliRunner().invoke(
+        main, ["run", str(src.parent), "--out", str(tmp_path / "out"), "--ledger", str(tmp_path / "l.sqlite"), "--as-of", AS_OF.isoformat()]
+    )
+    assert run.exit_code == 0, run.output
+    returned = tmp_path / "out" / "odd.annotated.xlsx"
+    opened, said = _libreoffice_opens(returned, tmp_path)
+    assert opened, said
+    book = python_calamine.CalamineWorkbook.from_path(str(returned))
+    assert book.sheet_names[: len(names)] == names  # the user's names, kept
+    reach = len(book.sheet_names) - (len(names) - 1)
+    with zipfile.ZipFile(returned) as z:
+        workbook = ElementTree.fromstring(z.read("xl/workbook.xml"))
+    scoped = [int(el.get("localSheetId")) for el in workbook.iter() if el.tag.endswith("definedName") and el.get("localSheetId")]
+    assert scoped and max(scoped) < reach  # every scoped name within the sheets LibreOffice keeps
+    run_rows = book.get_sheet_by_name("Run").to_python()
+    said = [r for r in run_rows if r[0] == "SHEET_NAMES_REFUSED"]
+    assert len(said) == 1 and said[0][1] == "warning", run_rows
+    assert f"odd.xlsx has {len(names)} sheets whose names Excel refuses" in said[0][2] and ", ".join(names) in said[0][2]
