@@ -16,18 +16,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from batch import cells
-from batch import rules as rules_mod
-from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
-from batch.cells import column_letters
-from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
-from batch.opc import refusal
-from batch.package import describe
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
-from batch.readcopy import scratch_file
-from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, excel_refuses, read_workbook, sheet_key, totals_rows
+from batch.programs._kit import rules as rules_mod
+from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
+from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.reviews import DECISION_COLUMNS, review
-from batch.safety import Limits, decrypt_default, encrypted
+from batch.workbook import cells
+from batch.workbook.cells import column_letters
+from batch.workbook.opc import refusal
+from batch.workbook.package import describe
+from batch.workbook.readcopy import scratch_file
+from batch.workbook.reading import (
+    EXCEL_COLUMNS,
+    IntakeSheet,
+    OtherSheet,
+    UnreadableWorkbook,
+    excel_refuses,
+    read_workbook,
+    sheet_key,
+    totals_rows,
+)
+from batch.workbook.safety import Limits, decrypt_default, encrypted
 from validators.columns import normalize_header
 from validators.schema import VALIDATION_CODES, validate
 
@@ -72,8 +81,8 @@ class Result:
     findings: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FINDINGS_COLUMNS))
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage: read, validate, calculate, annotate, write
     as_of: dt.date | None = None  # the run's as-of date for this file
-    kind: str = "zip"  # the input's kind (batch.safety.inspect): zip (.xlsx, .xlsm), xls or csv
-    in_place: bool = False  # the returned workbook is the input's own package with the tool's additions (batch.inplace)
+    kind: str = "zip"  # the input's kind (batch.workbook.safety.inspect): zip (.xlsx, .xlsm), xls or csv
+    in_place: bool = False  # the returned workbook is the input's own package with the tool's additions (batch.workbook.inplace)
     tool_sheets: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook (left out)
     decisions_before: pd.DataFrame | None = None  # the reviewer decisions the ledger holds (batch.reviews)
     source: Path | None = None  # the decrypted copy read and annotated in place of `path` (see `process`)
@@ -172,7 +181,7 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
     )
     parts = [here]
     if ledger is not None and Path(ledger).exists():
-        from batch.ledger import read_prior_records
+        from batch.run.ledger import read_prior_records
 
         sheets = tuple(m.name for m in PROGRAMS if m.prior_incentive)
         earlier = read_prior_records(Path(ledger), sheets, exclude_run=run_id)
@@ -292,7 +301,7 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
 
 
 def _truncated(cut: list[tuple[int, int, int, int]], position: dict[int, int], column_of: dict[int, str]) -> pd.DataFrame:
-    """TEXT_TRUNCATED for each text cell cut to Excel's limit when it was read (batch.reading)."""
+    """TEXT_TRUNCATED for each text cell cut to Excel's limit when it was read (batch.workbook.reading)."""
     return pd.DataFrame(
         {
             "row": [position.get(r + 1, -1) for r, *_ in cut],
@@ -517,7 +526,7 @@ def process(
         raise
     book.encrypted = result.source is not None
     if ledger is not None and Path(ledger).exists() and any(isinstance(s, IntakeSheet) and s.reviews is not None for s in book.sheets):
-        from batch.ledger import read_decisions
+        from batch.run.ledger import read_decisions
 
         result.decisions_before = read_decisions(Path(ledger))
     result.timed("read", clock)

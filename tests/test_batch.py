@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
-from batch.config import load
-from batch.runner import run_batch
+from batch.run.config import load
+from batch.run.runner import run_batch
 
 
 def transfers_book(path: Path, rows: list[list]) -> Path:
@@ -180,7 +180,7 @@ def test_second_run_without_wait_exits_with_a_message(tmp_path):
 
 
 def test_watch_waits_for_a_file_written_slowly(tmp_path):
-    from batch.watch import watch_inbox
+    from batch.run.watch import watch_inbox
 
     inbox, outbox = folders(tmp_path)
     data = transfers_book(tmp_path / "slow.xlsx", [transfer("T-1", 30_000, 27_000)]).read_bytes()

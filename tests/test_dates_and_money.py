@@ -22,13 +22,13 @@ import samples as S
 from click.testing import CliRunner
 from conftest import ROOT, write_workbook
 
-from batch import cells as encoder
 from batch.cli import main
 from batch.pipeline import process
 from batch.programs import PROGRAMS
+from batch.programs.transfers.sheet import TRANSFERS
+from batch.workbook import cells as encoder
 from validators import coerce
 from validators.schema import validate
-from validators.transfers import TRANSFERS
 
 D = dt.date
 FAR = D(9999, 12, 31)
@@ -143,7 +143,7 @@ MONEY_ROUNDING = [
     (0.1 + 0.2, 30),
     (1_250_000.5, 125_000_050),
     ("$999,999,999,999.994", 99_999_999_999_999),
-    # half up is toward the larger amount, as every other rounding to the cent (batch.exact.Q.cents)
+    # half up is toward the larger amount, as every other rounding to the cent (batch.programs._kit.exact.Q.cents)
     ("-0.0050", 0),
     ("(2.6750)", -267),
     ("-2.6760", -268),
@@ -159,7 +159,7 @@ def test_money_rounds_half_up_on_the_decimal_as_typed(cell, cents):
 def test_money_rounding_matches_the_exact_arithmetic():
     from fractions import Fraction
 
-    from batch.exact import Q
+    from batch.programs._kit.exact import Q
 
     typed = ["0.0050", "2.6750", "0.0150", "0.0250", "1.0050", "-0.0050", "-2.6750", "7.1250", "123.4550"]
     value, _ = coerce.money(cells(*typed))

@@ -18,11 +18,11 @@ from click.testing import CliRunner
 from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
-from batch.config import load
 from batch.pipeline import _specs, process
-from batch.reading import OtherSheet, UnreadableWorkbook, read_workbook
-from batch.runner import run_batch
-from batch.writing import write
+from batch.run.config import load
+from batch.run.runner import run_batch
+from batch.workbook.reading import OtherSheet, UnreadableWorkbook, read_workbook
+from batch.workbook.writing import write
 from validators.columns import normalize_header
 
 AS_OF = dt.date(2026, 11, 30)

@@ -29,8 +29,8 @@ from xlsxwriter.utility import xl_col_to_name
 
 from batch.pipeline import process
 from batch.programs import PROGRAMS
-from batch.reading import NEVER_ROUTED, TOOL_SHEETS, sheet_key
-from batch.writing import write
+from batch.workbook.reading import NEVER_ROUTED, TOOL_SHEETS, sheet_key
+from batch.workbook.writing import write
 from validators.columns import normalize_header
 
 AS_OF = dt.date(2026, 11, 30)

@@ -1,5 +1,5 @@
 """The statute's numbers in the intake sheets' hints, code lists and column ranges come from the
-rules data (batch/rules/<program>/), never from literals in validators/: each hint follows its
+rules data (batch/programs/<program>/), never from literals in the sheet declarations: each hint follows its
 parameter when the parameter changes, each list and range equals what the rules say, and no hint
 holds a year, a dollar amount or a percent that its program's rules do not hold. The same holds of
 the explanation code of the calculators (the text of the `Calculation` column)."""
@@ -17,10 +17,16 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
-import batch.rules as rules_mod
+import batch.programs._kit.rules as rules_mod
 from batch.programs import PROGRAMS
-from validators import beip, emerge, erg_residential, grow_nj, grow_nj_compliance, gsgz_property, transfers
-from validators.rules_text import day, either, money, percent
+from batch.programs._kit.rules_text import day, either, money, percent
+from batch.programs.beip import sheet as beip
+from batch.programs.emerge import sheet as emerge
+from batch.programs.erg_residential import sheet as erg_residential
+from batch.programs.grow_nj import sheet as grow_nj
+from batch.programs.grow_nj_compliance import sheet as grow_nj_compliance
+from batch.programs.gsgz_property import sheet as gsgz_property
+from batch.programs.transfers import sheet as transfers
 
 load = rules_mod.load
 
@@ -105,14 +111,14 @@ def another_case(key, case, like):
 
 
 def fresh(monkeypatch, module: str, program: str, change):
-    """validators/<module>.py run anew, with `change` made to the rules of `program`."""
+    """batch/programs/<module>/sheet.py run anew, with `change` made to the rules of `program`."""
     plain = rules_mod.load
 
     def changed(name: str) -> rules_mod.Rules:
         return change(plain(name)) if name == program else plain(name)
 
     monkeypatch.setattr(rules_mod, "load", changed)
-    spec = importlib.util.spec_from_file_location(f"_fresh_{module}", ROOT / "validators" / f"{module}.py")
+    spec = importlib.util.spec_from_file_location(f"_fresh_{module}", ROOT / "batch" / "programs" / module / "sheet.py")
     fresh_module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, fresh_module)
     spec.loader.exec_module(fresh_module)
@@ -309,7 +315,7 @@ HINTS = [
     ids=[f"{m}-{h}-{i}" for i, (m, _s, _p, _c, h, _t) in enumerate(HINTS)],
 )
 def test_each_hint_follows_its_parameter(monkeypatch, module, spec, program, change, header, text):
-    now = getattr(sys.modules[f"validators.{module}"], spec).column(header).hint
+    now = getattr(sys.modules[f"batch.programs.{module}.sheet"], spec).column(header).hint
     changed = getattr(fresh(monkeypatch, module, program, change), spec).column(header).hint
     assert text in changed, changed
     assert text not in now, now  # the change shows: the text is not the hint of today's rules
@@ -520,9 +526,7 @@ def test_the_scan_finds_years_amounts_and_percents(text, found):
 # Where a hint is written in the source: `hint=` and the hint argument of the sheets' helpers, and
 # the text of a RowCheck. The statute's numbers are formatted into them, never written in them.
 HINT_ARGUMENTS = {"_flag": 1, "_certification": 1, "RowCheck": 2}
-VALIDATORS = sorted(
-    p for p in (ROOT / "validators").glob("*.py") if p.stem not in ("__init__", "columns", "schema", "coerce", "rules_text")
-)
+VALIDATORS = sorted((ROOT / "batch" / "programs").glob("*/sheet.py"))
 
 
 def _hint_expressions(tree: ast.Module):
@@ -538,7 +542,7 @@ def _hint_expressions(tree: ast.Module):
             yield assigned.get(expr.id, expr) if isinstance(expr, ast.Name) else expr
 
 
-@pytest.mark.parametrize("path", VALIDATORS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", VALIDATORS, ids=lambda p: p.parent.name)
 def test_no_hint_in_the_source_writes_a_statutory_number(path):
     tree = ast.parse(path.read_text())
     stray = []
@@ -546,14 +550,14 @@ def test_no_hint_in_the_source_writes_a_statutory_number(path):
         for node in ast.walk(expr):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 stray += [(node.lineno, literal) for literal in _literals(node.value) if literal not in FLOORS]
-    assert stray == [], f"{path.name}: write these from the rules: {stray}"
+    assert stray == [], f"{path.parent.name}/{path.name}: write these from the rules: {stray}"
 
 
 # Where the `Calculation` text is written in the source: the explain functions of every calculator
 # (`explain`, `explain_*`, `_explain*`, and the functions nested in them). Their string constants are
 # the words around the numbers; the numbers are formatted in from the rules, never written in them.
 # A docstring is no text the tool writes, and a format spec (`:.0%`) is no number.
-CALCULATORS = sorted(p for p in (ROOT / "batch" / "calculators").glob("*.py") if p.stem not in ("__init__", "shared"))
+CALCULATORS = sorted((ROOT / "batch" / "programs").glob("*/steps.py"))
 
 
 def _explanation_literals(tree: ast.Module) -> list[tuple[int, str]]:
@@ -574,16 +578,16 @@ def _explanation_literals(tree: ast.Module) -> list[tuple[int, str]]:
 
 
 def test_every_calculator_with_a_calculation_column_has_its_explain_functions_scanned():
-    explained = [p.stem for p in CALCULATORS if any(
+    explained = [p.parent.name for p in CALCULATORS if any(
         isinstance(n, ast.FunctionDef) and n.name.lstrip("_").startswith("explain") for n in ast.walk(ast.parse(p.read_text()))
     )]  # fmt: skip
-    assert explained == sorted(sys.modules[m.explain.__module__].__name__.rsplit(".", 1)[-1] for m in PROGRAMS if m.explain)
+    assert explained == sorted(m.explain.__module__.split(".")[2] for m in PROGRAMS if m.explain)
 
 
-@pytest.mark.parametrize("path", CALCULATORS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CALCULATORS, ids=lambda p: p.parent.name)
 def test_no_explanation_in_the_source_writes_a_statutory_number(path):
     stray = _explanation_literals(ast.parse(path.read_text()))
-    assert stray == [], f"{path.name}: write these from the rules: {stray}"
+    assert stray == [], f"{path.parent.name}/{path.name}: write these from the rules: {stray}"
 
 
 def test_the_explanation_scan_finds_a_share_written_in_the_text():

@@ -1,25 +1,21 @@
-"""The programs' declarations (batch/programs.py): one per calculator module, rules folder and
-schema, and nothing declared twice or left out."""
+"""The programs' declarations (batch/programs/<program>/__init__.py): one per program folder, each
+with its steps and rules, and nothing declared twice or left out."""
 
 from __future__ import annotations
 
-import pkgutil
 import sys
 
 import pytest
 
-import batch.calculators
-from batch.programs import BY_NAME, NEEDS, PROGRAMS, Program
-from batch.rules import RULES_DIR, load
-
-CALCULATOR_MODULES = {m.name for m in pkgutil.iter_modules(batch.calculators.__path__)} - {"shared"}
+from batch.programs import BY_NAME, NEEDS, ORDER, PROGRAMS, Program, folders
+from batch.programs._kit.rules import load
 
 
-def test_every_calculator_module_and_rules_folder_is_declared_once():
-    modules = [sys.modules[p.calculate.__module__].__name__.rsplit(".", 1)[-1] for p in PROGRAMS]
-    assert sorted(modules) == sorted(CALCULATOR_MODULES) and len(set(modules)) == len(modules)
-    folders = {d.name for d in RULES_DIR.iterdir() if d.is_dir() and not d.name.startswith("_")}
-    assert sorted(p.rules for p in PROGRAMS) == sorted(folders)
+def test_every_program_folder_is_declared_once():
+    # each program's steps are its own folder's, and its rules folder is that folder
+    modules = [p.calculate.__module__ for p in PROGRAMS]
+    assert modules == [f"batch.programs.{name}.steps" for name in ORDER]
+    assert [p.rules for p in PROGRAMS] == list(ORDER) and sorted(ORDER) == folders()
     assert len(BY_NAME) == len(PROGRAMS)  # sheet names unique
 
 

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
-from batch.ledger import RECORD_FIELDS, Ledger
-from batch.report import CHANGE_COLUMNS, changes, rules_lines, write_report
-from batch.runner import FileOutcome
+from batch.run.ledger import RECORD_FIELDS, Ledger
+from batch.run.report import CHANGE_COLUMNS, changes, rules_lines, write_report
+from batch.run.runner import FileOutcome
 
 # a missing value shown as text: what pandas or Python print for one
 MISSING_AS_TEXT = re.compile(r"\b(nan|NaN|None|NaT)\b|<NA>")

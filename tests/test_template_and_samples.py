@@ -14,7 +14,7 @@ from conftest import ROOT
 from openpyxl.utils import get_column_letter, range_boundaries
 
 from batch.programs import PROGRAMS
-from batch.template import (
+from batch.workbook.template import (
     EXAMPLES,
     INSTRUCTIONS,
     LISTS,

@@ -6,7 +6,7 @@ import pandas as pd
 from conftest import typed_frame
 
 from batch.programs import PROGRAMS
-from batch.rules import load
+from batch.programs._kit.rules import load
 
 
 def program_of(module):

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from helpers import run_rows
 
-from batch.calculators import beip
-from validators.beip import BEIP
+from batch.programs.beip import steps as beip
+from batch.programs.beip.sheet import BEIP
 from validators.schema import validate
 
 D = dt.date

@@ -8,9 +8,9 @@ import pytest
 from conftest import typed_frame
 from helpers import run_rows
 
-from batch.calculators import brrap
-from batch.findings import render
-from batch.rules import load
+from batch.programs._kit.findings import render
+from batch.programs._kit.rules import load
+from batch.programs.brrap import steps as brrap
 from validators.schema import validate
 
 BASE = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from batch.calculators.shared import business_key
+from batch.programs._kit.steps import business_key
 
 SAME = [
     ("Acme Corp.", "ACME Corporation"),  # case, punctuation, the legal form

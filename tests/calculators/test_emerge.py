@@ -9,8 +9,8 @@ import pytest
 from conftest import typed_frame
 from helpers import run_rows
 
-from batch.calculators import emerge
-from validators.emerge import EMERGE
+from batch.programs.emerge import steps as emerge
+from batch.programs.emerge.sheet import EMERGE
 from validators.schema import validate
 
 D = dt.date
@@ -67,8 +67,8 @@ def test_application_window(date, codes):
 
 
 def test_program_start_message_and_rules_data():
-    from batch.findings import render
-    from batch.rules import load
+    from batch.programs._kit.findings import render
+    from batch.programs._kit.rules import load
 
     rules = load("emerge")
     start = rules["program_start"]

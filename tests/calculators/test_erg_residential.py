@@ -10,7 +10,7 @@ import pytest
 from conftest import typed_frame
 from helpers import run_rows
 
-from batch.calculators import erg_residential
+from batch.programs.erg_residential import steps as erg_residential
 
 D = dt.date
 BASE = {
@@ -82,8 +82,8 @@ def test_pledge_limit(change, limit, codes):
 
 
 def test_growth_zone_messages():
-    from batch.findings import render
-    from batch.rules import load
+    from batch.programs._kit.findings import render
+    from batch.programs._kit.rules import load
 
     frame = typed_frame(
         erg_residential.SPEC,

@@ -19,11 +19,12 @@ import pytest
 from conftest import typed_frame
 
 from batch import pipeline
-from batch.calculators import PRIOR_COLUMNS, RunContext, grow_nj
-from batch.findings import money_text, render
 from batch.programs import BY_NAME, AcrossRows
-from batch.rules import load
-from validators.grow_nj import GROW_NJ
+from batch.programs._kit.calculation import PRIOR_COLUMNS, RunContext
+from batch.programs._kit.findings import money_text, render
+from batch.programs._kit.rules import load
+from batch.programs.grow_nj import steps as grow_nj
+from batch.programs.grow_nj.sheet import GROW_NJ
 from validators.schema import validate
 
 RULES = load("grow_nj")

@@ -16,9 +16,10 @@ import pandas as pd
 import pytest
 from conftest import typed_frame
 
-from batch.calculators import RunContext, grow_nj_compliance
-from batch.findings import render
-from batch.rules import load
+from batch.programs._kit.calculation import RunContext
+from batch.programs._kit.findings import render
+from batch.programs._kit.rules import load
+from batch.programs.grow_nj_compliance import steps as grow_nj_compliance
 from validators.schema import validate
 
 D = dt.date
@@ -577,7 +578,7 @@ def _carry_forward_one_row_at_a_time(project, year, allowed, liability, periods)
 
 @pytest.mark.parametrize("seed", range(40))
 def test_the_vectorized_carry_forward_equals_the_one_row_at_a_time_reference(seed):
-    from batch.calculators.grow_nj_compliance import carry_forward
+    from batch.programs.grow_nj_compliance.steps import carry_forward
 
     rng = np.random.default_rng(seed)
     projects = rng.integers(1, 30)

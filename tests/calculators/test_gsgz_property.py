@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from helpers import run_rows
 
-from batch.calculators import gsgz_property
+from batch.programs.gsgz_property import steps as gsgz_property
 
 D = dt.date
 BASE = {

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from conftest import typed_frame
 
-from batch.calculators import transfers
-from batch.rules import load
-from validators.transfers import TRANSFERS
+from batch.programs._kit.rules import load
+from batch.programs.transfers import steps as transfers
+from batch.programs.transfers.sheet import TRANSFERS
 
 RULES = load("transfers")
 D = dt.date
@@ -122,7 +122,7 @@ def test_minimum_column_values():
 
 
 def test_erg_transfer_under_25000_message_and_rules_data():
-    from batch.findings import render
+    from batch.programs._kit.findings import render
 
     param = RULES["minimum_transfer"]["ERG Residential"]
     # both citations and the page's interpretation are in the rules data
