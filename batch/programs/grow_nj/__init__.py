@@ -1,7 +1,7 @@
 """This program's declaration, found by `batch.programs`: its sheet, its rules folder, its steps and what it needs from the run."""
 
 from batch.programs._kit.program import PRIOR_INCENTIVES, AcrossRows, PriorIncentive, Program
-from batch.programs.grow_nj import steps
+from batch.programs.grow_nj import explain, steps
 from batch.programs.grow_nj.sheet import GROW_NJ
 
 PROGRAM = Program(
@@ -11,7 +11,7 @@ PROGRAM = Program(
     steps.summarize,
     steps.STEPS,
     award_column="Total Award ($)",
-    explain=steps.explain,
+    explain=explain.explain,
     area_column="Area",
     year_column="Application Date",
     month_column="Application Date",
