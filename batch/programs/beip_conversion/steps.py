@@ -22,7 +22,7 @@ from batch.programs._kit.calculation import Calculation, RunContext, SummaryTabl
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.rules import Rules
 from batch.programs._kit.steps import installments, pick
-from batch.programs.beip.sheet import BEIP_CONVERSION as SPEC
+from batch.programs.beip_conversion.sheet import BEIP_CONVERSION as SPEC
 
 ID, YEAR, AMOUNT, APPROVAL = "Grant ID", "Accrual Year", "Approved Amount ($)", "Approval Year"
 CREDIT_COLUMNS = {int(re.search(r"\d{4}", h).group()): h for h in SPEC.computed if h.startswith("Credit ")}
