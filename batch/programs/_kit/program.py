@@ -67,14 +67,18 @@ class Limit:
     """A limit on a program's records that holds across rows, workbooks and runs: the rules
     parameter holding it, the record fields one limit covers (`group_by`: ("year",) is one limit a
     tax period over every record), and, when the run report shows it, its sheet, its title, the
-    header of the group column and the header of the count of records."""
+    headers of the group columns (one per field of `group_by`) and the header of the count of records."""
 
     parameter: str
     group_by: tuple[str, ...]
     sheet: str | None = None
     title: str = ""
-    group_header: str = ""
+    group_headers: tuple[str, ...] = ()
     records_header: str = ""
+
+    def __post_init__(self):
+        if self.sheet is not None and len(self.group_headers) != len(self.group_by):
+            raise ValueError(f"{self.sheet}: one header for each field of {list(self.group_by)}")
 
 
 @dataclass(frozen=True)

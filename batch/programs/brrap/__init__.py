@@ -30,7 +30,7 @@ PROGRAM = Program(
                 group_by=("year",),
                 sheet="BRRAP Aggregate",
                 title="BRRAP credit per tax period across every workbook of the run (P.L.2004 c.65 s.7 a.)",
-                group_header="Tax Period",
+                group_headers=("Tax Period",),
                 records_header="Grants",
             ),
         ),
