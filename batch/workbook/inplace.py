@@ -30,23 +30,12 @@ from lxml import etree
 
 from batch.pipeline import Result, SheetResult
 from batch.workbook import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
+from batch.workbook.looks import LINE_HEIGHT, WRITER_OPTIONS, Formats, lines
 from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
 from batch.workbook.safety import Refused
 from batch.workbook.stylesxml import FILLS, Styles
-from batch.workbook.writing import (
-    LINE_HEIGHT,
-    WRITER_OPTIONS,
-    Formats,
-    _annotations,
-    decision_prompt,
-    frozen_at,
-    lines,
-    marked_columns,
-    tool_cells,
-    tool_columns,
-    tool_styles,
-    write_tool_sheets,
-)
+from batch.workbook.toolcolumns import annotations, decision_prompt, frozen_at, marked_columns, tool_cells, tool_columns, tool_styles
+from batch.workbook.toolsheets import write_tool_sheets
 from batch.workbook.xlsxwriter_private import xf_index
 from validators.columns import REVIEW_COLUMNS
 
@@ -752,7 +741,7 @@ def _intake(
     # the cells findings point at: a copy of the cell's style with the finding's fill, and a note
     flagged: dict[int, dict[int, str]] = {}
     notes, cells_at = {}, {}
-    for pos, found in _annotations(res).items():
+    for pos, found in annotations(res).items():
         row = int(sheet.excel_rows[pos])
         for c, (severity, text) in found.items():
             col = sheet.kept[c]

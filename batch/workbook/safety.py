@@ -27,6 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from batch.workbook import xmlparts
+from batch.workbook.refused import Refused
+
 OLE2_MAGIC = bytes.fromhex("d0cf11e0a1b11ae1")
 ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
 ZIP_MAGIC = b"PK"
@@ -40,10 +43,6 @@ class Limits:
     max_compression_ratio: int = 100
     max_entries: int = 10_000
     max_cells: int = 60_000_000  # a sheet's declared rows x columns
-
-
-class Refused(Exception):
-    """The file is set aside; the message is one sentence saying what is wrong and what to do."""
 
 
 def inspect(path: Path, limits: Limits = Limits(), shown: str | None = None) -> str:
@@ -303,8 +302,6 @@ def relationship_map(z: zipfile.ZipFile, rels_part: str, source_folder: str) -> 
     """The relationships of a part, by id: type's last segment, Target as written, and the part it
     resolves to (its stored name; None for an external or missing one). Read as XML (any prefix,
     either quote)."""
-    from batch.workbook import xmlparts
-
     names = z.namelist()
     stored = part_named(names, rels_part)
     if stored is None:
@@ -328,8 +325,6 @@ def relationship_map(z: zipfile.ZipFile, rels_part: str, source_folder: str) -> 
 def is_sheet_element(el) -> bool:
     """A workbook's `<sheet>`: in `<sheets>`, in whatever namespace the producer used (Transitional,
     Strict, or a pre-release one), under any prefix."""
-    from batch.workbook import xmlparts
-
     parent = el.getparent()
     return xmlparts.local(el) == "sheet" and parent is not None and xmlparts.local(parent) == "sheets"
 
@@ -337,8 +332,6 @@ def is_sheet_element(el) -> bool:
 def workbook_sheets(z: zipfile.ZipFile) -> list[SheetEntry]:
     """Every `<sheet>` of xl/workbook.xml, in order, read as XML (Transitional or Strict, any
     prefix, either quote), each with the part its relationship leads to or why it leads nowhere."""
-    from batch.workbook import xmlparts
-
     root = xmlparts.parse(z.read(part_named(z.namelist(), WORKBOOK) or WORKBOOK), WORKBOOK)
     rels = relationship_map(z, WORKBOOK_RELS, "xl")
     out = []
