@@ -7,7 +7,6 @@ Nothing here knows a program: every intake sheet goes through its program's decl
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import time
 import weakref
 from dataclasses import dataclass, field, replace
@@ -24,6 +23,7 @@ from batch.reviews import DECISION_COLUMNS, review
 from batch.workbook import cells
 from batch.workbook.cells import column_letters
 from batch.workbook.opc import refusal
+from batch.workbook.opened import Opened
 from batch.workbook.package import describe
 from batch.workbook.readcopy import scratch_file
 from batch.workbook.reading import (
@@ -194,14 +194,6 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
     column = prior["sheet"].map({m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive})
     value = prior["date"].where(prior["date"].notna(), pd.array(prior["year"], dtype="Int64").astype(str))
     return prior.assign(received=column + " " + value.astype(str))[PRIOR_COLUMNS]
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _specs() -> dict[str, Program]:
@@ -511,16 +503,36 @@ def process(
 
     `as_of` is the run's as-of date (default: today, in local time). `ledger`, when given, is read
     (never written) for the prior incentive records of earlier runs, leaving out those of `run_id`.
+
+    The file is opened once (`batch.workbook.opened.Opened`) and handed down: its hash, the check
+    for encryption, every stage of reading and the check that it can be annotated in place take it
+    from there, never opening the path again (a decrypted copy is opened once in its place).
     """
     path = Path(path)
-    result = Result(path, sha256_of(path), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
-    by_key = _specs()
-    clock = time.perf_counter()
-    if encrypted(path):
-        result.source = decrypt_default(path, scratch_file(scratch, "decrypted"), path.name)
+    with Opened(path) as given:
+        result = Result(path, given.sha256(), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
+        clock = time.perf_counter()
+        if not encrypted(given):
+            return _process(result, given, clock, limits, ledger, run_id, scratch)
+        result.source = decrypt_default(given, scratch_file(scratch, "decrypted"), path.name)
         weakref.finalize(result, Path.unlink, result.source, missing_ok=True)
     try:
-        book = read_workbook(result.reading, {k: m.schema for k, m in by_key.items()}, limits, scratch, path.name)
+        opened = Opened(result.source, path.name)
+    except BaseException:
+        result.discard()
+        raise
+    with opened:
+        return _process(result, opened, clock, limits, ledger, run_id, scratch)
+
+
+def _process(
+    result: Result, opened: Opened, clock: float, limits: Limits, ledger: Path | None, run_id: str | None, scratch: Path | None
+) -> Result:
+    """`process` of the workbook `opened` (the file itself, or its decrypted copy)."""
+    path = result.path
+    by_key = _specs()
+    try:
+        book = read_workbook(opened, {k: m.schema for k, m in by_key.items()}, limits, scratch, path.name)
     except BaseException:
         result.discard()
         raise
@@ -548,7 +560,7 @@ def process(
         done[i] = process_sheet(sheet, program, result, context)
     result.sheets = []
     extra = []
-    not_in_place = refusal(result.reading) if book.kind == "zip" else None
+    not_in_place = refusal(opened) if book.kind == "zip" else None
     result.in_place = book.kind == "zip" and not_in_place is None
     for i, sheet in enumerate(book.sheets):
         if i in done:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import hostile
 import pytest
 
 import batch.workbook
@@ -109,3 +110,82 @@ def test_who_imports_whom(module, imports, imports_not):
     graph = import_graph()
     assert imports <= graph[module]
     assert not imports_not & graph[module]
+
+
+# -- a workbook opened once ---------------------------------------------------------------------
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_inputs"
+
+
+def _sample(name: str):
+    def make(folder: Path) -> Path:
+        path = folder / name
+        path.write_bytes((SAMPLES / name).read_bytes())
+        return path
+
+    return make
+
+
+@pytest.mark.parametrize(
+    "make, calamine_opens",
+    [
+        # an .xlsx: opened once by the tool, once by python-calamine (which reads a package by its path)
+        (_sample("transfers-2026-11.xlsx"), 1),
+        (_sample("beip-brrap-erg-2026-11.xlsx"), 1),
+        (_sample("emerge-gsgz-compliance-2026-11.xlsx"), 1),
+        (_sample("grow-nj-2026-11.xlsx"), 1),
+        (hostile.macro_workbook, 1),
+        (hostile.legacy_xls, 1),
+        # a CSV: read from the bytes of the one open
+        (hostile.csv_named_after_sheet, 0),
+        # encrypted with Excel's default password: the file is opened once (hashed, checked and
+        # decrypted from the one handle); its decrypted copy is read in its place, opened once too
+        (hostile.default_password, 0),
+    ],
+)
+def test_a_workbook_is_opened_once_on_its_way_through_reading(tmp_path, monkeypatch, make, calamine_opens):
+    import builtins
+    import io
+    import os
+
+    import python_calamine
+
+    from batch.pipeline import process
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    path = make(inbox).resolve()
+    opens: list[tuple[Path, str]] = []
+
+    def counted(real):
+        def open_counted(file, mode="r", *args, **kwargs):
+            if isinstance(file, (str, os.PathLike)) and Path(file).resolve().is_relative_to(tmp_path.resolve()):
+                opens.append((Path(file).resolve(), mode))
+            return real(file, mode, *args, **kwargs)
+
+        return open_counted
+
+    # every open of a file by name: `open`, and `io.open`, which zipfile.ZipFile(path) and Path.read_bytes use
+    monkeypatch.setattr(builtins, "open", counted(builtins.open))
+    monkeypatch.setattr(io, "open", counted(io.open))
+    by_calamine: list[Path] = []
+    from_path = python_calamine.CalamineWorkbook.from_path
+
+    def calamine_counted(name, *args, **kwargs):
+        by_calamine.append(Path(name).resolve())
+        return from_path(name, *args, **kwargs)
+
+    monkeypatch.setattr(python_calamine.CalamineWorkbook, "from_path", calamine_counted)
+    result = process(path, scratch=tmp_path / "out.partial.xlsx")
+    try:
+        reads = [p for p, mode in opens if "w" not in mode and "a" not in mode and "x" not in mode]
+        assert reads.count(path) == 1
+        assert by_calamine.count(path) == calamine_opens
+        others = [p for p in reads if p != path]  # a decrypted copy: opened once too
+        assert len(others) == len(set(others))
+        assert (result.source is not None) == (make is hostile.default_password)
+        if result.source is not None:
+            assert others == [result.source.resolve()]
+        assert len(result.findings) and result.sha256
+    finally:
+        result.discard()

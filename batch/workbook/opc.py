@@ -22,6 +22,7 @@ from urllib.parse import unquote
 from lxml import etree
 
 from batch.workbook import xmlparts
+from batch.workbook.opened import Opened, opening
 from batch.workbook.safety import Refused
 
 CONTENT_TYPES = "[Content_Types].xml"
@@ -387,13 +388,19 @@ def styles_part(parts) -> str | None:
     return next((r["part"] for r in relationships(parts, name) if xmlparts.is_type(r["type"], "styles") and r["part"] in parts), None)
 
 
-def refusal(path: Path) -> str | None:
+def read_only(opened: Opened) -> Package:
+    """The opened workbook's package as the readers look at it (never changed): one for every
+    stage, each part read from the zip once."""
+    return opened.once("package", lambda: Package(opened.zip))
+
+
+def refusal(source: Opened | Path) -> str | None:
     """Why the workbook cannot be annotated in place, or None. Strict Open XML and SpreadsheetML
     under a namespace prefix are annotated in their own namespaces, and a package without a
     style table gets one; only a workbook part that is not SpreadsheetML at all cannot be kept.
     Such a workbook is written anew from its values, and FORMATTING_NOT_KEPT says why."""
-    with zipfile.ZipFile(path) as z:
-        parts = Package(z)
+    with opening(source) as opened:
+        parts = read_only(opened)
         name = workbook_part(parts)
         if name is None:
             return "it has no workbook part (xl/workbook.xml)"

@@ -1,4 +1,7 @@
-"""Write the returned workbook with xlsxwriter, row by row in constant-memory mode.
+"""Write the returned workbook: `write` hands an .xlsx or .xlsm to the in-place writer
+(`batch.workbook.inplace`) and writes the workbook of a CSV or .xls anew here, with xlsxwriter, row
+by row in constant-memory mode: the user's sheets as they came, the tool's columns on each intake
+sheet (`batch.workbook.toolcolumns`), then the tool's sheets (`batch.workbook.toolsheets`).
 
 Input cells are written back with their original values and types; text is always written as
 text (`strings_to_formulas` and `strings_to_urls` off, `write_string`), so input that looks like
