@@ -189,3 +189,27 @@ def test_a_workbook_is_opened_once_on_its_way_through_reading(tmp_path, monkeypa
         assert len(result.findings) and result.sha256
     finally:
         result.discard()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [_sample("transfers-2026-11.xlsx"), _sample("beip-brrap-erg-2026-11.xlsx"), hostile.macro_workbook],
+)
+def test_the_small_parts_of_a_workbook_are_parsed_once_on_its_way_through_reading(tmp_path, monkeypatch, make):
+    from collections import Counter
+
+    from batch.pipeline import process
+    from batch.workbook import xmlparts
+
+    parsed: Counter = Counter()
+    parse = xmlparts.parse
+
+    def parse_counted(data, part):
+        parsed[part] += 1
+        return parse(data, part)
+
+    monkeypatch.setattr(xmlparts, "parse", parse_counted)
+    process(make(tmp_path))
+    # the workbook part, its relationships, the package's and the content types: each once, for every stage
+    assert {"xl/workbook.xml", "xl/_rels/workbook.xml.rels", "[Content_Types].xml"} <= set(parsed)
+    assert max(parsed.values()) == 1, parsed

@@ -4,9 +4,10 @@
 the file's first bytes (`head`: what kind of file it is), its SHA-256 (`sha256`), its whole bytes
 (`data`, for a CSV or a legacy .xls), the file handle itself (`file`, for decryption) and, for a
 package, one `zipfile.ZipFile` over that handle (`zip`), opened the first time it is asked for.
-What a stage parses from the package (the workbook's sheets, the tool's markers, the macros, the
-reading plan, ...) is kept here under a name (`once`), so the next stage that needs it takes it
-instead of reading and parsing the part again. No stage opens the path again; only python-calamine,
+A part of the package is read from the zip once (`part`) and an XML part parsed once (`parsed`);
+what a stage makes of them (the workbook's sheets, the tool's markers, the macros, ...) is kept here
+under a name (`once`), so the next stage that needs it takes it instead of reading and parsing the
+part again. What is kept is shared: no stage changes it. No stage opens the path again; only python-calamine,
 which reads a package by its path, opens it once more (or opens the reading copy instead, see
 `batch.workbook.readcopy`).
 
@@ -53,8 +54,14 @@ class Opened:
             self._kept[key] = make()
         return self._kept[key]
 
-    def forget(self, key: str) -> None:
-        self._kept.pop(key, None)
+    def part(self, name: str) -> bytes:
+        """The bytes of the package's part `name` as stored (read from the zip once)."""
+        return self.once(f"part {name}", lambda: self.zip.read(name))
+
+    def parsed(self, name: str, parse: Callable[[bytes, str], Any]) -> Any:
+        """The part `name` parsed by `parse` (bytes, name) once; a part that does not parse raises
+        each time it is asked for, with the reason `parse` gives."""
+        return self.once(f"parsed {name}", lambda: parse(self.part(name), name))
 
     def data(self) -> bytes:
         """The whole file's bytes (a CSV file, a legacy .xls file: read whole by their readers)."""

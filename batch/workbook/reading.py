@@ -11,7 +11,6 @@ import csv
 import hashlib
 import io
 import re
-import zipfile
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -370,11 +369,11 @@ def read_markers(workbook_xml: bytes | None) -> Markers:
 def markers(source: Opened | Path) -> Markers:
     """The tool's markers in a workbook file (none in a CSV or .xls file, or a package without a workbook part)."""
     with opening(source) as opened:
-        return opened.once("markers", lambda: _markers(opened.zip))
+        return opened.once("markers", lambda: _markers(opened))
 
 
-def _markers(z: zipfile.ZipFile) -> Markers:
-    return read_markers(z.read("xl/workbook.xml") if "xl/workbook.xml" in z.namelist() else None)
+def _markers(opened: Opened) -> Markers:
+    return read_markers(opened.part("xl/workbook.xml") if "xl/workbook.xml" in opened.zip.namelist() else None)
 
 
 def has_macros(source: Opened | Path) -> list[Macro]:

@@ -308,15 +308,15 @@ def relationship_map(opened: Opened, rels_part: str, source_folder: str) -> dict
     """The relationships of a part, by id: type's last segment, Target as written, and the part it
     resolves to (its stored name; None for an external or missing one). Read as XML (any prefix,
     either quote), once per opened workbook."""
-    return opened.once(f"relationships {rels_part}", lambda: _relationship_map(opened.zip, rels_part, source_folder))
+    return opened.once(f"relationships {rels_part}", lambda: _relationship_map(opened, rels_part, source_folder))
 
 
-def _relationship_map(z: zipfile.ZipFile, rels_part: str, source_folder: str) -> dict[str, dict]:
-    names = z.namelist()
+def _relationship_map(opened: Opened, rels_part: str, source_folder: str) -> dict[str, dict]:
+    names = opened.zip.namelist()
     stored = part_named(names, rels_part)
     if stored is None:
         return {}
-    root = xmlparts.parse(z.read(stored), stored)
+    root = opened.parsed(stored, xmlparts.parse)
     out = {}
     for el in root.iter():
         if xmlparts.local(el) != "Relationship":
@@ -343,12 +343,12 @@ def workbook_sheets(opened: Opened) -> list[SheetEntry]:
     """Every `<sheet>` of xl/workbook.xml, in order, read as XML (Transitional or Strict, any
     prefix, either quote), each with the part its relationship leads to or why it leads nowhere.
     Read once per opened workbook: the stages after the first take what it read."""
-    return opened.once("workbook sheets", lambda: _workbook_sheets(opened.zip))
+    return opened.once("workbook sheets", lambda: _workbook_sheets(opened))
 
 
-def _workbook_sheets(z: zipfile.ZipFile) -> list[SheetEntry]:
-    root = xmlparts.parse(z.read(part_named(z.namelist(), WORKBOOK) or WORKBOOK), WORKBOOK)
-    rels = _relationship_map(z, WORKBOOK_RELS, "xl")
+def _workbook_sheets(opened: Opened) -> list[SheetEntry]:
+    root = opened.parsed(part_named(opened.zip.namelist(), WORKBOOK) or WORKBOOK, lambda data, _name: xmlparts.parse(data, WORKBOOK))
+    rels = relationship_map(opened, WORKBOOK_RELS, "xl")
     out = []
     for el in root.iter():
         if not is_sheet_element(el):
