@@ -86,6 +86,7 @@ class Result:
     tool_sheets: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook (left out)
     decisions_before: pd.DataFrame | None = None  # the reviewer decisions the ledger holds (batch.reviews)
     source: Path | None = None  # the decrypted copy read and annotated in place of `path` (see `process`)
+    opened: Opened | None = field(default=None, repr=False, compare=False)  # `reading`, opened once (see `process`)
 
     @property
     def reading(self) -> Path:
@@ -93,7 +94,9 @@ class Result:
         return self.source or self.path
 
     def discard(self) -> None:
-        """Remove the temporary decrypted copy, if any."""
+        """Close the workbook opened for the result, and remove the temporary decrypted copy, if any."""
+        if self.opened is not None:
+            self.opened.close()
         if self.source is not None:
             self.source.unlink(missing_ok=True)
 
@@ -506,23 +509,29 @@ def process(
 
     The file is opened once (`batch.workbook.opened.Opened`) and handed down: its hash, the check
     for encryption, every stage of reading and the check that it can be annotated in place take it
-    from there, never opening the path again (a decrypted copy is opened once in its place).
+    from there, never opening the path again (a decrypted copy is opened once in its place). It
+    stays open with the result (`Result.opened`) for the in-place writer, until `Result.discard()`
+    (or the result's end) closes it.
     """
     path = Path(path)
-    with Opened(path) as given:
-        result = Result(path, given.sha256(), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
-        clock = time.perf_counter()
-        if not encrypted(given):
-            return _process(result, given, clock, limits, ledger, run_id, scratch)
-        result.source = decrypt_default(given, scratch_file(scratch, "decrypted"), path.name)
-        weakref.finalize(result, Path.unlink, result.source, missing_ok=True)
+    opened = Opened(path)
+    result = None
     try:
-        opened = Opened(result.source, path.name)
-    except BaseException:
-        result.discard()
-        raise
-    with opened:
+        result = Result(path, opened.sha256(), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
+        clock = time.perf_counter()
+        if encrypted(opened):
+            result.source = decrypt_default(opened, scratch_file(scratch, "decrypted"), path.name)
+            weakref.finalize(result, Path.unlink, result.source, missing_ok=True)
+            opened.close()
+            opened = Opened(result.source, path.name)
+        result.opened = opened
+        weakref.finalize(result, opened.close)
         return _process(result, opened, clock, limits, ledger, run_id, scratch)
+    except BaseException:
+        opened.close()
+        if result is not None:
+            result.discard()
+        raise
 
 
 def _process(

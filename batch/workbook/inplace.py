@@ -16,6 +16,7 @@ its fills and its notes), so the second run adds the same again.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import re
@@ -905,6 +906,18 @@ def _sheet_parts(result: Result, listed: list[dict]) -> list[str | None]:
     return [by_name.get(n.casefold()) for n in names]
 
 
+@contextlib.contextmanager
+def _source(result: Result):
+    """The zip of the workbook read (`result.reading`): the one `batch.pipeline.process` opened and
+    handed on with the result (left open: `Result.discard` closes it), else the file opened now."""
+    opened = result.opened
+    if opened is not None and not opened.closed and opened.path == Path(result.reading):
+        yield opened.zip
+        return
+    with zipfile.ZipFile(result.reading) as z:
+        yield z
+
+
 def write_in_place(result: Result, out_path: Path) -> Path:
     """Write the returned workbook of an .xlsx or .xlsm atomically (temporary file, then rename)."""
     out_path = Path(out_path)
@@ -913,7 +926,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.partial")
     tool_tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tool")
     try:
-        with zipfile.ZipFile(result.reading) as z:
+        with _source(result) as z:
             infos = {i.filename: i for i in z.infolist()}
             parts = opc.Package(z)
             package.remove_macros(parts)

@@ -11,8 +11,10 @@ part again. What is kept is shared: no stage changes it. No stage opens the path
 which reads a package by its path, opens it once more (or opens the reading copy instead, see
 `batch.workbook.readcopy`).
 
-A stage given a path rather than an `Opened` (a test, a single check) opens it itself for the time
-of that stage (`opening`). Nothing here knows a part's meaning: the stages do.
+`batch.pipeline.process` hands the opened file on with its result (`Result.opened`), so the
+in-place writer copies the user's package from the same zip; `Result.discard()` closes it. A stage
+given a path rather than an `Opened` (a test, a single check) opens it itself for the time of that
+stage (`opening`). Nothing here knows a part's meaning: the stages do.
 """
 
 from __future__ import annotations
@@ -83,7 +85,12 @@ class Opened:
 
         return self.once("sha256", digest)
 
+    @property
+    def closed(self) -> bool:
+        return self.file.closed
+
     def close(self) -> None:
+        """Close the zip and the file (again: nothing happens)."""
         if self._zip is not None:
             self._zip.close()
         self.file.close()
