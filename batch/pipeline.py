@@ -7,7 +7,6 @@ Nothing here knows a program: every intake sheet goes through its program's decl
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import time
 import weakref
 from dataclasses import dataclass, field, replace
@@ -24,6 +23,7 @@ from batch.reviews import DECISION_COLUMNS, review
 from batch.workbook import cells
 from batch.workbook.cells import column_letters
 from batch.workbook.opc import refusal
+from batch.workbook.opened import Opened
 from batch.workbook.package import describe
 from batch.workbook.readcopy import scratch_file
 from batch.workbook.reading import (
@@ -86,6 +86,7 @@ class Result:
     tool_sheets: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook (left out)
     decisions_before: pd.DataFrame | None = None  # the reviewer decisions the ledger holds (batch.reviews)
     source: Path | None = None  # the decrypted copy read and annotated in place of `path` (see `process`)
+    opened: Opened | None = field(default=None, repr=False, compare=False)  # `reading`, opened once (see `process`)
 
     @property
     def reading(self) -> Path:
@@ -93,7 +94,9 @@ class Result:
         return self.source or self.path
 
     def discard(self) -> None:
-        """Remove the temporary decrypted copy, if any."""
+        """Close the workbook opened for the result, and remove the temporary decrypted copy, if any."""
+        if self.opened is not None:
+            self.opened.close()
         if self.source is not None:
             self.source.unlink(missing_ok=True)
 
@@ -194,14 +197,6 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
     column = prior["sheet"].map({m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive})
     value = prior["date"].where(prior["date"].notna(), pd.array(prior["year"], dtype="Int64").astype(str))
     return prior.assign(received=column + " " + value.astype(str))[PRIOR_COLUMNS]
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _specs() -> dict[str, Program]:
@@ -511,16 +506,42 @@ def process(
 
     `as_of` is the run's as-of date (default: today, in local time). `ledger`, when given, is read
     (never written) for the prior incentive records of earlier runs, leaving out those of `run_id`.
+
+    The file is opened once (`batch.workbook.opened.Opened`) and handed down: its hash, the check
+    for encryption, every stage of reading and the check that it can be annotated in place take it
+    from there, never opening the path again (a decrypted copy is opened once in its place). It
+    stays open with the result (`Result.opened`) for the in-place writer, until `Result.discard()`
+    (or the result's end) closes it.
     """
     path = Path(path)
-    result = Result(path, sha256_of(path), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
-    by_key = _specs()
-    clock = time.perf_counter()
-    if encrypted(path):
-        result.source = decrypt_default(path, scratch_file(scratch, "decrypted"), path.name)
-        weakref.finalize(result, Path.unlink, result.source, missing_ok=True)
+    opened = Opened(path)
+    result = None
     try:
-        book = read_workbook(result.reading, {k: m.schema for k, m in by_key.items()}, limits, scratch, path.name)
+        result = Result(path, opened.sha256(), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
+        clock = time.perf_counter()
+        if encrypted(opened):
+            result.source = decrypt_default(opened, scratch_file(scratch, "decrypted"), path.name)
+            weakref.finalize(result, Path.unlink, result.source, missing_ok=True)
+            opened.close()
+            opened = Opened(result.source, path.name)
+        result.opened = opened
+        weakref.finalize(result, opened.close)
+        return _process(result, opened, clock, limits, ledger, run_id, scratch)
+    except BaseException:
+        opened.close()
+        if result is not None:
+            result.discard()
+        raise
+
+
+def _process(
+    result: Result, opened: Opened, clock: float, limits: Limits, ledger: Path | None, run_id: str | None, scratch: Path | None
+) -> Result:
+    """`process` of the workbook `opened` (the file itself, or its decrypted copy)."""
+    path = result.path
+    by_key = _specs()
+    try:
+        book = read_workbook(opened, {k: m.schema for k, m in by_key.items()}, limits, scratch, path.name)
     except BaseException:
         result.discard()
         raise
@@ -548,7 +569,7 @@ def process(
         done[i] = process_sheet(sheet, program, result, context)
     result.sheets = []
     extra = []
-    not_in_place = refusal(result.reading) if book.kind == "zip" else None
+    not_in_place = refusal(opened) if book.kind == "zip" else None
     result.in_place = book.kind == "zip" and not_in_place is None
     for i, sheet in enumerate(book.sheets):
         if i in done:

@@ -23,7 +23,8 @@ from defusedxml import ElementTree
 from batch.cli import main
 from batch.pipeline import process
 from batch.workbook.reading import excel_refuses, sheets_kept_by_libreoffice
-from batch.workbook.writing import FINDINGS_SHEET_COLUMNS, sheet_ref, write
+from batch.workbook.toolsheets import FINDINGS_SHEET_COLUMNS, sheet_ref
+from batch.workbook.writing import write
 
 AS_OF = dt.date(2026, 11, 30)
 NS = {"x": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}

@@ -18,7 +18,7 @@ from batch.cli import main
 from batch.programs import BY_NAME, PROGRAMS
 from batch.programs._kit.rules import Parameter, load
 from batch.workbook import rulebook as rb
-from batch.workbook.writing import WRITER_OPTIONS, Formats
+from batch.workbook.looks import WRITER_OPTIONS, Formats
 
 
 def values_in_rules(program) -> int:

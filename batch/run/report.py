@@ -20,7 +20,8 @@ from batch import __version__
 from batch.programs import PROGRAMS, Limit, Records
 from batch.programs._kit.calculation import SummaryTable
 from batch.run.ledger import Ledger
-from batch.workbook.writing import HEADER_BG, Formats, table_widths, write_table
+from batch.workbook.looks import HEADER_BG, Formats
+from batch.workbook.toolsheets import table_widths, write_table
 
 CHANGE_COLUMNS = [
     "Sheet",

@@ -16,6 +16,7 @@ its fills and its notes), so the second run adds the same again.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import re
@@ -30,23 +31,12 @@ from lxml import etree
 
 from batch.pipeline import Result, SheetResult
 from batch.workbook import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
+from batch.workbook.looks import LINE_HEIGHT, WRITER_OPTIONS, Formats, lines
 from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
 from batch.workbook.safety import Refused
 from batch.workbook.stylesxml import FILLS, Styles
-from batch.workbook.writing import (
-    LINE_HEIGHT,
-    WRITER_OPTIONS,
-    Formats,
-    _annotations,
-    decision_prompt,
-    frozen_at,
-    lines,
-    marked_columns,
-    tool_cells,
-    tool_columns,
-    tool_styles,
-    write_tool_sheets,
-)
+from batch.workbook.toolcolumns import annotations, decision_prompt, frozen_at, marked_columns, tool_cells, tool_columns, tool_styles
+from batch.workbook.toolsheets import write_tool_sheets
 from batch.workbook.xlsxwriter_private import xf_index
 from validators.columns import REVIEW_COLUMNS
 
@@ -752,7 +742,7 @@ def _intake(
     # the cells findings point at: a copy of the cell's style with the finding's fill, and a note
     flagged: dict[int, dict[int, str]] = {}
     notes, cells_at = {}, {}
-    for pos, found in _annotations(res).items():
+    for pos, found in annotations(res).items():
         row = int(sheet.excel_rows[pos])
         for c, (severity, text) in found.items():
             col = sheet.kept[c]
@@ -916,6 +906,18 @@ def _sheet_parts(result: Result, listed: list[dict]) -> list[str | None]:
     return [by_name.get(n.casefold()) for n in names]
 
 
+@contextlib.contextmanager
+def _source(result: Result):
+    """The zip of the workbook read (`result.reading`): the one `batch.pipeline.process` opened and
+    handed on with the result (left open: `Result.discard` closes it), else the file opened now."""
+    opened = result.opened
+    if opened is not None and not opened.closed and opened.path == Path(result.reading):
+        yield opened.zip
+        return
+    with zipfile.ZipFile(result.reading) as z:
+        yield z
+
+
 def write_in_place(result: Result, out_path: Path) -> Path:
     """Write the returned workbook of an .xlsx or .xlsm atomically (temporary file, then rename)."""
     out_path = Path(out_path)
@@ -924,7 +926,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.partial")
     tool_tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tool")
     try:
-        with zipfile.ZipFile(result.reading) as z:
+        with _source(result) as z:
             infos = {i.filename: i for i in z.infolist()}
             parts = opc.Package(z)
             package.remove_macros(parts)

@@ -22,6 +22,7 @@ from urllib.parse import unquote
 from lxml import etree
 
 from batch.workbook import xmlparts
+from batch.workbook.opened import Opened, opening
 from batch.workbook.safety import Refused
 
 CONTENT_TYPES = "[Content_Types].xml"
@@ -132,7 +133,7 @@ def _rels_root(parts, part: str) -> tuple[str | None, etree._Element | None]:
     name = find(parts, rels_name(part))
     if name is None:
         return None, None
-    return name, xmlparts.parse(parts[name], name)
+    return name, _parse(parts, name)
 
 
 def _relationship_elements(root: etree._Element) -> list[etree._Element]:
@@ -169,7 +170,7 @@ def relationships(parts, part: str) -> list[dict]:
 def is_strict(parts) -> bool:
     """The workbook is written in Strict Open XML (its workbook part in the Strict namespace)."""
     name = workbook_part(parts)
-    return name is not None and xmlparts.is_strict(xmlparts.parse(parts[name], name))
+    return name is not None and xmlparts.is_strict(_parse(parts, name))
 
 
 def add_relationship(parts, part: str, kind: str, target: str, rid: str | None = None) -> str:
@@ -221,7 +222,7 @@ def free_name(parts, pattern: str) -> str:
 
 
 def _types(parts) -> etree._Element:
-    return xmlparts.parse(parts[CONTENT_TYPES], CONTENT_TYPES)
+    return _parse(parts, CONTENT_TYPES)
 
 
 def _entries(root: etree._Element, kind: str) -> list[etree._Element]:
@@ -318,7 +319,7 @@ def workbook(parts) -> tuple[str, etree._Element]:
     name = workbook_part(parts)
     if name is None:
         raise Refused("The file has no workbook part (xl/workbook.xml), so it is not an Excel workbook; save it from Excel as .xlsx.")
-    return name, xmlparts.parse(parts[name], name)
+    return name, _parse(parts, name)
 
 
 def sheet_elements(root: etree._Element) -> list[etree._Element]:
@@ -387,17 +388,53 @@ def styles_part(parts) -> str | None:
     return next((r["part"] for r in relationships(parts, name) if xmlparts.is_type(r["type"], "styles") and r["part"] in parts), None)
 
 
-def refusal(path: Path) -> str | None:
+class ReadOnly(Package):
+    """The opened workbook's package as the readers look at it: never changed; each part read from
+    the zip once and each XML part parsed once (`parsed`), shared with every stage of reading
+    (`batch.workbook.opened.Opened`)."""
+
+    def __init__(self, opened: Opened):
+        super().__init__(opened.zip)
+        self.opened = opened
+
+    def __getitem__(self, name: str) -> bytes:
+        dict.__getitem__(self, name)  # KeyError for a part the package does not hold
+        return self.opened.part(name)
+
+    def parsed(self, name: str) -> etree._Element:
+        return self.opened.parsed(name, xmlparts.parse)
+
+    def __setitem__(self, name, value):
+        raise TypeError("the package read is never changed")
+
+    def __delitem__(self, name):
+        raise TypeError("the package read is never changed")
+
+
+def read_only(opened: Opened) -> ReadOnly:
+    """The opened workbook's package as the readers look at it (one for every stage)."""
+    return opened.once("package", lambda: ReadOnly(opened))
+
+
+def _parse(parts, name: str) -> etree._Element:
+    """The root of the XML part `name`: parsed once in a package read (`ReadOnly`, never changed),
+    else parsed now (a package being edited changes what it parsed)."""
+    if isinstance(parts, ReadOnly):
+        return parts.parsed(name)
+    return xmlparts.parse(parts[name], name)
+
+
+def refusal(source: Opened | Path) -> str | None:
     """Why the workbook cannot be annotated in place, or None. Strict Open XML and SpreadsheetML
     under a namespace prefix are annotated in their own namespaces, and a package without a
     style table gets one; only a workbook part that is not SpreadsheetML at all cannot be kept.
     Such a workbook is written anew from its values, and FORMATTING_NOT_KEPT says why."""
-    with zipfile.ZipFile(path) as z:
-        parts = Package(z)
+    with opening(source) as opened:
+        parts = read_only(opened)
         name = workbook_part(parts)
         if name is None:
             return "it has no workbook part (xl/workbook.xml)"
-        root = xmlparts.parse(parts[name], name)
+        root = _parse(parts, name)
         if xmlparts.namespace(root) not in xmlparts.MAINS or xmlparts.local(root) != "workbook":
             return f"its workbook part {name} is not SpreadsheetML (its root element is {root.tag})"
     return None

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from batch.workbook import xmlparts
+from batch.workbook.opened import Opened
 from batch.workbook.safety import (
     DECLARED_ENCODING,
     WORKBOOK,
@@ -99,10 +100,11 @@ class ReadingPlan:
         return any(changes) or self.states or self.no_rels
 
 
-def plan(z: zipfile.ZipFile) -> ReadingPlan:
-    """What a reading copy of the package must change for calamine (nothing, usually)."""
+def plan(opened: Opened) -> ReadingPlan:
+    """What a reading copy of the opened package must change for calamine (nothing, usually)."""
+    z = opened.zip
     names = z.namelist()
-    out = ReadingPlan(sheets=workbook_sheets(z))
+    out = ReadingPlan(sheets=workbook_sheets(opened))
     out.no_rels = part_named(names, WORKBOOK_RELS) is None
     taken = {n.casefold() for n in names}
     for s in out.sheets:
@@ -136,7 +138,7 @@ def plan(z: zipfile.ZipFile) -> ReadingPlan:
             taken.add(new)
             out.moved[new] = s.part
             out.targets[s.rid] = "/" + new
-    rels = relationship_map(z, WORKBOOK_RELS, "xl")
+    rels = relationship_map(opened, WORKBOOK_RELS, "xl")
     for kind, fixed in (("sharedStrings", STRINGS), ("styles", STYLES)):
         part = next((r["part"] for r in rels.values() if r["kind"] == kind and r["part"]), None)
         if part is not None and part.casefold() != fixed.casefold():
@@ -160,9 +162,9 @@ def scratch_file(scratch: Path | None, role: str) -> Path:
     return Path(name)
 
 
-def make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
-    """Write the reading copy of `source` to `dest` (parts stored, not compressed: it lives for one
-    read); a copy left half-written by a failure is removed."""
+def make(source: Opened, dest: Path, reading: ReadingPlan) -> Path:
+    """Write the reading copy of the opened package `source` to `dest` (parts stored, not
+    compressed: it lives for one read); a copy left half-written by a failure is removed."""
     try:
         return _make(source, dest, reading)
     except BaseException:
@@ -170,9 +172,10 @@ def make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
         raise
 
 
-def _make(source: Path, dest: Path, reading: ReadingPlan) -> Path:
+def _make(source: Opened, dest: Path, reading: ReadingPlan) -> Path:
     left_out = {s.name for s in reading.unreadable + reading.macro_sheets}
-    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_STORED) as zout:
+    zin = source.zip
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_STORED) as zout:
         names = zin.namelist()
         workbook = part_named(names, WORKBOOK) or WORKBOOK
         rels = part_named(names, WORKBOOK_RELS)

@@ -11,7 +11,6 @@ import csv
 import hashlib
 import io
 import re
-import zipfile
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -22,7 +21,8 @@ import python_calamine
 from defusedxml import ElementTree
 
 from batch.workbook import cells, readcopy, reasons
-from batch.workbook.opc import Package
+from batch.workbook.opc import read_only
+from batch.workbook.opened import Opened, opening
 from batch.workbook.package import Macro, macros
 from batch.workbook.safety import (
     ATTR_R,
@@ -366,21 +366,25 @@ def read_markers(workbook_xml: bytes | None) -> Markers:
     return Markers(frozenset(marked), columns)
 
 
-def markers(path: Path) -> Markers:
+def markers(source: Opened | Path) -> Markers:
     """The tool's markers in a workbook file (none in a CSV or .xls file, or a package without a workbook part)."""
-    with zipfile.ZipFile(path) as z:
-        return read_markers(z.read("xl/workbook.xml") if "xl/workbook.xml" in z.namelist() else None)
+    with opening(source) as opened:
+        return opened.once("markers", lambda: _markers(opened))
 
 
-def has_macros(path: Path) -> list[Macro]:
+def _markers(opened: Opened) -> Markers:
+    return read_markers(opened.part("xl/workbook.xml") if "xl/workbook.xml" in opened.zip.namelist() else None)
+
+
+def has_macros(source: Opened | Path) -> list[Macro]:
     """The package's macros (an .xlsm's VBA project, Excel 4 macro sheets), or none."""
-    with zipfile.ZipFile(path) as z:
-        return macros(Package(z))
+    with opening(source) as opened:
+        return macros(read_only(opened))
 
 
-def marked_sheets(path: Path) -> set[str]:
+def marked_sheets(source: Opened | Path) -> set[str]:
     """The names (casefolded) of the sheets the tool's markers name in a workbook file."""
-    return set(markers(path).sheets)
+    return set(markers(source).sheets)
 
 
 def tool_sheet_name(role: str, taken) -> str:
@@ -661,15 +665,16 @@ def _cell_mask(cells: set[tuple[int, int]], excel_rows: np.ndarray, grid_cols: n
     return out
 
 
-def _sum_cells(path: Path, names: list[str]) -> dict[str, set[tuple[int, int]]]:
+def _sum_cells(source: Opened | Path, names: list[str]) -> dict[str, set[tuple[int, int]]]:
     """Per sheet of `names`: the (row, col), 0-based, of every cell holding a SUM or SUBTOTAL formula
     that adds up other rows (a column total; `=SUM(B2:D2)`, a record's own parts in its own row, is
     no total). A shared formula's cells take the formula of the cell that holds its text (filled
     right or down, its rows keep their relation to the cell). python-calamine gives values only; a
     part without formulas costs one search."""
     out: dict[str, set[tuple[int, int]]] = {}
-    with zipfile.ZipFile(path) as z:
-        parts, members = sheet_parts(z), set(z.namelist())
+    with opening(source) as opened:
+        z = opened.zip
+        parts, members = sheet_parts(opened), set(z.namelist())
         for name in names:
             part = parts.get(name)
             if part not in members:
@@ -715,9 +720,8 @@ def _column_number(letters: bytes) -> int:
     return n
 
 
-def _csv_grid(path: Path) -> list[list]:
-    """A CSV file as a grid of text cells (UTF-8, with or without BOM, else Windows-1252)."""
-    raw = path.read_bytes()
+def _csv_grid(raw: bytes) -> list[list]:
+    """A CSV file's bytes as a grid of text cells (UTF-8, with or without BOM, else Windows-1252)."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -735,32 +739,32 @@ def _csv_grid(path: Path) -> list[list]:
 CELLS_REFUSED = ("Unsupported cell error value", "list index out of range")
 
 
-def _grids(path: Path, kind: str, name: str, reading: Path | None = None, scratch: Path | None = None):
+def _grids(opened: Opened, kind: str, name: str, reading: Path | None = None, scratch: Path | None = None):
     """(sheet name, grid, cell notes) of every sheet, after the file passed inspection as `kind`.
-    `reading`: the package calamine opens (a reading copy, see batch.workbook.readcopy), else `path`;
-    the cell scans read `path`. `name`: the file's name, as the user knows it. A sheet whose cells
+    `reading`: the package calamine opens (a reading copy, see batch.workbook.readcopy), else the
+    opened file's path; the cell scans read the opened file. `name`: the file's name, as the user knows it. A sheet whose cells
     calamine refuses (an error value it does not know, an empty value element) is read again from
     a reading copy whose cells are made readable (made beside `scratch`)."""
     if kind == "csv":
-        yield csv_sheet_name(Path(name).stem), _csv_grid(path), None
+        yield csv_sheet_name(Path(name).stem), _csv_grid(opened.data()), None
         return
-    book = _open(path, name, reading)
-    notes = scan_cells(path) if kind == "zip" else {}
+    path = opened.path
+    book = _open(path, name, reading, opened)
+    notes = scan_cells(opened) if kind == "zip" else {}
     cells_fixed = False
     for sheet in book.sheet_names:
         try:
             grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
         except Exception as err:
             if kind != "zip" or cells_fixed or not any(text in str(err) for text in CELLS_REFUSED):
-                raise UnreadableWorkbook(reasons.unreadable(name, err, path if kind == "zip" else None, sheet)) from err
-            with zipfile.ZipFile(path) as z:
-                plan = readcopy.plan(z)
+                raise UnreadableWorkbook(reasons.unreadable(name, err, opened if kind == "zip" else None, sheet)) from err
+            plan = readcopy.plan(opened)
             plan.cells = {s.part for s in plan.sheets if s.part and not s.broken and not s.macro}
-            book, cells_fixed = _open(path, name, readcopy.make(path, readcopy.scratch_file(scratch, "reading"), plan)), True
+            book, cells_fixed = _open(path, name, readcopy.make(opened, readcopy.scratch_file(scratch, "reading"), plan), opened), True
             try:
                 grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
             except Exception as again:
-                raise UnreadableWorkbook(reasons.unreadable(name, again, path, sheet)) from again
+                raise UnreadableWorkbook(reasons.unreadable(name, again, opened, sheet)) from again
         note = notes.get(sheet)
         if note:
             for (r, c), text in note.errors.items():
@@ -769,35 +773,36 @@ def _grids(path: Path, kind: str, name: str, reading: Path | None = None, scratc
         yield sheet, grid, note
 
 
-def _open(path: Path, name: str, reading: Path | None):
-    """python-calamine's workbook of `reading` (a reading copy, removed once opened), else of `path`."""
+def _open(path: Path, name: str, reading: Path | None, opened: Opened | None = None):
+    """python-calamine's workbook of `reading` (a reading copy, removed once opened), else of `path`
+    (python-calamine opens a package by its path: the one open besides `opened`'s, whose package
+    is looked into for the reason when calamine refuses it)."""
     try:
         return python_calamine.CalamineWorkbook.from_path(str(reading or path))
     except python_calamine.PasswordError as err:
         raise UnreadableWorkbook(f"{name} is password-protected (encrypted); remove the password in Excel and drop it in again.") from err
     except Exception as err:  # calamine raises several unrelated types for a bad file
-        raise UnreadableWorkbook(reasons.unreadable(name, err, path)) from err
+        raise UnreadableWorkbook(reasons.unreadable(name, err, opened or path)) from err
     finally:
         if reading is not None:  # calamine holds the copy open: its name goes now, on every path
             reading.unlink(missing_ok=True)
 
 
-def _reading_copy(wb: Workbook, scratch: Path | None) -> Path | None:
+def _reading_copy(wb: Workbook, opened: Opened, scratch: Path | None) -> Path | None:
     """Note the sheets that cannot be read (a broken relationship) and the Excel 4 macro sheets, and
     make a reading copy where calamine would not read the package as it is (None when it would)."""
-    with zipfile.ZipFile(wb.path) as z:
-        plan = readcopy.plan(z)
+    plan = readcopy.plan(opened)
     wb.parts = {s.name: s.part for s in plan.sheets if s.part and not s.broken and not s.macro}
     wb.sheet_names = [s.name for s in plan.sheets]
     wb.unreadable = [(s.name, s.broken) for s in plan.unreadable]
     wb.macro_sheets = [s.name for s in plan.macro_sheets]
     if not plan.needed:
         return None
-    return readcopy.make(wb.path, readcopy.scratch_file(scratch, "reading"), plan)
+    return readcopy.make(opened, readcopy.scratch_file(scratch, "reading"), plan)
 
 
 def read_workbook(
-    path: Path, specs: dict[str, SheetSpec], limits: Limits = Limits(), scratch: Path | None = None, shown: str | None = None
+    source: Opened | Path, specs: dict[str, SheetSpec], limits: Limits = Limits(), scratch: Path | None = None, shown: str | None = None
 ) -> Workbook:
     """Read every sheet of the workbook (or the one sheet of a CSV file, named after the file);
     `specs` maps sheet keys (see `sheet_key`) to specs. A sheet whose name is no intake sheet's is
@@ -810,13 +815,21 @@ def read_workbook(
     A sheet whose relationship is broken, and an Excel 4 macro sheet, are left out (`unreadable`,
     `macro_sheets`); where calamine cannot read the package as it is, it reads a reading copy
     (batch.workbook.readcopy, made beside `scratch`). `shown`: the file's name as the user knows it (a
-    decrypted copy is read under its original's name)."""
-    path = Path(path)
-    kind = inspect(path, limits, shown)
-    marked = markers(path) if kind == "zip" else Markers()
-    wb = Workbook(path, kind=kind, macros=has_macros(path) if kind == "zip" else [], name=shown or path.name)
-    copy = _reading_copy(wb, scratch) if kind == "zip" else None
-    for name, grid, note in _grids(path, kind, wb.name, copy, scratch):
+    decrypted copy is read under its original's name).
+
+    `source`: the workbook opened once (`batch.workbook.opened.Opened`), handed down to every stage
+    (inspection, markers, macros, reading copy, cells, sums), or its path, opened here for the read."""
+    with opening(source, shown) as opened:
+        return _read(opened, specs, limits, scratch, shown)
+
+
+def _read(opened: Opened, specs: dict[str, SheetSpec], limits: Limits, scratch: Path | None, shown: str | None) -> Workbook:
+    path = opened.path
+    kind = inspect(opened, limits, shown)
+    marked = markers(opened) if kind == "zip" else Markers()
+    wb = Workbook(path, kind=kind, macros=has_macros(opened) if kind == "zip" else [], name=shown or path.name)
+    copy = _reading_copy(wb, opened, scratch) if kind == "zip" else None
+    for name, grid, note in _grids(opened, kind, wb.name, copy, scratch):
         if name.casefold() in marked.sheets:
             wb.skipped.append(name)
             continue
@@ -843,7 +856,7 @@ def read_workbook(
             wb.sheets.append(OtherSheet(name, grid, facts, _cut_grid(grid, range(len(grid)))))
     intake = [s for s in wb.sheets if isinstance(s, IntakeSheet)]
     if kind == "zip" and intake:
-        sums = _sum_cells(path, [s.name for s in intake])
+        sums = _sum_cells(opened, [s.name for s in intake])
         for s in intake:
             s.sum_cells = sums.get(s.name, set())
     return wb

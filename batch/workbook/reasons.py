@@ -14,6 +14,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from batch.workbook.opened import Opened, opening
 from batch.workbook.safety import (
     ATTR_R,
     ATTR_T,
@@ -34,8 +35,9 @@ SI = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?si\b")
 PART_IN_MESSAGE = re.compile(r"'([^']+\.(?:xml|rels|bin|vml))'")
 
 
-def unreadable(name: str, err: BaseException, path: Path | None = None, sheet: str | None = None) -> str:
-    """The reason for an error a reader raised reading the workbook `name` (or its sheet `sheet`)."""
+def unreadable(name: str, err: BaseException, path: Opened | Path | None = None, sheet: str | None = None) -> str:
+    """The reason for an error a reader raised reading the workbook `name` (or its sheet `sheet`);
+    `path`: the workbook, opened (or its path), looked into for a better reason."""
     text = str(err)
     where = f"sheet {sheet!r} of {name}" if sheet else name
     if isinstance(err, zipfile.BadZipFile | zlib.error | EOFError):
@@ -78,25 +80,26 @@ def for_failure(name: str, err: BaseException) -> str:
     )
 
 
-def _uses_row_zero(path: Path, sheet: str) -> bool:
+def _uses_row_zero(path: Opened | Path, sheet: str) -> bool:
     try:
-        with zipfile.ZipFile(path) as z:
-            part = sheet_parts(z).get(sheet)
-            return part is not None and ROW_ZERO.search(read_part(z, part)) is not None
+        with opening(path) as opened:
+            part = sheet_parts(opened).get(sheet)
+            return part is not None and ROW_ZERO.search(read_part(opened.zip, part)) is not None
     except Exception:  # noqa: BLE001 - only a better reason was sought
         return False
 
 
-def _string_index(name: str, sheet: str | None, path: Path | None) -> str | None:
+def _string_index(name: str, sheet: str | None, path: Opened | Path | None) -> str | None:
     """`sheet` has a cell referring to shared string N while the table holds M: say so, naming the cell."""
     if path is None or sheet is None:
         return None
     try:
-        with zipfile.ZipFile(path) as z:
-            part = sheet_parts(z).get(sheet)
+        with opening(path) as opened:
+            z = opened.zip
+            part = sheet_parts(opened).get(sheet)
             if part is None:
                 return None
-            rels = relationship_map(z, WORKBOOK_RELS, "xl").values()
+            rels = relationship_map(opened, WORKBOOK_RELS, "xl").values()
             strings = next((r["part"] for r in rels if r["kind"] == "sharedStrings" and r["part"]), None)
             strings = strings or part_named(z.namelist(), "xl/sharedStrings.xml")
             held = len(SI.findall(read_part(z, strings))) if strings else 0

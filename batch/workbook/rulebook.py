@@ -25,12 +25,10 @@ from pathlib import Path
 import pandas as pd
 import xlsxwriter
 
-# `batch.workbook.writing` is read at call time (writing.Formats, ...): the returned workbook's writer may
-# import this module, and a module-level `from batch.workbook.writing import ...` would then be circular.
 from batch import __version__
 from batch.programs._kit import rules as rules_mod
 from batch.programs._kit import rules_text
-from batch.workbook import writing
+from batch.workbook import looks
 
 COLUMNS = [
     "Sheet",
@@ -252,7 +250,7 @@ def _widths(table: pd.DataFrame) -> list[float]:
     return out
 
 
-def write_rules_sheet(wb, fmts: writing.Formats, programs, name: str = "Rules", *, title: str = TITLE) -> None:
+def write_rules_sheet(wb, fmts: looks.Formats, programs, name: str = "Rules", *, title: str = TITLE) -> None:
     """The rulebook of `programs` as the worksheet `name` of `wb` (an xlsxwriter Workbook in
     constant-memory mode: every row written once, top to bottom): a title, a header row (frozen,
     repeated on every printed page, with a filter), then one row per value, each as tall as its
@@ -264,18 +262,18 @@ def write_rules_sheet(wb, fmts: writing.Formats, programs, name: str = "Rules", 
     for j, (col, width) in enumerate(zip(COLUMNS, widths, strict=True)):
         ws.set_column(j, j, width, wrap if col in WRAPPED else plain)
     ws.freeze_panes(2, 0)
-    writing.print_setup(ws, 1)
+    looks.print_setup(ws, 1)
     ws.autofilter(1, 0, max(len(table), 1) + 1, len(COLUMNS) - 1)
     ws.write_string(0, 0, title, fmts.get(title=True))
-    header = fmts.get(header=writing.HEADER_BG)
+    header = fmts.get(header=looks.HEADER_BG)
     for j, col in enumerate(COLUMNS):
         ws.write_string(1, j, col, header)
-    ws.set_row(1, writing.LINE_HEIGHT * max(writing.lines(col, w) for col, w in zip(COLUMNS, widths, strict=True)))
+    ws.set_row(1, looks.LINE_HEIGHT * max(looks.lines(col, w) for col, w in zip(COLUMNS, widths, strict=True)))
     styles = [wrap if col in WRAPPED else plain for col in COLUMNS]
     for r, row in enumerate(table.itertuples(index=False), start=2):
-        tall = max(writing.lines(text, w) for col, text, w in zip(COLUMNS, row, widths, strict=True) if col in WRAPPED)
+        tall = max(looks.lines(text, w) for col, text, w in zip(COLUMNS, row, widths, strict=True) if col in WRAPPED)
         if tall > 1:
-            ws.set_row(r, writing.LINE_HEIGHT * tall)
+            ws.set_row(r, looks.LINE_HEIGHT * tall)
         for j, text in enumerate(row):
             if text:
                 ws.write_string(r, j, text, styles[j])
@@ -292,9 +290,9 @@ def write_rulebook(path: Path) -> Path:
     out = folder / RULEBOOK_NAME
     tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
     try:
-        wb = xlsxwriter.Workbook(str(tmp), writing.WRITER_OPTIONS)
+        wb = xlsxwriter.Workbook(str(tmp), looks.WRITER_OPTIONS)
         wb.set_properties({"title": "njcredits rulebook", "comments": f"njcredits {__version__}"})
-        write_rules_sheet(wb, writing.Formats(wb), PROGRAMS, "Rules", title=RULEBOOK_TITLE)
+        write_rules_sheet(wb, looks.Formats(wb), PROGRAMS, "Rules", title=RULEBOOK_TITLE)
         wb.close()
         os.replace(tmp, out)
     finally:

@@ -1,6 +1,6 @@
 """Looking at a file before any reader touches it, and at what the readers hide.
 
-`inspect(path, limits)` refuses, before any reader parses the workbook: files that are not
+`inspect(opened, limits)` refuses, before any reader parses the workbook: files that are not
 workbooks, encrypted (password-protected) workbooks (`decrypt_default` reads those encrypted with
 Excel's built-in default password), truncated, damaged or empty zips, zip bombs (total
 uncompressed size, compression ratio, entry count), part names that differ only in case, XML
@@ -9,12 +9,16 @@ inflated once and searched in chunks: about 0.2 s for 100 MB of sheet XML, half 
 inflating), two sheets of one name, and sheets whose declared dimension is absurd (the 5 KB file
 with cells at A1 and XFD1048576 that makes the Rust readers abort the whole process).
 
-`workbook_sheets(z)` reads the workbook's sheets as XML (Transitional or Strict, any prefix,
+`workbook_sheets(opened)` reads the workbook's sheets as XML (Transitional or Strict, any prefix,
 either quote), each with the part its relationship leads to, or why it leads nowhere.
 
-`scan_cells(path)` finds, per sheet, what python-calamine reads as an empty cell: Excel error
+`scan_cells(opened)` finds, per sheet, what python-calamine reads as an empty cell: Excel error
 values (#N/A, #DIV/0!, ...) and formulas saved without a calculated value, in sheets written
-with or without a namespace prefix."""
+with or without a namespace prefix.
+
+Each takes the workbook opened once (`batch.workbook.opened.Opened`, or a path, which it opens for
+the time of the check); what it parses of the package (the workbook's sheets) is kept there for the
+stages after it."""
 
 from __future__ import annotations
 
@@ -26,6 +30,10 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
+
+from batch.workbook import xmlparts
+from batch.workbook.opened import Opened, opening
+from batch.workbook.refused import Refused
 
 OLE2_MAGIC = bytes.fromhex("d0cf11e0a1b11ae1")
 ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")
@@ -42,21 +50,19 @@ class Limits:
     max_cells: int = 60_000_000  # a sheet's declared rows x columns
 
 
-class Refused(Exception):
-    """The file is set aside; the message is one sentence saying what is wrong and what to do."""
-
-
-def inspect(path: Path, limits: Limits = Limits(), shown: str | None = None) -> str:
+def inspect(source: Opened | Path, limits: Limits = Limits(), shown: str | None = None) -> str:
     """Return the kind of file ('zip', 'xls' or 'csv'), or raise Refused with the reason (which
-    names the file `shown`, by default its own name)."""
-    name = shown or path.name
-    if path.suffix.lower() == ".csv":
+    names the file `shown`, by default the name it was opened under)."""
+    with opening(source, shown) as opened:
+        return _inspect(opened, limits, shown or opened.name)
+
+
+def _inspect(opened: Opened, limits: Limits, name: str) -> str:
+    if opened.path.suffix.lower() == ".csv":
         return "csv"
-    with open(path, "rb") as fh:
-        head = fh.read(8)
+    head = opened.head
     if head.startswith(OLE2_MAGIC):
-        data = path.read_bytes()
-        if ENCRYPTED_STREAM in data:
+        if ENCRYPTED_STREAM in opened.data():
             raise Refused(
                 f"{name} is password-protected (encrypted); remove the password in Excel "
                 f"(File > Info > Protect Workbook) and drop it in again."
@@ -68,25 +74,25 @@ def inspect(path: Path, limits: Limits = Limits(), shown: str | None = None) -> 
             f"save it from Excel as .xlsx and drop it in again."
         )
     try:
-        with zipfile.ZipFile(path) as z:
-            infos = z.infolist()
-            _check_zip(name, infos, limits)
-            names = {i.filename for i in infos}
-            if "xl/workbook.xml" not in names:
+        z = opened.zip
+        infos = z.infolist()
+        _check_zip(name, infos, limits)
+        names = {i.filename for i in infos}
+        if "xl/workbook.xml" not in names:
+            raise Refused(
+                f"{name} is a zip file but not an Excel workbook (it has no xl/workbook.xml); "
+                f"save it from Excel as .xlsx and drop it in again."
+            )
+        _check_names(name, infos)
+        xml_parts = _xml_parts(name, z, names)
+        for info in infos:
+            if info.filename in xml_parts and _scanned_dtd(name, z, info):
                 raise Refused(
-                    f"{name} is a zip file but not an Excel workbook (it has no xl/workbook.xml); "
-                    f"save it from Excel as .xlsx and drop it in again."
+                    f"{name} contains an XML DOCTYPE declaration in {info.filename}, which Excel never "
+                    f"writes and entity-expansion attacks use; it was not read. Re-save it from Excel."
                 )
-            _check_names(name, infos)
-            xml_parts = _xml_parts(name, z, names)
-            for info in infos:
-                if info.filename in xml_parts and _scanned_dtd(name, z, info):
-                    raise Refused(
-                        f"{name} contains an XML DOCTYPE declaration in {info.filename}, which Excel never "
-                        f"writes and entity-expansion attacks use; it was not read. Re-save it from Excel."
-                    )
-            _check_sheet_names(name, z)
-            _check_dimensions(name, z, limits)
+        _check_sheet_names(name, opened)
+        _check_dimensions(name, opened, limits)
     except zipfile.BadZipFile as err:
         raise Refused(damaged(name, err)) from err
     return "zip"
@@ -95,24 +101,23 @@ def inspect(path: Path, limits: Limits = Limits(), shown: str | None = None) -> 
 DEFAULT_PASSWORD = "VelvetSweatshop"  # what Excel encrypts with when only the workbook's structure is protected
 
 
-def encrypted(path: Path) -> bool:
+def encrypted(source: Opened | Path) -> bool:
     """The file is an encrypted Office package (an OLE2 file holding an EncryptedPackage stream)."""
-    with open(path, "rb") as fh:
-        if not fh.read(8).startswith(OLE2_MAGIC):
-            return False
-    return ENCRYPTED_STREAM in path.read_bytes()
+    with opening(source) as opened:
+        return opened.head.startswith(OLE2_MAGIC) and ENCRYPTED_STREAM in opened.data()
 
 
-def decrypt_default(path: Path, dest: Path, shown: str | None = None) -> Path:
+def decrypt_default(source: Opened | Path, dest: Path, shown: str | None = None) -> Path:
     """Decrypt a workbook encrypted with Excel's default password into `dest` (the package as
     Excel would save it without the encryption). A workbook encrypted with any other password is
     refused, with the reason."""
     import msoffcrypto
 
-    name = shown or path.name
+    name = shown or (source.name if isinstance(source, Opened) else Path(source).name)
     try:
-        with open(path, "rb") as fh:
-            office = msoffcrypto.OfficeFile(fh)
+        with opening(source, shown) as opened:
+            opened.file.seek(0)
+            office = msoffcrypto.OfficeFile(opened.file)
             office.load_key(password=DEFAULT_PASSWORD, verify_password=True)
             with open(dest, "wb") as out:
                 office.decrypt(out)
@@ -299,17 +304,19 @@ def part_named(names, wanted: str) -> str | None:
     return next((n for n in names if n.casefold() == key), None)
 
 
-def relationship_map(z: zipfile.ZipFile, rels_part: str, source_folder: str) -> dict[str, dict]:
+def relationship_map(opened: Opened, rels_part: str, source_folder: str) -> dict[str, dict]:
     """The relationships of a part, by id: type's last segment, Target as written, and the part it
     resolves to (its stored name; None for an external or missing one). Read as XML (any prefix,
-    either quote)."""
-    from batch.workbook import xmlparts
+    either quote), once per opened workbook."""
+    return opened.once(f"relationships {rels_part}", lambda: _relationship_map(opened, rels_part, source_folder))
 
-    names = z.namelist()
+
+def _relationship_map(opened: Opened, rels_part: str, source_folder: str) -> dict[str, dict]:
+    names = opened.zip.namelist()
     stored = part_named(names, rels_part)
     if stored is None:
         return {}
-    root = xmlparts.parse(z.read(stored), stored)
+    root = opened.parsed(stored, xmlparts.parse)
     out = {}
     for el in root.iter():
         if xmlparts.local(el) != "Relationship":
@@ -328,19 +335,20 @@ def relationship_map(z: zipfile.ZipFile, rels_part: str, source_folder: str) -> 
 def is_sheet_element(el) -> bool:
     """A workbook's `<sheet>`: in `<sheets>`, in whatever namespace the producer used (Transitional,
     Strict, or a pre-release one), under any prefix."""
-    from batch.workbook import xmlparts
-
     parent = el.getparent()
     return xmlparts.local(el) == "sheet" and parent is not None and xmlparts.local(parent) == "sheets"
 
 
-def workbook_sheets(z: zipfile.ZipFile) -> list[SheetEntry]:
+def workbook_sheets(opened: Opened) -> list[SheetEntry]:
     """Every `<sheet>` of xl/workbook.xml, in order, read as XML (Transitional or Strict, any
-    prefix, either quote), each with the part its relationship leads to or why it leads nowhere."""
-    from batch.workbook import xmlparts
+    prefix, either quote), each with the part its relationship leads to or why it leads nowhere.
+    Read once per opened workbook: the stages after the first take what it read."""
+    return opened.once("workbook sheets", lambda: _workbook_sheets(opened))
 
-    root = xmlparts.parse(z.read(part_named(z.namelist(), WORKBOOK) or WORKBOOK), WORKBOOK)
-    rels = relationship_map(z, WORKBOOK_RELS, "xl")
+
+def _workbook_sheets(opened: Opened) -> list[SheetEntry]:
+    root = opened.parsed(part_named(opened.zip.namelist(), WORKBOOK) or WORKBOOK, lambda data, _name: xmlparts.parse(data, WORKBOOK))
+    rels = relationship_map(opened, WORKBOOK_RELS, "xl")
     out = []
     for el in root.iter():
         if not is_sheet_element(el):
@@ -361,10 +369,10 @@ def workbook_sheets(z: zipfile.ZipFile) -> list[SheetEntry]:
     return out
 
 
-def sheet_parts(z: zipfile.ZipFile) -> dict[str, str]:
+def sheet_parts(opened: Opened) -> dict[str, str]:
     """Sheet name -> the part of each sheet that can be read (its relationship leads to a part; not
     an Excel 4 macro sheet), from xl/workbook.xml and its relationships."""
-    return {s.name: s.part for s in workbook_sheets(z) if s.part and not s.broken and not s.macro}
+    return {s.name: s.part for s in workbook_sheets(opened) if s.part and not s.broken and not s.macro}
 
 
 UTF16_STARTS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be", b"<\x00": "utf-16-le", b"\x00<": "utf-16-be"}
@@ -391,11 +399,11 @@ def read_part(z: zipfile.ZipFile, part: str) -> bytes:
     return as_utf8(z.read(part))
 
 
-def _check_sheet_names(name: str, z: zipfile.ZipFile) -> None:
+def _check_sheet_names(name: str, opened: Opened) -> None:
     """Excel does not allow two sheets of one name (ignoring case): such a workbook would have its
     sheets mixed up by name, so it is refused."""
     seen: dict[str, str] = {}
-    for s in workbook_sheets(z):
+    for s in workbook_sheets(opened):
         key = s.name.casefold()
         if key in seen:
             raise Refused(
@@ -405,9 +413,9 @@ def _check_sheet_names(name: str, z: zipfile.ZipFile) -> None:
         seen[key] = s.name
 
 
-def _check_dimensions(name: str, z: zipfile.ZipFile, limits: Limits) -> None:
-    for sheet, part in sheet_parts(z).items():
-        with z.open(part) as member:
+def _check_dimensions(name: str, opened: Opened, limits: Limits) -> None:
+    for sheet, part in sheet_parts(opened).items():
+        with opened.zip.open(part) as member:
             head = member.read(XML_HEAD_BYTES)
         if utf16(head):
             head = as_utf8(head[: len(head) // 2 * 2])
@@ -518,13 +526,13 @@ def _merged(data: bytes, prefix: bytes) -> tuple[tuple[int, int, int, int], ...]
     return tuple(out)
 
 
-def scan_cells(path: Path) -> dict[str, CellNotes]:
+def scan_cells(source: Opened | Path) -> dict[str, CellNotes]:
     """Per sheet: the columns that hold a cell, Excel error values and formulas without a cached
     value. Sheets without errors or formulas cost one substring search beyond the columns."""
     out: dict[str, CellNotes] = {}
-    with zipfile.ZipFile(path) as z:
-        for sheet, part in sheet_parts(z).items():
-            data = elements_only(read_part(z, part))
+    with opening(source) as opened:
+        for sheet, part in sheet_parts(opened).items():
+            data = elements_only(read_part(opened.zip, part))
             pat = sheet_patterns(data)
             columns = frozenset(_col_number(c.decode()) - 1 for c in set(pat.column.findall(data)))
             out[sheet] = notes = CellNotes({}, {}, columns, _merged(data, pat.prefix))

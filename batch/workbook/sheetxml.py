@@ -178,3 +178,16 @@ def _shapes(parts: list[str], rows: np.ndarray, cols: np.ndarray, first_block: i
     }
     pieces = [fields[piece] if i % 2 else np.full(len(rows), piece, dtype=object) for i, piece in enumerate(parts)]
     return "".join(map("".join, zip(*[p.tolist() for p in pieces], strict=True))).encode("utf-8")
+
+
+def rows_xml(numbers: np.ndarray, columns: list[np.ndarray], heights: np.ndarray | None = None) -> bytes:
+    """`<row>` elements of the rows that hold a cell, from the cells of each column in order (each
+    row joined once: adding column after column to growing row strings would copy them each time).
+    `heights`: points per row for rows of wrapped text (0: the default height)."""
+    if not columns:
+        return b""
+    rows = map("".join, zip(*[c.tolist() for c in columns], strict=True))
+    if heights is None:
+        return "".join(f'<row r="{n}">{r}</row>' for n, r in zip(numbers.tolist(), rows, strict=True) if r).encode("utf-8")
+    attrs = np.where(heights > 0, ' ht="' + heights.astype(str).astype(object) + '" customHeight="1"', "").tolist()
+    return "".join(f'<row r="{n}"{a}>{r}</row>' for n, a, r in zip(numbers.tolist(), attrs, rows, strict=True) if r).encode("utf-8")

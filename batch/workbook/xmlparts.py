@@ -19,7 +19,7 @@ import re
 
 from lxml import etree
 
-from batch.workbook.safety import Refused
+from batch.workbook.refused import Refused
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 MAIN_STRICT = "http://purl.oclc.org/ooxml/spreadsheetml/main"
