@@ -44,15 +44,7 @@ import pandas as pd
 
 from batch import __version__
 from batch.run.config import Settings
-from batch.run.environment import (  # noqa: F401 - also imported from here
-    ENVIRONMENT_ERRNOS,
-    WRITE_ERRNOS,
-    EnvironmentStop,
-    WriteFailed,
-    environment_message,
-    is_environment,
-    os_error,
-)
+from batch.run.environment import EnvironmentStop, environment_message, is_environment, os_error
 from batch.run.faults import fault
 from batch.run.ledger import Ledger, LedgerUnreadable
 from batch.run.names import fit, output_name, printable, shown, temporary

@@ -330,6 +330,7 @@ class Workers:
         self.path, self.modules, self.product = worker_path(), WORKER_MODULES, product_folders()
         self.running: dict = {}  # the run's end of each worker's pipe -> Running
         self.broken = ""  # why workers cannot start here: no further worker is started
+        self.diagnosed: str | None = None  # Python's error when a worker ended before it could say it started
 
     def has_room(self) -> bool:
         return len(self.running) < max(1, self.settings.workers)
@@ -348,7 +349,7 @@ class Workers:
         except (OSError, EOFError) as err:  # the fork server itself could not start
             for end in (recv, send, alive_r, alive_w):
                 end.close()
-            self.broken = self.broken or cannot_start(diagnose(self.path, self.modules, self.product) or f"{type(err).__name__}: {err}")
+            self.broken = self.broken or cannot_start(self._diagnosis() or f"{type(err).__name__}: {err}")
             raise _NotStarted from err
         send.close()
         alive_r.close()
@@ -405,13 +406,18 @@ class Workers:
         if w.proc.exitcode == -signal.SIGKILL:  # killed from outside: the operator, the machine's OOM killer
             return "environment", f"the process reading {shown(w.item.name)} was killed from outside (SIGKILL); it stays in the inbox."
         if not w.started:  # it never took the file: njcredits itself could not be imported there
-            detail = diagnose(self.path, self.modules, self.product) or f"it ended before it began, exit {w.proc.exitcode}"
-            return "cannot-start", detail
+            return "cannot-start", self._diagnosis() or f"it ended before it began, exit {w.proc.exitcode}"
         return (
             "error",
             f"The process reading {shown(w.item.name)} stopped unexpectedly (exit {w.proc.exitcode}): "
             f"the file makes the reader crash or run out of memory; check its size and contents.",
         )
+
+    def _diagnosis(self) -> str:
+        """Why workers cannot start here (found once per run: every worker would say the same)."""
+        if self.diagnosed is None:
+            self.diagnosed = diagnose(self.path, self.modules, self.product)
+        return self.diagnosed
 
     def time_out(self):
         """Workers past the timeout are ended; their files fail."""
