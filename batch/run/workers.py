@@ -83,8 +83,8 @@ def worker_path() -> list[str]:
     here = {os.path.realpath(d) for d in (os.getcwd(), process.ORIGINAL_DIR) if d}
     path = []
     for entry in sys.path:
-        if not entry or not os.path.isabs(entry):
-            continue
+        if not os.path.isabs(entry) and (not entry or os.path.exists(entry) or not _claimed(entry)):
+            continue  # '' and relative paths name the working directory; an installer's placeholder stays
         real = os.path.realpath(entry)
         if real in here and real != home:
             continue
@@ -93,6 +93,17 @@ def worker_path() -> list[str]:
     if home not in {os.path.realpath(entry) for entry in path}:  # found through '' (a checkout, not installed)
         path.append(home)
     return path
+
+
+def _claimed(entry: str) -> bool:
+    """An entry of sys.path that is no path but a path hook's own (an editable install's placeholder)."""
+    for hook in sys.path_hooks:
+        try:
+            hook(entry)
+        except ImportError:
+            continue
+        return True
+    return False
 
 
 @contextmanager
