@@ -253,9 +253,9 @@ def test_run_report_checks_brrap_across_workbooks(tmp_path):
 
 
 def test_demo_inbox_is_never_moved(tmp_path):
-    samples_dir = Path(samples.SAMPLE).parent
+    samples_dir = samples.SAMPLES
     before = sorted(p.name for p in samples_dir.iterdir())
     for _ in range(2):
         result = CliRunner().invoke(main, ["run", str(samples_dir), "--out", str(tmp_path / "out")])
-        assert result.exit_code == 0 and "4 processed, 0 skipped, 0 failed" in result.output
+        assert result.exit_code == 0 and f"{len(samples.workbooks())} processed, 0 skipped, 0 failed" in result.output
     assert sorted(p.name for p in samples_dir.iterdir()) == before

@@ -50,9 +50,9 @@ def _pool(headers: list[str], rows: list) -> tuple[list[str], list[list]]:
 
 # Valid records (some Flagged, Ineligible or Invalid by the program's rules, as a month's intake is)
 POOLS = {
-    "Transfers": _pool(samples.HEADERS, samples.ROWS),
-    "BEIP": _pool(samples.BEIP_HEADERS, samples.BEIP_ROWS),
-    "Emerge": _pool(samples.EMERGE_HEADERS, samples.EMERGE_ROWS),
+    "Transfers": _pool(*samples.SHEETS["Transfers"]),
+    "BEIP": _pool(*samples.SHEETS["BEIP"]),
+    "Emerge": _pool(*samples.SHEETS["Emerge"]),
 }
 for _name, (_headers, _rows) in POOLS.items():  # the pools are the programs' own columns, every required one among them
     _spec = SPECS[_name]

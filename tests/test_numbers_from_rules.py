@@ -21,6 +21,7 @@ import batch.programs._kit.rules as rules_mod
 from batch.programs import PROGRAMS
 from batch.programs._kit.rules_text import day, either, money, percent
 from batch.programs.beip import sheet as beip
+from batch.programs.beip_conversion import sheet as beip_conversion
 from batch.programs.emerge import sheet as emerge
 from batch.programs.erg_residential import sheet as erg_residential
 from batch.programs.grow_nj import sheet as grow_nj
@@ -118,7 +119,10 @@ def fresh(monkeypatch, module: str, program: str, change):
         return change(plain(name)) if name == program else plain(name)
 
     monkeypatch.setattr(rules_mod, "load", changed)
-    spec = importlib.util.spec_from_file_location(f"_fresh_{module}", ROOT / "batch" / "programs" / module / "sheet.py")
+    # named inside its program's package, as the module it stands for (its rules are its folder's)
+    spec = importlib.util.spec_from_file_location(
+        f"batch.programs.{module}._fresh_sheet", ROOT / "batch" / "programs" / module / "sheet.py"
+    )
     fresh_module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, fresh_module)
     spec.loader.exec_module(fresh_module)
@@ -153,17 +157,24 @@ HINTS = [
     ("beip", "BEIP", "beip", value("waiver_min_time_tax_period", 2024), "Minimum Time at Facility", "at the facility through 2024."),
     ("beip", "BEIP", "beip", value("waiver_payment_tax_period", 2021), "2022 Tax Period Credit ($)", "received for the 2021 tax period;"),
     ("beip", "BEIP", "beip", value("waiver_payment_share", Fraction("0.075")), "2022 Tax Period Credit ($)", "waiver, 7.5% of it is due"),
-    ("beip", "BEIP_CONVERSION", "beip_conversion", value("approval_years", [2018, 2028]), "Approval Year", "(e.(1) only), 2018 to 2028."),
     (
-        "beip",
+        "beip_conversion",
+        "BEIP_CONVERSION",
+        "beip_conversion",
+        value("approval_years", [2018, 2028]),
+        "Approval Year",
+        "(e.(1) only), 2018 to 2028.",
+    ),
+    (
+        "beip_conversion",
         "BEIP_CONVERSION",
         "beip_conversion",
         tiers("schedule", 0, value=2018),
         "Approval Year",
         "2018 or earlier keeps the installments from 2018;",
     ),
-    ("beip", "BEIP_CONVERSION", "beip_conversion", tiers("schedule", 0, from_year=2007), "Accrual Year", "(2007 to 2025)"),
-    ("beip", "BEIP_CONVERSION", "beip_conversion", tiers("schedule", 12, to_year=2026), "Accrual Year", "(2008 to 2026)"),
+    ("beip_conversion", "BEIP_CONVERSION", "beip_conversion", tiers("schedule", 0, from_year=2007), "Accrual Year", "(2007 to 2025)"),
+    ("beip_conversion", "BEIP_CONVERSION", "beip_conversion", tiers("schedule", 12, to_year=2026), "Accrual Year", "(2008 to 2026)"),
     (
         "gsgz_property",
         "GSGZ_PROPERTY",
@@ -322,7 +333,7 @@ def test_each_hint_follows_its_parameter(monkeypatch, module, spec, program, cha
 
 
 def test_the_approval_years_and_credit_columns_follow_the_rules(monkeypatch):
-    changed = fresh(monkeypatch, "beip", "beip_conversion", value("approval_years", [2018, 2028]))
+    changed = fresh(monkeypatch, "beip_conversion", "beip_conversion", value("approval_years", [2018, 2028]))
     col = changed.BEIP_CONVERSION.column("Approval Year")
     assert (col.minimum, col.maximum) == (2018, 2028)
     # e.(1)'s five installments started in the last Approval Year end the credit columns
@@ -388,11 +399,11 @@ def _codes(spec, header):
 def test_ranges_and_lists_equal_the_rules():
     conversion, grow = load("beip_conversion"), load("grow_nj")
     first, last = conversion["approval_years"].value
-    approval = beip.BEIP_CONVERSION.column("Approval Year")
+    approval = beip_conversion.BEIP_CONVERSION.column("Approval Year")
     assert (approval.minimum, approval.maximum) == (first, last)
-    assert beip.APPROVAL_YEARS == range(first, last + 1)
+    assert beip_conversion.APPROVAL_YEARS == range(first, last + 1)
     schedule = conversion["schedule"]
-    assert beip.CREDIT_YEARS[0] == min(t.value for t in schedule)
+    assert beip_conversion.CREDIT_YEARS[0] == min(t.value for t in schedule)
     # GSGZ: one payment column per year of the schedule; the other owner's schedule is as long
     gsgz = load("gsgz_property")
     years = len(gsgz["development_entity_schedule"].value)
@@ -557,7 +568,7 @@ def test_no_hint_in_the_source_writes_a_statutory_number(path):
 # (`explain`, `explain_*`, `_explain*`, and the functions nested in them). Their string constants are
 # the words around the numbers; the numbers are formatted in from the rules, never written in them.
 # A docstring is no text the tool writes, and a format spec (`:.0%`) is no number.
-CALCULATORS = sorted((ROOT / "batch" / "programs").glob("*/steps.py"))
+CALCULATORS = sorted([*(ROOT / "batch" / "programs").glob("*/steps.py"), *(ROOT / "batch" / "programs").glob("*/explain.py")])
 
 
 def _explanation_literals(tree: ast.Module) -> list[tuple[int, str]]:
@@ -584,7 +595,7 @@ def test_every_calculator_with_a_calculation_column_has_its_explain_functions_sc
     assert explained == sorted(m.explain.__module__.split(".")[2] for m in PROGRAMS if m.explain)
 
 
-@pytest.mark.parametrize("path", CALCULATORS, ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", CALCULATORS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_no_explanation_in_the_source_writes_a_statutory_number(path):
     stray = _explanation_literals(ast.parse(path.read_text()))
     assert stray == [], f"{path.parent.name}/{path.name}: write these from the rules: {stray}"

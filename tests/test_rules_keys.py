@@ -76,7 +76,7 @@ def test_every_key_of_the_rules_is_read_by_the_samples(monkeypatch):
     # the sheet declarations read the rules when imported (hints, code lists, column ranges): run
     # each once more under the tracked loader, as a module of its own that nothing else uses
     for path in sorted((ROOT / "batch" / "programs").glob("*/sheet.py")):
-        spec = importlib.util.spec_from_file_location(f"_rules_keys_{path.parent.name}", path)
+        spec = importlib.util.spec_from_file_location(f"batch.programs.{path.parent.name}._rules_keys_sheet", path)
         module = importlib.util.module_from_spec(spec)
         monkeypatch.setitem(sys.modules, spec.name, module)
         spec.loader.exec_module(module)

@@ -10,7 +10,19 @@ import importlib
 from functools import cache
 from pathlib import Path
 
-from batch.programs._kit.program import AS_OF, CROSS_WORKBOOK_LIMITS, NEEDS, PRIOR_INCENTIVES, AcrossRows, PriorIncentive, Program
+from batch.programs._kit.program import (
+    AS_OF,
+    CROSS_WORKBOOK_LIMITS,
+    NEEDS,
+    PRIOR_INCENTIVES,
+    AcrossRows,
+    Intake,
+    Limit,
+    PriorIncentive,
+    Program,
+    Records,
+    Sample,
+)
 
 ORDER = (
     "grow_nj",
@@ -34,8 +46,12 @@ __all__ = [
     "PRIOR_INCENTIVES",
     "PROGRAMS",
     "AcrossRows",
+    "Intake",
+    "Limit",
     "PriorIncentive",
     "Program",
+    "Records",
+    "Sample",
 ]
 
 
@@ -52,7 +68,11 @@ def discover() -> tuple[Program, ...]:
     if found != set(ORDER):
         missing, unknown = sorted(found - set(ORDER)), sorted(set(ORDER) - found)
         raise ImportError(f"batch/programs: program folders not in ORDER {missing}, names in ORDER without a folder {unknown}")
-    return tuple(importlib.import_module(f"{__name__}.{name}").PROGRAM for name in ORDER)
+    programs = tuple(importlib.import_module(f"{__name__}.{name}").PROGRAM for name in ORDER)
+    for name, program in zip(ORDER, programs, strict=True):
+        if program.rules != name:
+            raise ImportError(f"batch/programs/{name}: its declaration's steps are those of {program.rules!r}, not its own folder's")
+    return programs
 
 
 def __getattr__(name: str):

@@ -1,8 +1,9 @@
 """The run report `OUTBOX/run-<run-id>.summary.xlsx`: what one batch run did, across every file.
 
 Sheets: `Files` (each input with its status, reason, counts and output), `Portfolio` (awards by
-program, area and year; findings by code; across all files), `BRRAP Aggregate` (the $20,000,000
-limit a tax period checked across every workbook of the run), `Changes` (each record ID against
+program, area and year; findings by code; across all files), one sheet per limit a program
+declares across workbooks (`Program.records`: BRRAP's `BRRAP Aggregate`, the aggregate limit of a
+tax period checked across every workbook of the run), `Changes` (each record ID against
 its latest earlier appearance in the ledger), `Run`.
 """
 
@@ -16,7 +17,7 @@ import pandas as pd
 import xlsxwriter
 
 from batch import __version__
-from batch.programs import PROGRAMS
+from batch.programs import PROGRAMS, Limit, Records
 from batch.programs._kit.calculation import SummaryTable
 from batch.run.ledger import Ledger
 from batch.workbook.writing import HEADER_BG, Formats, table_widths, write_table
@@ -148,19 +149,42 @@ def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
     ]
 
 
-def brrap_aggregate(per_year: pd.DataFrame, limit_cents: int) -> SummaryTable | None:
-    if per_year.empty:
+def limit_table(records: Records, limit: Limit, counted: pd.DataFrame, limit_cents: int) -> SummaryTable | None:
+    """One limit a program declares across workbooks, over the records of the run that count
+    (`counted`, with the fields the program's records keep and the file of each): per group of the
+    limit, the records, the files, the amount against the limit, and whether it is over."""
+    if counted.empty:
         return None
-    table = per_year.groupby("year").agg(Grants=("grant", "size"), Files=("file", "nunique"), Credit=("credit", "sum")).reset_index()
-    table["Limit"] = limit_cents
-    table["Over"] = _text((table["Credit"] > limit_cents).map({True: "OVER", False: None}))
-    table.columns = ["Tax Period", "Grants", "Files", "Credit ($)", "Limit ($)", "Over Limit"]
-    table["Tax Period"] = table["Tax Period"].astype(str)
-    return SummaryTable(
-        "BRRAP credit per tax period across every workbook of the run (P.L.2004 c.65 s.7 a.)",
-        table,
-        {"Credit ($)": "money", "Limit ($)": "money"},
-    )
+    group = list(limit.group_by)
+    table = counted.groupby(group).agg(_records=(records.record, "size"), _files=("file", "nunique"), _amount=(records.amount, "sum"))
+    table = table.reset_index()
+    table["_limit"] = limit_cents
+    table["_over"] = _text((table["_amount"] > limit_cents).map({True: "OVER", False: None}))
+    amount = f"{records.amount.capitalize()} ($)"
+    table.columns = [*limit.group_headers, limit.records_header, "Files", amount, "Limit ($)", "Over Limit"]
+    for header in limit.group_headers:
+        table[header] = table[header].astype(str)
+    return SummaryTable(limit.title, table, {amount: "money", "Limit ($)": "money"})
+
+
+def _write_limits(wb, fmts: Formats, counted: pd.DataFrame) -> None:
+    """A sheet for each limit a program declares across workbooks with a sheet of the run report."""
+    from batch.programs._kit.rules import load
+
+    for program in PROGRAMS:
+        if program.records is None:
+            continue
+        mine = counted[counted["sheet"] == program.name] if len(counted) else counted
+        for limit in program.records.limits:
+            if limit.sheet is None:
+                continue
+            ws = wb.add_worksheet(limit.sheet)
+            table = limit_table(program.records, limit, mine, load(program.rules)[limit.parameter].value)
+            if table is not None:
+                _fit_columns(ws, [table])
+                write_table(ws, fmts, 0, table)
+            else:
+                ws.write_string(0, 0, f"No {program.name} rows in this run.")
 
 
 def _fit_columns(ws, tables: list[SummaryTable], low: float = 10, high: float = 60, wrap=None, wrapped: tuple = ()) -> None:
@@ -185,11 +209,11 @@ def write_report(
     per_year: pd.DataFrame,
     rules_versions: dict,
 ) -> Path:
-    """`records`: the run's per-record results (as the ledger keeps them), across every file.
+    """`records`: the run's per-record results (as the ledger keeps them), across every file;
+    `per_year`: the records that count against limits across workbooks (`Program.records`), with
+    the sheet and file of each.
 
     A value that is not there is a blank cell, never `nan` or `None`."""
-    from batch.programs._kit.rules import load
-
     previous = ledger.previous_records(run_id)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
     wb = xlsxwriter.Workbook(str(tmp), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
@@ -229,13 +253,7 @@ def write_report(
     if not tables:
         ws.write_string(0, 0, "No records in this run.")
 
-    ws = wb.add_worksheet("BRRAP Aggregate")
-    table = brrap_aggregate(per_year, load("brrap")["aggregate_annual_limit"].value)
-    if table is not None:
-        _fit_columns(ws, [table])
-        write_table(ws, fmts, 0, table)
-    else:
-        ws.write_string(0, 0, "No BRRAP rows in this run.")
+    _write_limits(wb, fmts, per_year)
 
     ws = wb.add_worksheet("Decisions")
     recorded = ledger.decisions(run_id)

@@ -33,8 +33,7 @@ from pathlib import Path
 import xlsxwriter
 from xlsxwriter.utility import xl_col_to_name, xl_rowcol_to_cell
 
-from batch.programs import PROGRAMS
-from batch.programs.grow_nj.sheet import VERSIONS as GROW_NJ_VERSIONS
+from batch.programs import PROGRAMS, Program
 from validators.columns import YES_NO, Column, SheetSpec
 
 TEMPLATE_NAME = "njcredits-intake-template.xlsx"
@@ -59,153 +58,6 @@ DATE_RANGE = (dt.date(1900, 1, 1), dt.date(9999, 12, 31))  # every date an Excel
 NUMBER_LIMIT = 10**15 - 1  # the bound of a number check on a side where the column has none (Excel's 15 digits)
 ERROR_STYLE = {"list": "stop", "number": "stop", "date": "warning", "unique": "warning"}
 YES_NO_LIST = "Yes/No"  # header of the Y/N list on the Lists sheet
-
-# How to fill each sheet: what one row is, and what its column hints do not say (the required
-# columns and the record ID are added from the specification).
-ROW_IS = {
-    "GrowNJ": "one Grow NJ award: one project of one business.",
-    "GrowNJ_Compliance": "one tax period of one Grow NJ project after its approval.",
-    "Transfers": "one sale or assignment of tax credits from a transfer certificate.",
-    "BEIP": "one Business Employment Incentive Program grant agreement.",
-    "BEIP_Conversion": "one accrual year of a BEIP grant that was converted to tax credits.",
-    "BRRAP": "one Business Retention and Relocation Assistance grant of tax credits.",
-    "ERG_Residential": "one qualified residential project under the Economic Redevelopment and Growth program.",
-    "Emerge": "one Emerge application: one project of one business.",
-    "GSGZ_Property": "one property whose improvements seek the Garden State Growth Zone property tax exemption.",
-}
-NOTES = {
-    "GrowNJ": "Statute Version picks the text of C.34:1B-246 that governs the award "
-    f"(blank: computed under {GROW_NJ_VERSIONS[-1]}, with a warning). "
-    "Give Y for each bonus or condition that applies; a blank Y/N cell means N, except the two "
-    "prior-incentive columns at the end, where a blank means not given.",
-    "GrowNJ_Compliance": "Leave the date columns of steps not yet done blank; they are judged against the run's as-of date.",
-    "Transfers": "Money columns are dollars; Consideration Received is the price the seller received.",
-    "BEIP": "Give a Withholdings Percentage with Annual Withholdings, or a Partner Estimated Tax "
-    "Percentage with Annual Partner Estimated Tax, or both pairs.",
-    "BEIP_Conversion": "Approval Year is needed only for amounts approved under e.(1).",
-    "BRRAP": "Spell Business Name the same way on every row of one business: the single-business limit adds up its rows.",
-    "ERG_Residential": "Category picks the bucket of credits; pick it from the drop-down list.",
-    "Emerge": "Current Workforce is required for a small business. A blank in the last five Y/N columns means not given.",
-    "GSGZ_Property": "Give Development Entity and Municipality Opted In as Y or N; they decide which schedule applies.",
-}
-
-D = dt.date
-# One worked example row per sheet: plausible values that njcredits reads as valid (a test runs
-# each through the product). Columns left out are blank.
-EXAMPLES: dict[str, dict[str, object]] = {
-    "GrowNJ": {
-        "Project ID": "GNJ-1522",
-        "Business Name": "Newark Data Exchange Inc.",
-        "Statute Version": "2014",
-        "Application Date": D(2015, 6, 2),
-        "County": "Essex",
-        "Area": "Urban Transit Hub",
-        "Business Type": "Technology Startup",
-        "Targeted Industry": "Y",
-        "Premises Type": "Non-Industrial New",
-        "Gross Leasable Area (sq ft)": 60_000,
-        "Capital Investment ($)": 9_500_000,
-        "New Full-Time Jobs": 120,
-        "Retained Full-Time Jobs": 0,
-        "Average Salary ($)": 96_000,
-        "Benchmark Salary ($)": 71_000,
-        "Transit Oriented Development": "Y",
-        "Annual Withholdings ($)": 3_100_000,
-        "Net Benefit ($)": 21_000_000,
-        "Eligibility Period (years)": 10,
-    },
-    "GrowNJ_Compliance": {
-        "Project ID": "GNJ-1522",
-        "Tax Period": 2024,
-        "Approval Date": D(2015, 6, 10),
-        "Certification Date": D(2017, 4, 3),
-        "Annual Credit ($)": 2_625_000,
-        "Agreement Jobs": 210,
-        "Baseline Statewide Employees": 1_800,
-        "Statewide Employees": 1_760,
-        "Facility Employees": 205,
-        "Period Documentation Certified Date": D(2025, 9, 15),
-        "Tax Liability ($)": 2_600_000,
-        "Facility Sold": "N",
-    },
-    "Transfers": {
-        "Transfer ID": "T-2001",
-        "Program": "Grow NJ",
-        "Certificate ID": "GNJ-2019-0142",
-        "Certificate Amount ($)": 4_500_000,
-        "Transferor": "Camden Waterfront Holdings LLC",
-        "Transferee": "Liberty Harbor Insurance Co.",
-        "Transfer Date": D(2026, 1, 15),
-        "Credit Amount Transferred ($)": 1_500_000,
-        "Consideration Received ($)": 1_357_500,
-    },
-    "BEIP": {
-        "Grant ID": "BEIP-0455",
-        "Business Name": "Princeton Vaccine Labs Corp.",
-        "Agreement Date": D(2006, 3, 1),
-        "Grant Form": "Tax Credit",
-        "Smart Growth": "N",
-        "Withholdings Percentage": 0.5,
-        "Annual Withholdings ($)": 3_600_000,
-        "Grant Term (years)": 10,
-        "New Employees": 450,
-    },
-    "BEIP_Conversion": {
-        "Grant ID": "BEIP-0455",
-        "Accrual Year": 2010,
-        "Approved Amount ($)": 1_850_000.55,
-    },
-    "BRRAP": {
-        "Grant ID": "BRRAP-101",
-        "Business Name": "Liberty Harbor Insurance Co.",
-        "Employees Relocated or Retained": 180,
-        "Yearly Tax Credit Amount ($)": 1_250_000,
-        "First Tax Period": 2021,
-        "Certificate of Compliance": "Y",
-    },
-    "ERG_Residential": {
-        "Project ID": "ERG-0007",
-        "Developer": "Asbury Park Residences Urban Renewal LLC",
-        "Category": "Other ERG Incentive Area",
-        "Deep Poverty Pocket or Distressed Municipality": "N",
-        "Growth Zone": "N",
-        "Application Date": D(2014, 2, 3),
-        "Temporary Certificate of Occupancy Date": D(2016, 9, 1),
-        "Projected Annual Incremental Revenue ($)": 2_600_000,
-        "Annual Incentive Grant ($)": 1_900_000,
-        "Credits Requested ($)": 18_000_000,
-    },
-    "Emerge": {
-        "Project ID": "EM-2101",
-        "Business Name": "Newark Fintech Labs Inc.",
-        "Application Date": D(2021, 9, 14),
-        "Location": "Government-Restricted Municipality",
-        "Small Business": "N",
-        "Targeted Industry": "Y",
-        "Mega Project": "N",
-        "Premises Type": "Non-Industrial Rehab",
-        "Gross Leasable Area (sq ft)": 60_000,
-        "Capital Investment ($)": 3_200_000,
-        "New Full-Time Jobs": 120,
-        "Retained Full-Time Jobs": 180,
-        "Requested Tax Credit ($)": 9_000_000,
-        "Net Benefit ($)": 21_000_000,
-        "Withholdings Subject to NJ Income Tax": 0.92,
-        "Accommodates Majority of Employees": "Y",
-        "Material Factor": "Y",
-        "Meets Environmental Standards": "Y",
-        "Affirmative Action Compliance": "Y",
-        "Prevailing Wage Compliance": "Y",
-    },
-    "GSGZ_Property": {
-        "Property ID": "GZ-301",
-        "Owner": "Camden Growth Zone Development Corp.",
-        "Development Entity": "Y",
-        "Municipality Opted In": "Y",
-        "Certificate of Occupancy Date": D(2016, 5, 12),
-        "Annual Taxes Otherwise Due ($)": 1_250_000,
-    },
-}
 
 INTRO = (
     "This workbook is the blank intake template of njcredits, the batch tool that checks New Jersey "
@@ -392,13 +244,15 @@ def header_note(spec: SheetSpec, col: Column) -> str:
     return note + (f" Record ID: {unique[0].lower()}{unique[1:]}" if unique else "")
 
 
-def sheet_guide(spec: SheetSpec) -> str:
-    """How to fill a sheet, in one paragraph: what one row is, its required columns, its record ID."""
+def sheet_guide(program: Program) -> str:
+    """How to fill a sheet, in one paragraph: what one row is, its required columns, its record ID
+    (what one row is and the notes are the program's intake text)."""
+    spec, intake = program.schema, program.intake
     required = [c.header for c in spec.columns if c.required]
     key = " and ".join(spec.key)
     unique = f"{key} {'is' if len(spec.key) == 1 else 'are together'} the record ID, unique in the sheet."
-    text = f"One row is {ROW_IS.get(spec.name, 'one record.')} Required (orange): {', '.join(required)}. {unique}"
-    return text + (f" {NOTES[spec.name]}" if spec.name in NOTES else "")
+    text = f"One row is {intake.row_is} Required (orange): {', '.join(required)}. {unique}"
+    return text + (f" {intake.notes}" if intake.notes else "")
 
 
 def _lines(text: str, width: float) -> int:
@@ -450,12 +304,12 @@ def _display(col: Column, value) -> str:
     return value.isoformat() if isinstance(value, dt.date) else str(value)
 
 
-def _write_instructions(ws, fmts: _Formats, specs) -> None:
-    width = max(len(s.columns) for s in specs)
+def _write_instructions(ws, fmts: _Formats, programs: tuple[Program, ...]) -> None:
+    width = max(len(p.schema.columns) for p in programs)
     widths = [14.0] * width
-    for spec in specs:
-        for j, col in enumerate(spec.columns):
-            shown = _display(col, EXAMPLES.get(spec.name, {}).get(col.header))
+    for p in programs:
+        for j, col in enumerate(p.schema.columns):
+            shown = _display(col, p.intake.example.get(col.header))
             widths[j] = min(36.0, max(widths[j], len(shown) + 2.0))
     for j, w in enumerate(widths):
         ws.set_column(j, j, w)
@@ -490,17 +344,18 @@ def _write_instructions(ws, fmts: _Formats, specs) -> None:
     for text in INTRO[1:]:
         paragraph(text)
         r += 1
-    for spec in specs:
+    for program in programs:
+        spec = program.schema
         ws.write_string(r, 0, f"{spec.name}: {spec.program} ({spec.citation})", fmts.heading)
         r += 1
-        paragraph(sheet_guide(spec))
+        paragraph(sheet_guide(program))
         ws.write_string(
             r, 0, f"Worked example (a valid row; copy its values row into row 2 of the {spec.name} sheet to try it):", fmts.label
         )
         r += 1
         lines = max(_lines(c.header, widths[j] - 2) for j, c in enumerate(spec.columns))
         ws.set_row(r, _height(lines))
-        example = EXAMPLES.get(spec.name, {})
+        example = program.intake.example
         for j, col in enumerate(spec.columns):
             ws.write_string(r, j, col.header, fmts.example_head[col.required])
             value = example.get(col.header)
@@ -546,7 +401,7 @@ def write_template(out_dir: Path) -> Path:
     fmts = _Formats(wb)
     specs = [p.schema for p in PROGRAMS]
     lists = list_ranges(specs)
-    _write_instructions(wb.add_worksheet(INSTRUCTIONS), fmts, specs)
+    _write_instructions(wb.add_worksheet(INSTRUCTIONS), fmts, PROGRAMS)
     for spec in specs:
         _write_intake(wb.add_worksheet(spec.name), fmts, spec, lists)
     _write_lists(wb.add_worksheet(LISTS), fmts, lists)

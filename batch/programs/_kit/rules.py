@@ -406,6 +406,12 @@ def load(program: str) -> Rules:
     return Rules(program, "; ".join(labels), digest.hexdigest(), params, versions, findings)
 
 
+def rules_of(module: str) -> Rules:
+    """The rules of the program a module belongs to (`rules_of(__name__)` in
+    `batch/programs/<program>/sheet.py`): its folder is the module's package."""
+    return load(module.split(".")[-2])
+
+
 @cache
 def common_findings() -> dict[str, dict]:
     return _load_yaml(KIT_DIR / "findings.yaml", FindingEntry)

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
-from batch.programs._kit.findings import emit
 from batch.programs._kit.rules import Rules
 from batch.programs.beip.sheet import AP, AW, BEIP, CREDIT_2022, PP, TAX_CREDIT, WAIVER, WP
 
@@ -34,21 +34,13 @@ def _money(q: Q, idx) -> pd.Series:
     return pd.Series(q.cents(), index=idx)
 
 
-class Grants:
+class Grants(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far."""
 
     def __init__(self, f: pd.DataFrame, rules: Rules):
-        self.f, self.rules = f, rules
-        self.idx, self.n = f.index, len(f)
-        self.findings: list[pd.DataFrame] = []
+        super().__init__(f, rules)
         self.smart = f[SMART].to_numpy(dtype=bool)
         self.elected = f[WAIVER].to_numpy(dtype=bool)
-
-    def emit(self, code: str, mask: np.ndarray, **fields) -> None:
-        self.findings.append(emit(code, self.idx[mask], **fields))
-
-    def series(self, values) -> pd.Series:
-        return pd.Series(values, index=self.idx)
 
 
 # -- the steps ----------------------------------------------------------------------------------
@@ -194,9 +186,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = Grants(frame, rules)
-    for step in STEPS:
-        step(s)
+    s = run(Grants(frame, rules), STEPS)
     computed = pd.DataFrame(
         {
             "Annual Grant ($)": pd.array(s.annual.cents(), dtype="Int64"),

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
-from batch.programs._kit.findings import emit
+from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.rules import Rules
 from batch.programs._kit.steps import installments, pick
-from batch.programs.beip.sheet import BEIP_CONVERSION as SPEC
+from batch.programs.beip_conversion.sheet import BEIP_CONVERSION as SPEC
 
 ID, YEAR, AMOUNT, APPROVAL = "Grant ID", "Accrual Year", "Approved Amount ($)", "Approval Year"
 CREDIT_COLUMNS = {int(re.search(r"\d{4}", h).group()): h for h in SPEC.computed if h.startswith("Credit ")}
@@ -40,18 +40,14 @@ def _share_matrix(tiers) -> tuple[np.ndarray, np.ndarray]:
     return num, den
 
 
-class Conversions:
+class Conversions(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far (`columns`,
     in the order of the computed columns)."""
 
     def __init__(self, f: pd.DataFrame, rules: Rules):
-        self.f, self.rules, self.idx = f, rules, f.index
+        super().__init__(f, rules)
         self.tiers = rules["schedule"]
-        self.findings: list[pd.DataFrame] = []
         self.columns: dict = {}
-
-    def emit(self, code: str, mask: np.ndarray, **fields) -> None:
-        self.findings.append(emit(code, self.idx[mask], **fields))
 
 
 # -- the steps ----------------------------------------------------------------------------------
@@ -117,9 +113,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = Conversions(frame, rules)
-    for step in STEPS:
-        step(s)
+    s = run(Conversions(frame, rules), STEPS)
     return Calculation(pd.DataFrame(s.columns, index=s.idx), s.findings, ineligible=pd.Series(~s.covered, index=s.idx))
 
 

@@ -1,10 +1,10 @@
 """Sheet `BRRAP`: Business Retention and Relocation Assistance grants (README, sheet `BRRAP`)."""
 
-from batch.programs._kit.rules import load
+from batch.programs._kit.rules import rules_of
 from batch.programs._kit.rules_text import money
 from validators.columns import Column, SheetSpec
 
-rules = load("brrap")
+rules = rules_of(__name__)
 # Fewest employees of a grant: the least minimum of the multiple's tiers (P.L.2004 c.65 s.7 b.(1)).
 MINIMUM_EMPLOYEES = min(t.extra["min_employees"] for t in rules["multiple"])
 

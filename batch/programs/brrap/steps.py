@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.findings import emit, money_text
 from batch.programs._kit.rules import Parameter, Rules
 from batch.programs._kit.steps import business_key, installments, pick
@@ -63,17 +64,13 @@ def credit_by_year(frame: pd.DataFrame, computed: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-class Grants:
+class Grants(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far (`columns`,
     in the order of the computed columns)."""
 
     def __init__(self, f: pd.DataFrame, rules: Rules):
-        self.f, self.rules, self.idx = f, rules, f.index
-        self.findings: list[pd.DataFrame] = []
+        super().__init__(f, rules)
         self.columns: dict = {}
-
-    def emit(self, code: str, mask, **fields) -> None:
-        self.findings.append(emit(code, self.idx[mask], **fields))
 
     @cached_property
     def spellings(self) -> pd.Series:
@@ -188,9 +185,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = Grants(frame, rules)
-    for step in STEPS:
-        step(s)
+    s = run(Grants(frame, rules), STEPS)
     return Calculation(pd.DataFrame(s.columns, index=s.idx), s.findings, ineligible=pd.Series(~s.eligible, index=s.idx))
 
 

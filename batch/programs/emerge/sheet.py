@@ -1,11 +1,11 @@
 """Sheet `Emerge`: Emerge program eligibility (README, sheet `Emerge`)."""
 
-from batch.programs._kit.rules import load
+from batch.programs._kit.rules import rules_of
 from batch.programs._kit.rules_text import day, percent
 from batch.programs.grow_nj.sheet import PREMISES
 from validators.columns import Column, RowCheck, SheetSpec
 
-rules = load("emerge")
+rules = rules_of(__name__)
 # The qualified incentive areas of a.(3), then the one code for a facility outside all of them.
 OUTSIDE = "Outside Qualified Incentive Area"
 LOCATIONS = (*rules["qualified_locations"].value, OUTSIDE)

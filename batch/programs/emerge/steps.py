@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by
+from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import HUNDREDTHS, Q
-from batch.programs._kit.findings import emit
 from batch.programs._kit.rules import Rules, lookup
 from batch.programs._kit.steps import first_tier, pick
 from batch.programs.emerge.sheet import EMERGE
@@ -31,21 +31,13 @@ NEW, RETAINED, WORKFORCE = "New Full-Time Jobs", "Retained Full-Time Jobs", "Cur
 REQUESTED, NET_BENEFIT, WITHHOLDINGS = "Requested Tax Credit ($)", "Net Benefit ($)", "Withholdings Subject to NJ Income Tax"
 
 
-class Application:
+class Application(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far."""
 
     def __init__(self, f: pd.DataFrame, rules: Rules):
-        self.f, self.rules = f, rules
-        self.idx, self.n = f.index, len(f)
-        self.findings: list[pd.DataFrame] = []
+        super().__init__(f, rules)
         self.small = f[SMALL].to_numpy(dtype=bool)
         self.ineligible = np.zeros(self.n, dtype=bool)  # every bar a step finds
-
-    def emit(self, code: str, mask: np.ndarray, **fields) -> None:
-        self.findings.append(emit(code, self.idx[mask], **fields))
-
-    def series(self, values) -> pd.Series:
-        return pd.Series(values, index=self.idx)
 
 
 # -- the steps ----------------------------------------------------------------------------------
@@ -192,9 +184,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = Application(frame, rules)
-    for step in STEPS:
-        step(s)
+    s = run(Application(frame, rules), STEPS)
     computed = pd.DataFrame(
         {
             "Minimum Capital Investment ($)": pd.array(s.min_capex.cents(), dtype="Int64"),

@@ -1,10 +1,10 @@
 """Sheet `ERG_Residential`: ERG qualified residential project tax credits (README, sheet `ERG_Residential`)."""
 
-from batch.programs._kit.rules import load
+from batch.programs._kit.rules import rules_of
 from batch.programs._kit.rules_text import day, either, money, percent
 from validators.columns import Column, SheetSpec
 
-rules = load("erg_residential")
+rules = rules_of(__name__)
 # The b.(2) categories, in the order of their buckets.
 CATEGORIES = tuple(dict.fromkeys(c for t in rules["buckets"] for c in t.extra["categories"]))
 PLEDGE, LIMIT = rules["pledge_share"], rules["project_credit_limit"]

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import emit
 from batch.programs._kit.rules import Rules, lookup
@@ -46,18 +47,13 @@ def bucket_groups(frame: pd.DataFrame, rules: Rules) -> pd.DataFrame:
     )
 
 
-class Residential:
+class Residential(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far."""
 
     def __init__(self, f: pd.DataFrame, rules: Rules):
-        self.f, self.rules = f, rules
-        self.idx, self.n = f.index, len(f)
-        self.findings: list[pd.DataFrame] = []
+        super().__init__(f, rules)
         self.groups = bucket_groups(f, rules)
         self.cumulative = pd.Series(pd.NA, index=self.idx, dtype="Int64")  # the running total of the row's Category limit
-
-    def emit(self, code: str, mask: np.ndarray, **fields) -> None:
-        self.findings.append(emit(code, self.idx[mask], **fields))
 
     def running_total(self, key: pd.Series, limit: pd.Series, cite: pd.Series, name: pd.Series) -> pd.Series | None:
         """Hold the running total of Credits Requested of the rows that count, in each group of
@@ -201,9 +197,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = Residential(frame, rules)
-    for step in STEPS:
-        step(s)
+    s = run(Residential(frame, rules), STEPS)
     computed = pd.DataFrame(
         {
             "Pledge Limit ($)": pd.array(s.pledge.cents(), dtype="Int64"),

@@ -1,17 +1,18 @@
-"""This program's declaration, found by `batch.programs`: its sheet, its rules folder, its steps and what it needs from the run."""
+"""This program's declaration, found by `batch.programs`: its sheet, its steps, its intake text and what
+it needs from the run (its rules are this folder's YAML files)."""
 
 from batch.programs._kit.program import PRIOR_INCENTIVES, AcrossRows, PriorIncentive, Program
-from batch.programs.grow_nj import steps
+from batch.programs.grow_nj import explain, intake, steps
 from batch.programs.grow_nj.sheet import GROW_NJ
 
 PROGRAM = Program(
     GROW_NJ,
-    "grow_nj",
     steps.calculate,
     steps.summarize,
     steps.STEPS,
+    intake=intake.INTAKE,
     award_column="Total Award ($)",
-    explain=steps.explain,
+    explain=explain.explain,
     area_column="Area",
     year_column="Application Date",
     month_column="Application Date",

@@ -1,10 +1,10 @@
 """Sheet `GrowNJ`: Grow New Jersey Assistance Program award (README, sheet `GrowNJ`)."""
 
-from batch.programs._kit.rules import load
+from batch.programs._kit.rules import rules_of
 from batch.programs._kit.rules_text import either, money, percent
 from validators.columns import Column, RowCheck, SheetSpec
 
-rules = load("grow_nj")
+rules = rules_of(__name__)
 # The texts of C.34:1B-246 (the rules' statute versions, oldest first) and the public law of each.
 VERSIONS = tuple(sorted(rules.versions))
 LAWS = {"2014": "P.L.2014 c.63", "2017": "P.L.2017 c.221"}

@@ -19,9 +19,9 @@ rows are prior Grow NJ awards of each other, by their own results, so it runs on
 row of the sheet, both statute versions together (ACROSS_STEPS, `across_rows`, on the `Sheet`).
 `calculate` is the two in turn.
 
-The `Calculation` text is built afterwards from the step results, by one explain function per
-step (`explain_mega_project_243`, ...) that `explain` and `explain_across` assemble; no step builds
-text, and every statute number in it is read from the rules. A step's findings take their fields
+The `Calculation` text is built afterwards from the step results, in `explain.py`: one explain
+function per step (`explain_mega_project_243`, ...) that `explain` and `explain_across` assemble;
+no step builds text, and every statute number in it is read from the rules. A step's findings take their fields
 on the rows that have the finding only (`emit`).
 """
 
@@ -32,10 +32,12 @@ import pandas as pd
 
 from batch.programs._kit import rules_text
 from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
-from batch.programs._kit.findings import emit, money_text, short_cite
+from batch.programs._kit.findings import emit
 from batch.programs._kit.rules import Rules, lookup
 from batch.programs._kit.steps import business_key, first_tier, pick, tier_applies
+from batch.programs._kit.text import cents_of, dollars, each
 from batch.programs.grow_nj.sheet import GROW_NJ as SPEC
 from batch.programs.grow_nj.sheet import LAWS
 
@@ -66,13 +68,12 @@ NOT_COUNTED = ("Invalid", "Ineligible")
 LISTED_PRIOR_RECORDS = 10
 
 
-class _Rows:
+class _Rows(Steps):
     """Rows the steps read, and the findings they give."""
 
     def __init__(self, f: pd.DataFrame, common: dict, context: RunContext):
-        self.f, self.common, self.context = f, common, context
-        self.idx, self.n = f.index, len(f)
-        self.findings: list[pd.DataFrame] = []
+        super().__init__(f, common)
+        self.common, self.context = common, context
 
     def emit(self, code: str, mask: np.ndarray, **fields) -> None:
         """A finding on the rows where mask holds. A field is a scalar, a column of the frame, an
@@ -81,7 +82,7 @@ class _Rows:
         rows = np.flatnonzero(mask)
         for name, value in fields.items():
             if isinstance(value, Q):
-                fields[name] = _cents(value, rows)
+                fields[name] = cents_of(value, rows)
             elif isinstance(value, np.ndarray):
                 fields[name] = value[rows]
             elif callable(value):
@@ -204,7 +205,7 @@ def _mega_requirements(tiers) -> dict:
 
     def words(t) -> str:
         jobs = "new jobs" if t.extra["jobs"] == "created" else "jobs"
-        parts = [f"Capital Investment over ${_dollars([t.extra['min_capex_over']])[0]}"] if "min_capex_over" in t.extra else []
+        parts = [f"Capital Investment over ${dollars([t.extra['min_capex_over']])[0]}"] if "min_capex_over" in t.extra else []
         parts.append(f"more than {t.extra['min_jobs_over']:,} {jobs}")
         text = " with ".join(parts)
         if t.area:
@@ -660,7 +661,7 @@ def _prior_matches(keys: pd.Series, app: pd.Series, prior: pd.DataFrame, listed:
     m = hit["rank"].to_numpy(dtype=np.int64)
     listing = hit["text"].to_numpy(dtype=object)  # each business's text of its first records, shared by its rows
     over = m > LISTED_PRIOR_RECORDS
-    listing[over] = listing[over] + _each(m[over] - LISTED_PRIOR_RECORDS, "; and {:,} more")
+    listing[over] = listing[over] + each(m[over] - LISTED_PRIOR_RECORDS, "; and {:,} more")
     text[hit["pos"].to_numpy()] = listing
     return count, text
 
@@ -683,379 +684,15 @@ ACROSS_STEPS = (prior_incentives_247e,)
 STEPS = ROW_STEPS + ACROSS_STEPS
 
 
-# -- the Calculation column ---------------------------------------------------------------------
-#
-# One explain function per step writes that step's part of the text as pieces: a text, a column of
-# texts, or a list of those. `explain` joins the pieces of every part in one pass (`_concat`).
-# Each distinct value is formatted once: money from tables of the groups of three digits (each of
-# the 1,000 groups written once), whole numbers and citations once per distinct value, and a part
-# that reads only tiers, flags and per-job amounts once per distinct combination of them
-# (`_per_distinct`). No row is formatted on its own.
-
-# "0".."999" (the leading group), ",000"..",999" (a later group), then "" (no group there)
-_GROUPS = np.array([str(i) for i in range(1000)] + [f",{i:03d}" for i in range(1000)] + [""], dtype=object)
-_NO_GROUP = 2000
-_CENTS = np.array([f".{i:02d}" for i in range(100)], dtype=object)
-# ends each row while the pieces of all rows are joined as one text (no cell can hold it: XML 1.0)
-_ROW_END = "\x00"
-
-
-def _flat(pieces: list):
-    for piece in pieces:
-        if isinstance(piece, list):
-            yield from _flat(piece)
-        else:
-            yield piece
-
-
-def _concat(pieces: list, n: int) -> np.ndarray:
-    """Row by row, the pieces joined in order. The pieces of all rows are written as one text, each
-    row ended by _ROW_END, and split at the ends: one pass, however many pieces."""
-    flat = list(_flat(pieces))
-    grid = np.empty((n, len(flat) + 1), dtype=object)
-    for j, piece in enumerate(flat):
-        grid[:, j] = piece
-    grid[:, -1] = _ROW_END
-    rows = "".join(grid.ravel().tolist()).split(_ROW_END)
-    if len(rows) != n + 1:  # a piece holds _ROW_END itself: join column by column instead
-        return grid[:, :-1].sum(axis=1)
-    return np.array(rows[:n], dtype=object)
-
-
-def _when(mask: np.ndarray, build, otherwise: str = "") -> np.ndarray:
-    """The text of `build(rows)` on the rows (positions) where mask holds; `otherwise` elsewhere."""
-    rows = np.flatnonzero(mask)
-    out = np.full(len(mask), otherwise, dtype=object)
-    if len(rows):
-        out[rows] = _concat(build(rows), len(rows))
-    return out
-
-
-def _per_distinct(build, *keys) -> np.ndarray:
-    """The text of `build(rows)`, built on one row of each distinct combination of `keys` (every
-    result the text reads) and spread to the rows with that combination."""
-    code = np.zeros(len(keys[0]), dtype=np.int64)
-    for key in keys:
-        codes, uniques = pd.factorize(np.asarray(key), use_na_sentinel=False)
-        code = pd.factorize(code * len(uniques) + codes)[0]
-    first = np.unique(code, return_index=True)[1]
-    return _concat(build(first), len(first))[code]
-
-
-def _money(cents) -> list[np.ndarray]:
-    """Amounts in cents as the pieces of '-1,234,567.89' (the text of `money_text`): the sign, each
-    group of three digits and the cents, each looked up in a table."""
-    cents = np.asarray(cents, dtype=np.int64)
-    size = np.abs(cents)
-    dollars = size // 100
-    pieces = [np.where(cents < 0, "-", "")] if (cents < 0).any() else []
-    digits = len(str(int(dollars.max()))) if len(cents) else 1
-    for group in range((digits - 1) // 3, -1, -1):
-        unit = 1000**group
-        three = dollars // unit % 1000
-        leading = np.where((dollars >= unit) | (group == 0), three, _NO_GROUP)
-        pieces.append(_GROUPS[np.where(dollars >= unit * 1000, 1000 + three, leading)])
-    pieces.append(_CENTS[size % 100])
-    return pieces
-
-
-def _cents(q: Q, rows: np.ndarray) -> np.ndarray:
-    """The amounts of `q` on the rows, rounded to the cent."""
-    return Q(q.num[rows], q.den[rows]).cents()
-
-
-def _each(values, template: str = "{}") -> np.ndarray:
-    """`template` filled in once with each distinct value, spread to the rows."""
-    distinct, inverse = np.unique(np.asarray(values), return_inverse=True)
-    return np.array([template.format(v) for v in distinct.tolist()], dtype=object)[inverse]
-
-
-def _join(parts: list[np.ndarray], sep: str) -> np.ndarray:
-    """Join text columns, skipping empty pieces (vectorized)."""
-    out = np.full(len(parts[0]) if parts else 0, "", dtype=object)
-    for p in parts:
-        p = np.asarray(p, dtype=object)
-        out = np.where(p == "", out, np.where(out == "", p, out + sep + p))
-    return out
-
-
-def _short(cites) -> np.ndarray:
-    """Each distinct citation shortened once: 'C.34:1B-246 c.(4)' -> '246c(4)'."""
-    cites = pd.Series(np.asarray(cites, dtype=object))
-    codes, uniques = pd.factorize(cites, use_na_sentinel=False)
-    return np.array([short_cite(u) for u in uniques], dtype=object)[codes] if len(cites) else np.array([], dtype=object)
-
-
-def _dollars(values) -> np.ndarray:
-    return money_text(values, cents=False)
-
-
-def _pct(fraction) -> str:
-    """A share of the rules as the hints write it: exact, '90%', '7.5%'."""
-    return rules_text.percent(fraction)
-
-
-def _tier_cites(tiers) -> np.ndarray:
-    """Each tier's short citation, then "" (no tier): index with a step's `which`."""
-    return np.array([short_cite(t.cite) for t in tiers] + [""], dtype=object)
-
-
-def explain_mega_project_243(s: Project) -> list:
-    """The mega project honoured, or why Mega Project = Y was computed as an ordinary project."""
-    common = s.common
-    late = f"; mega project application late: computed as ordinary [{short_cite(common['mega_project_deadline'].cite)}]"
-    tiers = common["mega_project_definition"]
-    met = np.array([f"; mega project {t.label} [{short_cite(t.cite)}]" for t in tiers] + [""], dtype=object)
-    not_met = "; mega project definition NOT met: computed as ordinary"
-    return [np.select([s.mega_late, s.mega_not_met, s.mega], [late, not_met, met[s.mega_which]], "")]
-
-
-def explain_eligibility_244(s: Project) -> list:
-    """The minimum capital investment and minimum jobs, each with whether it is met."""
-    rate_cite, jobs_cite = s.rate_cite.to_numpy(dtype=object), s.jobs_cite.to_numpy(dtype=object)
-
-    def rest(r):
-        return [
-            [" [", _short(rate_cite[r]), "] ", np.where(s.capex_ok[r], "met", "NOT met")],
-            ["; min jobs ", _each(s.min_new[r], "{:g}"), " new or ", _each(s.min_ret[r], "{:g}"), " total"],
-            [" [", _short(jobs_cite[r]), "] ", np.where(s.jobs_ok[r], "met", "NOT met")],
-        ]
-
-    distinct = _per_distinct(rest, rate_cite, s.capex_ok, s.min_new, s.min_ret, jobs_cite, s.jobs_ok)
-    return ["; min capex ", _money(s.min_capex.cents()), distinct]
-
-
-def _terms(terms: list[tuple], sep: str) -> list[np.ndarray]:
-    """The terms (present, keys, build) joined by `sep` where present: each term's text, `build(rows)`,
-    is built once per distinct combination of its keys and of whether a term stands before it."""
-    pieces, before = [], np.zeros(len(terms[0][0]) if terms else 0, dtype=bool)
-    for present, keys, build in terms:
-
-        def text(r, present=present, after=before, build=build):
-            return [np.where(present[r], np.where(after[r], sep, "") + build(r), "")]
-
-        pieces.append(_per_distinct(text, present, before, *keys))
-        before = before | present
-    return pieces
-
-
-def _fixed(text: str):
-    """A term's build that is the same text on every row."""
-    return lambda r: np.full(len(r), text, dtype=object)
-
-
-def explain_base_246b(s: Project) -> list[tuple]:
-    """The base amount per job: the first term of the sum (absent where no tier applies)."""
-    tiers = s.p["base_amount"]
-
-    def base(r):
-        which = s.base_which[r]
-        return pick(tiers, which, "label", "").astype(object) + " " + _dollars(s.base[r]) + " [" + _tier_cites(tiers)[which] + "]"
-
-    return [(s.base_which >= 0, (s.base_which, s.base), base)]
-
-
-def explain_increases_246c(s: Project) -> list[tuple]:
-    """Each increase per job: the further terms of the sum, each present where it applies."""
-    p = s.p
-    flags = [
-        (f"{t.label} {_dollars([t.value])[0]} [{short_cite(t.cite)}]", hit) for t, hit in zip(p["flag_bonuses"], s.flag_hits, strict=True)
-    ]
-    any_flag = np.zeros(s.n, dtype=bool)
-    for hit in s.flag_hits:
-        any_flag |= hit
-
-    def flag_bonuses(r):
-        return _join([np.where(hit[r], text, "") for text, hit in flags], " + ")
-
-    def industrial(r):
-        return (
-            "industrial investment " + _dollars(s.ind_bonus[r]) + " (" + _each(s.ind_steps[r])
-            + f" x {_pct(p['industrial_step'].value)} over minimum, cap " + _dollars(s.ind_cap[r])
-            + ") [" + _tier_cites(p["industrial_bonus"])[s.ind_which[r]] + "]"
-        )  # fmt: skip
-
-    def salary(r):
-        return (
-            "salary " + _dollars(s.sal_bonus[r]) + " (" + _each(s.sal_steps[r])
-            + f" x {_pct(p['salary_step'].value)} over benchmark) [{short_cite(p['salary_step'].cite)}]"
-        )  # fmt: skip
-
-    def large(r):
-        big, which = p["large_employment_bonus"], s.big_which[r]
-        return pick(big, which, "label", "").astype(object) + " " + _dollars(s.big_bonus[r]) + " [" + _tier_cites(big)[which] + "]"
-
-    auto, sj = p["auto_hq_bonus"], p["south_jersey_mri_bonus"]
-    return [
-        (any_flag, tuple(s.flag_hits), flag_bonuses),
-        (s.ind_bonus > 0, (s.ind_bonus, s.ind_steps, s.ind_cap, s.ind_which), industrial),
-        (s.sal_bonus > 0, (s.sal_bonus, s.sal_steps), salary),
-        (s.big_which >= 0, (s.big_which, s.big_bonus), large),
-        (s.auto, (), _fixed(f"auto HQ {_dollars([auto.value])[0]} [{short_cite(auto.cite)}]")),
-        (s.sj_bonus, (), _fixed(f"South Jersey MRI {_dollars([sj.value])[0]} [{short_cite(sj.cite)}]")),
-    ]
-
-
-def explain_gross_limit_246d(s: Project) -> list:
-    """Base + increases = the sum per job, and the gross limit per job, applied or not reached."""
-
-    def limit(r):
-        over = s.raw_gross[r] > s.gross_cap[r]
-        return [
-            [" = ", _dollars(s.raw_gross[r]), "; cap ", _dollars(s.gross_cap[r]), " [", _short(s.gross_cap_cite[r]), "]"],
-            np.where(over, " applied: gross " + _dollars(s.gross[r]), " not reached"),
-        ]
-
-    terms = _terms(explain_base_246b(s) + explain_increases_246c(s), " + ")
-    return ["; ", terms, _per_distinct(limit, s.raw_gross, s.gross_cap, s.gross_cap_cite, s.gross)]
-
-
-def explain_retained_246e(s: Project) -> list:
-    """The credit per retained job and the amount under a. through e."""
-    p = s.p
-    full, half, capex = p["full_retained_share"], p["retained_share"], p["retained_capex_share"]
-
-    def rule(r):
-        binds = f"capex x {capex.value} / " + _each(s.jobs[r]) + f" jobs, below {_pct(half.value)} of gross [{short_cite(capex.cite)}]"
-        return [
-            np.select(
-                [s.full[r], s.capex_binds[r]],
-                [f"{_pct(full.value)} of gross [{short_cite(full.cite)}]", binds],
-                f"{_pct(half.value)} of gross [{short_cite(half.cite)}]",
-            )
-        ]
-
-    per_job = _concat(_money(s.per_retained.cents()), s.n)  # written once, shown twice
-    return [
-        ["; retained/job ", per_job, " = ", _per_distinct(rule, s.full, s.capex_binds, np.where(s.capex_binds, s.jobs, -1))],
-        ["; a.-e. ", _each(s.new), " new x ", _dollars(s.gross), " + ", _each(s.retained), " retained x ", per_job],
-        [" = ", _money(s.ordinary_ae.cents())],
-    ]
-
-
-def explain_annual_limits_246f(s: Project) -> list:
-    """The annual maximum, and where they bind or are needed the share of withholdings and the amount necessary."""
-    p = s.p
-    wh, necessity = p["withholdings_share"], p["necessity_threshold"]
-    cap = s.cap.cents()
-
-    def annual_cap(r):
-        return ["; annual cap ", _money(cap[r]), " [", _short(s.cap_cite[r]), "]", np.where(s.capped[r], " applied", " not reached")]
-
-    withholdings = _when(
-        s.wh_cut,
-        lambda r: [
-            f"; {_pct(wh.value)} of withholdings [{short_cite(wh.cite)}] ",
-            _money(_cents(s.wh_limit, r)),
-            " applied to ",
-            _money(_cents(s.before_wh, r)),
-        ],
-    )
-    given = s.needs & s.an_given
-    amount = _when(given, lambda r: [_money(_cents(s.an, r))])
-    applied = _when(given & s.an_cut, lambda r: [" applied to ", _money(_cents(s.before_an, r))], " not reached")
-    prefix = f"; a.-e. over {_dollars([necessity.value])[0]}: amount necessary [{short_cite(necessity.cite)}] "
-    necessary = _when(s.needs, lambda r: [prefix, np.where(s.an_given[r], amount[r], "not given"), np.where(s.an_given[r], applied[r], "")])
-    return [_per_distinct(annual_cap, cap, s.cap_cite, s.capped), withholdings, necessary]
-
-
-def explain_mrera_alternative_246d(s: Project) -> list:
-    """In an MRERA Growth Zone tier: the alternative amount against the ordinary one, and which is used."""
-    p = s.p
-    # per tier, without and with the annual cap applied to the alternative
-    tier = np.array(
-        [f"{t.label}{cut}) [{short_cite(t.cite)}] vs ordinary " for t in p["mrera_tiers"] for cut in ("", ", annual cap applied")],
-        dtype=object,
-    )
-    share = p["mrera_capex_share"].value
-
-    def text(r):
-        return [
-            ["; MRERA alternative ", _money(_cents(s.alt, r)), f" (capex x {share}, ", tier[2 * s.m_which[r] + s.alt_cut[r]]],
-            [_money(_cents(s.ordinary, r)), np.where(s.use_alt[r], ": alternative used", ": ordinary kept")],
-        ]
-
-    return [_when(s.m_which >= 0, text)]
-
-
-def explain_award_246a(s: Project) -> list:
-    """The annual credit to the cent times the years of the eligibility period."""
-    return ["; annual ", _money(s.annual), _each(s.period, " (to the cent) x {} years = "), _money(s.total)]
-
-
-def explain_net_benefit_244a3(s: Project) -> list:
-    """The net benefit against its minimum share of the award, or that it was not given."""
-    cite = s.nb_cite.to_numpy(dtype=object)
-
-    def test(r):
-        return [" vs ", s.nb_share[r], " of award [", _short(cite[r]), "]", np.where(s.nb_bad[r], " not met", " met")]
-
-    verdict = _per_distinct(test, s.nb_share, cite, s.nb_bad)
-    net = s.f[NET_BENEFIT].fillna(0).to_numpy(dtype=np.int64)
-    return [_when(s.nb_given, lambda r: ["; net benefit ", _money(net[r]), verdict[r]], "; net benefit not given")]
-
-
-def explain_prior_incentives_247e(s: Sheet) -> list:
-    """The prior records of the business (BEIP, BRRAP and Grow NJ), where there are any (their text
-    as `prior_incentives_247e` wrote it, not copied)."""
-    cite = short_cite(s.common["prior_incentive_bar"].cite)
-    return [np.where(s.prior_text != "", f"; prior incentives [{cite}]: ", ""), s.prior_text]
-
-
-def explain_eligible(s: Sheet) -> list:
-    """Eligible, or NOT ELIGIBLE with every reason."""
-    reasons = [(getattr(s, attr), why) for attr, why in REASONS.items()] + [(s.prior_bars, "prior incentive bars agreement")]
-
-    def text(r):
-        because = _join([np.where(mask[r], why, "") for mask, why in reasons], ", ")
-        return [np.where(s.ineligible[r], "; NOT ELIGIBLE (" + because + "): award 0", "; eligible")]
-
-    return [_per_distinct(text, s.ineligible, *(mask for mask, _ in reasons))]
-
-
-# The parts of the text, in the statute's order: those of the steps each row's own figures decide,
-# then those of the steps across rows (written once every row's own result is known).
-EXPLAIN = (
-    explain_mega_project_243,
-    explain_eligibility_244,
-    explain_gross_limit_246d,  # its terms from explain_base_246b and explain_increases_246c
-    explain_retained_246e,
-    explain_annual_limits_246f,
-    explain_mrera_alternative_246d,
-    explain_award_246a,
-    explain_net_benefit_244a3,
-)
-EXPLAIN_ACROSS = (
-    explain_prior_incentives_247e,
-    explain_eligible,
-)
-
-
-def explain(s: Project) -> np.ndarray:
-    """The `Calculation` column up to the steps across rows: one line a reviewer can check by hand,
-    each component with its citation, built from the step results, part by part in the statute's
-    order (`explain_across` writes the rest)."""
-    return _concat([s.version + " text", *(part(s) for part in EXPLAIN)], s.n)
-
-
-def explain_across(s: Sheet, head: np.ndarray) -> np.ndarray:
-    """The `Calculation` column whole: the parts of the steps across rows appended to `head` (what
-    `explain` wrote of each row), piece by piece in place, so that no row's text is held twice (the
-    sheet's texts are the size of the sheet, not of a chunk)."""
-    for piece in _flat([part(s) for part in EXPLAIN_ACROSS]):
-        np.add(head, piece, out=head)
-    return head
-
-
 def _calculate(
     f: pd.DataFrame, common: dict, p: dict, version: str, context: RunContext
 ) -> tuple[pd.DataFrame, np.ndarray, list, np.ndarray, pd.DataFrame]:
     """The computed columns of the rows of one statute version, their Calculation text (kept apart,
     as plain objects, until `calculate_rows` has every version's), the findings, the rows not
     eligible by their own figures, and why (REASONS, carried to the steps across rows)."""
-    s = Project(f, common, p, version, context)
-    for step in ROW_STEPS:
-        step(s)
+    from batch.programs.grow_nj.explain import explain  # the explanation reads these steps' results
+
+    s = run(Project(f, common, p, version, context), ROW_STEPS)
     s.capex_below, s.jobs_below = ~s.capex_ok, ~s.jobs_ok
     carry = pd.DataFrame({attr: getattr(s, attr) for attr in REASONS}, index=s.idx)
     s.ineligible = np.logical_or.reduce([carry[attr].to_numpy() for attr in REASONS])
@@ -1130,9 +767,9 @@ def across_rows(frame: pd.DataFrame, calc: Calculation, rules: Rules, context: R
     if not len(frame):
         return calc
     computed = calc.computed if calc.computed.index.equals(frame.index) else calc.computed.reindex(frame.index)
-    s = Sheet(frame, rules.parameters, context, calc.carry.reindex(frame.index, fill_value=False))
-    for step in ACROSS_STEPS:
-        step(s)
+    from batch.programs.grow_nj.explain import explain_across  # the explanation reads these steps' results
+
+    s = run(Sheet(frame, rules.parameters, context, calc.carry.reindex(frame.index, fill_value=False)), ACROSS_STEPS)
     s.ineligible = s.own_ineligible | s.prior_bars
     barred = pd.Series(s.prior_bars, index=frame.index)
     # the texts so far leave the frame, to be completed in place (their own array, not a view)

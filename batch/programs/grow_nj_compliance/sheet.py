@@ -1,9 +1,9 @@
 """Sheet `GrowNJ_Compliance`: Grow NJ annual compliance, forfeiture and carry-forward (README, sheet `GrowNJ_Compliance`)."""
 
-from batch.programs._kit.rules import load
+from batch.programs._kit.rules import rules_of
 from validators.columns import Column, SheetSpec
 
-rules = load("grow_nj_compliance")
+rules = rules_of(__name__)
 # C.34:1B-243 "eligibility period": a term of not more than this many years; a blank is read as it
 LONGEST_TERM = rules["eligibility_period_years"].value
 

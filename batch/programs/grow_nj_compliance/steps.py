@@ -24,8 +24,8 @@ import pandas as pd
 
 from batch.programs._kit import rules_text
 from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
-from batch.programs._kit.findings import emit
 from batch.programs._kit.rules import Rules
 from batch.programs._kit.steps import name_key
 from batch.programs.grow_nj_compliance.sheet import GROW_NJ_COMPLIANCE
@@ -53,14 +53,12 @@ OUT = [
 ]
 
 
-class Compliance:
+class Compliance(Steps):
     """The rows of the sheet, the rules, the run's as-of date, and every column the steps have
     computed so far."""
 
     def __init__(self, f: pd.DataFrame, rules: Rules, context: RunContext):
-        self.f, self.rules = f, rules
-        self.idx, self.n = f.index, len(f)
-        self.findings: list[pd.DataFrame] = []
+        super().__init__(f, rules)
         self.as_of = pd.Timestamp(context.as_of)
         self.as_of_text = context.as_of.isoformat()
         self.period = f[PERIOD].to_numpy(dtype=np.int64)
@@ -79,9 +77,6 @@ class Compliance:
         month, day = (int(part) for part in self.rules["tax_period_close"].value.split("-"))
         close = pd.DataFrame({"year": self.period + years_after, "month": month, "day": day})
         return pd.Series(pd.to_datetime(close).to_numpy(), index=self.idx)
-
-    def emit(self, code: str, mask: np.ndarray, **fields) -> None:
-        self.findings.append(emit(code, self.idx[mask], **fields))
 
 
 def carry_forward(project: np.ndarray, year: np.ndarray, allowed: np.ndarray, liability: np.ndarray, periods: int) -> np.ndarray:
@@ -317,9 +312,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = Compliance(frame, rules, context or RunContext.today())
-    for step in STEPS:
-        step(s)
+    s = run(Compliance(frame, rules, context or RunContext.today()), STEPS)
     computed = pd.DataFrame(np.column_stack([s.allowed, s.result]), columns=OUT, index=s.idx).astype("Int64")
     return Calculation(computed, s.findings, ineligible=pd.Series(s.ineligible, index=s.idx))
 

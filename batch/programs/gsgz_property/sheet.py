@@ -1,10 +1,10 @@
 """Sheet `GSGZ_Property`: Garden State Growth Zone property tax exemption (README, sheet `GSGZ_Property`)."""
 
-from batch.programs._kit.rules import load
+from batch.programs._kit.rules import rules_of
 from batch.programs._kit.rules_text import day
 from validators.columns import Column, SheetSpec
 
-rules = load("gsgz_property")
+rules = rules_of(__name__)
 ENACTED, WINDOW = rules["enactment_date"].value, rules["certificate_window_years"].value
 # Payment years 1 to the last year of the c. schedule (the schedule of e. has as many years).
 YEARS = range(1, len(rules["development_entity_schedule"].value) + 1)

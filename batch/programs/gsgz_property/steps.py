@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
-from batch.programs._kit.findings import emit
 from batch.programs._kit.rules import Rules
 from batch.programs.gsgz_property.sheet import GSGZ_PROPERTY, YEARS
 
@@ -34,20 +34,15 @@ ID, ENTITY, OPTED_IN, CO_DATE, TAXES = (
 PAYMENTS = [f"Payment Year {y} ($)" for y in YEARS]
 
 
-class Property:
+class Property(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far."""
 
     def __init__(self, f: pd.DataFrame, rules: Rules):
-        self.f, self.rules = f, rules
-        self.idx, self.n = f.index, len(f)
-        self.findings: list[pd.DataFrame] = []
+        super().__init__(f, rules)
         self.computed: dict[str, pd.arrays.IntegerArray] = {}
         self.entity = f[ENTITY].to_numpy(dtype=bool)
         self.ineligible = np.zeros(self.n, dtype=bool)  # barred rows pay 100% of taxes every year
         self.payment: dict[int, np.ndarray] = {}  # schedule year -> the payment of each row, integer cents
-
-    def emit(self, code: str, mask: np.ndarray, **fields) -> None:
-        self.findings.append(emit(code, self.idx[mask], **fields))
 
 
 # -- the steps ----------------------------------------------------------------------------------
@@ -132,9 +127,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = Property(frame, rules)
-    for step in STEPS:
-        step(s)
+    s = run(Property(frame, rules), STEPS)
     return Calculation(pd.DataFrame(s.computed, index=s.idx), s.findings, ineligible=pd.Series(s.ineligible, index=s.idx))
 
 

@@ -1,10 +1,10 @@
 """Sheet `Transfers`: tax credit transfer certificates (README, sheet `Transfers`)."""
 
-from batch.programs._kit.rules import load
+from batch.programs._kit.rules import rules_of
 from batch.programs._kit.rules_text import either, percent
 from validators.columns import Column, SheetSpec
 
-rules = load("transfers")
+rules = rules_of(__name__)
 # The programs whose transfer certificates the sheet takes: the cases of the minimum transfer.
 PROGRAMS = tuple(rules["minimum_transfer"])
 

@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by
+from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
-from batch.programs._kit.findings import BASIS_POINTS, emit
+from batch.programs._kit.findings import BASIS_POINTS
 from batch.programs._kit.rules import Rules, lookup
 from batch.programs._kit.steps import business_key, date_order, name_key, running_over
 from batch.programs.transfers.sheet import TRANSFERS
@@ -44,12 +45,11 @@ def _party(names: pd.Series) -> pd.Series:
     return key.where(key.notna(), pd.Series("\x00row " + names.index.astype(str), index=names.index))
 
 
-class Transfers:
+class Transfers(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far."""
 
     def __init__(self, f: pd.DataFrame, rules: Rules):
-        self.f, self.rules, self.idx = f, rules, f.index
-        self.findings: list[pd.DataFrame] = []
+        super().__init__(f, rules)
         self.dates, self.program = f[DATE], f[PROGRAM]
         self.credit = f[CREDIT].astype("int64")
         self.paid = f[PAID].astype("int64")
@@ -58,9 +58,6 @@ class Transfers:
         self.rank = pd.Series(np.arange(len(self.order)), index=self.order).reindex(f.index)
         self.transferor = _party(f[FROM])
         self.cert = name_key(f[CERT])
-
-    def emit(self, code: str, mask, **fields) -> None:
-        self.findings.append(emit(code, self.idx[mask], **fields))
 
 
 # -- the steps ----------------------------------------------------------------------------------
@@ -198,9 +195,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = Transfers(frame, rules)
-    for step in STEPS:
-        step(s)
+    s = run(Transfers(frame, rules), STEPS)
     computed = pd.DataFrame(
         {MINIMUM: s.minimum, RATIO: s.ratio.astype("float64"), TO_DATE: s.to_date.astype("Int64")},
         index=frame.index,

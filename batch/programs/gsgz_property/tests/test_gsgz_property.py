@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from conftest import workbook  # noqa: F401 (the fixture, for the tests below)
 from helpers import run_rows
 
 from batch.programs.gsgz_property import steps as gsgz_property

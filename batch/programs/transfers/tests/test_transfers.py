@@ -11,7 +11,7 @@ import datetime as dt
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import typed_frame
+from conftest import typed_frame, workbook  # noqa: F401 (the fixture, for the tests below)
 
 from batch.programs._kit.rules import load
 from batch.programs.transfers import steps as transfers

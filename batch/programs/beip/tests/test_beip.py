@@ -6,6 +6,7 @@ import datetime as dt
 
 import pandas as pd
 import pytest
+from conftest import workbook  # noqa: F401 (the fixture, for the tests below)
 from helpers import run_rows
 
 from batch.programs.beip import steps as beip

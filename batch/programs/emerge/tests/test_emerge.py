@@ -6,7 +6,7 @@ import datetime as dt
 
 import pandas as pd
 import pytest
-from conftest import typed_frame
+from conftest import typed_frame, workbook  # noqa: F401 (the fixture, for the tests below)
 from helpers import run_rows
 
 from batch.programs.emerge import steps as emerge

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from helpers import run_rows
 
-from batch.programs.beip.sheet import BEIP_CONVERSION
 from batch.programs.beip_conversion import steps as beip_conversion
+from batch.programs.beip_conversion.sheet import BEIP_CONVERSION
 from validators.schema import validate
 
 # Credit 2017 ($) through Credit 2034 ($): a 2030 approval's five installments (e.(1)) run 2030 to 2034
