@@ -15,6 +15,11 @@ from batch import __version__
 @click.version_option(__version__, prog_name="njcredits")
 def main():
     """Validate New Jersey tax-credit intake workbooks and return annotated workbooks."""
+    from batch.run.workers import worker_path
+
+    # started as `python -c ...`, the working directory is first on the path: a folder there named like
+    # a module njcredits imports later (`validators`, `pandas`) would be imported instead
+    sys.path[:] = worker_path()
 
 
 def _ledger(path):
@@ -243,7 +248,7 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: s
 
     from batch.pipeline import process
     from batch.run.ledger import LedgerUnreadable
-    from batch.run.runner import _reason
+    from batch.run.workers import file_reason as _reason
 
     settings = _settings(as_of=as_of, ledger=ledger, outbox=outbox)
     book = settings.ledger if settings.ledger.is_file() else None

@@ -638,7 +638,7 @@ def test_a_doctype_split_across_two_chunks_is_found(tmp_path, monkeypatch, shift
 def test_an_unexpected_failure_is_said_without_the_librarys_words(error):
     """What the writers may raise on a shape they do not handle: the reason says what to do, and
     never the exception's class or text."""
-    from batch.run.runner import _reason
+    from batch.run.workers import file_reason as _reason
 
     reason = _reason(error, "odd.xlsx")
     assert reason.startswith("odd.xlsx could not be processed") and "save it again as .xlsx" in reason

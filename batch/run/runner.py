@@ -1,23 +1,27 @@
 """The monthly batch: every file in the inbox ends in exactly one place; nothing lost, nothing overwritten.
 
-One run, under the inbox lock:
+`run_batch` reads as the run's steps, in order:
 
+    lock      an exclusive lock on the inbox (`inbox_lock`), and a stop signal noted, never obeyed
+              in the middle of a move (`stop_signals`)
     recover   finish the bookkeeping of a killed run of this inbox: end it in the ledger, complete
-              the file rows it began, return its staged inputs to the inbox, remove its temporary files
-    list      the inbox's regular files (a link is reported, never read or moved)
+              the file rows it began, return its staged inputs to the inbox, remove its temporary
+              files; then this run is begun in the ledger (`Run.recover`)
+    list      the inbox's regular files (a link is reported, never read or moved) (`Run.list`)
     stage     each input renamed into INBOX/.njcredits/staging/<run-id>/ (a copy for inputs that are
-              never moved), so what is hashed, read, recorded and archived is that one file
-    hash      skip a file already processed (SHA-256), unless --force
+              never moved), so what is hashed, read, recorded and archived is that one file (`Run.stage`)
+    hash      a file already processed (SHA-256) is skipped, unless --force; a file that is not an
+              intake file fails; a copy of a file earlier in the run waits for it (`Run.sort`)
     process   each file in its own worker process (memory limit, timeout), which writes the output
-              under a temporary name owned by the run
-    place     the output renamed to its final name (an earlier one moved to previous/<run-id>/)
+              under a temporary name owned by the run (`Run.process`, with `batch.run.workers`)
+    place     the output renamed to its final name (an earlier one moved to previous/<run-id>/) (`Run.place`)
     archive   a ledger row begun, the input moved to processed/ or failed/ (with its reason), the row
-              completed
-    report    run-<run-id>.summary.xlsx, and the run ended in the ledger
+              completed (`Run.archive`)
+    record    run-<run-id>.summary.xlsx, and the run ended in the ledger (`Run.report`, `Run.record`)
 
 One file's trouble fails that file alone. A failure of the environment (a full disk, an unwritable
-folder, a stop signal) never sends a file to failed/: the input goes back to the inbox for the next
-run, the message names the environment, and the run's exit status is 3.
+folder, a worker that cannot start, a stop signal) never sends a file to failed/: the input goes back
+to the inbox for the next run, the message names the environment, and the run's exit status is 3.
 """
 
 from __future__ import annotations
@@ -25,18 +29,13 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import fcntl
-import gc
-import multiprocessing
-import multiprocessing.connection as mp_connection
 import os
-import resource
 import secrets
 import shutil
 import signal
 import sqlite3
 import stat
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,21 +44,17 @@ import pandas as pd
 
 from batch import __version__
 from batch.run.config import Settings
+from batch.run.environment import EnvironmentStop, environment_message, is_environment, os_error
 from batch.run.faults import fault
 from batch.run.ledger import Ledger, LedgerUnreadable
 from batch.run.names import fit, output_name, printable, shown, temporary
+from batch.run.workers import file_reason, isolated, remove_temporary
 
 INTAKE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv")
 RECORD_COLUMNS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "file"]
 LOCK_NAME = ".njcredits.lock"
 WORK_DIR = ".njcredits"  # the tool's own folder in the inbox: staging/<run-id>/
 NAME_FILE = ".name"  # in a staging slot: the input's name as it was in the inbox (bytes)
-# errors that say something about the machine, not about a workbook
-ENVIRONMENT_ERRNOS = {
-    errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM
-}  # fmt: skip
-# errors no read of a file can give: whatever raised them was writing, so they are the environment's
-WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
 
 
 class RunLocked(Exception):
@@ -68,10 +63,6 @@ class RunLocked(Exception):
 
 class UnsafeLink(Exception):
     """A folder the tool writes inside the inbox is a link; nothing is written through it."""
-
-
-class EnvironmentStop(Exception):
-    """The environment stopped this file (or the run): the message names the environment."""
 
 
 @dataclass
@@ -129,58 +120,6 @@ class RunOutcome:
 def new_run_id() -> str:
     now = dt.datetime.now(dt.UTC)
     return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z-" + secrets.token_hex(2)
-
-
-def os_error(err: BaseException | None) -> OSError | None:
-    """The OS error behind `err`: itself, or the one a library wrapped (xlsxwriter's FileCreateError
-    keeps it in its arguments and as its cause), or None."""
-    seen = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        if isinstance(err, OSError):
-            return err
-        inner = next((a for a in getattr(err, "args", ()) if isinstance(a, OSError)), None)
-        err = inner or err.__cause__ or err.__context__
-    return None
-
-
-def environment_message(err: BaseException, where: str, stays: bool = True) -> str:
-    """One sentence naming the environment (the folder, and the error with its name), never the workbook."""
-    tail = "; the file stays in the inbox for the next run." if stays else "."
-    if isinstance(err, sqlite3.Error):
-        return f"the ledger cannot be written ({err}); check its disk" + tail
-    oserr = os_error(err)
-    code = oserr.errno if oserr is not None else None
-    name = f", {errno.errorcode[code]}" if code in errno.errorcode else ""
-    if code in (errno.ENOSPC, errno.EDQUOT):
-        what = "no space left" if code == errno.ENOSPC else "the disk quota is used up"
-        return f"{what} on the disk of {where} ({os.strerror(code)}{name}); free some space" + tail
-    if code == errno.EROFS:
-        return f"{where} is on a read-only filesystem ({os.strerror(code)}{name})" + tail
-    if code in (errno.EACCES, errno.EPERM):
-        return f"{where} cannot be written (permission denied{name})" + tail
-    if code == errno.EFBIG:
-        return f"{where} cannot take a file this large: the file-size limit was reached ({os.strerror(code)}{name})" + tail
-    if code == errno.EIO:
-        return f"the disk of {where} failed ({os.strerror(code)}{name}); check the disk" + tail
-    return f"{where} failed ({os.strerror(code or 0)}{name})" + tail
-
-
-def is_environment(err: BaseException) -> bool:
-    """An error of the machine: a full, read-only or failing disk, a file-size limit, a folder that
-    cannot be written (also as SQLite says it of the ledger, and as a library wraps it)."""
-    if isinstance(err, sqlite3.OperationalError):
-        return any(w in str(err) for w in ("full", "readonly", "read-only", "disk I/O", "unable to open"))
-    oserr = os_error(err)
-    return oserr is not None and oserr.errno in ENVIRONMENT_ERRNOS
-
-
-class WriteFailed(Exception):
-    """The environment stopped a write of the run (the error behind it in `error`)."""
-
-    def __init__(self, error: OSError):
-        super().__init__(str(error))
-        self.error = error
 
 
 ARCHIVE_DIRS = ("processed", "failed")
@@ -308,232 +247,6 @@ def _place_output(partial: Path, final: Path, run_id: str) -> Path:
     return final
 
 
-# -- one file in a worker -----------------------------------------------------------------------
-
-
-def work(path: str, partial: str, limits=None, as_of: dt.date | None = None, ledger: str | None = None, run_id: str | None = None) -> dict:
-    """Process one workbook and write its output under the partial name. `as_of` None means the day
-    the file is processed (local time); the ledger is only read (prior incentive records)."""
-    from batch.pipeline import process
-    from batch.workbook.safety import Limits
-    from batch.workbook.writing import write
-
-    started = time.perf_counter()
-    result = process(
-        Path(path), limits or Limits(), as_of=as_of, ledger=Path(ledger) if ledger else None, run_id=run_id, scratch=Path(partial)
-    )
-    try:
-        fault("child-partial", partial)
-        try:
-            fault("child-write", partial)
-            write(result, Path(partial))
-        except Exception as err:  # everything the write meets is the environment's, never the file's
-            oserr = os_error(err)
-            if oserr is not None and is_environment(oserr):
-                raise WriteFailed(oserr) from err
-            raise
-    finally:
-        result.discard()  # a decrypted copy, if any
-    sev = result.findings["Severity"].value_counts()
-    return {
-        "rows_per_sheet": {r.sheet.name: r.counts["rows"] for r in result.intake},
-        "counts": {r.sheet.name: r.counts for r in result.intake},
-        "errors": int(sev.get("error", 0)),
-        "warnings": int(sev.get("warning", 0)),
-        "infos": int(sev.get("info", 0)),
-        "records": result.records(),
-        "decisions": result.decisions(),
-        "per_year": _per_year_credits(result),
-        "rules_versions": result.rules_versions(),
-        "seconds": round(time.perf_counter() - started, 3),
-        "timings": result.timings,
-        "as_of": result.as_of.isoformat(),
-    }
-
-
-def _per_year_credits(result) -> pd.DataFrame:
-    """Credits per (grant, year) of sheets whose limits hold across workbooks (BRRAP's aggregate)."""
-    parts = []
-    for r in result.intake:
-        if r.program.run_limits:
-            parts.append(r.program.run_limits(r.typed, r.computed, r.status).assign(sheet=r.sheet.name))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-
-def _reason(err: BaseException, name: str) -> str:
-    from batch.workbook.reasons import for_failure
-    from batch.workbook.safety import Refused
-
-    if isinstance(err, Refused):
-        return str(err)
-    if isinstance(err, OSError) and err.errno in (errno.EACCES, errno.EPERM):
-        return f"{name} cannot be read (permission denied); give njcredits read access and drop it in again."
-    return for_failure(name, err)  # the file's problem in the user's words, never a library's exception text
-
-
-def _watch_run(alive, partial: str) -> None:
-    """In a worker: when the run that started it ends (however it ends: its end of `alive` closes),
-    remove the worker's temporary files and end the worker, so nothing outlives its run."""
-    try:
-        alive.recv()
-    except (EOFError, OSError):
-        pass
-    _remove_temporary(Path(partial))
-    os._exit(1)
-
-
-def _child(conn, alive, path: str, partial: str, memory_mb: int, limits, as_of, ledger: str, run_id: str) -> None:
-    """A worker reading one file, under an address-space limit: whatever the file does to the readers
-    (a Rust abort, a MemoryError), only this process ends."""
-    threading.Thread(target=_watch_run, args=(alive, partial), daemon=True).start()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C reaches the whole group: the run decides, and ends its workers
-        signal.signal(sig, signal.SIG_IGN)
-    if memory_mb:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
-    # the child lives for one file and makes no reference cycles worth collecting; the cyclic
-    # collector would otherwise walk millions of cell objects again and again (superlinear time)
-    gc.disable()
-    try:
-        conn.send(("ok", work(path, partial, limits, as_of, ledger, run_id)))
-    except MemoryError:
-        conn.send(
-            (
-                "error",
-                f"{Path(path).name} needs more than the {memory_mb:,} MB of memory allowed for one file "
-                f"(memory_limit_mb); split it into smaller workbooks or raise the limit.",
-            )
-        )
-    except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
-        oserr = err.error if isinstance(err, WriteFailed) else os_error(err)
-        folder = Path(partial).parent  # the worker writes only there
-        writing = str(getattr(oserr, "filename", "") or "").startswith(str(folder))
-        if oserr is not None and (isinstance(err, WriteFailed) or oserr.errno in WRITE_ERRNOS or (writing and is_environment(oserr))):
-            named = isinstance(oserr.filename, str) and oserr.filename and not writing
-            target = Path(oserr.filename).parent if named else folder  # elsewhere: a temporary folder, say
-            where = f"the outbox {shown(str(folder))}" if target == folder else f"the folder {shown(str(target))}"
-            conn.send(("environment", environment_message(oserr, where)))
-        else:
-            conn.send(("error", _reason(err, Path(path).name)))
-    finally:
-        for p in Path(partial).parent.glob(f"*{Path(partial).name}.*"):  # the writers' own temporary files
-            p.unlink(missing_ok=True)
-        conn.close()
-
-
-STOP_GRACE_SECONDS = 0.5  # how long a worker's unexpected end waits for the run to note a stop signal
-
-
-def isolated(todo: list, settings: Settings, run_id: str, stop: threading.Event):
-    """Process each (item, partial) in its own worker, up to `workers` at a time, each with the memory
-    limit and the timeout. Yields (item, partial, kind, payload): kind `ok` (payload: the result),
-    `error` (the file's reason) or `environment` (the environment's reason: the file goes back).
-    When `stop` is set the running workers are ended and everything not done is yielded as stopped."""
-    ctx = multiprocessing.get_context("forkserver")  # workers do not inherit the inbox lock
-    ctx.set_forkserver_preload(["batch.pipeline", "batch.workbook.writing"])
-    queue = list(todo)
-    running: dict = {}
-    try:
-        while queue or running:
-            while queue and len(running) < max(1, settings.workers) and not stop.is_set():
-                item, partial = queue.pop(0)
-                recv, send = ctx.Pipe(duplex=False)
-                alive_r, alive_w = ctx.Pipe(duplex=False)
-                args = (send, alive_r, str(item.staged), str(partial), settings.memory_limit_mb, settings.limits, settings.as_of,
-                        str(settings.ledger), run_id)  # fmt: skip
-                proc = ctx.Process(target=_child, args=args, daemon=True)
-                proc.start()
-                send.close()
-                alive_r.close()
-                running[recv] = (proc, item, partial, time.monotonic(), alive_w)
-            if stop.is_set():
-                for conn, (proc, item, partial, _, alive_w) in list(running.items()):
-                    proc.kill()
-                    proc.join()
-                    alive_w.close()
-                    conn.close()
-                    _remove_temporary(partial)
-                    yield (
-                        item,
-                        partial,
-                        "environment",
-                        "the run was stopped (a stop signal) before this file was done; it stays in the inbox.",
-                    )
-                running.clear()
-                for item, partial in queue:
-                    yield (
-                        item,
-                        partial,
-                        "environment",
-                        "the run was stopped (a stop signal) before this file was read; it stays in the inbox.",
-                    )
-                queue.clear()
-                break
-            for conn in mp_connection.wait(list(running), timeout=0.2):
-                proc, item, partial, _, alive_w = running.pop(conn)
-                try:
-                    kind, payload = conn.recv()
-                except (EOFError, OSError):
-                    proc.join()
-                    # a stop signal reaches the whole process group: a worker it ended before the worker
-                    # could ignore it (while starting) was stopped, not failed by its file; the run's own
-                    # handler may take a moment longer to note the signal than the worker took to end
-                    if proc.exitcode in (-signal.SIGINT, -signal.SIGTERM) or stop.wait(STOP_GRACE_SECONDS):
-                        kind, payload = (
-                            "environment",
-                            "the run was stopped (a stop signal) before this file was done; it stays in the inbox.",
-                        )
-                    elif proc.exitcode == -signal.SIGKILL:  # killed from outside: the operator, the machine's OOM killer
-                        kind, payload = (
-                            "environment",
-                            f"the process reading {shown(item.name)} was killed from outside (SIGKILL); it stays in the inbox.",
-                        )
-                    else:
-                        kind, payload = (
-                            "error",
-                            (
-                                f"The process reading {shown(item.name)} stopped unexpectedly (exit {proc.exitcode}): "
-                                f"the file makes the reader crash or run out of memory; check its size and contents."
-                            ),
-                        )
-                conn.close()
-                proc.join()
-                alive_w.close()
-                if kind != "ok":
-                    _remove_temporary(partial)
-                yield item, partial, kind, payload
-            for conn, (proc, item, partial, start, alive_w) in list(running.items()):
-                if time.monotonic() - start > settings.timeout_seconds:
-                    proc.kill()
-                    proc.join()
-                    conn.close()
-                    alive_w.close()
-                    del running[conn]
-                    _remove_temporary(partial)
-                    yield (
-                        item,
-                        partial,
-                        "error",
-                        f"{shown(item.name)} took longer than {settings.timeout_seconds:,.0f} seconds "
-                        f"(timeout_seconds) and was stopped; split it or raise the limit.",
-                    )
-    finally:  # an exception in the run: no worker outlives it
-        for proc, _item, partial, _start, alive_w in running.values():
-            proc.kill()
-            proc.join()
-            alive_w.close()
-            _remove_temporary(partial)
-
-
-def _remove_temporary(partial: Path) -> None:
-    """A partial output and the writers' own temporary files made from its name (`.<name>.<pid>.partial`,
-    `.splice`): every one has the run's partial name, which holds the run id, in it."""
-    try:
-        for p in [Path(partial), *Path(partial).parent.glob(f"*{Path(partial).name}.*")]:
-            p.unlink(missing_ok=True)
-    except OSError:  # a read-only or vanished outbox: nothing of ours can be there to remove
-        pass
-
-
 def _sha(path: Path) -> str:
     """SHA-256 of a staged file, opened without following a link."""
     import hashlib
@@ -574,7 +287,29 @@ class Item:
 
 
 def run_batch(settings: Settings, files: list[Path] | None = None, echo=print, progress: bool = False) -> RunOutcome:
-    """One run over the inbox (or over `files`, all inside the inbox)."""
+    """One run over the inbox (or over `files`, all inside the inbox): the steps of the module's docstring."""
+    with stop_signals() as stop, inbox_lock(settings, echo):  # lock
+        run = Run(settings, echo, stop)
+        run.open()
+        run.recover()
+        try:
+            inputs = run.list(files)
+            run.stage(inputs)
+            todo, copies = run.sort()
+            run.process(todo, progress)  # in isolation; each file placed, archived and recorded as it is done
+            run.settle_copies(copies)
+            run.check_stop()
+        except Exception as err:  # noqa: BLE001 - the environment, a stop signal, or an error of njcredits itself
+            run.stopped_by(err)
+        report = run.report()
+        return run.record(report)
+
+
+@contextmanager
+def stop_signals():
+    """SIGINT and SIGTERM set the event yielded (the run stops between files, never in a move), and
+    reach a caller's own handler (watch); the handlers are put back when the run ends. Off the main
+    thread (no signal can be handled there) the event is only the run's."""
     stop = threading.Event()
     previous = {}
     if threading.current_thread() is threading.main_thread():
@@ -588,14 +323,15 @@ def run_batch(settings: Settings, files: list[Path] | None = None, echo=print, p
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, on_signal)
     try:
-        with inbox_lock(settings, echo):
-            return Run(settings, echo, stop).go(files, progress)
+        yield stop
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
 class Run:
+    """One run, under the inbox lock: its steps, and the bookkeeping of each file."""
+
     def __init__(self, settings: Settings, echo, stop: threading.Event):
         self.settings, self.echo, self.stop = settings, echo, stop
         self.run_id = new_run_id()
@@ -606,19 +342,285 @@ class Run:
         self.outcomes: list[FileOutcome] = []
         self.items: list[Item] = []
         self.records, self.per_year, self.rules_versions = [], [], {}
+        self.by_item: dict[int, FileOutcome] = {}  # each file read, its outcome (for its copies)
         self.stopped = ""
         self.report_problem, self.report_environment = "", False
 
+    # -- the steps -----------------------------------------------------------------------------
+    def open(self) -> None:
+        """Refuse a link where the run would write (its folder in the inbox, the archive folders), and
+        open the ledger."""
+        settings = self.settings
+        for part in [WORK_DIR] if settings.moves_inputs else []:
+            if (settings.inbox / part).is_symlink():
+                raise UnsafeLink(f"{settings.inbox / part} is a link; njcredits never writes through a link inside the inbox: remove it.")
+        if not self.keep:
+            for where in ("processed", "failed"):
+                if (settings.archive / where).is_symlink():
+                    raise UnsafeLink(f"{settings.archive / where} is a link; njcredits never writes through a link: remove it.")
+        self.ledger = Ledger(settings.ledger)
+        if os.environ.get("NJCREDITS_FAULT"):  # the fault tests: a worker may kill its run
+            os.environ["NJCREDITS_RUN_PID"] = str(os.getpid())
+
+    def recover(self) -> None:
+        """Finish what a killed run of this inbox left (`recover`), then begin this run in the ledger;
+        a ledger that cannot be written stops the run before any input is touched."""
+        settings = self.settings
+        try:
+            recover(settings, self.ledger, self.work, self.run_id, self.echo)
+            self.ledger.start_run(self.run_id, self.started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
+        except sqlite3.Error as err:  # before any input is touched
+            raise LedgerUnreadable(environment_message(err, "the ledger")) from err
+
+    def list(self, files) -> list[Path]:
+        """The inputs: `files`, or the inbox's regular files (`list_inputs`). The outbox is made first."""
+        self.settings.outbox.mkdir(parents=True, exist_ok=True)
+        return [Path(f) for f in files] if files is not None else list_inputs(self.settings.inbox, self.echo)
+
+    def stage(self, inputs: list[Path]) -> None:
+        """Each input into its own staging slot (`_stage`), in `self.items`. An input deleted meanwhile
+        is `gone`; the inbox's disk failing stops the run."""
+        staging = safe_dir(self.work, "staging", self.run_id) if inputs else None
+        for n, path in enumerate(inputs):
+            self.check_stop()
+            try:
+                self.items.append(self._stage(path, staging / str(n)))
+            except FileNotFoundError:
+                _remove_tree(staging / str(n))
+                self.say(FileOutcome(path.name, "gone", "it was deleted from the inbox before it could be read."))
+                self.ledger.add_file(self.run_id, {"name": shown(path.name), "status": "gone", "reason": self.outcomes[-1].reason})
+            except OSError as err:
+                _remove_tree(staging / str(n))
+                if not is_environment(err):
+                    raise
+                raise EnvironmentStop(environment_message(err, "the inbox")) from err
+        fault("staged")
+
+    def sort(self) -> tuple[list, list]:
+        """Hash each staged input, and decide which are read: a file that cannot be hashed, is not a
+        regular file or not an intake file fails; one already processed is skipped (unless --force);
+        a copy of a file earlier in this run waits for it (`copies`). Returns the files to read, each
+        with the temporary name of its output in its outbox folder, and the copies."""
+        settings = self.settings
+        seen: dict[str, Item] = {}
+        copies, todo = [], []
+        for item in self.items:
+            self.check_stop()
+            try:
+                item.info.update(size=item.staged.stat().st_size, sha256=_sha(item.staged))
+            except OSError as err:
+                if is_environment(err) and err.errno not in (errno.EACCES, errno.EPERM, errno.EIO):  # reading: the file's
+                    self.say(self.give_back(item, environment_message(err, "the inbox")))
+                else:
+                    self.finish_file(item, FileOutcome(item.name, "failed", file_reason(err, shown(item.name))))
+                continue
+            if not item.staged.is_file() or item.staged.is_symlink():
+                self.finish_file(item, FileOutcome(item.name, "failed", f"{shown(item.name)} is not a regular file."))
+                continue
+            if not item.name.lower().endswith(INTAKE_SUFFIXES):
+                reason = f"{shown(item.name)} is not an intake file (.xlsx, .xlsm, .xls or .csv); save it as .xlsx and drop it in again."
+                self.finish_file(item, FileOutcome(item.name, "failed", reason))
+                continue
+            sha = item.info["sha256"]
+            if sha in seen and not settings.force:  # a copy of a file earlier in this run: decided after it
+                copies.append((item, seen[sha]))
+                continue
+            earlier = None if settings.force or settings.inputs_protected else self.ledger.processed_before(sha)
+            if earlier:
+                reason = (
+                    f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
+                    + (f" (output {earlier['output']})" if earlier["output"] else "")
+                    + "; use --force to process it again."
+                )
+                self.finish_file(item, FileOutcome(item.name, "skipped", reason))
+                continue
+            seen[sha] = item
+            try:
+                out_dir = safe_dir(settings.outbox, *Path(item.folder).parts)
+            except OSError as err:
+                if not is_environment(err):
+                    raise
+                self.say(self.give_back(item, environment_message(err, f"the outbox {shown(str(settings.outbox))}")))
+                continue
+            # the slot number in the temporary name: two inputs with one output name never share it
+            todo.append((item, out_dir / temporary(output_name(item.original.name), f"{self.run_id}-{item.slot.name}")))
+        return todo, copies
+
+    def process(self, todo: list, progress: bool) -> None:
+        """Each file read in a worker of its own (`batch.run.workers.isolated`); as each is done, its
+        output is placed and the input archived and recorded (`done`)."""
+        bar = _progress(progress and len(todo) > 3, len(todo))
+        for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop):
+            if bar:
+                bar.advance()
+            self.by_item[id(item)] = self.done(item, partial, kind, payload)
+        if bar:
+            bar.stop()
+
+    def settle_copies(self, copies: list) -> None:
+        """A copy of a file earlier in this run follows it: skipped when it was processed, failed when it
+        failed, back in the inbox when it went back (or the run stopped before it)."""
+        for item, original in copies:
+            first = self.by_item.get(id(original))
+            if first is None or first.status == "returned":
+                self.say(self.give_back(item, first.reason if first else "the run stopped before the file it copies was done."))
+            elif first.status == "processed":
+                reason = (
+                    f"identical to {shown(original.name)}, processed in this run (output {first.output}); use --force to process it again."
+                )
+                self.finish_file(item, FileOutcome(item.name, "skipped", reason))
+            else:
+                self.finish_file(
+                    item,
+                    FileOutcome(item.name, "failed", f"identical to {shown(original.name)}, which could not be processed: {first.reason}"),
+                )
+
+    def check_stop(self) -> None:
+        """A stop signal stops the run between two files."""
+        if self.stop.is_set():
+            raise EnvironmentStop("a stop signal")
+
+    def stopped_by(self, err: Exception) -> None:
+        """The run stopped early (the environment, a stop signal, an error of njcredits itself): it says
+        why, and every file not done goes back to the inbox."""
+        if isinstance(err, EnvironmentStop):
+            self.stopped = str(err)
+        elif is_environment(err):  # a folder of the run (the outbox, a subfolder of it) cannot be made
+            oserr = os_error(err)
+            where = shown(str(Path(oserr.filename).parent)) if oserr is not None and oserr.filename else "a folder of the run"
+            self.stopped = environment_message(err, where, stays=False)
+        else:
+            self.stopped = f"an internal error ({type(err).__name__}: {err})"
+        self.echo(f"Run stopped: {self.stopped}")
+        for item in self.items:
+            if not item.done:
+                self.say(self.give_back(item, f"the run stopped ({self.stopped}) before this file was done; it stays in the inbox."))
+
+    def report(self) -> Path | None:
+        """run-<run-id>.summary.xlsx in the outbox, written last: its failure never changes a file's outcome."""
+        from batch.run.report import write_report
+
+        settings = self.settings
+        try:
+            fault("report")
+            return write_report(
+                settings.outbox / f"run-{self.run_id}.summary.xlsx",
+                self.run_id,
+                self.started,
+                self.outcomes,
+                self.ledger,
+                pd.concat(self.records, ignore_index=True) if self.records else pd.DataFrame(columns=RECORD_COLUMNS),
+                pd.concat(self.per_year, ignore_index=True) if self.per_year else pd.DataFrame(),
+                self.rules_versions,
+            )
+        except Exception as err:  # noqa: BLE001 - written last: its failure never changes a file's outcome
+            if is_environment(err):
+                problem = environment_message(err, f"the outbox {shown(str(settings.outbox))}", stays=False)
+            else:
+                problem = f"njcredits met an internal error writing it ({type(err).__name__}: {err})."
+            self.echo(f"The run report was not written: {problem}")
+            remove_temporary(settings.outbox / f"run-{self.run_id}.summary.xlsx")
+            self.report_problem, self.report_environment = problem, is_environment(err)
+            return None
+
+    def record(self, report: Path | None) -> RunOutcome:
+        """End the run in the ledger (with why it stopped, and why there is no report), say its counts,
+        and remove its staging folder when it stopped early."""
+        counts = {"files": len(self.outcomes), **{s: sum(o.status == s for o in self.outcomes) for s in ("processed", "failed", "skipped")}}
+        note = f"stopped: {self.stopped}" if self.stopped else None
+        if self.report_problem:
+            note = "; ".join(filter(None, [note, f"no run report: {self.report_problem}"]))
+        try:
+            self.ledger.end_run(
+                self.run_id, dt.datetime.now(dt.UTC).isoformat(), counts, str(report) if report else None, self.rules_versions, note
+            )
+        except sqlite3.Error as err:  # the next run of this inbox ends it
+            self.stopped = self.stopped or environment_message(err, "the ledger")
+            self.echo(f"The run could not be ended in the ledger ({err}); the next run finishes its bookkeeping.")
+        left = sum(o.status == "returned" for o in self.outcomes)
+        self.echo(
+            f"Run {self.run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed"
+            + (f", {left} left in the inbox (the environment failed)" if left else "")
+            + (f"; report {report}" if report else "; no report")
+        )
+        if self.stopped:
+            _remove_tree(self.work / "staging" / self.run_id)
+        # a report the environment stopped: exit 3, the files' outcomes as they were
+        return RunOutcome(self.run_id, self.outcomes, report, self.stopped or (self.report_problem if self.report_environment else ""))
+
+    # -- one file ------------------------------------------------------------------------------
+    def done(self, item: Item, partial: Path, kind: str, payload) -> FileOutcome:
+        """A worker's answer for one file: back to the inbox (the environment), failed (the file), or
+        its output placed and the input archived as processed."""
+        if kind == "environment":
+            outcome = self.give_back(item, payload)
+            self.say(outcome)
+            return outcome
+        if kind == "error":
+            self.finish_file(item, FileOutcome(item.name, "failed", payload))
+            return self.outcomes[-1]
+        result, info = payload, item.info
+        final = self.place(item, partial)
+        if isinstance(final, FileOutcome):
+            return final
+        info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings", "as_of")})
+        info["records"] = result["records"].assign(file=shown(item.name))
+        info["decisions"] = result["decisions"]
+        outcome = FileOutcome(item.name, "processed", output=str(final), info=result)
+        self.finish_file(item, outcome)
+        if self.outcomes[-1].status == "processed":
+            self.records.append(info["records"])
+            if len(result["per_year"]):
+                self.per_year.append(result["per_year"].assign(file=shown(item.name)))
+            self.rules_versions.update(result["rules_versions"])
+        return self.outcomes[-1]
+
+    def place(self, item: Item, partial: Path) -> Path | FileOutcome:
+        """The output renamed from its temporary name to its final one (`_place_output`); when the outbox
+        cannot take it, the input goes back to the inbox (the outcome is returned instead)."""
+        try:
+            fault("place", str(self.settings.outbox))
+            final = _place_output(partial, Path(partial).parent / output_name(item.original.name), self.run_id)
+        except (OSError, UnsafeLink) as err:
+            remove_temporary(partial)
+            where = f"the outbox {shown(str(Path(partial).parent))}"
+            reason = environment_message(err, where) if isinstance(err, OSError) else str(err)
+            outcome = self.give_back(item, reason)
+            self.say(outcome)
+            return outcome
+        fault("placed")
+        return final
+
+    def _stage(self, path: Path, slot: Path) -> Item:
+        """Take the input into its own staging slot: a rename within the inbox (a copy for inputs that
+        are never moved). Its path in the inbox is kept beside it, for a run that is killed."""
+        slot.mkdir()
+        staged = slot / fit(shown(path.name))
+        rel = _relative(path, self.settings.inbox)
+        (slot / NAME_FILE).write_bytes(os.fsencode(rel))
+        if self.keep:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as src, open(staged, "xb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            return Item(path, rel, staged, slot, moved=False)
+        if path.is_symlink():  # it became a link after it was listed: never taken
+            raise FileNotFoundError(path)
+        os.rename(path, staged)
+        return Item(path, rel, staged, slot, moved=True)
+
     # -- bookkeeping ---------------------------------------------------------------------------
     def say(self, outcome: FileOutcome) -> None:
+        """The file's line, on the terminal and (kept) for the report, with names as people read them."""
         # as people read them (names that are not UTF-8 with escapes), in the report and on the terminal
         outcome.name = shown(outcome.name)
         outcome.output, outcome.archived = (shown(v) if v else v for v in (outcome.output, outcome.archived))
         self.outcomes.append(outcome)
         self.echo(outcome.line)
 
-    def record(self, item: Item, outcome: FileOutcome) -> None:
-        """Ledger row, archive move, row completed: a kill between them is finished by the next run."""
+    def archive(self, item: Item, outcome: FileOutcome) -> None:
+        """A ledger row begun, the input moved to processed/ or failed/ (with its reason beside it), the
+        row completed: a kill between them is finished by the next run. With inputs that are never
+        moved, the ledger row alone."""
         info = {
             **item.info,
             "name": shown(item.name),
@@ -687,7 +689,7 @@ class Run:
             _discard(item)
         if not recorded:
             try:
-                self.record(item, outcome)
+                self.archive(item, outcome)
             except Exception:  # noqa: BLE001 - a ledger that cannot be written is already the environment's failure
                 pass
         return outcome
@@ -695,7 +697,7 @@ class Run:
     def finish_file(self, item: Item, outcome: FileOutcome) -> None:
         """Record and archive one file; an environment failure on the way gives it back."""
         try:
-            self.record(item, outcome)
+            self.archive(item, outcome)
         except Exception as err:  # noqa: BLE001 - one file's bookkeeping never stops the run
             where = f"the archive {shown(str(self.settings.archive))}" if not self.keep else "the ledger"
             if isinstance(err, OSError) and getattr(err, "filename", None) == str(self.settings.ledger):
@@ -708,222 +710,6 @@ class Run:
                 reason = f"njcredits met an internal error recording it ({type(err).__name__}: {err}); it stays in the inbox."
             outcome = self.give_back(item, reason, recorded=getattr(err, "recorded", False))
         self.say(outcome)
-
-    # -- the run -------------------------------------------------------------------------------
-    def go(self, files, progress: bool) -> RunOutcome:
-        from batch.run.report import write_report
-
-        settings = self.settings
-        for part in [WORK_DIR] if settings.moves_inputs else []:
-            if (settings.inbox / part).is_symlink():
-                raise UnsafeLink(f"{settings.inbox / part} is a link; njcredits never writes through a link inside the inbox: remove it.")
-        if not self.keep:
-            for where in ("processed", "failed"):
-                if (settings.archive / where).is_symlink():
-                    raise UnsafeLink(f"{settings.archive / where} is a link; njcredits never writes through a link: remove it.")
-        self.ledger = Ledger(settings.ledger)
-        if os.environ.get("NJCREDITS_FAULT"):  # the fault tests: a worker may kill its run
-            os.environ["NJCREDITS_RUN_PID"] = str(os.getpid())
-        try:
-            recover(settings, self.ledger, self.work, self.run_id, self.echo)
-            self.ledger.start_run(self.run_id, self.started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
-        except sqlite3.Error as err:  # before any input is touched
-            raise LedgerUnreadable(environment_message(err, "the ledger")) from err
-        try:
-            self._files(files, progress)
-        except Exception as err:  # noqa: BLE001 - the environment, a stop signal, or an error of njcredits itself
-            if isinstance(err, EnvironmentStop):
-                self.stopped = str(err)
-            elif is_environment(err):  # a folder of the run (the outbox, a subfolder of it) cannot be made
-                oserr = os_error(err)
-                where = shown(str(Path(oserr.filename).parent)) if oserr is not None and oserr.filename else "a folder of the run"
-                self.stopped = environment_message(err, where, stays=False)
-            else:
-                self.stopped = f"an internal error ({type(err).__name__}: {err})"
-            self.echo(f"Run stopped: {self.stopped}")
-            for item in self.items:
-                if not item.done:
-                    self.say(self.give_back(item, f"the run stopped ({self.stopped}) before this file was done; it stays in the inbox."))
-        counts = {"files": len(self.outcomes), **{s: sum(o.status == s for o in self.outcomes) for s in ("processed", "failed", "skipped")}}
-        report = None
-        try:
-            fault("report")
-            report = write_report(
-                settings.outbox / f"run-{self.run_id}.summary.xlsx",
-                self.run_id,
-                self.started,
-                self.outcomes,
-                self.ledger,
-                pd.concat(self.records, ignore_index=True) if self.records else pd.DataFrame(columns=RECORD_COLUMNS),
-                pd.concat(self.per_year, ignore_index=True) if self.per_year else pd.DataFrame(),
-                self.rules_versions,
-            )
-        except Exception as err:  # noqa: BLE001 - written last: its failure never changes a file's outcome
-            if is_environment(err):
-                problem = environment_message(err, f"the outbox {shown(str(settings.outbox))}", stays=False)
-            else:
-                problem = f"njcredits met an internal error writing it ({type(err).__name__}: {err})."
-            self.echo(f"The run report was not written: {problem}")
-            _remove_temporary(settings.outbox / f"run-{self.run_id}.summary.xlsx")
-            self.report_problem, self.report_environment = problem, is_environment(err)
-        note = f"stopped: {self.stopped}" if self.stopped else None
-        if self.report_problem:
-            note = "; ".join(filter(None, [note, f"no run report: {self.report_problem}"]))
-        try:
-            self.ledger.end_run(
-                self.run_id, dt.datetime.now(dt.UTC).isoformat(), counts, str(report) if report else None, self.rules_versions, note
-            )
-        except sqlite3.Error as err:  # the next run of this inbox ends it
-            self.stopped = self.stopped or environment_message(err, "the ledger")
-            self.echo(f"The run could not be ended in the ledger ({err}); the next run finishes its bookkeeping.")
-        left = sum(o.status == "returned" for o in self.outcomes)
-        self.echo(
-            f"Run {self.run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed"
-            + (f", {left} left in the inbox (the environment failed)" if left else "")
-            + (f"; report {report}" if report else "; no report")
-        )
-        if self.stopped:
-            _remove_tree(self.work / "staging" / self.run_id)
-        # a report the environment stopped: exit 3, the files' outcomes as they were
-        return RunOutcome(self.run_id, self.outcomes, report, self.stopped or (self.report_problem if self.report_environment else ""))
-
-    def _files(self, files, progress: bool) -> None:
-        settings = self.settings
-        settings.outbox.mkdir(parents=True, exist_ok=True)
-        inputs = [Path(f) for f in files] if files is not None else list_inputs(settings.inbox, self.echo)
-        staging = safe_dir(self.work, "staging", self.run_id) if inputs else None
-        items = self.items
-        for n, path in enumerate(inputs):
-            if self.stop.is_set():
-                raise EnvironmentStop("a stop signal")
-            try:
-                items.append(self._stage(path, staging / str(n)))
-            except FileNotFoundError:
-                _remove_tree(staging / str(n))
-                self.say(FileOutcome(path.name, "gone", "it was deleted from the inbox before it could be read."))
-                self.ledger.add_file(self.run_id, {"name": shown(path.name), "status": "gone", "reason": self.outcomes[-1].reason})
-            except OSError as err:
-                _remove_tree(staging / str(n))
-                if not is_environment(err):
-                    raise
-                raise EnvironmentStop(environment_message(err, "the inbox")) from err
-        fault("staged")
-        seen: dict[str, Item] = {}
-        twins, todo = [], []
-        for item in items:
-            if self.stop.is_set():
-                raise EnvironmentStop("a stop signal")
-            try:
-                item.info.update(size=item.staged.stat().st_size, sha256=_sha(item.staged))
-            except OSError as err:
-                if is_environment(err) and err.errno not in (errno.EACCES, errno.EPERM, errno.EIO):  # reading: the file's
-                    self.say(self.give_back(item, environment_message(err, "the inbox")))
-                else:
-                    self.finish_file(item, FileOutcome(item.name, "failed", _reason(err, shown(item.name))))
-                continue
-            if not item.staged.is_file() or item.staged.is_symlink():
-                self.finish_file(item, FileOutcome(item.name, "failed", f"{shown(item.name)} is not a regular file."))
-                continue
-            if not item.name.lower().endswith(INTAKE_SUFFIXES):
-                reason = f"{shown(item.name)} is not an intake file (.xlsx, .xlsm, .xls or .csv); save it as .xlsx and drop it in again."
-                self.finish_file(item, FileOutcome(item.name, "failed", reason))
-                continue
-            sha = item.info["sha256"]
-            if sha in seen and not settings.force:  # a copy of a file earlier in this run: decided after it
-                twins.append((item, seen[sha]))
-                continue
-            earlier = None if settings.force or settings.inputs_protected else self.ledger.processed_before(sha)
-            if earlier:
-                reason = (
-                    f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
-                    + (f" (output {earlier['output']})" if earlier["output"] else "")
-                    + "; use --force to process it again."
-                )
-                self.finish_file(item, FileOutcome(item.name, "skipped", reason))
-                continue
-            seen[sha] = item
-            try:
-                out_dir = safe_dir(settings.outbox, *Path(item.folder).parts)
-            except OSError as err:
-                if not is_environment(err):
-                    raise
-                self.say(self.give_back(item, environment_message(err, f"the outbox {shown(str(settings.outbox))}")))
-                continue
-            # the slot number in the temporary name: two inputs with one output name never share it
-            todo.append((item, out_dir / temporary(output_name(item.original.name), f"{self.run_id}-{item.slot.name}")))
-        bar = _progress(progress and len(todo) > 3, len(todo))
-        by_item = {}
-        for item, partial, kind, payload in isolated(todo, settings, self.run_id, self.stop):
-            if bar:
-                bar.advance()
-            by_item[id(item)] = self._done(item, partial, kind, payload)
-        if bar:
-            bar.stop()
-        for item, original in twins:
-            first = by_item.get(id(original))
-            if first is None or first.status == "returned":
-                self.say(self.give_back(item, first.reason if first else "the run stopped before the file it copies was done."))
-            elif first.status == "processed":
-                reason = (
-                    f"identical to {shown(original.name)}, processed in this run (output {first.output}); use --force to process it again."
-                )
-                self.finish_file(item, FileOutcome(item.name, "skipped", reason))
-            else:
-                self.finish_file(
-                    item,
-                    FileOutcome(item.name, "failed", f"identical to {shown(original.name)}, which could not be processed: {first.reason}"),
-                )
-        if self.stop.is_set():
-            raise EnvironmentStop("a stop signal")
-
-    def _done(self, item: Item, partial: Path, kind: str, payload) -> FileOutcome:
-        if kind == "environment":
-            outcome = self.give_back(item, payload)
-            self.say(outcome)
-            return outcome
-        if kind == "error":
-            self.finish_file(item, FileOutcome(item.name, "failed", payload))
-            return self.outcomes[-1]
-        result, info = payload, item.info
-        try:
-            fault("place", str(self.settings.outbox))
-            final = _place_output(partial, Path(partial).parent / output_name(item.original.name), self.run_id)
-        except (OSError, UnsafeLink) as err:
-            _remove_temporary(partial)
-            where = f"the outbox {shown(str(Path(partial).parent))}"
-            reason = environment_message(err, where) if isinstance(err, OSError) else str(err)
-            outcome = self.give_back(item, reason)
-            self.say(outcome)
-            return outcome
-        fault("placed")
-        info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings", "as_of")})
-        info["records"] = result["records"].assign(file=shown(item.name))
-        info["decisions"] = result["decisions"]
-        outcome = FileOutcome(item.name, "processed", output=str(final), info=result)
-        self.finish_file(item, outcome)
-        if self.outcomes[-1].status == "processed":
-            self.records.append(info["records"])
-            if len(result["per_year"]):
-                self.per_year.append(result["per_year"].assign(file=shown(item.name)))
-            self.rules_versions.update(result["rules_versions"])
-        return self.outcomes[-1]
-
-    def _stage(self, path: Path, slot: Path) -> Item:
-        """Take the input into its own staging slot: a rename within the inbox (a copy for inputs that
-        are never moved). Its path in the inbox is kept beside it, for a run that is killed."""
-        slot.mkdir()
-        staged = slot / fit(shown(path.name))
-        rel = _relative(path, self.settings.inbox)
-        (slot / NAME_FILE).write_bytes(os.fsencode(rel))
-        if self.keep:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as src, open(staged, "xb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
-            return Item(path, rel, staged, slot, moved=False)
-        if path.is_symlink():  # it became a link after it was listed: never taken
-            raise FileNotFoundError(path)
-        os.rename(path, staged)
-        return Item(path, rel, staged, slot, moved=True)
 
 
 def _relative(path: Path, inbox: Path) -> str:
