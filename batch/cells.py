@@ -34,6 +34,7 @@ import pandas as pd
 from batch.xlsxwriter_private import utf16_len, utf16_truncate
 
 MAX_TEXT = 32_767  # Excel's limit on one cell's text, in UTF-16 units
+FORMULA_TEXT_LIMIT = 255  # Excel's limit on a text constant in a formula
 # an underscore that begins escape-like text in the written XML: `_xHHHH` then an underscore, or a
 # character that is itself written as an escape (which begins with one)
 ESCAPE_START = re.compile(r"_(?=x[0-9a-fA-F]{4}[_\x00-\x08\x0b-\x1f\ufffe\uffff])")
@@ -309,7 +310,13 @@ def links(addresses: pd.Series, refs: np.ndarray, style: str) -> np.ndarray:
         return out
     a = addresses[present].astype(str)
     literal = a.str.replace('"', '""', regex=False)
+    # a formula's text constant holds at most 255 characters, and no character a cell escapes: an
+    # address that cannot be written in one (a long sheet name the user gave) is written as text
+    linkable = ((("#" + literal).str.len() <= FORMULA_TEXT_LIMIT) & ~a.str.contains(CONTROL_ANY)).to_numpy()
     formula = _escape_xml(('HYPERLINK("#' + literal + '","' + literal + '")').to_numpy(dtype=object))
     shown, _ = text(a)
-    out[present] = '<c r="' + refs[present] + '"' + style + ' t="str"><f>' + formula + "</f><v>" + shown + "</v></c>"
+    cells = '<c r="' + refs[present] + '"' + style + ' t="str"><f>' + formula + "</f><v>" + shown + "</v></c>"
+    if not linkable.all():
+        cells[~linkable] = strings(a[~linkable], refs[present][~linkable], np.full((~linkable).sum(), style, dtype=object))
+    out[present] = cells
     return out

@@ -23,7 +23,7 @@ def _ledger(path):
     try:
         return Ledger(path)
     except LedgerUnreadable as err:
-        raise click.ClickException(str(err)) from err
+        raise click.ClickException(printable(err)) from err
 
 
 def _settings(**flags):
@@ -96,10 +96,10 @@ def run(inbox: Path | None, **flags):
         click.echo(str(err), err=True)
         sys.exit(1)
     except (LedgerUnreadable, UnsafeLink) as err:  # raised before any input is touched
-        click.echo(f"Error: {err}", err=True)
+        click.echo(f"Error: {printable(err)}", err=True)
         sys.exit(3)
     except OSError as err:  # the outbox, the ledger's folder or the lock cannot be made: the environment
-        click.echo(f"Error: {err.filename or ''} {err.strerror}; no input was touched.", err=True)
+        click.echo(f"Error: {printable(err.filename)} {err.strerror}; no input was touched.", err=True)
         sys.exit(3)
     sys.exit(outcome.exit_code)
 
@@ -110,66 +110,81 @@ def run(inbox: Path | None, **flags):
 @click.option("--run", "run_id", help="Show the files of this run.")
 @click.option("--decisions", is_flag=True, help="List the reviewer decisions recorded (of the run given with --run, or all).")
 def history(ledger: Path | None, outbox: Path | None, run_id: str | None, decisions: bool):
-    """List past runs, the files of one run, or the reviewer decisions, from the ledger."""
-    from rich.console import Console
-    from rich.table import Table
+    """List past runs, the files of one run, or the reviewer decisions, from the ledger (read-only:
+    never migrated nor written, so a ledger on a read-only disk is read too)."""
+    from batch.ledger import SCHEMA_VERSION, Ledger, LedgerUnreadable
 
     settings = _settings(ledger=ledger, outbox=outbox)
     if not settings.ledger.exists():
-        click.echo(f"No ledger at {settings.ledger}: no runs yet.")
+        click.echo(f"No ledger at {printable(settings.ledger)}: no runs yet.")
         return
-    book = _ledger(settings.ledger)
-    console = Console(width=200 if not sys.stdout.isatty() else None)
+    try:
+        book = Ledger.for_reading(settings.ledger)
+    except LedgerUnreadable as err:
+        raise click.ClickException(printable(err)) from err
+    if book.version < SCHEMA_VERSION:
+        click.echo(
+            f"The ledger {printable(settings.ledger)} is older than this njcredits (schema {book.version}, this version uses "
+            f"{SCHEMA_VERSION}); it is read as it is, not migrated, and what it does not hold is shown empty."
+        )
     if decisions:
-        table = Table(title="Reviewer decisions" + (f" recorded by run {run_id}" if run_id else ""))
-        for col in ("run", "file", "sheet", "record", "decision", "codes", "reviewer", "note", "applied", "sha256"):
-            table.add_column(col, overflow="fold")
-        for d in book.decisions(run_id).itertuples(index=False):
-            table.add_row(
+        title = "Reviewer decisions" + (f" recorded by run {run_id}" if run_id else "")
+        columns = ("run", "file", "sheet", "record", "decision", "codes", "reviewer", "note", "applied", "sha256")
+        rows = [
+            (
                 d.run_id,
                 d.file,
                 d.sheet,
                 d.record_id,
                 d.decision,
-                d.codes or "",
-                d.reviewer or "",
-                d.note or "",
+                d.codes,
+                d.reviewer,
+                d.note,
                 "yes" if d.applied else "no",
                 (d.sha256 or "")[:16],
             )
+            for d in book.decisions(run_id).itertuples(index=False)
+        ]
     elif run_id:
-        table = Table(title=f"Files of run {run_id}")
-        for col in ("name", "status", "reason", "rows_per_sheet", "errors", "warnings", "output", "archived", "sha256"):
-            table.add_column(col, overflow="fold")
-        for f in book.files(run_id).itertuples(index=False):
-            table.add_row(
-                f.name,
-                f.status,
-                f.reason or "",
-                f.rows_per_sheet or "",
-                str(f.errors or 0),
-                str(f.warnings or 0),
-                f.output or "",
-                f.archived or "",
-                (f.sha256 or "")[:16],
-            )
+        title = f"Files of run {run_id}"
+        columns = ("name", "status", "reason", "rows_per_sheet", "errors", "warnings", "output", "archived", "sha256")
+        rows = [
+            (f.name, f.status, f.reason, f.rows_per_sheet, f.errors or 0, f.warnings or 0, f.output, f.archived, (f.sha256 or "")[:16])
+            for f in book.files(run_id).itertuples(index=False)
+        ]
     else:
-        table = Table(title=f"Runs in {settings.ledger}")
-        for col in ("run", "started", "ended", "files", "processed", "skipped", "failed", "version", "report"):
-            table.add_column(col, overflow="fold")
-        for r in book.runs().itertuples(index=False):
-            table.add_row(
-                r.run_id,
-                r.started[:19],
-                (r.ended or "")[:19],
-                str(r.files),
-                str(r.processed),
-                str(r.skipped),
-                str(r.failed),
-                r.tool_version or "",
-                r.report or "",
-            )
-    console.print(table)
+        title = f"Runs in {settings.ledger}"
+        columns = ("run", "started", "ended", "files", "processed", "skipped", "failed", "version", "report")
+        rows = [
+            (r.run_id, (r.started or "")[:19], (r.ended or "")[:19], r.files, r.processed, r.skipped, r.failed, r.tool_version, r.report)
+            for r in book.runs().itertuples(index=False)
+        ]
+    _print_table(title, columns, rows, width=200 if not sys.stdout.isatty() else None)
+
+
+def printable(value) -> str:
+    """What came from a file, a workbook or the ledger, as one line of plain text (`batch.names.printable`):
+    control characters escaped; None and NaN as empty."""
+    from batch.names import printable as plain
+
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return plain(value)
+
+
+def _print_table(title: str, columns, rows, width: int | None = None, **column_options) -> None:
+    """A table printed as text: every title and cell a `rich.text.Text` (never markup, so `[bold]` or
+    `[/]` in a name is shown as it is), control characters escaped."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(printable(title)))
+    for col in columns:
+        table.add_column(col, overflow="fold", **column_options.get(col, {}))
+    for row in rows:
+        table.add_row(*(Text(printable(v)) for v in row))
+    Console(width=width, highlight=False).print(table)
 
 
 @main.command()
@@ -236,11 +251,11 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: s
         try:
             result = process(file, settings.limits, as_of=settings.as_of, ledger=book)
         except LedgerUnreadable as err:
-            click.echo(f"{err} Prior incentives of earlier runs were not checked.", err=True)
+            click.echo(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
             book = None
             result = process(file, settings.limits, as_of=settings.as_of, ledger=None)
     except Exception as err:  # noqa: BLE001 - the same one-line reason as `run`, never a traceback
-        click.echo(f"failed  {file.name}  {_reason(err, file.name)}", err=True)
+        click.echo(f"failed  {printable(file.name)}  {printable(_reason(err, file.name))}", err=True)
         sys.exit(1)
     findings = result.findings.assign(Row=[("" if pd.isna(v) else str(int(v))) for v in result.findings["Row"]])
     if fmt == "json":
@@ -262,7 +277,7 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: s
         for r in result.intake:
             c = r.counts
             line = (
-                f"{r.sheet.name}: {c['rows']:,} rows: {c['OK']:,} OK, {c['Flagged']:,} flagged, {c['Ineligible']:,} ineligible, "
+                f"{printable(r.sheet.name)}: {c['rows']:,} rows: {c['OK']:,} OK, {c['Flagged']:,} flagged, {c['Ineligible']:,} ineligible, "
                 f"{c['Invalid']:,} invalid"
             )
             click.echo(textwrap.fill(line, width))
@@ -274,9 +289,10 @@ def _findings_table(name: str, findings) -> None:
     folded; the citation column only when some message does not already carry its citation."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     carried = all(str(c) in str(m) for c, m in zip(findings["Citation"], findings["Message"], strict=True))
-    table = Table(title=f"Findings in {name}", show_lines=False, expand=False)
+    table = Table(title=Text(f"Findings in {printable(name)}"), show_lines=False, expand=False)
     table.add_column("Sheet", overflow="fold", max_width=12)
     table.add_column("Row", justify="right", no_wrap=True)
     table.add_column("Code", no_wrap=True)
@@ -286,6 +302,6 @@ def _findings_table(name: str, findings) -> None:
         table.add_column("Citation", overflow="fold", max_width=16)
     for row in findings.itertuples(index=False):
         cells = [row.Sheet, row.Row, row.Code, row.Severity, row.Message] + ([] if carried else [row.Citation])
-        table.add_row(*cells)
+        table.add_row(*(Text(printable(c)) for c in cells))  # as text: a sheet name or a message is never markup
     # a terminal (or COLUMNS) sets the width; a file or a pipe gets long lines
-    Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200).print(table)
+    Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200, highlight=False).print(table)

@@ -6,12 +6,15 @@ environment variable NJCREDITS_FAULT names a point.
     NJCREDITS_FAULT=POINT:enospc  raise "no space left on device" at POINT
     NJCREDITS_FAULT=POINT:eacces  raise "permission denied" at POINT (a folder that cannot be written,
                                   which root, who ignores permissions, cannot otherwise be shown)
+    NJCREDITS_FAULT=POINT:erofs   (and edquot, efbig, eio) raise that OS error at POINT
+    NJCREDITS_FAULT=POINT:ERRNO/wrapped  the same error wrapped as xlsxwriter wraps it (FileCreateError)
 
 Points: `staged` (after the inputs are staged), `hashing` (while a staged input is hashed),
 `child-partial` (in a worker, as it starts writing its output), `placed` (between the output's
 rename and the archive move), `archived` (between the archive move and the ledger row's
 completion), `report` (as the run report is written); and for injected errors `place` (as the
-output is put in the outbox) and `archive` (as the input is moved to the archive).
+output is put in the outbox), `archive` (as the input is moved to the archive), `child-write` (in a
+worker, as the output workbook is closed) and `ledger` (as a file's ledger row is begun).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import signal
 from pathlib import Path
 
 ENV = "NJCREDITS_FAULT"
+ERRNOS = {name: getattr(errno, name.upper()) for name in ("enospc", "eacces", "erofs", "edquot", "efbig", "eio")}
 
 
 def fault(point: str, path: str | None = None) -> None:
@@ -31,9 +35,15 @@ def fault(point: str, path: str | None = None) -> None:
     name, _, action = spec.partition(":")
     if name != point:
         return
-    if action in ("enospc", "eacces"):
-        code = errno.ENOSPC if action == "enospc" else errno.EACCES
-        raise OSError(code, os.strerror(code), path)
+    action, _, wrapped = action.partition("/")
+    if action in ERRNOS:
+        code = ERRNOS[action]
+        err = OSError(code, os.strerror(code), path)
+        if wrapped:
+            from xlsxwriter.exceptions import FileCreateError
+
+            raise FileCreateError(err) from err
+        raise err
     if action == "worker":
         if path:  # leave a started temporary file behind, as a real kill would
             Path(path).write_bytes(b"PK\x03\x04")

@@ -30,7 +30,7 @@ from lxml import etree
 
 from batch import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
 from batch.pipeline import Result, SheetResult
-from batch.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers
+from batch.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
 from batch.safety import Refused
 from batch.stylesxml import FILLS, Styles
 from batch.writing import (
@@ -156,9 +156,11 @@ def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
 def _add_names(parts: dict[str, bytes], names: list[tuple[str, str, int]]) -> None:
     """Hidden defined names (name, formula, the index of the sheet it is scoped to) added to the
     workbook's list (in the workbook's own namespace and prefix; the list made when it has none)."""
+    book, root = opc.workbook(parts)
+    reach = _scope_reach(root)
+    names = [n for n in names if n[2] < reach]
     if not names:
         return
-    book, root = opc.workbook(parts)
     holder = _defined_names(root)
     for name, formula, local in names:
         el = etree.SubElement(holder, xmlparts.qname(root, "definedName"))
@@ -167,6 +169,14 @@ def _add_names(parts: dict[str, bytes], names: list[tuple[str, str, int]]) -> No
         el.set("hidden", "1")
         el.text = formula
     parts[book] = xmlparts.serialize(root, parts[book])
+
+
+def _scope_reach(root) -> int:
+    """The sheet index below which a name the tool scopes to a sheet may be written: the number of
+    sheets LibreOffice keeps of the workbook (batch.reading.sheets_kept_by_libreoffice). A workbook
+    listing two or more sheet names it refuses opens there with fewer sheets, and a name scoped past
+    them stops it opening; such names of the tool's are left out (SHEET_NAMES_REFUSED says so)."""
+    return sheets_kept_by_libreoffice([str(el.get("name") or "") for el in opc.sheet_elements(root)])
 
 
 def _defined_names(root):
@@ -247,9 +257,12 @@ def add_tool_sheets(parts: dict[str, bytes], tool: dict[str, bytes], mapping: di
         _new_sheet(root, sheets, s["name"], max(ids, default=0) + 1 + k, rid)
     _tool_book_name, tool_root = opc.workbook(tool)
     tool_names = xmlparts.child(tool_root, "definedNames")
-    if tool_names is not None and len(tool_names):
+    reach = _scope_reach(root)
+    scoped = list(xmlparts.children(tool_names, "definedName")) if tool_names is not None else []
+    scoped = [one for one in scoped if one.get("localSheetId") is None or int(one.get("localSheetId")) + n_user < reach]
+    if scoped:
         holder = _defined_names(root)
-        for one in xmlparts.children(tool_names, "definedName"):
+        for one in scoped:
             el = etree.SubElement(holder, xmlparts.qname(root, "definedName"))
             for key, value in one.attrib.items():
                 el.set(key, str(int(value) + n_user) if key == "localSheetId" else value)
@@ -766,6 +779,7 @@ def _intake(
         column_styles=_column_styles(root),
         heights=heights,
         tail_at=at,
+        replace=_cut_cells(sheet),
     )
     n = len(sheet.excel_rows)
     last_row = int(sheet.excel_rows[-1]) if n else h + 1
@@ -791,6 +805,44 @@ def _intake(
         data = xmlparts.serialize(root, data)
     head, tail = sheetrows.split_part([data])
     streams[part] = lambda: sheetrows.rewrite_stream(parts.chunks(part), tails, flagged, changes, head=head, tail=tail, where=_where(res))
+
+
+# U+FFFE and U+FFFF in UTF-8: not characters XML may hold (a part holding one is malformed: openpyxl
+# refuses the file, LibreOffice shows a truncated sheet), written as Excel's escapes instead.
+NONCHARS = ((b"\xef\xbf\xbe", b"_xFFFE_"), (b"\xef\xbf\xbf", b"_xFFFF_"))
+XML_PART = re.compile(r"\.(xml|rels|vml)$", re.IGNORECASE)
+
+
+def is_xml_part(name: str) -> bool:
+    """A part whose text may hold a cell's or a name's characters (XML, relationships, VML)."""
+    return bool(XML_PART.search(name))
+
+
+def without_nonchars(chunks):
+    """The chunks of a UTF-8 part with every U+FFFE and U+FFFF written as `_xFFFE_` / `_xFFFF_`
+    (a character split between two chunks included). A reader that accepted a raw one (calamine,
+    LibreOffice) gave the tool the text; what it writes back is always well-formed."""
+    carry = b""
+    for chunk in chunks:
+        data = carry + bytes(chunk)
+        keep = 2 if data.endswith(b"\xef\xbf") else 1 if data.endswith(b"\xef") else 0
+        data, carry = (data[:-keep], data[-keep:]) if keep else (data, b"")
+        for raw, escape in NONCHARS:
+            data = data.replace(raw, escape)
+        if data:
+            yield data
+    if carry:
+        yield carry
+
+
+def _cut_cells(sheet) -> dict[int, dict[int, str]]:
+    """Excel row -> {column: text} of the cells whose text was cut to Excel's limit when read
+    (TEXT_TRUNCATED): the returned cell holds what was checked, the reviewer's columns included."""
+    out: dict[int, dict[int, str]] = {}
+    for (r, c), value in getattr(sheet, "cut_text", {}).items():
+        if c not in sheet.dropped:
+            out.setdefault(r + 1, {})[c] = value
+    return out
 
 
 def _where(res: SheetResult) -> str:
@@ -905,12 +957,16 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
                 for name in order:
                     info = zipfile.ZipInfo(name, date_time=infos[name].date_time if name in infos else (1980, 1, 1, 0, 0, 0))
+                    xml = is_xml_part(name)
                     if name in streams:
-                        sheetxml.stream(zout, info, streams[name](), 1)
+                        sheetxml.stream(zout, info, without_nonchars(streams[name]()) if xml else streams[name](), 1)
+                    elif name in infos and parts.unread(name) and xml:  # never looked at: copied as it is, but for U+FFFE/U+FFFF
+                        sheetxml.stream(zout, info, without_nonchars(parts.chunks(name)), 1)
                     elif name in infos and parts.unread(name):  # never looked at: copied as it is
                         sheetxml.stream(zout, info, parts.chunks(name), 1, size=infos[name].file_size)
                     elif name != styles_part:  # the style table last: the rows add the flagged cells' styles
-                        zout.writestr(info, parts[name], compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
+                        data = b"".join(without_nonchars([parts[name]])) if xml else parts[name]
+                        zout.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
                 stamp = infos[styles_part].date_time if styles_part in infos else (1980, 1, 1, 0, 0, 0)
                 info = zipfile.ZipInfo(styles_part, date_time=stamp)
                 zout.writestr(info, styles.xml(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)

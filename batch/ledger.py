@@ -8,6 +8,9 @@ checks for prior incentives (C.34:1B-247 e.).
 The schema changes only by numbered migrations (`MIGRATIONS`): each runs once, in order, in one
 transaction, and the database's `user_version` records the last one applied. An existing ledger
 is migrated in place when it is opened for writing; a later change adds one entry to the list.
+A ledger restored from SQLite's `.dump` (which does not keep `user_version`) is recognised by its
+tables and columns (`version_by_tables`) and migrated from there. `history` opens the ledger
+read-only (`Ledger.for_reading`): it never migrates, and reads an older ledger as it is.
 """
 
 from __future__ import annotations
@@ -77,9 +80,49 @@ DECISION_FIELDS = ["sheet", "record_id", "codes", "decision", "reviewer", "note"
 RECORD_FIELDS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date"]
 
 
+def version_by_tables(db: sqlite3.Connection) -> int:
+    """The last migration whose tables and columns the database has (0: no ledger tables at all).
+    Each migration's mark: 1 the `runs` table, 2 `records.business_name`, 3 `runs.note`, 4 the
+    `decisions` table. For a ledger whose `user_version` was lost (restored from a `.dump`)."""
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+    def columns(table: str) -> set[str]:
+        return {row[1] for row in db.execute(f"PRAGMA table_info({table})")} if table in tables else set()
+
+    marks = [
+        "runs" in tables,
+        "business_name" in columns("records"),
+        "note" in columns("runs"),
+        "decisions" in tables,
+    ]
+    version = 0
+    for number, present in enumerate(marks, start=1):
+        if not present:
+            break
+        version = number
+    return version
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    """The database's schema version: its `user_version`, or, when that was lost (0 on a database
+    that has ledger tables), what its tables show."""
+    recorded = db.execute("PRAGMA user_version").fetchone()[0]
+    return recorded if recorded else version_by_tables(db)
+
+
 def migrate(db: sqlite3.Connection) -> int:
     """Apply every migration newer than the database's user_version, each in its own transaction
-    (BEGIN IMMEDIATE, so two processes opening one ledger do not both apply it). Returns the version."""
+    (BEGIN IMMEDIATE, so two processes opening one ledger do not both apply it). Returns the version.
+    A database with ledger tables and no `user_version` (a `.dump` restore) first has its version
+    recorded from its tables, so no migration is applied twice."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute("PRAGMA user_version").fetchone()[0] == 0 and (found := version_by_tables(db)):
+            db.execute(f"PRAGMA user_version = {int(found)}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
     for number, script in MIGRATIONS:
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -144,14 +187,16 @@ class LedgerUnreadable(Exception):
 
 def _read_only(path: Path) -> sqlite3.Connection:
     """Open the ledger for reading only. A ledger in WAL mode on a read-only folder cannot make its
-    shared-memory file; it is then opened as immutable (no writer can be running there)."""
+    shared-memory file; it is then opened as immutable (no writer can be running there). Text that
+    is not UTF-8 is read with escapes, never refused."""
     uri = Path(path).resolve().as_uri()
     try:
         db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60)
         db.execute("SELECT 1 FROM sqlite_master LIMIT 1")
-        return db
     except sqlite3.OperationalError:
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True)
+        db = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+    db.text_factory = lambda raw: raw.decode("utf-8", "backslashreplace")
+    return db
 
 
 def _wal(db: sqlite3.Connection, seconds: float = 60) -> None:
@@ -168,6 +213,9 @@ def _wal(db: sqlite3.Connection, seconds: float = 60) -> None:
 
 
 class Ledger:
+    read_only = False
+    version = SCHEMA_VERSION  # the schema version of the database (older only for a ledger opened for reading)
+
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -182,7 +230,27 @@ class Ledger:
                 ) from err
             raise LedgerUnreadable(f"The ledger {self.path} cannot be opened ({err}); move it aside or give another --ledger.") from err
 
+    @classmethod
+    def for_reading(cls, path: Path) -> Ledger:
+        """The ledger opened read-only (`mode=ro`): nothing is created, migrated or written, so it
+        reads a ledger on a read-only filesystem. `version` is its schema version: an older ledger
+        is read as it is (what it does not hold reads as empty)."""
+        book = cls.__new__(cls)
+        book.path, book.read_only = Path(path), True
+        try:
+            with closing(_read_only(book.path)) as db:
+                book.version = schema_version(db)
+        except sqlite3.Error as err:
+            raise LedgerUnreadable(f"The ledger {book.path} cannot be opened ({err}); move it aside or give another --ledger.") from err
+        if not book.version:
+            raise LedgerUnreadable(
+                f"The ledger {book.path} cannot be opened (it is not an njcredits ledger: no runs table); give another --ledger."
+            )
+        return book
+
     def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            return _read_only(self.path)
         db = sqlite3.connect(self.path, timeout=60)
         db.execute("PRAGMA journal_mode=WAL")
         return db
@@ -330,6 +398,8 @@ class Ledger:
         """The decisions recorded, oldest first (of one run, when given)."""
         query = "SELECT * FROM decisions" + (" WHERE run_id=?" if run_id else "") + " ORDER BY rowid"
         with closing(self._connect()) as db:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='decisions'").fetchone():  # before migration 4
+                return pd.DataFrame(columns=["run_id", "file", "sha256", *DECISION_FIELDS])
             return pd.read_sql_query(query, db, params=(run_id,) if run_id else ())
 
     def runs(self) -> pd.DataFrame:

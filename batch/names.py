@@ -4,12 +4,17 @@ Any name the filesystem allows works: a name too long once suffixed is shortened
 stem cut, a short hash of the full name added, so two long names never meet); a name that is not
 valid UTF-8 is kept as it is on disk (Python holds its bytes as surrogate escapes) and shown, in
 messages and the ledger, with backslash escapes.
+
+Whatever came from a file, a workbook or the ledger is printed through `printable`: plain text,
+control characters shown as escapes, so a name or a note can never act on the terminal (clear it,
+make a link) nor break a fixed-form line in two.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 
 NAME_MAX = 255  # bytes in one file name (Linux filesystems)
 OUTPUT_SUFFIX = ".annotated.xlsx"
@@ -23,6 +28,30 @@ def size(name: str) -> int:
 def shown(name: str) -> str:
     """The name as text for people and the ledger: bytes that are not UTF-8 as escapes (\\xe9)."""
     return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+# C0 controls, DEL, C1 controls, and the Unicode line and paragraph separators
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match) -> str:
+    c = match.group()
+    return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) <= 0xFF else f"\\u{ord(c):04x}")
+
+
+def printable(text) -> str:
+    """`text` as it may be printed: bytes that are not UTF-8 as escapes (as `shown`), and every
+    control character (C0, DEL, C1, U+2028/U+2029) as an escape (`\\x1b`, `\\n`, `\\u2028`), so the
+    result is one line that does nothing to a terminal. Markup is not this function's business:
+    print the result as text (`click.echo`, or a `rich.text.Text`), never as markup."""
+    if text is None:
+        return ""
+    try:
+        raw = str(text).encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+        raw = str(text).encode("utf-8", "backslashreplace")
+    return _CONTROL.sub(_escape, raw.decode("utf-8", "backslashreplace"))
 
 
 def fit(name: str, limit: int = NAME_MAX, keep: str = "") -> str:

@@ -25,7 +25,7 @@ from batch.opc import refusal
 from batch.package import describe
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
 from batch.readcopy import scratch_file
-from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, read_workbook, sheet_key, totals_rows
+from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, excel_refuses, read_workbook, sheet_key, totals_rows
 from batch.reviews import DECISION_COLUMNS, review
 from batch.safety import Limits, decrypt_default, encrypted
 from validators.columns import normalize_header
@@ -274,6 +274,7 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
     if sheet.truncated:
         position = {int(r): i for i, r in enumerate(sheet.excel_rows)}
         column_of = {g: (sheet.fields[i] or str(sheet.headers[i])) for i, g in enumerate(sheet.kept)}
+        column_of.update({g: name for name, g in sheet.review_cols.items()})  # the reviewer's columns, cut like any cell
         out.append(_truncated(sheet.truncated, position, column_of))
     for field_name, columns in sheet.duplicates:
         out.append(
@@ -451,7 +452,8 @@ def _workbook_findings(book, not_in_place: str | None = None) -> pd.DataFrame:
     """What the returned workbook cannot keep of the input, said about the workbook (no sheet):
     FORMATTING_NOT_KEPT for a legacy .xls (info), or an .xlsx that cannot be annotated in place
     (warning; why: `not_in_place`); ENCRYPTION_REMOVED for a workbook encrypted with Excel's default
-    password; SHEET_NOT_READABLE for each sheet whose relationship is broken; MACROS_REMOVED for a
+    password; SHEET_NOT_READABLE for each sheet whose relationship is broken; SHEET_NAMES_REFUSED for
+    a workbook listing two or more sheet names Excel refuses; MACROS_REMOVED for a
     workbook with macros (naming the VBA project and each Excel 4 macro sheet removed)."""
     rows = []
     if book.kind == "xls":
@@ -462,9 +464,12 @@ def _workbook_findings(book, not_in_place: str | None = None) -> pd.DataFrame:
         rows.append({"code": "ENCRYPTION_REMOVED"})
     for sheet, why in getattr(book, "unreadable", []):
         rows.append({"code": "SHEET_NOT_READABLE", "sheet_name": sheet, "expected": why})
+    refused = [name for name in book.sheet_names if excel_refuses(name)]
+    if len(refused) > 1 and not not_in_place:
+        rows.append({"code": "SHEET_NAMES_REFUSED", "count": len(refused), "names": ", ".join(refused)})
     if book.macros and not not_in_place:
         rows.append({"code": "MACROS_REMOVED", "removed": describe(book.macros)})
-    raw = pd.DataFrame(rows, columns=["code", "variant", "expected", "severity", "sheet_name", "removed"], dtype=object)
+    raw = pd.DataFrame(rows, columns=["code", "variant", "expected", "severity", "sheet_name", "removed", "count", "names"], dtype=object)
     raw = raw.assign(row=-1, column="", value=getattr(book, "name", "") or book.path.name)
     return _without_rows(render(raw, "", rules_mod.common_findings()), "")
 

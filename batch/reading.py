@@ -62,6 +62,7 @@ TOOL_NAME = re.compile(rf"njcredits_(Findings|Summary|Run|Rules|Columns)_([0-9a-
 TOOL_SUFFIX = " (njcredits)"  # the tool's sheet when the user's workbook has a sheet of its name
 SHEET_NAME_LIMIT = 31  # Excel's limit on a sheet name, in UTF-16 code units
 SHEET_NAME_ILLEGAL = re.compile(r"[\[\]:*?/\\\x00-\x1f\x7f\ufffe\uffff]")
+SHEET_NAME_RESERVED = "History"  # Excel keeps this name for its change history (any case)
 # The template's own sheets besides the intake sheets (sheet keys): never routed by their headers.
 NEVER_ROUTED = ("instructions", "lists")
 ROUTING_SHARE = Fraction(1, 2)  # a sheet is routed by headers naming at least half of a program's required columns
@@ -103,6 +104,7 @@ class IntakeSheet:
     sum_cells: set[tuple[int, int]] = field(default_factory=set)  # (grid row, grid col) of SUM/SUBTOTAL formulas
     routed: dict | None = None  # how a sheet not named like an intake sheet was routed by its headers
     truncated: list[tuple[int, int, int, int]] = field(default_factory=list)  # text cut to Excel's limit, see cut_long_text
+    cut_text: dict[tuple[int, int], str] = field(default_factory=dict)  # (grid row, column) -> the text kept of each cut cell
     dropped: list[int] = field(default_factory=list)  # grid columns of a returned workbook's tool columns (left out)
     review_cols: dict[str, int] = field(default_factory=dict)  # a returned workbook's reviewer columns: header -> grid column
     reviews: pd.DataFrame | None = None  # per row: the reviewer's entries (REVIEW_COLUMNS), as text
@@ -162,6 +164,7 @@ class Workbook:
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (sheet, why): its relationship is broken; left as it is
     macro_sheets: list[str] = field(default_factory=list)  # Excel 4 macro sheets (removed from the returned workbook)
     encrypted: bool = False  # the file was encrypted with Excel's default password and is read decrypted
+    sheet_names: list[str] = field(default_factory=list)  # every sheet the workbook lists, in order
     parts: dict[str, str] = field(default_factory=dict)  # sheet name -> the package part read for it (the writer's too)
 
 
@@ -384,6 +387,27 @@ def tool_sheet_name(role: str, taken) -> str:
         n += 1
 
 
+def excel_refuses(name: str) -> bool:
+    """Whether Excel refuses `name` as a sheet name: empty, longer than 31 UTF-16 code units,
+    holding `[]:*?/\\` or a control character, an apostrophe first or last, or `History`."""
+    return (
+        not name
+        or _cut_utf16(name, SHEET_NAME_LIMIT) != name
+        or SHEET_NAME_ILLEGAL.search(name) is not None
+        or name[0] == "'"
+        or name[-1] == "'"
+        or name.casefold() == SHEET_NAME_RESERVED.casefold()
+    )
+
+
+def sheets_kept_by_libreoffice(names: list[str]) -> int:
+    """How many sheets LibreOffice keeps of a workbook listing `names`: of the sheets whose names it
+    refuses, it keeps one (renamed), so a name scoped to a sheet at or past that count stops the
+    workbook opening there. Counted with Excel's rules, which refuse more names than LibreOffice."""
+    refused = sum(excel_refuses(n) for n in names)
+    return len(names) - max(refused - 1, 0)
+
+
 def _cut_utf16(text: str, limit: int) -> str:
     """The longest prefix of `text` of at most `limit` UTF-16 code units (the unit Excel counts)."""
     units = 0
@@ -517,7 +541,8 @@ def _intake_sheet(
         entries = full.reindex(columns=[review_cols.get(h, -1) for h in REVIEW_COLUMNS])[nonblank].reset_index(drop=True)
         entries.columns = list(REVIEW_COLUMNS)
         reviews = entries.apply(lambda col: coerce_text(col)[0].fillna("").astype(str).str.strip())
-    del full, empty
+    full_cut = full  # what the returned cells hold where text was cut (`cut_text`)
+    del empty
     cells.columns = range(len(kept))
     excel_rows = np.flatnonzero(nonblank) + h + 2
     # the tool's columns follow the last column holding any cell: the input columns as written
@@ -550,6 +575,7 @@ def _intake_sheet(
         ),
         filled=has_data[:width],
         truncated=long_text,
+        cut_text={(r, c): (grid[r][c] if r <= h else full_cut.iat[r - h - 1, c]) for r, c, *_ in long_text},
         dropped=dropped,
         review_cols=review_cols,
         reviews=reviews,
@@ -751,6 +777,7 @@ def _reading_copy(wb: Workbook, scratch: Path | None) -> Path | None:
     with zipfile.ZipFile(wb.path) as z:
         plan = readcopy.plan(z)
     wb.parts = {s.name: s.part for s in plan.sheets if s.part and not s.broken and not s.macro}
+    wb.sheet_names = [s.name for s in plan.sheets]
     wb.unreadable = [(s.name, s.broken) for s in plan.unreadable]
     wb.macro_sheets = [s.name for s in plan.macro_sheets]
     if not plan.needed:

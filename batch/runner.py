@@ -47,7 +47,7 @@ from batch import __version__
 from batch.config import Settings
 from batch.faults import fault
 from batch.ledger import Ledger, LedgerUnreadable
-from batch.names import fit, output_name, shown, temporary
+from batch.names import fit, output_name, printable, shown, temporary
 
 INTAKE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv")
 RECORD_COLUMNS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "file"]
@@ -55,7 +55,11 @@ LOCK_NAME = ".njcredits.lock"
 WORK_DIR = ".njcredits"  # the tool's own folder in the inbox: staging/<run-id>/
 NAME_FILE = ".name"  # in a staging slot: the input's name as it was in the inbox (bytes)
 # errors that say something about the machine, not about a workbook
-ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EMFILE, errno.ENFILE, errno.ENOMEM}
+ENVIRONMENT_ERRNOS = {
+    errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM
+}  # fmt: skip
+# errors no read of a file can give: whatever raised them was writing, so they are the environment's
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
 
 
 class RunLocked(Exception):
@@ -85,14 +89,15 @@ class FileOutcome:
     def line(self) -> str:
         """The file's line in the one fixed form scripts may parse, on the terminal and in the report:
         `done  NAME  30 rows: 17 OK, 6 flagged, 4 ineligible, 3 invalid; 11 errors`, or
-        `failed  NAME  REASON` (`skipped`, `left`: left in the inbox, `gone`: deleted before it was read)."""
+        `failed  NAME  REASON` (`skipped`, `left`: left in the inbox, `gone`: deleted before it was read).
+        Always one line: the name and the reason are printed as text, control characters escaped."""
         word = self.WORDS[self.status]
         if self.status != "processed":
-            return f"{word}  {self.name}  {self.reason}"
+            return f"{word}  {printable(self.name)}  {printable(self.reason)}"
         sheets = (self.info.get("counts") or {}).values()
         total = {k: sum(c.get(k, 0) for c in sheets) for k in ("rows", "OK", "Flagged", "Ineligible", "Invalid")}
         return (
-            f"done  {self.name}  {total['rows']:,} rows: {total['OK']:,} OK, {total['Flagged']:,} flagged, "
+            f"done  {printable(self.name)}  {total['rows']:,} rows: {total['OK']:,} OK, {total['Flagged']:,} flagged, "
             f"{total['Ineligible']:,} ineligible, {total['Invalid']:,} invalid; {self.info.get('errors', 0):,} errors"
         )
 
@@ -126,26 +131,56 @@ def new_run_id() -> str:
     return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z-" + secrets.token_hex(2)
 
 
-def environment_message(err: BaseException, where: str) -> str:
-    """One sentence naming the environment, never the workbook."""
+def os_error(err: BaseException | None) -> OSError | None:
+    """The OS error behind `err`: itself, or the one a library wrapped (xlsxwriter's FileCreateError
+    keeps it in its arguments and as its cause), or None."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, OSError):
+            return err
+        inner = next((a for a in getattr(err, "args", ()) if isinstance(a, OSError)), None)
+        err = inner or err.__cause__ or err.__context__
+    return None
+
+
+def environment_message(err: BaseException, where: str, stays: bool = True) -> str:
+    """One sentence naming the environment (the folder, and the error with its name), never the workbook."""
+    tail = "; the file stays in the inbox for the next run." if stays else "."
     if isinstance(err, sqlite3.Error):
-        return f"the ledger cannot be written ({err}); check its disk, the file stays in the inbox for the next run."
-    code = err.errno
+        return f"the ledger cannot be written ({err}); check its disk" + tail
+    oserr = os_error(err)
+    code = oserr.errno if oserr is not None else None
+    name = f", {errno.errorcode[code]}" if code in errno.errorcode else ""
     if code in (errno.ENOSPC, errno.EDQUOT):
-        return f"no space left on the disk of {where}; free some space, the file stays in the inbox for the next run."
+        what = "no space left" if code == errno.ENOSPC else "the disk quota is used up"
+        return f"{what} on the disk of {where} ({os.strerror(code)}{name}); free some space" + tail
     if code == errno.EROFS:
-        return f"{where} is on a read-only filesystem; the file stays in the inbox for the next run."
+        return f"{where} is on a read-only filesystem ({os.strerror(code)}{name})" + tail
     if code in (errno.EACCES, errno.EPERM):
-        return f"{where} cannot be written (permission denied); the file stays in the inbox for the next run."
-    return f"{where} failed ({os.strerror(code or 0)}); the file stays in the inbox for the next run."
+        return f"{where} cannot be written (permission denied{name})" + tail
+    if code == errno.EFBIG:
+        return f"{where} cannot take a file this large: the file-size limit was reached ({os.strerror(code)}{name})" + tail
+    if code == errno.EIO:
+        return f"the disk of {where} failed ({os.strerror(code)}{name}); check the disk" + tail
+    return f"{where} failed ({os.strerror(code or 0)}{name})" + tail
 
 
 def is_environment(err: BaseException) -> bool:
-    """An error of the machine: a full or read-only disk, a folder that cannot be written (also as
-    SQLite says it of the ledger)."""
+    """An error of the machine: a full, read-only or failing disk, a file-size limit, a folder that
+    cannot be written (also as SQLite says it of the ledger, and as a library wraps it)."""
     if isinstance(err, sqlite3.OperationalError):
         return any(w in str(err) for w in ("full", "readonly", "read-only", "disk I/O", "unable to open"))
-    return isinstance(err, OSError) and err.errno in ENVIRONMENT_ERRNOS
+    oserr = os_error(err)
+    return oserr is not None and oserr.errno in ENVIRONMENT_ERRNOS
+
+
+class WriteFailed(Exception):
+    """The environment stopped a write of the run (the error behind it in `error`)."""
+
+    def __init__(self, error: OSError):
+        super().__init__(str(error))
+        self.error = error
 
 
 ARCHIVE_DIRS = ("processed", "failed")
@@ -168,7 +203,7 @@ def list_inputs(folder: Path, echo=None) -> list[Path]:
                 continue
             if stat.S_ISLNK(st.st_mode):
                 if echo:
-                    echo(f"skipped link {shown(str(p.relative_to(folder)))} -> {shown(os.readlink(p))}")
+                    echo(f"skipped link {printable(p.relative_to(folder))} -> {printable(os.readlink(p))}")
             elif stat.S_ISDIR(st.st_mode):
                 if not (d == folder and p.name in ARCHIVE_DIRS):
                     walk(p)
@@ -289,7 +324,14 @@ def work(path: str, partial: str, limits=None, as_of: dt.date | None = None, led
     )
     try:
         fault("child-partial", partial)
-        write(result, Path(partial))
+        try:
+            fault("child-write", partial)
+            write(result, Path(partial))
+        except Exception as err:  # everything the write meets is the environment's, never the file's
+            oserr = os_error(err)
+            if oserr is not None and is_environment(oserr):
+                raise WriteFailed(oserr) from err
+            raise
     finally:
         result.discard()  # a decrypted copy, if any
     sev = result.findings["Severity"].value_counts()
@@ -361,14 +403,17 @@ def _child(conn, alive, path: str, partial: str, memory_mb: int, limits, as_of, 
                 f"(memory_limit_mb); split it into smaller workbooks or raise the limit.",
             )
         )
-    except OSError as err:
-        writing = str(getattr(err, "filename", "") or "").startswith(str(Path(partial).parent))
-        if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) or (writing and is_environment(err)):
-            conn.send(("environment", environment_message(err, "the outbox")))  # the worker writes only there
+    except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
+        oserr = err.error if isinstance(err, WriteFailed) else os_error(err)
+        folder = Path(partial).parent  # the worker writes only there
+        writing = str(getattr(oserr, "filename", "") or "").startswith(str(folder))
+        if oserr is not None and (isinstance(err, WriteFailed) or oserr.errno in WRITE_ERRNOS or (writing and is_environment(oserr))):
+            named = isinstance(oserr.filename, str) and oserr.filename and not writing
+            target = Path(oserr.filename).parent if named else folder  # elsewhere: a temporary folder, say
+            where = f"the outbox {shown(str(folder))}" if target == folder else f"the folder {shown(str(target))}"
+            conn.send(("environment", environment_message(oserr, where)))
         else:
             conn.send(("error", _reason(err, Path(path).name)))
-    except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason
-        conn.send(("error", _reason(err, Path(path).name)))
     finally:
         for p in Path(partial).parent.glob(f"*{Path(partial).name}.*"):  # the writers' own temporary files
             p.unlink(missing_ok=True)
@@ -562,6 +607,7 @@ class Run:
         self.items: list[Item] = []
         self.records, self.per_year, self.rules_versions = [], [], {}
         self.stopped = ""
+        self.report_problem, self.report_environment = "", False
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def say(self, outcome: FileOutcome) -> None:
@@ -583,6 +629,7 @@ class Run:
             self.ledger.add_file(self.run_id, {**info, "status": outcome.status})
             return
         if self.keep:
+            fault("ledger", str(self.settings.ledger))
             self.ledger.add_file(self.run_id, {**info, "status": outcome.status}, info.get("records"))
             item.done = True
             _discard(item)
@@ -591,6 +638,7 @@ class Run:
         folder = safe_dir(self.settings.archive, where, self.run_id)
         folder = safe_dir(folder, *Path(item.folder).parts)
         dest = _free_name(folder, item.original.name)
+        fault("ledger", str(self.settings.ledger))
         rowid = self.ledger.add_file(
             self.run_id,
             {
@@ -613,7 +661,8 @@ class Run:
                 reason.unlink(missing_ok=True)
             except OSError:
                 pass
-            self.ledger.abandon_file(rowid, "returned", environment_message(err, "the archive") if is_environment(err) else str(err))
+            where = f"the archive {shown(str(folder))}"
+            self.ledger.abandon_file(rowid, "returned", environment_message(err, where) if is_environment(err) else str(err))
             err.recorded = True
             raise
         item.done = True
@@ -621,7 +670,7 @@ class Run:
         try:
             self.ledger.complete_file(rowid, shown(str(dest)))
         except sqlite3.Error as err:  # the move is done: the next run completes the row from the archive
-            self.echo(f"The ledger row of {shown(item.name)} could not be completed ({err}); the next run completes it.")
+            self.echo(f"The ledger row of {printable(item.name)} could not be completed ({err}); the next run completes it.")
         outcome.archived = str(dest)
         _discard(item)
 
@@ -648,7 +697,9 @@ class Run:
         try:
             self.record(item, outcome)
         except Exception as err:  # noqa: BLE001 - one file's bookkeeping never stops the run
-            where = "the archive" if not self.keep else "the ledger"
+            where = f"the archive {shown(str(self.settings.archive))}" if not self.keep else "the ledger"
+            if isinstance(err, OSError) and getattr(err, "filename", None) == str(self.settings.ledger):
+                where = f"the ledger {shown(str(self.settings.ledger))}"
             if is_environment(err):
                 reason = environment_message(err, where)
             elif isinstance(err, UnsafeLink):
@@ -681,7 +732,14 @@ class Run:
         try:
             self._files(files, progress)
         except Exception as err:  # noqa: BLE001 - the environment, a stop signal, or an error of njcredits itself
-            self.stopped = str(err) if isinstance(err, EnvironmentStop) else f"an internal error ({type(err).__name__}: {err})"
+            if isinstance(err, EnvironmentStop):
+                self.stopped = str(err)
+            elif is_environment(err):  # a folder of the run (the outbox, a subfolder of it) cannot be made
+                oserr = os_error(err)
+                where = shown(str(Path(oserr.filename).parent)) if oserr is not None and oserr.filename else "a folder of the run"
+                self.stopped = environment_message(err, where, stays=False)
+            else:
+                self.stopped = f"an internal error ({type(err).__name__}: {err})"
             self.echo(f"Run stopped: {self.stopped}")
             for item in self.items:
                 if not item.done:
@@ -700,12 +758,17 @@ class Run:
                 pd.concat(self.per_year, ignore_index=True) if self.per_year else pd.DataFrame(),
                 self.rules_versions,
             )
-        except (OSError, sqlite3.Error) as err:
-            if not is_environment(err):
-                raise
-            self.stopped = self.stopped or environment_message(err, "the outbox (run report)")
-            self.echo(f"The run report was not written: {environment_message(err, 'the outbox')}")
+        except Exception as err:  # noqa: BLE001 - written last: its failure never changes a file's outcome
+            if is_environment(err):
+                problem = environment_message(err, f"the outbox {shown(str(settings.outbox))}", stays=False)
+            else:
+                problem = f"njcredits met an internal error writing it ({type(err).__name__}: {err})."
+            self.echo(f"The run report was not written: {problem}")
+            _remove_temporary(settings.outbox / f"run-{self.run_id}.summary.xlsx")
+            self.report_problem, self.report_environment = problem, is_environment(err)
         note = f"stopped: {self.stopped}" if self.stopped else None
+        if self.report_problem:
+            note = "; ".join(filter(None, [note, f"no run report: {self.report_problem}"]))
         try:
             self.ledger.end_run(
                 self.run_id, dt.datetime.now(dt.UTC).isoformat(), counts, str(report) if report else None, self.rules_versions, note
@@ -721,7 +784,8 @@ class Run:
         )
         if self.stopped:
             _remove_tree(self.work / "staging" / self.run_id)
-        return RunOutcome(self.run_id, self.outcomes, report, self.stopped)
+        # a report the environment stopped: exit 3, the files' outcomes as they were
+        return RunOutcome(self.run_id, self.outcomes, report, self.stopped or (self.report_problem if self.report_environment else ""))
 
     def _files(self, files, progress: bool) -> None:
         settings = self.settings
@@ -752,7 +816,7 @@ class Run:
             try:
                 item.info.update(size=item.staged.stat().st_size, sha256=_sha(item.staged))
             except OSError as err:
-                if is_environment(err) and err.errno not in (errno.EACCES, errno.EPERM):
+                if is_environment(err) and err.errno not in (errno.EACCES, errno.EPERM, errno.EIO):  # reading: the file's
                     self.say(self.give_back(item, environment_message(err, "the inbox")))
                 else:
                     self.finish_file(item, FileOutcome(item.name, "failed", _reason(err, shown(item.name))))
@@ -778,7 +842,13 @@ class Run:
                 self.finish_file(item, FileOutcome(item.name, "skipped", reason))
                 continue
             seen[sha] = item
-            out_dir = safe_dir(settings.outbox, *Path(item.folder).parts)
+            try:
+                out_dir = safe_dir(settings.outbox, *Path(item.folder).parts)
+            except OSError as err:
+                if not is_environment(err):
+                    raise
+                self.say(self.give_back(item, environment_message(err, f"the outbox {shown(str(settings.outbox))}")))
+                continue
             # the slot number in the temporary name: two inputs with one output name never share it
             todo.append((item, out_dir / temporary(output_name(item.original.name), f"{self.run_id}-{item.slot.name}")))
         bar = _progress(progress and len(todo) > 3, len(todo))
@@ -820,7 +890,8 @@ class Run:
             final = _place_output(partial, Path(partial).parent / output_name(item.original.name), self.run_id)
         except (OSError, UnsafeLink) as err:
             _remove_temporary(partial)
-            reason = environment_message(err, "the outbox") if isinstance(err, OSError) else str(err)
+            where = f"the outbox {shown(str(Path(partial).parent))}"
+            reason = environment_message(err, where) if isinstance(err, OSError) else str(err)
             outcome = self.give_back(item, reason)
             self.say(outcome)
             return outcome
@@ -891,7 +962,9 @@ def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo) -
     for dead in ledger.unfinished_runs(str(settings.inbox)):
         for row in ledger.close_interrupted(dead, now, f"stopped before its end; finished by run {run_id}"):
             archived.setdefault(dead, set()).add(row["name"])
-            echo(f"Run {dead} was stopped before its end; {row['name']} had been moved to {row['archived']}: recorded.")
+            echo(
+                f"Run {dead} was stopped before its end; {printable(row['name'])} had been moved to {printable(row['archived'])}: recorded."
+            )
         for folder in (settings.outbox, *(settings.archive / where / dead for where in ARCHIVE_DIRS)):
             if folder.is_dir() and not folder.is_symlink():
                 for p in folder.rglob(f".*{dead}*"):
@@ -915,7 +988,7 @@ def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo) -
                 where = Path(original)
                 dest = _free_name(safe_dir(settings.inbox, *where.parent.parts), where.name)
                 os.rename(files[0], dest)
-                echo(f"{shown(original)} was taken by run {run_dir.name}, which stopped before it was done: back in the inbox.")
+                echo(f"{printable(original)} was taken by run {run_dir.name}, which stopped before it was done: back in the inbox.")
             shutil.rmtree(slot, ignore_errors=True)
         shutil.rmtree(run_dir, ignore_errors=True)
 

@@ -35,6 +35,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import pandas as pd
+
+from batch import cells as encoder
 from batch import xmlparts
 from batch.cells import column_letters
 from batch.safety import Refused
@@ -446,8 +449,9 @@ class Changes:
     - `heights`: row -> height in points, set where the row has no custom height of its own.
     """
 
-    def __init__(self, styles=None, restyle=None, drop=(), restore=None, column_styles=None, heights=None, tail_at=None):
+    def __init__(self, styles=None, restyle=None, drop=(), restore=None, column_styles=None, heights=None, tail_at=None, replace=None):
         self.styles = styles or {}
+        self.replace = replace or {}  # row -> {column: the cell's text}: a cell cut to Excel's limit, written as what was read
         self.tail_at = tail_at  # the column of the first appended cell: a cell of the row's at or after it comes after them
         self.heights = heights or {}  # row -> points, for a row whose height is not the user's own
         self.restyle = restyle
@@ -458,7 +462,7 @@ class Changes:
     @property
     def every_row(self) -> bool:
         """Every row's cells must be looked at (a returned workbook), not only the rows named."""
-        return bool(self.drop or self.restore)
+        return bool(self.drop or self.restore or self.replace)
 
     def new_style(self, current: int, value) -> int:
         return self.restyle(current, value) if self.restyle else value
@@ -563,6 +567,7 @@ def _row(
     if number in changes.heights and not _true(attribute(attrs, b"customHeight")):
         attrs = _without(attrs, b"ht", b"customHeight") + f' ht="{changes.heights[number]}" customHeight="1"'.encode()
     close = b"</" + qname + b">"
+    replaced = changes.replace.get(number, {})
     if not styles and not changes.every_row and b"extLst" not in body:  # only cells appended: the row's own are not looked at
         return b"<" + qname + attrs + b">" + body + tail + close
     if changes.restore and attribute(attrs, b"s") is not None:
@@ -598,6 +603,9 @@ def _row(
                 new = _restyle(new, restore[style])
         if column in styles:
             new = _restyle(new, changes.new_style(_style_of(new), styles[column]))
+        if column in replaced:  # text cut to Excel's limit when read: the cell holds what was checked
+            out.append(_text_cell(prefix, new, replaced[column]))
+            continue
         out.append(body[start:end] if new is own else body[start:a] + new + body[b:end])
     out.append(body[at:cells_end])
     added = [blank(c) for c in pending[p:]]
@@ -606,6 +614,32 @@ def _row(
     if not tail and not added and p == 0 and new_body == body and attrs == plain:
         return None
     return b"<" + qname + attrs + b">" + new_body + close
+
+
+def _text_cell(prefix: bytes, attrs: bytes, value: str) -> bytes:
+    """A cell (its attributes kept but its type) holding `value` as an inline string, encoded as
+    every cell the tool writes (batch.cells)."""
+    body, preserve = encoder.text(pd.Series([value], dtype=object))
+    t = prefix + b"t"
+    open_t = b"<" + t + (b' xml:space="preserve">' if preserve[0] else b">")
+    return (
+        b"<"
+        + prefix
+        + b"c"
+        + _without(attrs, b"t")
+        + b' t="inlineStr"><'
+        + prefix
+        + b"is>"
+        + open_t
+        + str(body[0]).encode()
+        + b"</"
+        + t
+        + b"></"
+        + prefix
+        + b"is></"
+        + prefix
+        + b"c>"
+    )
 
 
 class LazyTails:

@@ -260,3 +260,114 @@ def test_xlsxwriter_versions_outside_the_tested_range_are_refused(version, ok):
 @pytest.mark.parametrize("n,letters", [(0, "A"), (25, "Z"), (26, "AA"), (27, "AB"), (701, "ZZ"), (702, "AAA"), (16_383, "XFD")])
 def test_column_letters(n, letters):
     assert cells.column_letters(n) == letters
+
+
+# --- U+FFFE and U+FFFF in every part the tool writes --------------------------------------------
+
+NONCHAR = ("\ufffe", "\uffff")
+
+
+def _every_part_clean(outbox: Path) -> list[str]:
+    """The parts of every workbook in `outbox` (returned workbooks and the run report) that do not
+    parse with lxml or hold a raw U+FFFE or U+FFFF."""
+    from lxml import etree
+
+    bad = []
+    for path in sorted(outbox.rglob("*.xlsx")):
+        with zipfile.ZipFile(path) as z:
+            for name in z.namelist():
+                data = z.read(name)
+                if any(c.encode() in data for c in NONCHAR):
+                    bad.append(f"{path.name}:{name} holds a raw U+FFFE/U+FFFF")
+                if re.search(r"\.(xml|rels|vml)$", name):
+                    try:
+                        etree.fromstring(data)
+                    except etree.XMLSyntaxError as err:
+                        bad.append(f"{path.name}:{name} {err}")
+    return bad
+
+
+TRANSFER_HEADERS = [
+    "Transfer ID",
+    "Program",
+    "Certificate ID",
+    "Certificate Amount ($)",
+    "Transferor",
+    "Transferee",
+    "Transfer Date",
+    "Credit Amount Transferred ($)",
+    "Consideration Received ($)",
+]
+
+
+def _nonchar_rows(f: str, g: str) -> tuple[list, list[list]]:
+    # an unknown header (UNKNOWN_COLUMN quotes it), a record ID (the Findings sheet's Record ID), a
+    # bad amount (BAD_TYPE quotes it in the message and the cell's note), a bad code (BAD_CODE)
+    headers = [*TRANSFER_HEADERS, f"Note{f}"]
+    rows = [
+        [f"T-1{f}", "Grow NJ", f"C-1{g}", 500_000, f"A{f}", "B", "2026-01-05", f"30000{f}", 27_000, f"n{g}"],
+        ["T-2", f"Grow NJ{f}", "C-2", 500_000, "A", "B", "2026-01-05", 40_000, 44_000, "x"],
+    ]
+    return headers, rows
+
+
+def _run(inbox: Path, outbox: Path):
+    from click.testing import CliRunner
+
+    from batch.cli import main
+
+    ledger = inbox.parent / "l.sqlite"
+    return CliRunner().invoke(main, ["run", str(inbox), "--out", str(outbox), "--ledger", str(ledger), "--as-of", "2026-11-30"])
+
+
+def test_nonchars_of_a_workbook_returned_in_place_come_back_as_escapes(tmp_path):
+    """A workbook whose cells hold raw U+FFFE/U+FFFF (malformed XML that calamine and LibreOffice
+    read) comes back with `_xFFFE_`/`_xFFFF_` in every part: the user's cells, the headers, a
+    sheet the tool does not read, the findings, notes, Summary, Run and the run report."""
+    inbox, outbox = tmp_path / "in", tmp_path / "out"
+    inbox.mkdir()
+    headers, rows = _nonchar_rows("QQF", "QQG")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Transfers"
+    for r in [headers, *rows]:
+        ws.append(r)
+    wb.create_sheet("Other").append(["hello QQF", "QQG"])
+    wb.save(tmp_path / "src.xlsx")
+    with zipfile.ZipFile(tmp_path / "src.xlsx") as z, zipfile.ZipFile(inbox / "book.xlsx", "w") as out:
+        for info in z.infolist():
+            out.writestr(info, z.read(info.filename).replace(b"QQF", "\ufffe".encode()).replace(b"QQG", "\uffff".encode()))
+    run = _run(inbox, outbox)
+    assert run.exit_code == 0, run.output
+    assert _every_part_clean(outbox) == []
+    returned = outbox / "book.annotated.xlsx"
+    openpyxl.load_workbook(returned)  # openpyxl refuses a part holding a raw one
+    grid = python_calamine.CalamineWorkbook.from_path(str(returned)).get_sheet_by_name("Transfers").to_python()
+    assert grid[1][0] == "T-1_xFFFE_" and grid[1][2] == "C-1_xFFFF_" and grid[0][9] == "Note_xFFFE_"
+    other = python_calamine.CalamineWorkbook.from_path(str(returned)).get_sheet_by_name("Other").to_python()
+    assert other[0] == ["hello _xFFFE_", "_xFFFF_"]
+
+
+def test_nonchars_of_a_csv_come_back_as_escapes(tmp_path):
+    """The same text in a CSV (a workbook written anew), its file name holding them too."""
+    import csv
+
+    inbox, outbox = tmp_path / "in", tmp_path / "out"
+    inbox.mkdir()
+    headers, rows = _nonchar_rows(*NONCHAR)
+    with (inbox / "tr\ufffex\uffff.csv").open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(headers)
+        w.writerows(rows)
+    run = _run(inbox, outbox)
+    assert run.exit_code == 0, run.output
+    assert _every_part_clean(outbox) == []
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3, 4, 5])
+def test_a_nonchar_split_between_chunks_is_escaped(cut):
+    from batch.inplace import without_nonchars
+
+    data = "a\ufffeb\uffffc".encode()  # a, EF BF BE, b, EF BF BF, c
+    chunks = [data[:cut], data[cut:]]
+    assert b"".join(without_nonchars(chunks)) == b"a_xFFFE_b_xFFFF_c"

@@ -110,6 +110,57 @@ def test_an_outbox_inside_the_inbox_is_a_usage_error(tmp_path):
     assert result.exit_code == 2 and "inside the inbox" in result.output
 
 
+PLACES = [
+    # (flag or setting, where, refused?, words): an archive, outbox or ledger inside the inbox at any depth
+    ("--archive", "east", True, "archive folder"),
+    ("--archive", "east/deeper/still", True, "archive folder"),
+    ("--archive", ".hidden", True, "archive folder"),  # hidden folders are not entered, but it is still inside
+    ("--archive", ".", False, ""),  # the inbox itself: the default, its processed/ and failed/ never entered
+    ("--archive", "../archive", False, ""),
+    ("--archive", ".njcredits/archive", False, ""),  # the tool's own folder: the one exception
+    ("--ledger", "ledger.sqlite", True, "ledger"),
+    ("--ledger", "east/books/ledger.sqlite", True, "ledger"),
+    ("--ledger", ".njcredits/ledger.sqlite", False, ""),
+    ("--ledger", "../books/ledger.sqlite", False, ""),
+    ("--out", "east/out", True, "outbox"),
+    ("archive", "east", True, "archive folder"),  # the same in njcredits.toml
+    ("ledger", "east/ledger.sqlite", True, "ledger"),
+]
+
+
+@pytest.mark.parametrize("flag,where,refused,words", PLACES)
+def test_an_archive_outbox_or_ledger_inside_the_inbox_is_a_usage_error(tmp_path, monkeypatch, flag, where, refused, words):
+    monkeypatch.chdir(tmp_path)
+    inbox = tmp_path / "inbox"
+    (inbox / "east").mkdir(parents=True)
+    transfers(inbox / "east" / "nov.xlsx", [good("T-1")])
+    path = (inbox / where).resolve()
+    args = ["run", inbox]
+    if flag.startswith("--"):
+        args += [flag, path]
+    else:
+        (tmp_path / "njcredits.toml").write_text(f'{flag} = "{path}"\n')
+    if flag != "--out":
+        args += ["--out", tmp_path / "out"]
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    result = invoke(*args)
+    if refused:
+        assert result.exit_code == 2 and "inside the inbox" in result.output and words in result.output, result.output
+        assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing touched
+    else:
+        assert result.exit_code == 0, result.output
+        assert not (inbox / "east" / "nov.xlsx").exists()
+
+
+def test_watch_refuses_an_archive_or_ledger_inside_the_inbox(tmp_path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    for args in (["--archive", inbox / "east"], ["--ledger", inbox / "sub" / "ledger.sqlite"]):
+        result = invoke("watch", inbox, "--out", tmp_path / "out", *args)
+        assert result.exit_code == 2 and "inside the inbox" in result.output, result.output
+        assert not (tmp_path / "out").exists() and sorted(inbox.iterdir()) == []
+
+
 BAD_SETTINGS = [
     ("workers = 0.5", "workers"),  # never read as 0
     ('workers = "x"', "workers"),

@@ -119,33 +119,34 @@ def test_the_comma_rule_holds_for_counts_and_percents_too(kind, cell, bad):
 # --- money rounding: half up on the decimal as typed ------------------------------------------
 
 MONEY_ROUNDING = [
-    # (cell, cents): text and numbers alike
-    ("0.005", 1),
+    # (cell, cents): text and numbers alike. Text with exactly three digits after a lone point
+    # (`0.005`) is ambiguous and never read (POINT_THOUSANDS below): the text cases carry four.
+    ("0.0050", 1),
     (0.005, 1),
-    ("2.675", 268),  # the float 2.675 is 2.67499999...: rounded on the decimal, not the float
+    ("2.6750", 268),  # the float 2.675 is 2.67499999...: rounded on the decimal, not the float
     (2.675, 268),
-    ("0.015", 2),
+    ("0.0150", 2),
     (0.015, 2),
-    ("0.025", 3),  # not to even
+    ("0.0250", 3),  # not to even
     (0.025, 3),
-    ("1.005", 101),
+    ("1.0050", 101),
     (1.005, 101),
     ("1,234.565", 123_457),
     (1234.565, 123_457),
     ("0.0049999999999999999999", 0),  # as typed, below the half cent
     ("0.00500000000000000000001", 1),
-    ("0.004", 0),
+    ("0.0040", 0),
     (0.004, 0),
-    ("2.674", 267),
+    ("2.6740", 267),
     ("2.6751", 268),
     ("2.675e0", 268),
     (0.1 + 0.2, 30),
     (1_250_000.5, 125_000_050),
     ("$999,999,999,999.994", 99_999_999_999_999),
     # half up is toward the larger amount, as every other rounding to the cent (batch.exact.Q.cents)
-    ("-0.005", 0),
-    ("(2.675)", -267),
-    ("-2.676", -268),
+    ("-0.0050", 0),
+    ("(2.6750)", -267),
+    ("-2.6760", -268),
 ]
 
 
@@ -160,7 +161,7 @@ def test_money_rounding_matches_the_exact_arithmetic():
 
     from batch.exact import Q
 
-    typed = ["0.005", "2.675", "0.015", "0.025", "1.005", "-0.005", "-2.675", "7.125", "123.455"]
+    typed = ["0.0050", "2.6750", "0.0150", "0.0250", "1.0050", "-0.0050", "-2.6750", "7.1250", "123.4550"]
     value, _ = coerce.money(cells(*typed))
     exact = Q.from_fractions([Fraction(t) * 100 for t in typed]).cents()
     assert list(value) == list(exact)
@@ -173,9 +174,9 @@ def test_money_of_a_trillion_dollars_or_more_after_rounding_is_bad(cell):
 
 
 def test_money_in_many_cells_keeps_each_its_own_value():
-    value, bad = coerce.money(cells("1,250", "1,2", 2.675, "", "30000,00", "0.005", None))
-    assert bad.tolist() == [False, True, False, False, True, False, False]
-    assert [None if pd.isna(v) else int(v) for v in value] == [125_000, None, 268, None, None, 1, None]
+    value, bad = coerce.money(cells("1,250", "1,2", 2.675, "", "30000,00", "0.0050", None, "96.000", 96.0))
+    assert bad.tolist() == [False, True, False, False, True, False, False, True, False]
+    assert [None if pd.isna(v) else int(v) for v in value] == [125_000, None, 268, None, None, 1, None, None, 9_600]
 
 
 def test_a_decimal_comma_is_a_located_bad_type():
@@ -199,6 +200,110 @@ def test_a_decimal_comma_is_a_located_bad_type():
         {"row": 0, "column": "Consideration Received ($)", "code": "BAD_TYPE", "value": "27.000,00"},
     ]
     assert typed["Credit Amount Transferred ($)"].iloc[1] == 125_000_000
+
+
+# --- money text: a lone point before exactly three digits -----------------------------------
+
+POINT_THOUSANDS = [
+    # (cell, cents, or None when the cell is BAD_TYPE as ambiguous)
+    ("96.00", 9_600),  # two digits: cents, 96
+    ("96.0", 9_600),  # one digit
+    ("96.", 9_600),  # no digit after the point
+    ("96.000", None),  # three: $96 in US notation, $96,000 in much of Europe
+    ("96.001", None),
+    ("$1.250", None),  # $1.25 or $1,250
+    ("-96.000", None),
+    ("+96.000", None),
+    ("(1.250)", None),
+    ("$(1.250)", None),
+    (" 96.000 ", None),
+    ("9 6.000", None),  # spaces removed first: still one point and three digits
+    (".500", None),  # one point, three digits: $0.50 or $500
+    ("0.005", None),  # as typed text, a half cent or five dollars
+    ("96.0000", 9_600),  # four digits: no thousands group, read as the decimal it is
+    ("2.6751", 268),
+    (".5000", 50),
+    ("1,250", 125_000),  # a comma is a thousands separator
+    ("1,250.000", 125_000),  # a comma is there too: the point is the decimal point
+    ("1,250.00", 125_000),
+    ("96000", 9_600_000),
+    ("1.250.000", None),  # two points: never a number (as before)
+    ("1.250,00", None),  # a decimal comma (as before)
+    ("2.675e0", 268),  # an exponent: the point is a decimal point
+    # a number cell is a number and is never questioned
+    (96.0, 9_600),
+    (96, 9_600),
+    (1.25, 125),
+    (2.675, 268),
+    (0.5, 50),
+]
+
+
+@pytest.mark.parametrize("cell,cents", POINT_THOUSANDS, ids=repr)
+def test_money_text_with_a_lone_point_before_three_digits_is_ambiguous(cell, cents):
+    value, bad = one(coerce.money, cell)
+    assert bad is (cents is None)
+    assert pd.isna(value) if cents is None else value == cents
+    assert bool(coerce.point_thousands(cells(cell))[0].iloc[0]) is (cents is None and cell not in ("1.250.000", "1.250,00"))
+
+
+@pytest.mark.parametrize(
+    "cell,message",
+    [
+        # 96.000: the point as a decimal point is $96.00; as a thousands separator 96 x 1,000 = $96,000.00
+        ("96.000", "it is $96.00 in US notation but $96,000.00 in much of Europe"),
+        ("$1.250", "it is $1.25 in US notation but $1,250.00 in much of Europe"),
+        ("96.001", "it is $96.001 in US notation but $96,001.00 in much of Europe"),
+        ("-96.000", "it is -$96.00 in US notation but -$96,000.00 in much of Europe"),
+        (".500", "it is $0.50 in US notation but $500.00 in much of Europe"),
+    ],
+)
+def test_an_ambiguous_amount_is_a_bad_type_saying_why(tmp_path, cell, message):
+    row = list(S.ROWS[0])[:9]
+    row[7] = cell  # Credit Amount Transferred ($)
+    result = process(write_workbook(tmp_path / "eu.xlsx", {"Transfers": [S.HEADERS[:9], row]}))
+    (res,) = result.intake
+    assert res.status.tolist() == ["Invalid"]
+    (finding,) = result.findings.to_dict("records")
+    assert (finding["Code"], finding["Column"], finding["Severity"]) == ("BAD_TYPE", "Credit Amount Transferred ($)", "error")
+    assert "ambiguous" in finding["Message"] and message in finding["Message"], finding["Message"]
+    assert f'holds "{cell}"' in finding["Message"]
+    assert "thousandths" in finding["Message"]
+
+
+def test_other_bad_money_keeps_its_plain_message():
+    raw = pd.DataFrame(
+        {
+            "Transfer ID": ["T-1", "T-2"],
+            "Program": ["Grow NJ", "Grow NJ"],
+            "Certificate ID": ["C-1", "C-1"],
+            "Transferor": ["A", "A"],
+            "Transferee": ["B", "B"],
+            "Transfer Date": [D(2026, 1, 15), D(2026, 1, 16)],
+            "Credit Amount Transferred ($)": ["96.000", "about 95k"],
+            "Consideration Received ($)": [96.0, "1,250.000"],
+        },
+        dtype=object,
+    )
+    typed, findings = validate(TRANSFERS, raw)
+    got = findings[["row", "column", "code", "variant"]].to_dict("records")
+    assert got == [
+        {"row": 0, "column": "Credit Amount Transferred ($)", "code": "BAD_TYPE", "variant": "point_thousands"},
+        {"row": 1, "column": "Credit Amount Transferred ($)", "code": "BAD_TYPE", "variant": "default"},
+    ]
+    assert typed["Consideration Received ($)"].tolist() == [9_600, 125_000]
+
+
+def test_a_csv_with_a_point_for_thousands_is_never_read_as_cents(tmp_path):
+    path = tmp_path / "transfers-de.csv"
+    path.write_text(",".join(S.HEADERS[:9]) + "\n" + "T-1,Grow NJ,GNJ-1,4500000,A LLC,B Co,2026-01-15,96.000,90.000\n", encoding="utf-8")
+    result = process(path)
+    (res,) = result.intake
+    assert res.status.tolist() == ["Invalid"]
+    bad = result.findings[result.findings["Code"] == "BAD_TYPE"]
+    assert bad["Column"].tolist() == ["Credit Amount Transferred ($)", "Consideration Received ($)"]
+    assert bad["Message"].str.contains("ambiguous").all()
+    assert res.typed[MONEY[1:]].isna().all().all()
 
 
 # --- dates ------------------------------------------------------------------------------------

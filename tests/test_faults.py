@@ -347,6 +347,37 @@ def test_environment_errors_are_classified():
     assert "no space left on the disk of the outbox" in environment_message(OSError(errno.ENOSPC, "x"), "the outbox")
 
 
+ERRNOS = [
+    # (errno, environment?, words of the message)
+    (errno.EROFS, True, "read-only filesystem"),
+    (errno.EACCES, True, "permission denied"),
+    (errno.ENOSPC, True, "no space left"),
+    (errno.EDQUOT, True, "quota"),
+    (errno.EFBIG, True, "file-size limit"),
+    (errno.EIO, True, "EIO"),
+    (errno.ENOENT, False, "ENOENT"),
+    (errno.EINVAL, False, "EINVAL"),
+]
+
+
+@pytest.mark.parametrize("code,environment,words", ERRNOS)
+def test_write_errors_are_classified_also_when_a_library_wraps_them(code, environment, words):
+    from xlsxwriter.exceptions import FileCreateError
+
+    from batch.runner import environment_message, is_environment, os_error
+
+    plain = OSError(code, os.strerror(code), "/out/x.xlsx")
+    wrapped = FileCreateError(plain)  # as xlsxwriter's close() raises it: the OS error in its args
+    chained = RuntimeError("while writing")
+    chained.__cause__ = plain
+    for err in (plain, wrapped, chained):
+        assert os_error(err) is plain
+        assert is_environment(err) is environment
+        message = environment_message(err, "the outbox /out")
+        assert words in message and "/out" in message and "\n" not in message
+    assert os_error(ValueError("bad cell")) is None
+
+
 def test_ctrl_c_to_the_whole_process_group_blames_no_file(tmp_path):
     """Ctrl-C in a terminal (and `systemctl stop`) signals every process of the group, workers too:
     the run decides, ends its workers, and the file in hand goes back to the inbox."""
@@ -378,3 +409,97 @@ def test_two_inputs_with_one_output_name_in_one_run(tmp_path):
     assert sorted(f.status for f in outcome.files) == ["processed", "processed"]
     assert (outbox / "a.annotated.xlsx").exists() and len(list(outbox.glob("previous/*/a.annotated.xlsx"))) == 1
     assert_settled(inbox, outbox, ["a.xlsx", "a.annotated.xlsx"])
+
+
+# -- every write of the run classifies its OS error ------------------------------------------------
+WRITE_ERRORS = [
+    # (fault, what the one line names): the errno at the write, the folder it names
+    ("child-write:erofs/wrapped", "read-only file system"),  # xlsxwriter's FileCreateError around EROFS
+    ("child-write:eacces/wrapped", "permission denied"),
+    ("child-write:enospc/wrapped", "no space left"),
+    ("child-write:edquot/wrapped", "quota"),
+    ("child-write:efbig/wrapped", "file-size limit"),
+    ("child-write:eio/wrapped", "EIO"),
+    ("child-write:erofs", "read-only file system"),  # the same error unwrapped
+    ("place:erofs", "read-only file system"),  # the output renamed into a read-only outbox
+    ("place:efbig", "file-size limit"),
+    ("archive:erofs", "read-only file system"),  # the archive move
+    ("archive:efbig", "file-size limit"),
+    ("archive:eio", "EIO"),
+    ("archive:edquot", "quota"),
+]
+
+
+@pytest.mark.parametrize("fault,words", WRITE_ERRORS)
+def test_every_write_error_of_the_environment_leaves_the_file_in_the_inbox(tmp_path, fault, words):
+    inbox, outbox = folders(tmp_path, ["a.xlsx"])
+    result = run_cli(inbox, outbox, fault)
+    out = result.stdout
+    assert result.returncode == 3, (out, result.stderr)
+    assert "Traceback" not in out + result.stderr and "FileCreateError" not in out
+    lines = [line for line in out.splitlines() if line.startswith("left  a.xlsx  ")]
+    assert len(lines) == 1 and words.lower() in lines[0].lower(), out
+    folder = f"the outbox {outbox}" if fault.startswith(("child-write", "place")) else f"the archive {inbox}"
+    assert folder in lines[0], lines[0]  # the line names the folder
+    assert (inbox / "a.xlsx").exists() and not (inbox / "failed").exists()
+    assert_settled(inbox, outbox, ["a.xlsx"])
+    # the run ended in the ledger, the file recorded as left in the inbox
+    assert ledger(outbox, "SELECT COUNT(*) FROM runs WHERE ended IS NULL")[0][0] == 0
+    assert ledger(outbox, "SELECT status FROM files") == [("returned",)]
+
+
+@pytest.mark.parametrize("errno_name", ["erofs", "efbig", "eio", "eacces"])
+def test_a_ledger_row_that_cannot_be_written_blames_no_file(tmp_path, errno_name):
+    inbox, outbox = folders(tmp_path, ["a.xlsx"])
+    result = run_cli(inbox, outbox, f"ledger:{errno_name}")
+    assert result.returncode == 3 and "Traceback" not in result.stdout + result.stderr, (result.stdout, result.stderr)
+    assert "left  a.xlsx  " in result.stdout and str(outbox / ".njcredits" / "ledger.sqlite") in result.stdout
+    assert (inbox / "a.xlsx").exists() and not (inbox / "failed").exists()
+    assert ledger(outbox, "SELECT COUNT(*) FROM runs WHERE ended IS NULL")[0][0] == 0
+
+
+@pytest.mark.parametrize("fault", ["report:erofs", "report:efbig/wrapped", "report:eio/wrapped"])
+def test_the_run_report_is_written_last_and_never_changes_an_outcome(tmp_path, fault):
+    inbox, outbox = folders(tmp_path, ["a.xlsx"])
+    result = run_cli(inbox, outbox, fault)
+    out = result.stdout
+    assert result.returncode == 3 and "Traceback" not in out + result.stderr, (out, result.stderr)
+    assert out.splitlines()[0].startswith("done  a.xlsx  ")  # processed, as it was
+    assert [line for line in out.splitlines() if line.startswith("The run report was not written: ")]
+    assert (inbox / "processed").is_dir() and not (inbox / "a.xlsx").exists()
+    assert ledger(outbox, "SELECT status FROM files") == [("processed",)]
+    assert ledger(outbox, "SELECT COUNT(*) FROM runs WHERE ended IS NULL")[0][0] == 0
+    assert not list(outbox.glob("*summary*")) and not temporary_files(inbox, outbox)
+
+
+def test_a_report_that_fails_for_another_reason_changes_nothing(tmp_path, monkeypatch, capsys):
+    import batch.report
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(batch.report, "write_report", broken)
+    inbox, outbox = folders(tmp_path, ["a.xlsx"])
+    outcome = run_batch(load(inbox=inbox, outbox=outbox, workers=1), echo=print)
+    out = capsys.readouterr().out
+    assert outcome.exit_code == 0 and outcome.report is None and [f.status for f in outcome.files] == ["processed"]
+    assert "The run report was not written: njcredits met an internal error" in out and "Traceback" not in out
+    assert ledger(outbox, "SELECT COUNT(*) FROM runs WHERE ended IS NULL")[0][0] == 0
+
+
+def test_a_file_size_limit_for_real(tmp_path):
+    """`ulimit -f` in the run's shell: the outputs are larger than the limit, the input and the ledger
+    are not; Python ignores SIGXFSZ, so the write meets EFBIG (wrapped by xlsxwriter)."""
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    book(inbox / "big.xlsx", rows=3000)  # about 118 KB in, more out; the limit is 100 KB
+    cmd = f'ulimit -f 100; exec "{sys.executable}" -c "from batch.cli import main; main()" run "{inbox}" --out "{outbox}" --workers 1'
+    result = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
+    out = result.stdout
+    assert result.returncode == 3, (out, result.stderr)
+    assert "Traceback" not in out + result.stderr and "FileCreateError" not in out
+    (line,) = [line for line in out.splitlines() if line.startswith("left  big.xlsx  ")]
+    assert "file-size limit" in line and "EFBIG" in line and str(outbox) in line
+    assert (inbox / "big.xlsx").exists() and not (inbox / "failed").exists()
+    assert ledger(outbox, "SELECT COUNT(*) FROM runs WHERE ended IS NULL")[0][0] == 0
+    assert not temporary_files(inbox, outbox)

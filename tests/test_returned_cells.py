@@ -6,18 +6,24 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import html
 import re
+import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 
 import openpyxl
 import pytest
 import python_calamine
+from click.testing import CliRunner
 from conftest import ROOT, TRANSFER_HEADERS, write_workbook
 from defusedxml import ElementTree
 
+from batch.cli import main
 from batch.pipeline import process
-from batch.writing import FINDINGS_SHEET_COLUMNS, write
+from batch.reading import excel_refuses, sheets_kept_by_libreoffice
+from batch.writing import FINDINGS_SHEET_COLUMNS, sheet_ref, write
 
 AS_OF = dt.date(2026, 11, 30)
 NS = {"x": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
@@ -225,3 +231,175 @@ def test_tool_sheets_widths_are_capped_and_codes_are_rows(samples):
         for title, table in _tables(calamine(path, "Summary")).items():
             header = table[0]
             assert not any(h in codes or re.fullmatch(r"[A-Z][A-Z0-9_]{5,}", str(h)) for h in header), (path.name, title, header)
+
+
+# --- sheet names Excel would refuse -------------------------------------------------------------
+
+ODD_NAMES = ["Tr[1]", "a*b?c", "x/y\\z", "p:q", "'quoted'", "History", 'say "hi"', "N" * 40, "L" * 300]
+
+
+def _odd_names_workbook(tmp_path: Path, names: list[str]) -> Path:
+    """A Transfers sheet under each name (routed by its headers), written as LibreOffice would
+    keep it: the names only in workbook.xml, which openpyxl would refuse to write."""
+    wb = openpyxl.Workbook()
+    wb.remove(wb.active)
+    for i, _name in enumerate(names):
+        ws = wb.create_sheet(f"S{i}QQ")
+        ws.append(TRANSFER_HEADERS)
+        ws.append([f"T-{i}", "Grow NJ", f"C-{i}", "A", "B", dt.date(2026, 1, 5), 30_000, "27,000x"])  # a BAD_TYPE
+    wb.save(tmp_path / "src.xlsx")
+    path = tmp_path / "in" / "odd.xlsx"
+    path.parent.mkdir()
+    with zipfile.ZipFile(tmp_path / "src.xlsx") as z, zipfile.ZipFile(path, "w") as out:
+        for info in z.infolist():
+            data = z.read(info.filename)
+            if info.filename == "xl/workbook.xml":
+                for i, name in enumerate(names):
+                    attr = name.replace("&", "&amp;").replace('"', "&quot;")
+                    data = data.replace(f'name="S{i}QQ"'.encode(), f'name="{attr}"'.encode())
+            out.writestr(info, data)
+    return path
+
+
+def _libreoffice_opens(paths: dict[str, Path], folder: Path) -> tuple[set[str], str]:
+    """The keys of the workbooks LibreOffice opens (converts to CSV), all in one call; and what it said."""
+    inputs = folder / "in"
+    inputs.mkdir(parents=True)
+    for key, path in paths.items():
+        shutil.copyfile(path, inputs / f"{key}.xlsx")  # a name of its own: the CSVs land side by side
+    out = folder / "csv"
+    profile = (folder / "lo-profile").as_uri()
+    done = subprocess.run(
+        ["soffice", f"-env:UserInstallation={profile}", "--headless", "--convert-to", "csv", "--outdir", str(out),
+         *[str(inputs / f"{key}.xlsx") for key in paths]],
+        capture_output=True,
+        timeout=180 + 20 * len(paths),
+        check=False,
+        text=True,
+    )  # fmt: skip
+    return {p.stem for p in out.glob("*.csv")}, done.stderr
+
+
+@pytest.fixture(scope="module")
+def odd_names_run(tmp_path_factory):
+    """For each odd name: its input workbook and the run over it (made once), and whether LibreOffice
+    opens the input and the returned workbook (one conversion for all of them)."""
+    made, opens = {}, {}
+    for i, name in enumerate(ODD_NAMES):
+        folder = tmp_path_factory.mktemp(f"odd-{i}")
+        src = _odd_names_workbook(folder, [name])
+        opens[f"{i}-input"] = folder / "input.xlsx"
+        shutil.copyfile(src, opens[f"{i}-input"])  # the run moves the input to processed/
+        run = CliRunner().invoke(
+            main, ["run", str(src.parent), "--out", str(folder / "out"), "--ledger", str(folder / "l.sqlite"), "--as-of", AS_OF.isoformat()]
+        )
+        returned = folder / "out" / "odd.annotated.xlsx"
+        if returned.exists():
+            opens[f"{i}-returned"] = returned
+        made[name] = (i, run, returned)
+    opened, said = _libreoffice_opens(opens, tmp_path_factory.mktemp("lo-odd"))
+    return made, opened, said
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+@pytest.mark.xdist_group("libreoffice-odd-names")  # one worker makes and converts them all, once
+@pytest.mark.parametrize("name", ODD_NAMES, ids=lambda n: n[:12])
+def test_a_sheet_name_excel_would_refuse_is_kept_and_the_output_opens(odd_names_run, name):
+    made, opened, said = odd_names_run
+    i, run, returned = made[name]
+    assert f"{i}-input" in opened, said  # the input opens where it was made
+    assert run.exit_code == 0, run.output
+    assert f"{i}-returned" in opened, said
+    parse_every_part(returned)
+    book = python_calamine.CalamineWorkbook.from_path(str(returned))
+    assert book.sheet_names[0] == name  # the user's name, kept
+    quoted = "'" + name.replace("'", "''") + "'!"
+    with zipfile.ZipFile(returned) as z:
+        workbook = z.read("xl/workbook.xml").decode()
+        sheets = b"".join(z.read(n) for n in z.namelist() if n.startswith("xl/worksheets/sheet")).decode()
+    # the marker of the tool's columns refers to the sheet by its quoted name ('' for an apostrophe)
+    assert html.escape(quoted, quote=False) in workbook or quoted.replace("'", "&apos;") in workbook
+    ref = sheet_ref(name) + "!"  # quoted unless a plain name (History, NNN...)
+    cell = [r[8] for r in book.get_sheet_by_name("Findings").to_python()[1:] if r[0] == name]
+    assert cell and all(c.startswith(ref) for c in cell)  # the Cell column: the address as a formula writes it
+    literal = html.escape(ref.replace('"', '""'), quote=False)
+    linked = f"HYPERLINK(&quot;#{literal}" in sheets or f'HYPERLINK("#{literal}' in sheets
+    # a link whose address is too long for a formula's text constant (255 characters) is written as text
+    assert linked is (len(ref.replace('"', '""')) + len("#A2") <= 255)
+    run_sheet = book.get_sheet_by_name("Run").to_python()
+    assert not [r for r in run_sheet if r[0] == "SHEET_NAMES_REFUSED"]  # one refused name: LibreOffice keeps every sheet
+
+
+# Excel refuses a sheet name that is empty, over 31 UTF-16 code units, holds []:*?/\ or a control
+# character, starts or ends with an apostrophe, or is History (any case).
+@pytest.mark.parametrize(
+    "name, refused",
+    [
+        ("Transfers", False),
+        ("N" * 31, False),  # at the limit
+        ("N" * 32, True),  # one over
+        ("\U0001f600" * 15 + "N", False),  # 15 x 2 + 1 = 31 UTF-16 units
+        ("\U0001f600" * 16, True),  # 16 x 2 = 32 units
+        ("", True),
+        ("Tr[1]", True),
+        ("a*b?c", True),
+        ("p:q", True),
+        ("x/y", True),
+        ("x\\y", True),
+        ("tab\there", True),
+        ("'quoted'", True),
+        ("O'Brien", False),  # an apostrophe inside is legal
+        ("History", True),
+        ("history", True),
+        ("History 2", False),
+        ('say "hi"', False),
+    ],
+)
+def test_which_sheet_names_excel_refuses(name, refused):
+    assert excel_refuses(name) is refused
+
+
+@pytest.mark.parametrize(
+    "names, kept",
+    [
+        (["A", "B", "Findings", "Summary", "Run", "Rules"], 6),  # no refused name: every sheet
+        (["Tr[1]", "B", "Findings", "Summary", "Run", "Rules"], 6),  # one: renamed, kept
+        (["Tr[1]", "a*b?c", "Findings", "Summary", "Run", "Rules"], 5),  # two: 6 - (2 - 1)
+        (["a[", "b[", "c[", "d[", "e[", "f[", "g[", "Findings", "Summary", "Run", "Rules"], 5),  # seven: 11 - (7 - 1)
+    ],
+)
+def test_how_many_sheets_libreoffice_keeps(names, kept):
+    assert sheets_kept_by_libreoffice(names) == kept
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["Tr[1]", "a*b?c"],  # LibreOffice would drop the scoped names of Rules (index 5 of 5 kept)
+        ["Tr[1]", "a*b?c", "p:q"],
+        [f"{c}[1]" for c in "abcdefg"],  # and, with seven, the column markers of the last two intake sheets
+    ],
+    ids=len,
+)
+def test_several_sheet_names_excel_would_refuse_come_back_openable(tmp_path, names):
+    src = _odd_names_workbook(tmp_path, names)
+    shutil.copyfile(src, tmp_path / "input.xlsx")  # the run moves the input to processed/
+    run = CliRunner().invoke(
+        main, ["run", str(src.parent), "--out", str(tmp_path / "out"), "--ledger", str(tmp_path / "l.sqlite"), "--as-of", AS_OF.isoformat()]
+    )
+    assert run.exit_code == 0, run.output
+    returned = tmp_path / "out" / "odd.annotated.xlsx"
+    opened, said = _libreoffice_opens({"input": tmp_path / "input.xlsx", "returned": returned}, tmp_path / "lo")
+    assert opened == {"input", "returned"}, said  # the input opens (with one of the refused sheets), and so does the output
+    book = python_calamine.CalamineWorkbook.from_path(str(returned))
+    assert book.sheet_names[: len(names)] == names  # the user's names, kept
+    reach = len(book.sheet_names) - (len(names) - 1)
+    with zipfile.ZipFile(returned) as z:
+        workbook = ElementTree.fromstring(z.read("xl/workbook.xml"))
+    scoped = [int(el.get("localSheetId")) for el in workbook.iter() if el.tag.endswith("definedName") and el.get("localSheetId")]
+    assert scoped and max(scoped) < reach  # every scoped name within the sheets LibreOffice keeps
+    run_rows = book.get_sheet_by_name("Run").to_python()
+    found = [r for r in run_rows if r[0] == "SHEET_NAMES_REFUSED"]
+    assert len(found) == 1 and found[0][1] == "warning", run_rows
+    assert f"odd.xlsx has {len(names)} sheets whose names Excel refuses" in found[0][2] and ", ".join(names) in found[0][2]

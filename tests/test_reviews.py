@@ -177,3 +177,38 @@ def test_history_lists_the_decisions_and_the_run_report_has_them(first, tmp_path
     assert "Waive CONSIDERATION_ABOVE_FACE" in values and "Board-approved premium" in values
     with zipfile.ZipFile(report) as z:
         assert any(n.startswith("xl/worksheets/") for n in z.namelist())
+
+
+def _inline_text(path: Path, ref: str, text: str) -> None:
+    """The cell `ref` of the first sheet rewritten to hold `text` as an inline string (what a
+    program may write; Excel's readers cut a shared string at the limit, not an inline one)."""
+    import re
+
+    parts = {}
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            parts[info.filename] = z.read(info.filename)
+    name = "xl/worksheets/sheet1.xml"
+    cell = f'<c r="{ref}" t="inlineStr"><is><t>{text}</t></is></c>'.encode()
+    parts[name], n = re.subn(rf'<c r="{ref}"[^>]*?(/>|>.*?</c>)'.encode(), cell, parts[name], count=1, flags=re.S)
+    assert n == 1
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in parts.items():
+            z.writestr(name, data)
+
+
+def test_a_reviewer_note_over_the_cell_limit_is_cut_like_any_cell(first, tmp_path):
+    """A Reviewer Note a program filled with 40,000 characters (more than a cell holds) is cut to
+    32,767 when read, like any other cell; TEXT_TRUNCATED says so and the returned cell holds the
+    cut text, so the finding is true. A note at the limit is kept whole and finds nothing."""
+    out, ledger = first
+    decided = _decide(out, tmp_path / "in2" / "review.annotated.xlsx", {"T-1": ("Approved", "AB", "x"), "T-2": ("Approved", "AB", "x")})
+    _inline_text(decided, "Q2", "n" * 40_000)  # Reviewer Note of T-1: 40,000 > 32,767
+    _inline_text(decided, "Q3", "m" * 32_767)  # of T-2: at the limit
+    again = _run(decided, tmp_path / "out2", ledger)
+    rows = _sheet(again)
+    assert [rows[r]["Reviewer Note"] for r in ("T-1", "T-2")] == ["n" * 32_767, "m" * 32_767]
+    cut = [f for f in _findings(again) if f["Code"] == "TEXT_TRUNCATED"]
+    assert [(f["Row"], f["Column"]) for f in cut] == [(2, "Reviewer Note")]
+    assert "40,000 characters" in cut[0]["Message"]
+    assert rows["T-1"]["Status"] == "Flagged" and rows["T-1"]["Findings"] == "TEXT_TRUNCATED"

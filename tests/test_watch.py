@@ -32,10 +32,10 @@ def workbook_bytes(tmp_path: Path, n: int = 3) -> bytes:
 class Watcher:
     """watch_inbox in a thread, stopped through its `stop` event; the log kept."""
 
-    def __init__(self, tmp_path: Path, **flags):
+    def __init__(self, tmp_path: Path, workers: int = 1, **flags):
         self.inbox, self.outbox = tmp_path / "inbox", tmp_path / "outbox"
         self.inbox.mkdir(exist_ok=True)
-        self.settings = load(cwd=tmp_path, inbox=self.inbox, outbox=self.outbox, workers=1, settle_seconds=SETTLE, **flags)
+        self.settings = load(cwd=tmp_path, inbox=self.inbox, outbox=self.outbox, workers=workers, settle_seconds=SETTLE, **flags)
         self.log: list[str] = []
         self.stop = threading.Event()
         self.thread = threading.Thread(target=watch_inbox, args=(self.settings, self.log.append, self.stop), daemon=True)
@@ -244,3 +244,182 @@ def test_watch_inbox_itself_refuses_an_outbox_inside_the_inbox(tmp_path):
     settings = load(cwd=tmp_path, inbox=tmp_path / "inbox", outbox=tmp_path / "inbox" / "out")
     with pytest.raises(FoldersRefused, match="inside the inbox"):
         watch_inbox(settings, echo=lambda _line: None, stop=threading.Event())
+
+
+def csv_text(i: int) -> str:
+    return ",".join(HEADERS) + "\n" + f"T-{i},Grow NJ,C-{i},Seller LLC,Buyer Inc.,2026-01-05,30000,27000\n"
+
+
+class Blind:
+    """Drops the events reaching the watch while set, as the kernel does when its inotify queue overflows;
+    records the observer the watch made, to inject the overflow event into it."""
+
+    def __init__(self, monkeypatch):
+        self.on, self.observers = False, []
+        real_dispatch, real_observer = watch_module._Pending.dispatch, watch_module._observer
+
+        def dispatch(handler, event):
+            if not self.on:
+                real_dispatch(handler, event)
+
+        def observer(*args):
+            made = real_observer(*args)
+            self.observers.append(made[0])
+            return made
+
+        monkeypatch.setattr(watch_module._Pending, "dispatch", dispatch)
+        monkeypatch.setattr(watch_module, "_observer", observer)
+
+    def overflow(self) -> None:
+        """What the kernel sends when events were lost: IN_Q_OVERFLOW, on no watch (wd -1)."""
+        from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent
+
+        (observer,) = self.observers
+        observer._inotify_fd.handle_event(InotifyEvent(-1, InotifyConstants.IN_Q_OVERFLOW, 0, b""))
+
+
+@inotify_only
+def test_after_an_inotify_queue_overflow_the_inbox_is_listed_again_and_all_300_files_are_processed(tmp_path, monkeypatch):
+    blind = Blind(monkeypatch)
+    outside = tmp_path / "arriving"
+    outside.mkdir()
+    # the time goes into the 300 runs of a file each (a worker process apiece), not into waiting: two at a time
+    with Watcher(tmp_path, workers=2) as w:
+        assert watch_module.RESCAN_SECONDS >= 60  # the overflow, not the slow timer, brings them in here
+        blind.on = True  # the queue overflows: the events of the 300 files are lost
+        for i in range(300):
+            (outside / f"t{i:03}.csv").write_text(csv_text(i), encoding="utf-8")
+            (outside / f"t{i:03}.csv").rename(w.inbox / f"t{i:03}.csv")
+        time.sleep(4 * SETTLE)
+        assert not w.ledger() and len(list(w.inbox.glob("*.csv"))) == 300  # unseen, as the events were lost
+        blind.on = False
+        blind.overflow()
+        assert w.wait_for(lambda: len(list(w.inbox.glob("processed/*/*.csv"))) == 300, 600), w.log[
+            -5:
+        ]  # a liveness bound: 300 runs of a file on a busy machine
+        time.sleep(2 * SETTLE)
+    assert sorted(n for n, s, *_ in w.ledger() if s == "processed") == [f"t{i:03}.csv" for i in range(300)]
+    assert len(list(w.outbox.glob("*.annotated.xlsx"))) == 300
+    assert not list(w.inbox.glob("*.csv"))
+    (said,) = w.said("event queue overflowed")
+    assert said.endswith("listed again, 300 files not seen before.")
+    assert not w.said("not closed by its writer")
+
+
+def test_the_inbox_is_listed_again_on_a_slow_timer_whatever_the_events(tmp_path, monkeypatch):
+    blind = Blind(monkeypatch)
+    monkeypatch.setattr(watch_module, "RESCAN_SECONDS", 2.0)
+    with Watcher(tmp_path) as w:
+        blind.on = True  # no event at all reaches the watch, and no overflow is reported
+        (w.inbox / "unseen.csv").write_text(csv_text(1), encoding="utf-8")
+        written = time.monotonic()
+        assert w.wait_for(lambda: (w.outbox / "unseen.csv.annotated.xlsx").exists(), 20), w.log
+        waited = time.monotonic() - written
+        time.sleep(2 * SETTLE)
+    # 2 s at most unseen, then the settle time: 2 + 0.5 s, and the run
+    assert 2 * SETTLE <= waited < 2.0 + 10
+    assert [(n, s) for n, s, *_ in w.ledger()] == [("unseen.csv", "processed")]
+    assert not w.said("overflowed") and not w.said("not closed by its writer")
+
+
+@inotify_only
+def test_the_files_of_a_folder_moved_in_count_as_closed(tmp_path):
+    folder = tmp_path / "east"
+    (folder / "deeper").mkdir(parents=True)
+    for n, name in enumerate(("a.xlsx", "b.xlsx", "deeper/c.xlsx"), start=1):  # distinct contents: none a duplicate
+        (folder / name).write_bytes(workbook_bytes(tmp_path, n))
+    with Watcher(tmp_path) as w:
+        folder.rename(w.inbox / "east")
+        moved = time.monotonic()
+        assert w.wait_for(lambda: len(list(w.outbox.rglob("*.annotated.xlsx"))) == 3, 30), w.log
+        waited = time.monotonic() - moved
+        time.sleep(2 * SETTLE)
+    assert waited < watch_module.OPEN_WRITER_MIN_SECONDS / 2  # not held as never closed (a minute)
+    assert sorted((n, s) for n, s, *_ in w.ledger()) == [(f"east/{n}", "processed") for n in ("a.xlsx", "b.xlsx", "deeper/c.xlsx")]
+    assert not w.said("not closed by its writer")
+
+
+def test_the_stop_is_one_plain_sentence_and_watchdog_says_nothing(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    (inbox / "east" / "north").mkdir(parents=True)  # nested folders: the run stages into nested folders too
+    names = ("a.xlsx", "b.xlsx", "c.xlsx", "d.xlsx", "east/e.xlsx", "east/north/f.xlsx")
+    for n, name in enumerate(names, start=1):
+        (inbox / name).write_bytes(workbook_bytes(tmp_path, n))
+    env = {**os.environ, "PYTHONWARNINGS": "default"}  # a warning would be printed, not hidden
+    cmd = [str(Path(sys.executable).parent / "njcredits"), "watch", str(inbox), "--out", str(outbox), "--settle", str(SETTLE)]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert Watcher.wait_for(lambda: len(list(outbox.rglob("*.annotated.xlsx"))) == len(names), 60)
+        assert Watcher.wait_for(lambda: len(list(outbox.glob("run-*.summary.xlsx"))) == 1, 20)
+        time.sleep(1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, (out, err)
+    assert err == ""  # no warning, no object's representation, no traceback
+    assert out.splitlines()[-1] == "Stopped watching."
+    assert not [line for line in out.splitlines() if "<" in line or "object at 0x" in line]
+
+
+@inotify_only
+def test_a_folder_added_twice_to_the_watch_warns_of_nothing(tmp_path):
+    # watchdog adds a folder made in the inbox when it walks the parent and again when the folder's own
+    # creation event arrives late (a busy machine); watchdog's own instance warns with the repr of its objects
+    import warnings
+
+    from watchdog.observers.inotify_c import InotifyConstants, InotifyFD
+
+    class Group:  # a watch group's callback
+        def on_event(self, event): ...
+
+        def on_watch_deleted(self, wd): ...
+
+        def on_queue_overflow(self): ...
+
+    group, mask = Group(), InotifyConstants.IN_CREATE
+    results = {}
+    for name, fd in (("watchdog's", InotifyFD()), ("the watch's", watch_module._InotifyFD())):
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                first = fd.add_callback(str(tmp_path).encode(), mask, group, 7)
+                again = fd.add_callback(str(tmp_path).encode(), mask, group, 7)
+                fd.remove_callbacks([(first, 7)])
+                fd.remove_callbacks([(first, 7)])  # already removed: nothing to say either
+            results[name] = (first == again, [str(w.message) for w in caught])
+        finally:
+            fd.close()
+    assert results["watchdog's"][0] and any("already exists" in m for m in results["watchdog's"][1])  # the attack
+    assert results["the watch's"] == (True, [])
+
+
+@inotify_only
+def test_a_file_whose_close_was_lost_in_an_overflow_is_not_held_as_never_closed(tmp_path, monkeypatch, caplog):
+    caplog.set_level("DEBUG", logger="watchdog")
+    blind = Blind(monkeypatch)
+    with Watcher(tmp_path) as w:
+        with open(w.inbox / "copied.csv", "w", encoding="utf-8") as fh:
+            fh.write(csv_text(1))
+            fh.flush()
+            time.sleep(4 * SETTLE)  # its creation and writes are seen: an open file, not taken
+            assert not w.ledger()
+            blind.on = True  # the close-write is among the events lost
+        time.sleep(2 * SETTLE)
+        blind.on = False
+        blind.overflow()
+        lost = time.monotonic()
+        assert w.wait_for(lambda: (w.outbox / "copied.csv.annotated.xlsx").exists(), 20), w.log
+        waited = time.monotonic() - lost
+        time.sleep(2 * SETTLE)
+    assert waited < watch_module.OPEN_WRITER_MIN_SECONDS / 2  # not the minute a never-closed file waits
+    assert [(n, s) for n, s, *_ in w.ledger()] == [("copied.csv", "processed")]
+    assert not w.said("not closed by its writer")
+    (said,) = w.said("event queue overflowed")
+    assert said.endswith("listed again, 0 files not seen before.")
+    # said once, in words: not again by watchdog, with the repr of a path in bytes
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= 30 and r.name.startswith("watchdog")]

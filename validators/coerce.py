@@ -72,9 +72,15 @@ _NUMBER_TEXT = re.compile(
 )
 
 
-def _text_to_decimal(text: pd.Series) -> pd.Series:
-    """'$1,250,000', ' 1 250 000 ', '(1,000)', '-$1,250.50' -> the number as plain decimal text
-    ('1250000', '-1000', '-1250.50'); anything else NaN."""
+# The number part of money text whose only separator is one `.` followed by exactly three digits
+# (`96.000`, `1.250`, `.500`): 96 in US notation, 96,000 in much of Europe, where a point separates
+# thousands. Money has cents, not thousandths, so such text is ambiguous and never read.
+_POINT_THOUSANDS = re.compile(r"^(?P<whole>\d*)\.(?P<part>\d{3})$")
+
+
+def _number_parts(text: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The number as plain decimal text (see `_text_to_decimal`) and its number part as typed
+    (without sign, `$`, parentheses and spaces; NaN where the text is no number)."""
     s = text.astype(str).str.replace(_SPACES, "", regex=True).str.replace(r"^\$\(", "(", regex=True)  # $(1,000) is ($1,000)
     paren = s.str.match(r"^\(.*\)$")
     s = s.str.replace(r"^\((.*)\)$", r"\1", regex=True)
@@ -83,7 +89,39 @@ def _text_to_decimal(text: pd.Series) -> pd.Series:
     ok = parts["num"].notna() & (signs.str.len() <= 1) & ~(paren & (signs != ""))
     negative = paren | (signs == "-")
     plain = parts["num"].str.replace(",", "", regex=False)
-    return ("-" + plain).where(negative, plain).where(ok)
+    return ("-" + plain).where(negative, plain).where(ok), parts["num"].where(ok)
+
+
+def _text_to_decimal(text: pd.Series) -> pd.Series:
+    """'$1,250,000', ' 1 250 000 ', '(1,000)', '-$1,250.50' -> the number as plain decimal text
+    ('1250000', '-1000', '-1250.50'); anything else NaN."""
+    return _number_parts(text)[0]
+
+
+def point_thousands(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """Money text whose only separator is one `.` followed by exactly three digits (`96.000`,
+    `$1.250`, `-96.000`, `.500`): the mask of those cells, and the two amounts the text may mean:
+    the point read as a decimal point (a Decimal, 96.000 -> 96.000) and as a thousands separator
+    (integer cents, Int64: 96.000 -> 9,600,000). A number cell is a number and is never
+    questioned; `1,250.000` (a comma too) and `96.0000` are no such text."""
+    is_str = _is_str(_types(raw)) & ~blank_mask(raw)
+    mask = pd.Series(False, index=raw.index)
+    as_point = pd.Series(None, index=raw.index, dtype=object)
+    as_thousands = pd.Series(pd.NA, index=raw.index, dtype="Int64")
+    if not is_str.any():
+        return mask, as_point, as_thousands
+    plain, num = _number_parts(raw[is_str])
+    parts = num.str.extract(_POINT_THOUSANDS)
+    hit = parts["part"].notna()
+    if not hit.any():
+        return mask, as_point, as_thousands
+    idx = hit.index[hit.to_numpy()]
+    mask[idx] = True
+    sign = np.where(plain[idx].str.startswith("-"), -1, 1)
+    digits = (parts.loc[idx, "whole"].fillna("") + parts.loc[idx, "part"]).astype("int64").to_numpy()
+    as_thousands[idx] = sign * digits * 100
+    as_point[idx] = [Decimal(t) for t in plain[idx]]
+    return mask, as_point, as_thousands
 
 
 def _numbers(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
@@ -111,11 +149,13 @@ def _cents_half_up(value: Decimal) -> int:
 
 
 def money(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """Integer cents (Int64), rounded half up on the decimal as typed: `0.005` -> 1 cent, `2.675`
+    """Integer cents (Int64), rounded half up on the decimal as typed: `0.0050` -> 1 cent, `2.6750`
     -> 268 cents, whether the cell holds text or a number (a number cell's decimal is its value to
-    Excel's 15 significant digits, so the binary float 2.67499999... is the 2.675 that was typed)."""
+    Excel's 15 significant digits, so the binary float 2.67499999... is the 2.675 that was typed).
+    Text whose only separator is one `.` followed by exactly three digits (`96.000`) is bad: it is
+    96 in US notation and 96,000 in much of Europe (`point_thousands`)."""
     num, bad, typed = _numbers(raw)
-    bad = bad | (num.abs() >= MONEY_LIMIT_DOLLARS)
+    bad = bad | (num.abs() >= MONEY_LIMIT_DOLLARS) | point_thousands(raw)[0]
     num = num.where(~bad)
     scaled = (num * 100).to_numpy(dtype="float64", na_value=np.nan)
     cents = np.round(scaled)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -56,6 +57,30 @@ def _as_text(raw: pd.Series) -> pd.Series:
     return coerce.text(raw)[0].fillna("")
 
 
+def _point_thousands(frame: pd.DataFrame, cells: pd.Series) -> pd.DataFrame:
+    """BAD_TYPE of money text such as `96.000` says why: 96 in US notation, 96,000 in much of
+    Europe (variant `point_thousands`, with both amounts)."""
+    mask, as_point, as_thousands = coerce.point_thousands(cells)
+    if not mask.any():
+        return frame
+    hit = mask.to_numpy(dtype=bool)
+    return frame.assign(
+        variant=np.where(hit, "point_thousands", "default"),
+        as_point=as_point.map(_dollars).to_numpy(),
+        as_thousands=as_thousands.to_numpy(),
+    )
+
+
+def _dollars(amount) -> str:
+    """A Decimal amount as a reviewer reads it: 96.000 -> '$96.00', 96.001 -> '$96.001',
+    -1.25 -> '-$1.25' (blank when missing)."""
+    if not isinstance(amount, Decimal):
+        return ""
+    cents = amount.scaleb(2)
+    text = f"{abs(amount):,.2f}" if cents == cents.to_integral_value() else f"{abs(amount):,}"
+    return ("-$" if amount < 0 else "$") + text
+
+
 def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
     """Typed columns for every spec column (all-NA when the column is absent) and BAD_TYPE /
     PERCENT_SCALED findings."""
@@ -94,17 +119,18 @@ def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list
         for code, mask in (("BAD_TYPE", bad), ("PERCENT_SCALED", scaled)):
             if mask is not None and mask.any():
                 idx = raw.index[np.asarray(mask, dtype=bool)]
-                findings.append(
-                    pd.DataFrame(
-                        {
-                            "row": idx,
-                            "column": col.header,
-                            "code": code,
-                            "value": _as_text(cells[idx]).to_numpy(),
-                            "expected": col.expected(),
-                        }
-                    )
+                frame = pd.DataFrame(
+                    {
+                        "row": idx,
+                        "column": col.header,
+                        "code": code,
+                        "value": _as_text(cells[idx]).to_numpy(),
+                        "expected": col.expected(),
+                    }
                 )
+                if code == "BAD_TYPE" and col.kind == "money":
+                    frame = _point_thousands(frame, cells[idx])
+                findings.append(frame)
     return pd.DataFrame(typed, index=raw.index), findings
 
 
