@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import os
 import re
 import sys
 import zipfile
@@ -12,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import xlsxwriter
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 # The Transfers columns without the optional Certificate Amount: the smallest valid intake sheet, used across tests.
@@ -26,6 +28,32 @@ TRANSFER_HEADERS = [
     "Consideration Received ($)",
 ]
 sys.path.insert(0, str(ROOT / "tests"))
+
+# Hypothesis: the property tests keep the example counts they set themselves (25 to 80 workbooks
+# each); the profile only lifts the per-example deadline, which a busy machine (or two test workers
+# on two cores) would otherwise trip. `HYPOTHESIS_PROFILE=thorough` runs every property test that
+# sets no count of its own with ten times Hypothesis's default.
+settings.register_profile("njcredits", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", parent=settings.get_profile("njcredits"), max_examples=1_000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "njcredits"))
+
+# The longest tests, started first: run in parallel (pytest-xdist), a long test taken up last
+# would be the run's end alone.
+SLOW_FIRST = (
+    "tests/test_watch.py::test_after_an_inotify_queue_overflow",
+    "tests/test_tool_sheets.py::test_a_sheet_reaching_xfa",
+    "tests/test_tool_sheets.py::test_a_sheet_ending_just_where",
+    "tests/test_batch.py::test_killed_run_leaves",
+    "tests/test_properties.py::",
+    "tests/test_intake_properties.py::",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        return next((i for i, prefix in enumerate(SLOW_FIRST) if item.nodeid.startswith(prefix)), len(SLOW_FIRST))
+
+    items.sort(key=rank)  # stable: the rest keep their order
 
 
 def typed_frame(spec, rows: list[dict]) -> pd.DataFrame:

@@ -262,31 +262,55 @@ def _odd_names_workbook(tmp_path: Path, names: list[str]) -> Path:
     return path
 
 
-def _libreoffice_opens(path: Path, tmp_path: Path) -> tuple[bool, str]:
-    out = tmp_path / f"lo-{path.stem}"
-    profile = (tmp_path / "lo-profile").as_uri()
+def _libreoffice_opens(paths: dict[str, Path], folder: Path) -> tuple[set[str], str]:
+    """The keys of the workbooks LibreOffice opens (converts to CSV), all in one call; and what it said."""
+    inputs = folder / "in"
+    inputs.mkdir(parents=True)
+    for key, path in paths.items():
+        shutil.copyfile(path, inputs / f"{key}.xlsx")  # a name of its own: the CSVs land side by side
+    out = folder / "csv"
+    profile = (folder / "lo-profile").as_uri()
     done = subprocess.run(
-        ["soffice", f"-env:UserInstallation={profile}", "--headless", "--convert-to", "csv", "--outdir", str(out), str(path)],
+        ["soffice", f"-env:UserInstallation={profile}", "--headless", "--convert-to", "csv", "--outdir", str(out),
+         *[str(inputs / f"{key}.xlsx") for key in paths]],
         capture_output=True,
-        timeout=180,
+        timeout=180 + 20 * len(paths),
         check=False,
         text=True,
-    )
-    return any(out.glob("*.csv")), done.stderr
+    )  # fmt: skip
+    return {p.stem for p in out.glob("*.csv")}, done.stderr
+
+
+@pytest.fixture(scope="module")
+def odd_names_run(tmp_path_factory):
+    """For each odd name: its input workbook and the run over it (made once), and whether LibreOffice
+    opens the input and the returned workbook (one conversion for all of them)."""
+    made, opens = {}, {}
+    for i, name in enumerate(ODD_NAMES):
+        folder = tmp_path_factory.mktemp(f"odd-{i}")
+        src = _odd_names_workbook(folder, [name])
+        opens[f"{i}-input"] = folder / "input.xlsx"
+        shutil.copyfile(src, opens[f"{i}-input"])  # the run moves the input to processed/
+        run = CliRunner().invoke(
+            main, ["run", str(src.parent), "--out", str(folder / "out"), "--ledger", str(folder / "l.sqlite"), "--as-of", AS_OF.isoformat()]
+        )
+        returned = folder / "out" / "odd.annotated.xlsx"
+        if returned.exists():
+            opens[f"{i}-returned"] = returned
+        made[name] = (i, run, returned)
+    opened, said = _libreoffice_opens(opens, tmp_path_factory.mktemp("lo-odd"))
+    return made, opened, said
 
 
 @pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+@pytest.mark.xdist_group("libreoffice-odd-names")  # one worker makes and converts them all, once
 @pytest.mark.parametrize("name", ODD_NAMES, ids=lambda n: n[:12])
-def test_a_sheet_name_excel_would_refuse_is_kept_and_the_output_opens(tmp_path, name):
-    src = _odd_names_workbook(tmp_path, [name])
-    assert _libreoffice_opens(src, tmp_path)[0]  # the input opens where it was made
-    run = CliRunner().invoke(
-        main, ["run", str(src.parent), "--out", str(tmp_path / "out"), "--ledger", str(tmp_path / "l.sqlite"), "--as-of", AS_OF.isoformat()]
-    )
+def test_a_sheet_name_excel_would_refuse_is_kept_and_the_output_opens(odd_names_run, name):
+    made, opened, said = odd_names_run
+    i, run, returned = made[name]
+    assert f"{i}-input" in opened, said  # the input opens where it was made
     assert run.exit_code == 0, run.output
-    returned = tmp_path / "out" / "odd.annotated.xlsx"
-    opened, said = _libreoffice_opens(returned, tmp_path)
-    assert opened, said
+    assert f"{i}-returned" in opened, said
     parse_every_part(returned)
     book = python_calamine.CalamineWorkbook.from_path(str(returned))
     assert book.sheet_names[0] == name  # the user's name, kept
@@ -361,14 +385,14 @@ def test_how_many_sheets_libreoffice_keeps(names, kept):
 )
 def test_several_sheet_names_excel_would_refuse_come_back_openable(tmp_path, names):
     src = _odd_names_workbook(tmp_path, names)
-    assert _libreoffice_opens(src, tmp_path)[0]  # the input opens (with one of the refused sheets)
+    shutil.copyfile(src, tmp_path / "input.xlsx")  # the run moves the input to processed/
     run = CliRunner().invoke(
         main, ["run", str(src.parent), "--out", str(tmp_path / "out"), "--ledger", str(tmp_path / "l.sqlite"), "--as-of", AS_OF.isoformat()]
     )
     assert run.exit_code == 0, run.output
     returned = tmp_path / "out" / "odd.annotated.xlsx"
-    opened, said = _libreoffice_opens(returned, tmp_path)
-    assert opened, said
+    opened, said = _libreoffice_opens({"input": tmp_path / "input.xlsx", "returned": returned}, tmp_path / "lo")
+    assert opened == {"input", "returned"}, said  # the input opens (with one of the refused sheets), and so does the output
     book = python_calamine.CalamineWorkbook.from_path(str(returned))
     assert book.sheet_names[: len(names)] == names  # the user's names, kept
     reach = len(book.sheet_names) - (len(names) - 1)
@@ -377,6 +401,6 @@ def test_several_sheet_names_excel_would_refuse_come_back_openable(tmp_path, nam
     scoped = [int(el.get("localSheetId")) for el in workbook.iter() if el.tag.endswith("definedName") and el.get("localSheetId")]
     assert scoped and max(scoped) < reach  # every scoped name within the sheets LibreOffice keeps
     run_rows = book.get_sheet_by_name("Run").to_python()
-    said = [r for r in run_rows if r[0] == "SHEET_NAMES_REFUSED"]
-    assert len(said) == 1 and said[0][1] == "warning", run_rows
-    assert f"odd.xlsx has {len(names)} sheets whose names Excel refuses" in said[0][2] and ", ".join(names) in said[0][2]
+    found = [r for r in run_rows if r[0] == "SHEET_NAMES_REFUSED"]
+    assert len(found) == 1 and found[0][1] == "warning", run_rows
+    assert f"odd.xlsx has {len(names)} sheets whose names Excel refuses" in found[0][2] and ", ".join(names) in found[0][2]
