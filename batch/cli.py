@@ -15,10 +15,15 @@ from batch import __version__
 @click.version_option(__version__, prog_name="njcredits")
 def main():
     """Validate New Jersey tax-credit intake workbooks and return annotated workbooks."""
+    from batch.run.workers import worker_path
+
+    # started as `python -c ...`, the working directory is first on the path: a folder there named like
+    # a module njcredits imports later (`validators`, `pandas`) would be imported instead
+    sys.path[:] = worker_path()
 
 
 def _ledger(path):
-    from batch.ledger import Ledger, LedgerUnreadable
+    from batch.run.ledger import Ledger, LedgerUnreadable
 
     try:
         return Ledger(path)
@@ -27,7 +32,7 @@ def _ledger(path):
 
 
 def _settings(**flags):
-    from batch.config import ConfigError, load
+    from batch.run.config import ConfigError, load
 
     try:
         return load(**flags)
@@ -74,9 +79,9 @@ def run(inbox: Path | None, **flags):
     """Process every workbook in INBOX (and its subfolders): NAME.annotated.xlsx and a run report into
     OUTBOX; inputs move to processed/<run-id>/ or failed/<run-id>/ (with NAME.reason.txt). With a FILE
     instead of a folder, process that one workbook and leave it where it is (unless --archive is given)."""
-    from batch.ledger import LedgerUnreadable
-    from batch.runner import RunLocked, UnsafeLink, run_batch
-    from batch.watch import folder_problem
+    from batch.run.ledger import LedgerUnreadable
+    from batch.run.runner import RunLocked, UnsafeLink, run_batch
+    from batch.run.watch import folder_problem
 
     files = None
     if inbox is not None and inbox.is_file():  # `run FILE`: the file stays where it is unless --archive
@@ -112,7 +117,7 @@ def run(inbox: Path | None, **flags):
 def history(ledger: Path | None, outbox: Path | None, run_id: str | None, decisions: bool):
     """List past runs, the files of one run, or the reviewer decisions, from the ledger (read-only:
     never migrated nor written, so a ledger on a read-only disk is read too)."""
-    from batch.ledger import SCHEMA_VERSION, Ledger, LedgerUnreadable
+    from batch.run.ledger import SCHEMA_VERSION, Ledger, LedgerUnreadable
 
     settings = _settings(ledger=ledger, outbox=outbox)
     if not settings.ledger.exists():
@@ -163,9 +168,9 @@ def history(ledger: Path | None, outbox: Path | None, run_id: str | None, decisi
 
 
 def printable(value) -> str:
-    """What came from a file, a workbook or the ledger, as one line of plain text (`batch.names.printable`):
+    """What came from a file, a workbook or the ledger, as one line of plain text (`batch.run.names.printable`):
     control characters escaped; None and NaN as empty."""
-    from batch.names import printable as plain
+    from batch.run.names import printable as plain
 
     if value is None or (isinstance(value, float) and value != value):
         return ""
@@ -194,7 +199,7 @@ def _print_table(title: str, columns, rows, width: int | None = None, **column_o
 def watch(inbox: Path | None, **flags):
     """Watch INBOX and process each workbook dropped in once it is complete: closed by its writer, unchanged
     for the settle time, and (a workbook) a complete zip (Ctrl-C stops)."""
-    from batch.watch import folder_problem, watch_inbox
+    from batch.run.watch import folder_problem, watch_inbox
 
     settings = _settings(inbox=inbox, **flags)
     problem = folder_problem(settings)  # before anything is created or watched
@@ -211,7 +216,7 @@ def watch(inbox: Path | None, **flags):
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Folder for the template.")
 def template(out_dir: Path):
     """Write the blank intake template: an Instructions sheet, then one sheet per intake sheet with drop-downs and checks."""
-    from batch.template import write_template
+    from batch.workbook.template import write_template
 
     click.echo(f"Wrote {write_template(out_dir)}")
 
@@ -223,7 +228,7 @@ def template(out_dir: Path):
 def rules(out_dir: Path):
     """Write the rulebook, njcredits-rules.xlsx: every statutory value of every program, with the dates it was in
     force, its citation and any interpretation, as the Rules sheet of a returned workbook shows them."""
-    from batch.rulebook import write_rulebook
+    from batch.workbook.rulebook import write_rulebook
 
     click.echo(f"Wrote {write_rulebook(out_dir)}")
 
@@ -241,9 +246,9 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: s
     error findings or cannot be read, 0 otherwise."""
     import pandas as pd
 
-    from batch.ledger import LedgerUnreadable
     from batch.pipeline import process
-    from batch.runner import _reason
+    from batch.run.ledger import LedgerUnreadable
+    from batch.run.workers import file_reason as _reason
 
     settings = _settings(as_of=as_of, ledger=ledger, outbox=outbox)
     book = settings.ledger if settings.ledger.is_file() else None

@@ -7,7 +7,6 @@ Nothing here knows a program: every intake sheet goes through its program's decl
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import time
 import weakref
 from dataclasses import dataclass, field, replace
@@ -16,18 +15,28 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from batch import cells
-from batch import rules as rules_mod
-from batch.calculators import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
-from batch.cells import column_letters
-from batch.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
-from batch.opc import refusal
-from batch.package import describe
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
-from batch.readcopy import scratch_file
-from batch.reading import EXCEL_COLUMNS, IntakeSheet, OtherSheet, UnreadableWorkbook, excel_refuses, read_workbook, sheet_key, totals_rows
+from batch.programs._kit import rules as rules_mod
+from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
+from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
 from batch.reviews import DECISION_COLUMNS, review
-from batch.safety import Limits, decrypt_default, encrypted
+from batch.workbook import cells
+from batch.workbook.cells import column_letters
+from batch.workbook.opc import refusal
+from batch.workbook.opened import Opened
+from batch.workbook.package import describe
+from batch.workbook.readcopy import scratch_file
+from batch.workbook.reading import (
+    EXCEL_COLUMNS,
+    IntakeSheet,
+    OtherSheet,
+    UnreadableWorkbook,
+    excel_refuses,
+    read_workbook,
+    sheet_key,
+    totals_rows,
+)
+from batch.workbook.safety import Limits, decrypt_default, encrypted
 from validators.columns import normalize_header
 from validators.schema import VALIDATION_CODES, validate
 
@@ -72,11 +81,12 @@ class Result:
     findings: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FINDINGS_COLUMNS))
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage: read, validate, calculate, annotate, write
     as_of: dt.date | None = None  # the run's as-of date for this file
-    kind: str = "zip"  # the input's kind (batch.safety.inspect): zip (.xlsx, .xlsm), xls or csv
-    in_place: bool = False  # the returned workbook is the input's own package with the tool's additions (batch.inplace)
+    kind: str = "zip"  # the input's kind (batch.workbook.safety.inspect): zip (.xlsx, .xlsm), xls or csv
+    in_place: bool = False  # the returned workbook is the input's own package with the tool's additions (batch.workbook.inplace)
     tool_sheets: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook (left out)
     decisions_before: pd.DataFrame | None = None  # the reviewer decisions the ledger holds (batch.reviews)
     source: Path | None = None  # the decrypted copy read and annotated in place of `path` (see `process`)
+    opened: Opened | None = field(default=None, repr=False, compare=False)  # `reading`, opened once (see `process`)
 
     @property
     def reading(self) -> Path:
@@ -84,7 +94,9 @@ class Result:
         return self.source or self.path
 
     def discard(self) -> None:
-        """Remove the temporary decrypted copy, if any."""
+        """Close the workbook opened for the result, and remove the temporary decrypted copy, if any."""
+        if self.opened is not None:
+            self.opened.close()
         if self.source is not None:
             self.source.unlink(missing_ok=True)
 
@@ -172,7 +184,7 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
     )
     parts = [here]
     if ledger is not None and Path(ledger).exists():
-        from batch.ledger import read_prior_records
+        from batch.run.ledger import read_prior_records
 
         sheets = tuple(m.name for m in PROGRAMS if m.prior_incentive)
         earlier = read_prior_records(Path(ledger), sheets, exclude_run=run_id)
@@ -185,14 +197,6 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
     column = prior["sheet"].map({m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive})
     value = prior["date"].where(prior["date"].notna(), pd.array(prior["year"], dtype="Int64").astype(str))
     return prior.assign(received=column + " " + value.astype(str))[PRIOR_COLUMNS]
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _specs() -> dict[str, Program]:
@@ -292,7 +296,7 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
 
 
 def _truncated(cut: list[tuple[int, int, int, int]], position: dict[int, int], column_of: dict[int, str]) -> pd.DataFrame:
-    """TEXT_TRUNCATED for each text cell cut to Excel's limit when it was read (batch.reading)."""
+    """TEXT_TRUNCATED for each text cell cut to Excel's limit when it was read (batch.workbook.reading)."""
     return pd.DataFrame(
         {
             "row": [position.get(r + 1, -1) for r, *_ in cut],
@@ -502,22 +506,48 @@ def process(
 
     `as_of` is the run's as-of date (default: today, in local time). `ledger`, when given, is read
     (never written) for the prior incentive records of earlier runs, leaving out those of `run_id`.
+
+    The file is opened once (`batch.workbook.opened.Opened`) and handed down: its hash, the check
+    for encryption, every stage of reading and the check that it can be annotated in place take it
+    from there, never opening the path again (a decrypted copy is opened once in its place). It
+    stays open with the result (`Result.opened`) for the in-place writer, until `Result.discard()`
+    (or the result's end) closes it.
     """
     path = Path(path)
-    result = Result(path, sha256_of(path), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
-    by_key = _specs()
-    clock = time.perf_counter()
-    if encrypted(path):
-        result.source = decrypt_default(path, scratch_file(scratch, "decrypted"), path.name)
-        weakref.finalize(result, Path.unlink, result.source, missing_ok=True)
+    opened = Opened(path)
+    result = None
     try:
-        book = read_workbook(result.reading, {k: m.schema for k, m in by_key.items()}, limits, scratch, path.name)
+        result = Result(path, opened.sha256(), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
+        clock = time.perf_counter()
+        if encrypted(opened):
+            result.source = decrypt_default(opened, scratch_file(scratch, "decrypted"), path.name)
+            weakref.finalize(result, Path.unlink, result.source, missing_ok=True)
+            opened.close()
+            opened = Opened(result.source, path.name)
+        result.opened = opened
+        weakref.finalize(result, opened.close)
+        return _process(result, opened, clock, limits, ledger, run_id, scratch)
+    except BaseException:
+        opened.close()
+        if result is not None:
+            result.discard()
+        raise
+
+
+def _process(
+    result: Result, opened: Opened, clock: float, limits: Limits, ledger: Path | None, run_id: str | None, scratch: Path | None
+) -> Result:
+    """`process` of the workbook `opened` (the file itself, or its decrypted copy)."""
+    path = result.path
+    by_key = _specs()
+    try:
+        book = read_workbook(opened, {k: m.schema for k, m in by_key.items()}, limits, scratch, path.name)
     except BaseException:
         result.discard()
         raise
     book.encrypted = result.source is not None
     if ledger is not None and Path(ledger).exists() and any(isinstance(s, IntakeSheet) and s.reviews is not None for s in book.sheets):
-        from batch.ledger import read_decisions
+        from batch.run.ledger import read_decisions
 
         result.decisions_before = read_decisions(Path(ledger))
     result.timed("read", clock)
@@ -539,7 +569,7 @@ def process(
         done[i] = process_sheet(sheet, program, result, context)
     result.sheets = []
     extra = []
-    not_in_place = refusal(result.reading) if book.kind == "zip" else None
+    not_in_place = refusal(opened) if book.kind == "zip" else None
     result.in_place = book.kind == "zip" and not_in_place is None
     for i, sheet in enumerate(book.sheets):
         if i in done:

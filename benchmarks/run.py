@@ -30,10 +30,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / ".data"
 sys.path.insert(0, str(HERE.parent))
-from batch.cells import column_letters  # noqa: E402
+from batch.workbook.cells import column_letters  # noqa: E402
 
-GROW_NJ_HEADERS = [c.header for c in __import__("validators.grow_nj", fromlist=["GROW_NJ"]).GROW_NJ.columns]
-TRANSFER_HEADERS = [c.header for c in __import__("validators.transfers", fromlist=["TRANSFERS"]).TRANSFERS.columns]
+GROW_NJ_HEADERS = [c.header for c in __import__("batch.programs.grow_nj.sheet", fromlist=["GROW_NJ"]).GROW_NJ.columns]
+TRANSFER_HEADERS = [c.header for c in __import__("batch.programs.transfers.sheet", fromlist=["TRANSFERS"]).TRANSFERS.columns]
 AREAS = ["Urban Transit Hub", "Growth Zone", "Growth Zone (MRERA)", "Distressed", "Priority", "Other Eligible"]
 COUNTIES = ["Camden", "Bergen", "Essex", "Hudson", "Middlesex", "Mercer", "Cape May", "Morris"]
 PREMISES = ["Industrial Rehab", "Industrial New", "Non-Industrial Rehab", "Non-Industrial New"]

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from conftest import write_workbook
 
 from batch.cli import main
-from batch.config import ConfigError, load
+from batch.run.config import ConfigError, load
 
 D = dt.date
 COMPLIANCE_HEADERS = ["Project ID", "Tax Period", "Approval Date", "Certification Date", "Annual Credit ($)", "Agreement Jobs",

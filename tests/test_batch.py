@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
-from batch.config import load
-from batch.runner import run_batch
+from batch.run.config import load
+from batch.run.runner import run_batch
 
 
 def transfers_book(path: Path, rows: list[list]) -> Path:
@@ -180,7 +180,7 @@ def test_second_run_without_wait_exits_with_a_message(tmp_path):
 
 
 def test_watch_waits_for_a_file_written_slowly(tmp_path):
-    from batch.watch import watch_inbox
+    from batch.run.watch import watch_inbox
 
     inbox, outbox = folders(tmp_path)
     data = transfers_book(tmp_path / "slow.xlsx", [transfer("T-1", 30_000, 27_000)]).read_bytes()
@@ -253,9 +253,9 @@ def test_run_report_checks_brrap_across_workbooks(tmp_path):
 
 
 def test_demo_inbox_is_never_moved(tmp_path):
-    samples_dir = Path(samples.SAMPLE).parent
+    samples_dir = samples.SAMPLES
     before = sorted(p.name for p in samples_dir.iterdir())
     for _ in range(2):
         result = CliRunner().invoke(main, ["run", str(samples_dir), "--out", str(tmp_path / "out")])
-        assert result.exit_code == 0 and "4 processed, 0 skipped, 0 failed" in result.output
+        assert result.exit_code == 0 and f"{len(samples.workbooks())} processed, 0 skipped, 0 failed" in result.output
     assert sorted(p.name for p in samples_dir.iterdir()) == before

@@ -1,4 +1,4 @@
-"""The cell encoder (batch.cells) against xlsxwriter, the reference: the same values written both
+"""The cell encoder (batch.workbook.cells) against xlsxwriter, the reference: the same values written both
 ways read back equal with python-calamine and with openpyxl; and what the format cannot hold
 (U+FFFE/U+FFFF, text over 32,767 UTF-16 units, dates outside 1900-01-01..9999-12-31, NaN and
 infinities) comes back as the contract says."""
@@ -21,8 +21,8 @@ from defusedxml import ElementTree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batch import cells, sheetxml
-from batch.xlsxwriter_private import check_version, excel_serial, utf16_len, xf_index
+from batch.workbook import cells, sheetxml
+from batch.workbook.xlsxwriter_private import check_version, excel_serial, utf16_len, xf_index
 
 OPTIONS = {"constant_memory": True, "strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False}
 
@@ -366,7 +366,7 @@ def test_nonchars_of_a_csv_come_back_as_escapes(tmp_path):
 
 @pytest.mark.parametrize("cut", [1, 2, 3, 4, 5])
 def test_a_nonchar_split_between_chunks_is_escaped(cut):
-    from batch.inplace import without_nonchars
+    from batch.workbook.inplace import without_nonchars
 
     data = "a\ufffeb\uffffc".encode()  # a, EF BF BE, b, EF BF BF, c
     chunks = [data[:cut], data[cut:]]

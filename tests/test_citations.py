@@ -1,7 +1,7 @@
 """Every citation of the rules data names a provision its statute text has, and every value or
 date the cited text does not write is flagged (`not_in_text`) and explained (`interpretation:`).
 
-The provisions are the rules data's own list, `batch/rules/sections.yaml`; each rules file names the
+The provisions are the rules data's own list, `batch/programs/_kit/sections.yaml`; each rules file names the
 texts it cites (`texts:`). A file of a statute version is checked as its rows use it: its own
 entries and those it takes from its base, against its own text (C.34:1B-246 of P.L.2017, c.221 has
 a c.(7)(c); the 2014 text does not)."""
@@ -11,9 +11,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import batch.rules as rules_mod
-from batch import rulebook as rb
+import batch.programs._kit.rules as rules_mod
 from batch.programs import PROGRAMS
+from batch.workbook import rulebook as rb
 
 FOLDERS = sorted({p.rules for p in PROGRAMS})
 

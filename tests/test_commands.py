@@ -88,7 +88,7 @@ def test_subfolders_are_processed_and_kept(tmp_path):
 @pytest.mark.parametrize("name,output", [("a.xlsx", "a.annotated.xlsx"), ("a.annotated.xlsx", "a.annotated.xlsx"),
                                          ("a.xlsm", "a.xlsm.annotated.xlsx"), ("a.csv", "a.csv.annotated.xlsx")])  # fmt: skip
 def test_output_names(name, output):
-    from batch.names import output_name
+    from batch.run.names import output_name
 
     assert output_name(name) == output
 

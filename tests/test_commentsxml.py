@@ -1,4 +1,4 @@
-"""batch.commentsxml: the tool's notes below the user's comments, after a marker line, and a
+"""batch.workbook.commentsxml: the tool's notes below the user's comments, after a marker line, and a
 round trip that gives the user's comments back."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import openpyxl
 import pytest
 from lxml import etree
 
-from batch.commentsxml import AUTHOR, BLOCK, END, MARKER, cut, merged, merged_chunks, note, stripped
+from batch.workbook.commentsxml import AUTHOR, BLOCK, END, MARKER, cut, merged, merged_chunks, note, stripped
 
 
 @pytest.fixture
@@ -264,7 +264,7 @@ def _sheet_package(drawing: str) -> dict[str, bytes]:
 def test_comment_boxes_go_into_any_drawing_and_come_out_again(drawing, well_formed):
     """New notes get boxes in blocks the drawing's idmap declares, after the user's block, with the
     drawing's own prefixes; the round trip leaves the user's box and block alone."""
-    from batch.inplace import _blocks, _notes, _strip_notes
+    from batch.workbook.inplace import _blocks, _notes, _strip_notes
 
     parts = _sheet_package(drawing)
     sheet, vml = "xl/worksheets/sheet1.xml", "xl/drawings/vmlDrawing1.vml"
@@ -297,7 +297,7 @@ def test_comment_boxes_go_into_any_drawing_and_come_out_again(drawing, well_form
 def test_a_drawing_of_the_tools_boxes_only_goes_with_its_element():
     """A drawing that held only the tool's boxes goes, with its relationship and the sheet's
     `<legacyDrawing>` (any prefix)."""
-    from batch.inplace import _strip_notes
+    from batch.workbook.inplace import _strip_notes
 
     parts = _sheet_package(f'<xml xmlns:v="{VNS}" xmlns:o="{ONS}" xmlns:x="{XNS}">{_box("v", "o", "x", 1, 1, 1025)}</xml>')
     parts["xl/comments1.xml"] = _part(_comment(f"<t>{MARKER}\nnote\n{END}</t>", author=1))

@@ -22,13 +22,13 @@ import samples as S
 from click.testing import CliRunner
 from conftest import ROOT, write_workbook
 
-from batch import cells as encoder
 from batch.cli import main
 from batch.pipeline import process
 from batch.programs import PROGRAMS
+from batch.programs.transfers.sheet import TRANSFERS
+from batch.workbook import cells as encoder
 from validators import coerce
 from validators.schema import validate
-from validators.transfers import TRANSFERS
 
 D = dt.date
 FAR = D(9999, 12, 31)
@@ -143,7 +143,7 @@ MONEY_ROUNDING = [
     (0.1 + 0.2, 30),
     (1_250_000.5, 125_000_050),
     ("$999,999,999,999.994", 99_999_999_999_999),
-    # half up is toward the larger amount, as every other rounding to the cent (batch.exact.Q.cents)
+    # half up is toward the larger amount, as every other rounding to the cent (batch.programs._kit.exact.Q.cents)
     ("-0.0050", 0),
     ("(2.6750)", -267),
     ("-2.6760", -268),
@@ -159,7 +159,7 @@ def test_money_rounds_half_up_on_the_decimal_as_typed(cell, cents):
 def test_money_rounding_matches_the_exact_arithmetic():
     from fractions import Fraction
 
-    from batch.exact import Q
+    from batch.programs._kit.exact import Q
 
     typed = ["0.0050", "2.6750", "0.0150", "0.0250", "1.0050", "-0.0050", "-2.6750", "7.1250", "123.4550"]
     value, _ = coerce.money(cells(*typed))
@@ -259,9 +259,9 @@ def test_money_text_with_a_lone_point_before_three_digits_is_ambiguous(cell, cen
     ],
 )
 def test_an_ambiguous_amount_is_a_bad_type_saying_why(tmp_path, cell, message):
-    row = list(S.ROWS[0])[:9]
+    row = list(S.SHEETS["Transfers"][1][0])[:9]
     row[7] = cell  # Credit Amount Transferred ($)
-    result = process(write_workbook(tmp_path / "eu.xlsx", {"Transfers": [S.HEADERS[:9], row]}))
+    result = process(write_workbook(tmp_path / "eu.xlsx", {"Transfers": [S.SHEETS["Transfers"][0][:9], row]}))
     (res,) = result.intake
     assert res.status.tolist() == ["Invalid"]
     (finding,) = result.findings.to_dict("records")
@@ -296,7 +296,9 @@ def test_other_bad_money_keeps_its_plain_message():
 
 def test_a_csv_with_a_point_for_thousands_is_never_read_as_cents(tmp_path):
     path = tmp_path / "transfers-de.csv"
-    path.write_text(",".join(S.HEADERS[:9]) + "\n" + "T-1,Grow NJ,GNJ-1,4500000,A LLC,B Co,2026-01-15,96.000,90.000\n", encoding="utf-8")
+    path.write_text(
+        ",".join(S.SHEETS["Transfers"][0][:9]) + "\n" + "T-1,Grow NJ,GNJ-1,4500000,A LLC,B Co,2026-01-15,96.000,90.000\n", encoding="utf-8"
+    )
     result = process(path)
     (res,) = result.intake
     assert res.status.tolist() == ["Invalid"]
@@ -398,9 +400,9 @@ def test_far_dates_compare_and_count_as_dates():
 
 
 def test_a_far_transfer_date_no_longer_fails_the_file(tmp_path):
-    row = list(S.ROWS[0])[:9]
+    row = list(S.SHEETS["Transfers"][1][0])[:9]
     row[6] = FAR
-    result = process(write_workbook(tmp_path / "far.xlsx", {"Transfers": [S.HEADERS[:9], row]}))
+    result = process(write_workbook(tmp_path / "far.xlsx", {"Transfers": [S.SHEETS["Transfers"][0][:9], row]}))
     sheet = result.intake[0]
     assert sheet.typed["Transfer Date"].iloc[0] == pd.Timestamp("9999-12-31")
     assert sheet.status.tolist() == ["OK"]
@@ -418,30 +420,13 @@ def test_a_far_transfer_date_no_longer_fails_the_file(tmp_path):
 )
 def test_far_dates_are_judged_by_the_rules_in_force_at_them(tmp_path, date, codes):
     row = ["T-1", "Urban Transit Hub", "UTH-1", 4_500_000, "A LLC", "B Co", date, 50_000, 45_000]
-    result = process(write_workbook(tmp_path / "uth.xlsx", {"Transfers": [S.HEADERS[:9], row]}))
+    result = process(write_workbook(tmp_path / "uth.xlsx", {"Transfers": [S.SHEETS["Transfers"][0][:9], row]}))
     assert result.findings["Code"].tolist() == codes
     assert result.intake[0].computed["Minimum Transfer ($)"].iloc[0] == (10_000_000 if codes else 2_500_000)
 
 
-def _grow_nj_rows() -> list[list]:
-    rows = []
-    for short in S.GROW_NJ_ROWS:
-        row = {**S.GROW_NJ_BASE, **{S.KEYS[k]: v for k, v in short.items()}}
-        rows.append([row.get(h) for h in S.GROW_NJ_HEADERS])
-    return rows
-
-
-SAMPLE_SHEETS = {
-    "Transfers": (S.HEADERS, [list(r) for r in S.ROWS]),
-    "GrowNJ": (S.GROW_NJ_HEADERS, _grow_nj_rows()),
-    "BEIP": (S.BEIP_HEADERS, [list(r) for r in S.BEIP_ROWS]),
-    "BEIP_Conversion": (S.CONVERSION_HEADERS, [list(r) for r in S.CONVERSION_ROWS]),
-    "BRRAP": (S.BRRAP_HEADERS, [list(r) for r in S.BRRAP_ROWS]),
-    "ERG_Residential": (S.ERG_HEADERS, [list(r) for r in S.ERG_ROWS]),
-    "Emerge": (S.EMERGE_HEADERS, [list(r) for r in S.EMERGE_ROWS]),
-    "GSGZ_Property": (S.GSGZ_HEADERS, [list(r) for r in S.GSGZ_ROWS]),
-    "GrowNJ_Compliance": (S.COMPLIANCE_HEADERS, [list(r) for r in S._compliance_rows()]),
-}
+# every program's sample sheet (headers, rows), as `tests/samples.py` writes them
+SAMPLE_SHEETS = S.SHEETS
 SPECS = {m.name: m.schema for m in PROGRAMS}
 DATE_COLUMNS = [
     (sheet, header)
@@ -542,11 +527,13 @@ def test_dates_are_written_as_excel_serials(value, serial):
     ],
 )
 def test_far_dates_in_prior_incentives(tmp_path, beip_date, app_date, matched):
-    gnj = {**S.GROW_NJ_BASE, **{S.KEYS[k]: v for k, v in S.GROW_NJ_ROWS[0].items()}, "Application Date": app_date}
-    beip = list(S.BEIP_ROWS[0])
+    gnj_headers, gnj_rows = S.SHEETS["GrowNJ"]
+    beip_headers, beip_rows = S.SHEETS["BEIP"]
+    gnj = {**dict(zip(gnj_headers, gnj_rows[0], strict=True)), "Application Date": app_date}
+    beip = list(beip_rows[0])
     beip[1], beip[2] = gnj["Business Name"], beip_date
     path = write_workbook(
-        tmp_path / "prior.xlsx", {"BEIP": [S.BEIP_HEADERS, beip], "GrowNJ": [S.GROW_NJ_HEADERS, [gnj.get(h) for h in S.GROW_NJ_HEADERS]]}
+        tmp_path / "prior.xlsx", {"BEIP": [beip_headers, beip], "GrowNJ": [gnj_headers, [gnj.get(h) for h in gnj_headers]]}
     )
     result = process(path)
     prior = result.findings[result.findings["Code"].str.startswith("PRIOR_INCENTIVE")]
@@ -601,7 +588,8 @@ def test_a_european_csv_export_is_reported_invalid_never_ok(tmp_path):
 def test_a_us_csv_with_quoted_thousands_is_read(tmp_path):
     path = tmp_path / "transfers-us.csv"
     path.write_text(
-        ",".join(S.HEADERS[:9]) + "\n" + 'T-1,Grow NJ,GNJ-1,"4,500,000.00",A LLC,B Co,1/15/2026,"$30,000.00","27,000"\n', encoding="utf-8"
+        ",".join(S.SHEETS["Transfers"][0][:9]) + "\n" + 'T-1,Grow NJ,GNJ-1,"4,500,000.00",A LLC,B Co,1/15/2026,"$30,000.00","27,000"\n',
+        encoding="utf-8",
     )
     result = process(path)
     (res,) = result.intake

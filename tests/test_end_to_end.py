@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from conftest import ROOT, TRANSFER_HEADERS, foreign_formulas
 
 from batch.cli import main
-from validators.transfers import TRANSFERS
+from batch.programs.transfers.sheet import TRANSFERS
 
 SAMPLE = ROOT / "sample_inputs" / "transfers-2026-11.xlsx"
 COMPUTED = ["Minimum Transfer ($)", "Consideration Ratio", "Certificate Transferred To Date ($)", "Status", "Findings"]

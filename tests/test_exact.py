@@ -1,4 +1,4 @@
-"""batch.exact.Q: exact fractions over whole columns. Money thresholds are compared exactly (75%
+"""batch.programs._kit.exact.Q: exact fractions over whole columns. Money thresholds are compared exactly (75%
 on the nose passes), rounding to cents happens once (half up), and a zero divisor is never a
 silent 0."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from batch.exact import Q
+from batch.programs._kit.exact import Q
 
 
 def fractions(q: Q) -> list[Fraction]:

@@ -3,7 +3,7 @@ unwritable folders, links, odd names and shared folders.
 
 After each fault: every input is in exactly one place (the inbox, or processed/ or failed/ with a
 ledger row), no temporary file is left, and no process of the run is left. Kills and injected errors
-use the fault points of `batch/faults.py` (NJCREDITS_FAULT).
+use the fault points of `batch/run/faults.py` (NJCREDITS_FAULT).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from conftest import TRANSFER_HEADERS, write_workbook
 
-from batch.config import load
-from batch.names import shown
-from batch.runner import run_batch
+from batch.run.config import load
+from batch.run.names import shown
+from batch.run.runner import run_batch
 
 HEADERS = TRANSFER_HEADERS
 NAMES = ["a.xlsx", "b.xlsx", "c.xlsx"]
@@ -231,7 +231,7 @@ def test_a_file_deleted_before_it_is_read_fails_alone(tmp_path):
 
 
 def test_a_file_replaced_during_the_run_is_recorded_under_its_own_sha(tmp_path, monkeypatch):
-    import batch.runner as runner
+    import batch.run.runner as runner
 
     inbox, outbox = folders(tmp_path, ["a.xlsx"])
     original = (inbox / "a.xlsx").read_bytes()
@@ -340,7 +340,7 @@ def test_two_inboxes_sharing_an_outbox(tmp_path):
 
 
 def test_environment_errors_are_classified():
-    from batch.runner import environment_message, is_environment
+    from batch.run.runner import environment_message, is_environment
 
     assert is_environment(OSError(errno.ENOSPC, "full")) and is_environment(OSError(errno.EROFS, "ro"))
     assert not is_environment(OSError(errno.ENOENT, "gone")) and not is_environment(ValueError("bad cell"))
@@ -364,7 +364,7 @@ ERRNOS = [
 def test_write_errors_are_classified_also_when_a_library_wraps_them(code, environment, words):
     from xlsxwriter.exceptions import FileCreateError
 
-    from batch.runner import environment_message, is_environment, os_error
+    from batch.run.runner import environment_message, is_environment, os_error
 
     plain = OSError(code, os.strerror(code), "/out/x.xlsx")
     wrapped = FileCreateError(plain)  # as xlsxwriter's close() raises it: the OS error in its args
@@ -473,12 +473,12 @@ def test_the_run_report_is_written_last_and_never_changes_an_outcome(tmp_path, f
 
 
 def test_a_report_that_fails_for_another_reason_changes_nothing(tmp_path, monkeypatch, capsys):
-    import batch.report
+    import batch.run.report
 
     def broken(*args, **kwargs):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(batch.report, "write_report", broken)
+    monkeypatch.setattr(batch.run.report, "write_report", broken)
     inbox, outbox = folders(tmp_path, ["a.xlsx"])
     outcome = run_batch(load(inbox=inbox, outbox=outbox, workers=1), echo=print)
     out = capsys.readouterr().out

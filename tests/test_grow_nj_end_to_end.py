@@ -13,7 +13,7 @@ from batch.cli import main
 @pytest.fixture(scope="module")
 def returned(tmp_path_factory):
     inbox, out = tmp_path_factory.mktemp("inbox"), tmp_path_factory.mktemp("out")
-    samples.build_grow_nj(inbox / "grow.xlsx")
+    samples.build_program("GrowNJ", inbox / "grow.xlsx")
     result = CliRunner().invoke(main, ["run", str(inbox), "--out", str(out)])
     assert result.exit_code == 0, result.output
     book = python_calamine.CalamineWorkbook.from_path(str(out / "grow.annotated.xlsx"))
@@ -23,8 +23,9 @@ def returned(tmp_path_factory):
 
 def test_every_project_comes_back_with_a_status(returned):
     rows, _ = returned
-    assert len(rows) == len(samples.GROW_NJ_ROWS) == 33
-    assert [r["Project ID"] for r in rows] == [s["pid"] for s in samples.GROW_NJ_ROWS]
+    headers, sample = samples.SHEETS["GrowNJ"]
+    assert len(rows) == len(sample) == 33
+    assert [r["Project ID"] for r in rows] == [s[headers.index("Project ID")] for s in sample]
     assert {r["Status"] for r in rows} == {"OK", "Flagged", "Ineligible", "Invalid"}
 
 

@@ -9,8 +9,8 @@ import pytest
 import python_calamine
 from conftest import foreign_formulas
 
-from batch.config import load
-from batch.runner import run_batch
+from batch.run.config import load
+from batch.run.runner import run_batch
 
 
 def run_folder(tmp_path, builder, **flags):

@@ -19,12 +19,12 @@ from openpyxl.styles import Font
 from openpyxl.worksheet.table import Table
 from test_tool_sheets import AS_OF, annotate, libreoffice_save, soffice_or_skip
 
-from batch.commentsxml import MARKER
 from batch.pipeline import process
-from batch.reading import sheet_marker
-from batch.stylesxml import FILLS
-from batch.writing import write
-from validators.transfers import TRANSFERS as TRANSFERS_SPEC
+from batch.programs.transfers.sheet import TRANSFERS as TRANSFERS_SPEC
+from batch.workbook.commentsxml import MARKER
+from batch.workbook.reading import sheet_marker
+from batch.workbook.stylesxml import FILLS
+from batch.workbook.writing import write
 
 TRANSFERS_HEADERS = [c.header for c in TRANSFERS_SPEC.columns]
 
@@ -707,14 +707,14 @@ MC_NAMESPACE = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 
 
 def _kinds(root) -> list[str]:
-    from batch.inplace import _schema_name
+    from batch.workbook.inplace import _schema_name
 
     return [_schema_name(child) or etree.QName(child).localname for child in root]
 
 
 @pytest.mark.parametrize("prefix,ns", [("", MAIN.decode()), ("x", MAIN.decode()), ("", STRICT.decode())])
 def test_the_head_and_tail_are_changed_in_the_sheets_own_namespace_and_prefix(prefix, ns):
-    from batch import inplace
+    from batch.workbook import inplace
 
     root = _skeleton(
         "<{p}dimension ref='A1:G6' /><{p}sheetViews><{p}sheetView workbookViewId='0'/></{p}sheetViews>"
@@ -769,7 +769,7 @@ def test_the_head_and_tail_are_changed_in_the_sheets_own_namespace_and_prefix(pr
 
 
 def test_the_comment_drawing_takes_a_free_prefix_when_r_is_the_users():
-    from batch import inplace
+    from batch.workbook import inplace
 
     root = _skeleton('<sheetData/><foo r:x="1" xmlns:r="urn:not-relationships"/>')
     inplace._drawing_element(root, "rId3")

@@ -14,9 +14,9 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from batch import inplace, opc, xmlparts
 from batch.pipeline import process
-from batch.writing import write
+from batch.workbook import inplace, opc, xmlparts
+from batch.workbook.writing import write
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_in_place import _edited, _transfers_book  # noqa: E402

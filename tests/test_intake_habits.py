@@ -18,11 +18,12 @@ from click.testing import CliRunner
 from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
-from batch.config import load
 from batch.pipeline import _specs, process
-from batch.reading import OtherSheet, UnreadableWorkbook, read_workbook
-from batch.runner import run_batch
-from batch.writing import write
+from batch.programs import PROGRAMS
+from batch.run.config import load
+from batch.run.runner import run_batch
+from batch.workbook.reading import OtherSheet, UnreadableWorkbook, read_workbook
+from batch.workbook.writing import write
 from validators.columns import normalize_header
 
 AS_OF = dt.date(2026, 11, 30)
@@ -168,8 +169,8 @@ def test_the_template_sheets_and_the_tools_sheets_are_never_routed(tmp_path):
 
 REASON = (
     # the intake sheets in the contract's order (the order of batch.programs)
-    "no intake sheet: found sheets Sheet1, Contacts; an intake sheet is named GrowNJ, GrowNJ_Compliance, Transfers, BEIP, "
-    "BEIP_Conversion, BRRAP, ERG_Residential, Emerge, GSGZ_Property or has the headers of one."
+    f"no intake sheet: found sheets Sheet1, Contacts; an intake sheet is named {', '.join(p.name for p in PROGRAMS)} "
+    "or has the headers of one."
 )
 
 

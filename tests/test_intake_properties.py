@@ -29,8 +29,8 @@ from xlsxwriter.utility import xl_col_to_name
 
 from batch.pipeline import process
 from batch.programs import PROGRAMS
-from batch.reading import NEVER_ROUTED, TOOL_SHEETS, sheet_key
-from batch.writing import write
+from batch.workbook.reading import NEVER_ROUTED, TOOL_SHEETS, sheet_key
+from batch.workbook.writing import write
 from validators.columns import normalize_header
 
 AS_OF = dt.date(2026, 11, 30)
@@ -50,9 +50,9 @@ def _pool(headers: list[str], rows: list) -> tuple[list[str], list[list]]:
 
 # Valid records (some Flagged, Ineligible or Invalid by the program's rules, as a month's intake is)
 POOLS = {
-    "Transfers": _pool(samples.HEADERS, samples.ROWS),
-    "BEIP": _pool(samples.BEIP_HEADERS, samples.BEIP_ROWS),
-    "Emerge": _pool(samples.EMERGE_HEADERS, samples.EMERGE_ROWS),
+    "Transfers": _pool(*samples.SHEETS["Transfers"]),
+    "BEIP": _pool(*samples.SHEETS["BEIP"]),
+    "Emerge": _pool(*samples.SHEETS["Emerge"]),
 }
 for _name, (_headers, _rows) in POOLS.items():  # the pools are the programs' own columns, every required one among them
     _spec = SPECS[_name]

@@ -20,7 +20,8 @@ import xlsxwriter
 from test_tool_sheets import AS_OF, HEADERS, ROWS, annotate, grid, libreoffice_save, openpyxl_save, sheet_names
 
 from batch.pipeline import process
-from batch.reading import (
+from batch.programs.transfers.sheet import TRANSFERS as TRANSFERS_SPEC
+from batch.workbook.reading import (
     COLUMNS_ROLE,
     Markers,
     _intake_sheet,
@@ -32,9 +33,8 @@ from batch.reading import (
     read_markers,
     sheet_marker,
 )
-from batch.writing import write
+from batch.workbook.writing import write
 from validators.columns import REVIEW_COLUMNS
-from validators.transfers import TRANSFERS as TRANSFERS_SPEC
 
 TOOL = ["Findings", "Summary", "Run", "Rules"]
 COMPUTED = list(TRANSFERS_SPEC.computed)  # Minimum Transfer ($), Consideration Ratio, Certificate Transferred To Date ($)

@@ -1,5 +1,5 @@
 """The statute's numbers in the intake sheets' hints, code lists and column ranges come from the
-rules data (batch/rules/<program>/), never from literals in validators/: each hint follows its
+rules data (batch/programs/<program>/), never from literals in the sheet declarations: each hint follows its
 parameter when the parameter changes, each list and range equals what the rules say, and no hint
 holds a year, a dollar amount or a percent that its program's rules do not hold. The same holds of
 the explanation code of the calculators (the text of the `Calculation` column)."""
@@ -17,10 +17,17 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
-import batch.rules as rules_mod
+import batch.programs._kit.rules as rules_mod
 from batch.programs import PROGRAMS
-from validators import beip, emerge, erg_residential, grow_nj, grow_nj_compliance, gsgz_property, transfers
-from validators.rules_text import day, either, money, percent
+from batch.programs._kit.rules_text import day, either, money, percent
+from batch.programs.beip import sheet as beip
+from batch.programs.beip_conversion import sheet as beip_conversion
+from batch.programs.emerge import sheet as emerge
+from batch.programs.erg_residential import sheet as erg_residential
+from batch.programs.grow_nj import sheet as grow_nj
+from batch.programs.grow_nj_compliance import sheet as grow_nj_compliance
+from batch.programs.gsgz_property import sheet as gsgz_property
+from batch.programs.transfers import sheet as transfers
 
 load = rules_mod.load
 
@@ -105,14 +112,17 @@ def another_case(key, case, like):
 
 
 def fresh(monkeypatch, module: str, program: str, change):
-    """validators/<module>.py run anew, with `change` made to the rules of `program`."""
+    """batch/programs/<module>/sheet.py run anew, with `change` made to the rules of `program`."""
     plain = rules_mod.load
 
     def changed(name: str) -> rules_mod.Rules:
         return change(plain(name)) if name == program else plain(name)
 
     monkeypatch.setattr(rules_mod, "load", changed)
-    spec = importlib.util.spec_from_file_location(f"_fresh_{module}", ROOT / "validators" / f"{module}.py")
+    # named inside its program's package, as the module it stands for (its rules are its folder's)
+    spec = importlib.util.spec_from_file_location(
+        f"batch.programs.{module}._fresh_sheet", ROOT / "batch" / "programs" / module / "sheet.py"
+    )
     fresh_module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, fresh_module)
     spec.loader.exec_module(fresh_module)
@@ -147,17 +157,24 @@ HINTS = [
     ("beip", "BEIP", "beip", value("waiver_min_time_tax_period", 2024), "Minimum Time at Facility", "at the facility through 2024."),
     ("beip", "BEIP", "beip", value("waiver_payment_tax_period", 2021), "2022 Tax Period Credit ($)", "received for the 2021 tax period;"),
     ("beip", "BEIP", "beip", value("waiver_payment_share", Fraction("0.075")), "2022 Tax Period Credit ($)", "waiver, 7.5% of it is due"),
-    ("beip", "BEIP_CONVERSION", "beip_conversion", value("approval_years", [2018, 2028]), "Approval Year", "(e.(1) only), 2018 to 2028."),
     (
-        "beip",
+        "beip_conversion",
+        "BEIP_CONVERSION",
+        "beip_conversion",
+        value("approval_years", [2018, 2028]),
+        "Approval Year",
+        "(e.(1) only), 2018 to 2028.",
+    ),
+    (
+        "beip_conversion",
         "BEIP_CONVERSION",
         "beip_conversion",
         tiers("schedule", 0, value=2018),
         "Approval Year",
         "2018 or earlier keeps the installments from 2018;",
     ),
-    ("beip", "BEIP_CONVERSION", "beip_conversion", tiers("schedule", 0, from_year=2007), "Accrual Year", "(2007 to 2025)"),
-    ("beip", "BEIP_CONVERSION", "beip_conversion", tiers("schedule", 12, to_year=2026), "Accrual Year", "(2008 to 2026)"),
+    ("beip_conversion", "BEIP_CONVERSION", "beip_conversion", tiers("schedule", 0, from_year=2007), "Accrual Year", "(2007 to 2025)"),
+    ("beip_conversion", "BEIP_CONVERSION", "beip_conversion", tiers("schedule", 12, to_year=2026), "Accrual Year", "(2008 to 2026)"),
     (
         "gsgz_property",
         "GSGZ_PROPERTY",
@@ -309,14 +326,14 @@ HINTS = [
     ids=[f"{m}-{h}-{i}" for i, (m, _s, _p, _c, h, _t) in enumerate(HINTS)],
 )
 def test_each_hint_follows_its_parameter(monkeypatch, module, spec, program, change, header, text):
-    now = getattr(sys.modules[f"validators.{module}"], spec).column(header).hint
+    now = getattr(sys.modules[f"batch.programs.{module}.sheet"], spec).column(header).hint
     changed = getattr(fresh(monkeypatch, module, program, change), spec).column(header).hint
     assert text in changed, changed
     assert text not in now, now  # the change shows: the text is not the hint of today's rules
 
 
 def test_the_approval_years_and_credit_columns_follow_the_rules(monkeypatch):
-    changed = fresh(monkeypatch, "beip", "beip_conversion", value("approval_years", [2018, 2028]))
+    changed = fresh(monkeypatch, "beip_conversion", "beip_conversion", value("approval_years", [2018, 2028]))
     col = changed.BEIP_CONVERSION.column("Approval Year")
     assert (col.minimum, col.maximum) == (2018, 2028)
     # e.(1)'s five installments started in the last Approval Year end the credit columns
@@ -382,11 +399,11 @@ def _codes(spec, header):
 def test_ranges_and_lists_equal_the_rules():
     conversion, grow = load("beip_conversion"), load("grow_nj")
     first, last = conversion["approval_years"].value
-    approval = beip.BEIP_CONVERSION.column("Approval Year")
+    approval = beip_conversion.BEIP_CONVERSION.column("Approval Year")
     assert (approval.minimum, approval.maximum) == (first, last)
-    assert beip.APPROVAL_YEARS == range(first, last + 1)
+    assert beip_conversion.APPROVAL_YEARS == range(first, last + 1)
     schedule = conversion["schedule"]
-    assert beip.CREDIT_YEARS[0] == min(t.value for t in schedule)
+    assert beip_conversion.CREDIT_YEARS[0] == min(t.value for t in schedule)
     # GSGZ: one payment column per year of the schedule; the other owner's schedule is as long
     gsgz = load("gsgz_property")
     years = len(gsgz["development_entity_schedule"].value)
@@ -520,9 +537,7 @@ def test_the_scan_finds_years_amounts_and_percents(text, found):
 # Where a hint is written in the source: `hint=` and the hint argument of the sheets' helpers, and
 # the text of a RowCheck. The statute's numbers are formatted into them, never written in them.
 HINT_ARGUMENTS = {"_flag": 1, "_certification": 1, "RowCheck": 2}
-VALIDATORS = sorted(
-    p for p in (ROOT / "validators").glob("*.py") if p.stem not in ("__init__", "columns", "schema", "coerce", "rules_text")
-)
+VALIDATORS = sorted((ROOT / "batch" / "programs").glob("*/sheet.py"))
 
 
 def _hint_expressions(tree: ast.Module):
@@ -538,7 +553,7 @@ def _hint_expressions(tree: ast.Module):
             yield assigned.get(expr.id, expr) if isinstance(expr, ast.Name) else expr
 
 
-@pytest.mark.parametrize("path", VALIDATORS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", VALIDATORS, ids=lambda p: p.parent.name)
 def test_no_hint_in_the_source_writes_a_statutory_number(path):
     tree = ast.parse(path.read_text())
     stray = []
@@ -546,14 +561,14 @@ def test_no_hint_in_the_source_writes_a_statutory_number(path):
         for node in ast.walk(expr):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 stray += [(node.lineno, literal) for literal in _literals(node.value) if literal not in FLOORS]
-    assert stray == [], f"{path.name}: write these from the rules: {stray}"
+    assert stray == [], f"{path.parent.name}/{path.name}: write these from the rules: {stray}"
 
 
 # Where the `Calculation` text is written in the source: the explain functions of every calculator
 # (`explain`, `explain_*`, `_explain*`, and the functions nested in them). Their string constants are
 # the words around the numbers; the numbers are formatted in from the rules, never written in them.
 # A docstring is no text the tool writes, and a format spec (`:.0%`) is no number.
-CALCULATORS = sorted(p for p in (ROOT / "batch" / "calculators").glob("*.py") if p.stem not in ("__init__", "shared"))
+CALCULATORS = sorted([*(ROOT / "batch" / "programs").glob("*/steps.py"), *(ROOT / "batch" / "programs").glob("*/explain.py")])
 
 
 def _explanation_literals(tree: ast.Module) -> list[tuple[int, str]]:
@@ -574,16 +589,16 @@ def _explanation_literals(tree: ast.Module) -> list[tuple[int, str]]:
 
 
 def test_every_calculator_with_a_calculation_column_has_its_explain_functions_scanned():
-    explained = [p.stem for p in CALCULATORS if any(
+    explained = [p.parent.name for p in CALCULATORS if any(
         isinstance(n, ast.FunctionDef) and n.name.lstrip("_").startswith("explain") for n in ast.walk(ast.parse(p.read_text()))
     )]  # fmt: skip
-    assert explained == sorted(sys.modules[m.explain.__module__].__name__.rsplit(".", 1)[-1] for m in PROGRAMS if m.explain)
+    assert explained == sorted(m.explain.__module__.split(".")[2] for m in PROGRAMS if m.explain)
 
 
-@pytest.mark.parametrize("path", CALCULATORS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CALCULATORS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_no_explanation_in_the_source_writes_a_statutory_number(path):
     stray = _explanation_literals(ast.parse(path.read_text()))
-    assert stray == [], f"{path.name}: write these from the rules: {stray}"
+    assert stray == [], f"{path.parent.name}/{path.name}: write these from the rules: {stray}"
 
 
 def test_the_explanation_scan_finds_a_share_written_in_the_text():

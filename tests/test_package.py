@@ -1,4 +1,4 @@
-"""batch.package: an .xlsm's package without its VBA project, everything else as it was."""
+"""batch.workbook.package: an .xlsm's package without its VBA project, everything else as it was."""
 
 from __future__ import annotations
 
@@ -12,18 +12,9 @@ import pytest
 import python_calamine
 from defusedxml import ElementTree
 
-from batch import opc, stylesxml
-from batch.package import (
-    MACRO_MAIN,
-    PLAIN_MAIN,
-    Macro,
-    describe,
-    executable_parts,
-    macros,
-    remove_macros,
-    without_macros,
-)
-from batch.safety import Refused
+from batch.workbook import opc, stylesxml
+from batch.workbook.package import MACRO_MAIN, PLAIN_MAIN, Macro, describe, executable_parts, macros, remove_macros, without_macros
+from batch.workbook.safety import Refused
 
 
 def _xlsm_parts(tmp_path) -> dict[str, bytes]:

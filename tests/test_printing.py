@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
-from batch.ledger import BASE_SCHEMA, MIGRATIONS, SCHEMA_VERSION, Ledger, migrate, version_by_tables
-from batch.names import printable
+from batch.run.ledger import BASE_SCHEMA, MIGRATIONS, SCHEMA_VERSION, Ledger, migrate, version_by_tables
+from batch.run.names import printable
 
 D = dt.date(2026, 1, 5)
 ESC = "\x1b"
@@ -196,7 +196,7 @@ def _only_read_only_opens(monkeypatch):
             raise sqlite3.OperationalError("attempt to write a readonly database")
         return real(database, *args, **kwargs)
 
-    monkeypatch.setattr("batch.ledger.sqlite3.connect", connect)
+    monkeypatch.setattr("batch.run.ledger.sqlite3.connect", connect)
     return opens
 
 

@@ -137,7 +137,7 @@ def test_validate_reads_the_ledger(tmp_path):
 def test_ledger_before_the_migration_gains_the_new_columns(tmp_path):
     import sqlite3
 
-    from batch.ledger import BASE_SCHEMA, SCHEMA_VERSION, Ledger
+    from batch.run.ledger import BASE_SCHEMA, SCHEMA_VERSION, Ledger
 
     path = tmp_path / "ledger.sqlite"
     with sqlite3.connect(path) as db:  # a ledger written by the first release: tables, no user_version
@@ -157,7 +157,7 @@ def test_ledger_before_the_migration_gains_the_new_columns(tmp_path):
 def test_only_runs_ended_before_this_one_started_are_read(tmp_path):
     import sqlite3
 
-    from batch.ledger import Ledger, read_prior_records
+    from batch.run.ledger import Ledger, read_prior_records
 
     path = tmp_path / "ledger.sqlite"
     Ledger(path)
@@ -178,7 +178,7 @@ def test_only_runs_ended_before_this_one_started_are_read(tmp_path):
 def test_the_latest_version_of_a_record_decides_even_without_a_name(tmp_path):
     import sqlite3
 
-    from batch.ledger import Ledger, read_prior_records
+    from batch.run.ledger import Ledger, read_prior_records
 
     path = tmp_path / "ledger.sqlite"
     Ledger(path)

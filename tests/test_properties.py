@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from batch.pipeline import process
 from batch.programs import PROGRAMS
-from batch.reading import UnreadableWorkbook
-from batch.writing import write
+from batch.workbook.reading import UnreadableWorkbook
+from batch.workbook.writing import write
 
 SPECS = {m.name: m.schema for m in PROGRAMS}
 junk = st.one_of(

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from conftest import TRANSFER_HEADERS
 
-from batch import safety
-from batch.config import load
 from batch.pipeline import _specs, _workbook_findings, process
-from batch.reading import Workbook, _intake_sheet, read_workbook
-from batch.runner import run_batch
-from batch.safety import Refused, inspect
+from batch.run.config import load
+from batch.run.runner import run_batch
+from batch.workbook import safety
+from batch.workbook.reading import Workbook, _intake_sheet, read_workbook
+from batch.workbook.safety import Refused, inspect
 from validators.coerce import ExcelError
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -349,7 +349,7 @@ def test_cells_spelled_inside_comments_or_cdata_are_not_cells(tmp_path, case):
 
 
 def test_sum_formulas_spelled_in_a_comment_do_not_make_a_totals_row(tmp_path):
-    from batch.reading import _sum_cells
+    from batch.workbook.reading import _sum_cells
 
     spelled = "<!-- was: <c r='B2'><f>SUM(B3:B9)</f></c> -->"
     real = "<c r='B3'><f>SUM(B1:B2)</f><v>5</v></c>"
@@ -460,7 +460,7 @@ def test_an_excel_4_macro_sheet_is_left_out_and_named(tmp_path):
     ],
 )
 def test_a_reading_copy_is_never_left_behind(tmp_path, monkeypatch, options):
-    from batch import readcopy
+    from batch.workbook import readcopy
 
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
@@ -638,7 +638,7 @@ def test_a_doctype_split_across_two_chunks_is_found(tmp_path, monkeypatch, shift
 def test_an_unexpected_failure_is_said_without_the_librarys_words(error):
     """What the writers may raise on a shape they do not handle: the reason says what to do, and
     never the exception's class or text."""
-    from batch.runner import _reason
+    from batch.run.workers import file_reason as _reason
 
     reason = _reason(error, "odd.xlsx")
     assert reason.startswith("odd.xlsx could not be processed") and "save it again as .xlsx" in reason

@@ -22,8 +22,9 @@ from defusedxml import ElementTree
 
 from batch.cli import main
 from batch.pipeline import process
-from batch.reading import excel_refuses, sheets_kept_by_libreoffice
-from batch.writing import FINDINGS_SHEET_COLUMNS, sheet_ref, write
+from batch.workbook.reading import excel_refuses, sheets_kept_by_libreoffice
+from batch.workbook.toolsheets import FINDINGS_SHEET_COLUMNS, sheet_ref
+from batch.workbook.writing import write
 
 AS_OF = dt.date(2026, 11, 30)
 NS = {"x": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
@@ -214,7 +215,7 @@ def test_text_over_the_limit_is_cut_and_reported(tmp_path):
 
 
 def test_tool_sheets_widths_are_capped_and_codes_are_rows(samples):
-    from batch.rules import common_findings
+    from batch.programs._kit.rules import common_findings
 
     codes = set(common_findings())
     for path in [*samples.values(), ROOT / "templates" / "njcredits-intake-template.xlsx"]:

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from batch.cli import main
+from batch.programs.transfers.sheet import TRANSFERS
 from validators.columns import REVIEW_COLUMNS
-from validators.transfers import TRANSFERS
 
 HEADERS = [c.header for c in TRANSFERS.columns]
 # Transfer ID, Program, Certificate ID, Certificate Amount, Transferor, Transferee, Transfer Date, Credit, Consideration

@@ -1,4 +1,4 @@
-"""The rulebook (batch.rulebook): the `Rules` sheet of a returned workbook and `njcredits rules`.
+"""The rulebook (batch.workbook.rulebook): the `Rules` sheet of a returned workbook and `njcredits rules`.
 
 Every value of the rules data is a row, with its dates, citation and interpretation; values
 read as the column hints write them; the sheet is text only, never a formula."""
@@ -14,11 +14,11 @@ import python_calamine
 import xlsxwriter
 from click.testing import CliRunner
 
-from batch import rulebook as rb
 from batch.cli import main
 from batch.programs import BY_NAME, PROGRAMS
-from batch.rules import Parameter, load
-from batch.writing import WRITER_OPTIONS, Formats
+from batch.programs._kit.rules import Parameter, load
+from batch.workbook import rulebook as rb
+from batch.workbook.looks import WRITER_OPTIONS, Formats
 
 
 def values_in_rules(program) -> int:
@@ -354,7 +354,7 @@ def test_a_returned_workbook_has_the_rules_of_its_programs(tmp_path):
 
     from batch.pipeline import process
     from batch.programs import PROGRAMS
-    from batch.writing import write
+    from batch.workbook.writing import write
 
     sample = Path(__file__).resolve().parents[1] / "sample_inputs" / "beip-brrap-erg-2026-11.xlsx"
     result = process(sample, as_of=dt.date(2026, 11, 30))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-import batch.rules as rules_mod
+import batch.programs._kit.rules as rules_mod
 from batch import pipeline
 from batch.programs import PROGRAMS
 
@@ -45,7 +45,7 @@ def test_every_key_a_calculator_names_exists(program):
         in_shared = key in shared
         in_every_version = bool(versions) and all(key in v for v in versions)
         ok = {"shared": in_shared, "version": in_every_version, "any": in_shared or in_every_version}[kind]
-        assert ok, f"{module.__name__} reads {key!r}, which batch/rules/{program.rules}/ does not define ({kind})"
+        assert ok, f"{module.__name__} reads {key!r}, which batch/programs/{program.rules}/ does not define ({kind})"
 
 
 def test_every_key_of_the_rules_is_read_by_the_samples(monkeypatch):
@@ -73,10 +73,10 @@ def test_every_key_of_the_rules_is_read_by_the_samples(monkeypatch):
         return rules_mod.Rules(r.program, r.version, r.digest, Tracked(program, r.parameters), versions, r.findings)
 
     monkeypatch.setattr(pipeline.rules_mod, "load", tracked)
-    # the validators read the rules when imported (hints, code lists, column ranges): run each once
-    # more under the tracked loader, as a module of its own that nothing else uses
-    for path in sorted((ROOT / "validators").glob("*.py")):
-        spec = importlib.util.spec_from_file_location(f"_rules_keys_{path.stem}", path)
+    # the sheet declarations read the rules when imported (hints, code lists, column ranges): run
+    # each once more under the tracked loader, as a module of its own that nothing else uses
+    for path in sorted((ROOT / "batch" / "programs").glob("*/sheet.py")):
+        spec = importlib.util.spec_from_file_location(f"batch.programs.{path.parent.name}._rules_keys_sheet", path)
         module = importlib.util.module_from_spec(spec)
         monkeypatch.setitem(sys.modules, spec.name, module)
         spec.loader.exec_module(module)

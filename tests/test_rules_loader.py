@@ -1,25 +1,24 @@
-"""The rules loader (batch/rules/__init__.py): the strict schema of the YAML files, statute
+"""The rules loader (batch/programs/_kit/rules.py): the strict schema of the YAML files, statute
 versions stated as changes over their base, dated steps, and the unit conversions."""
 
 from __future__ import annotations
 
-import shutil
 import textwrap
 from fractions import Fraction
 
 import pandas as pd
 import pytest
 
-import batch.rules as rules_mod
-from batch.rules import RULES_DIR, UNITS, RulesError, load
+import batch.programs._kit.rules as rules_mod
+from batch.programs import folders
+from batch.programs._kit.rules import RULES_DIR, UNITS, RulesError, load
 
-PROGRAMS = sorted(p.name for p in RULES_DIR.iterdir() if p.is_dir() and not p.name.startswith("_"))
+PROGRAMS = folders()
 
 
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
-    """A rules folder `demo` in a temporary RULES_DIR (with the shared findings table)."""
-    shutil.copy(RULES_DIR / "findings.yaml", tmp_path / "findings.yaml")
+    """A rules folder `demo` in a temporary RULES_DIR (the shared findings table stays the kit's)."""
     (tmp_path / "demo").mkdir()
     (tmp_path / "demo" / "findings.yaml").write_text("{}\n")
     monkeypatch.setattr(rules_mod, "RULES_DIR", tmp_path)

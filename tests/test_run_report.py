@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from conftest import TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
-from batch.ledger import RECORD_FIELDS, Ledger
-from batch.report import CHANGE_COLUMNS, changes, rules_lines, write_report
-from batch.runner import FileOutcome
+from batch.run.ledger import RECORD_FIELDS, Ledger
+from batch.run.report import CHANGE_COLUMNS, changes, rules_lines, write_report
+from batch.run.runner import FileOutcome
 
 # a missing value shown as text: what pandas or Python print for one
 MISSING_AS_TEXT = re.compile(r"\b(nan|NaN|None|NaT)\b|<NA>")
@@ -213,7 +213,13 @@ def test_write_report_reads_clean(tmp_path):
         FileOutcome("notes.txt", "failed", reason="notes.txt is not an intake file (an .xlsx, .xlsm, .xls or .csv workbook)."),
     ]
     per_year = pd.DataFrame(
-        {"year": [2025, 2025], "grant": ["BR-1", "BR-2"], "file": ["brrap.xlsx", "brrap.xlsx"], "credit": [1_200_000_000, 900_000_000]}
+        {
+            "sheet": ["BRRAP", "BRRAP"],
+            "year": [2025, 2025],
+            "grant": ["BR-1", "BR-2"],
+            "file": ["brrap.xlsx", "brrap.xlsx"],
+            "credit": [1_200_000_000, 900_000_000],
+        }
     )
     rules = {"Transfers": "2014-10-24 (sha256 3c1cc5a38b3d)", "GrowNJ": "C.34:1B-246 (P.L.2014 c.63) (sha256 36821ce80202)"}
     rules["BRRAP"] = "P.L.2004 c.65 s.7 (P.L.2011 c.149) (sha256 64738b3fa990)"

@@ -1,4 +1,4 @@
-"""batch.sheetrows: a sheet part's rows rewritten as bytes, only what the tool adds changed."""
+"""batch.workbook.sheetrows: a sheet part's rows rewritten as bytes, only what the tool adds changed."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from defusedxml import ElementTree
 from lxml import etree
 
-from batch.safety import Refused
-from batch.sheetrows import RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, skeleton, split_part
+from batch.workbook.safety import Refused
+from batch.workbook.sheetrows import RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, skeleton, split_part
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 HEAD = b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
@@ -167,7 +167,7 @@ def test_attributes_in_single_quotes_or_with_spaces_are_read_and_restyled_once(q
 # -- any well-formed spelling of a sheet ---------------------------------------------------------
 
 STRICT = "http://purl.oclc.org/ooxml/spreadsheetml/main"
-E2 = b'<c r="E2"><v>1</v></c>'  # the tool's cell, as batch.cells writes it
+E2 = b'<c r="E2"><v>1</v></c>'  # the tool's cell, as batch.workbook.cells writes it
 R1 = b'<row r="1"><c r="A1" s="4" t="s"><v>0</v></c></row>'  # a row the tool does not touch: its bytes come back as they are
 
 
@@ -360,7 +360,7 @@ def test_a_part_that_cannot_be_followed_is_refused_naming_the_sheet(part, messag
 def test_a_generated_sheet_gets_its_rows_after_the_last_row_and_its_dimension(part, dimension):
     """`sheetxml.spliced` (the tool's own sheets): the dimension set and the rows added after the
     last row, by reading the part's tokens."""
-    from batch.sheetxml import spliced
+    from batch.workbook.sheetxml import spliced
 
     out = b"".join(spliced(part, iter([b'<row r="4"><c r="Q4"><v>1</v></c></row>']), "A1:Q4"))
     etree.fromstring(out)
@@ -373,7 +373,7 @@ def test_a_generated_sheet_gets_its_rows_after_the_last_row_and_its_dimension(pa
 
 @pytest.mark.parametrize("prefix", [b"x", b"ns0"])
 def test_the_dimension_of_a_prefixed_sheet_is_found_by_its_namespace(prefix):
-    from batch.sheetrows import with_dimension
+    from batch.workbook.sheetrows import with_dimension
 
     decoy = b'<o:dimension xmlns:o="urn:other" ref="B2"/>'  # a dimension of another namespace, in an extension
     part = _prefixed(_part(R1, head=HEAD + b"<sheetPr>DECOY</sheetPr><dimension ref='A1'/>"), prefix).replace(b"DECOY", decoy)

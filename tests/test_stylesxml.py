@@ -1,4 +1,4 @@
-"""batch.stylesxml: the tool's fills appended to a user's style table, each a copy of the cell's
+"""batch.workbook.stylesxml: the tool's fills appended to a user's style table, each a copy of the cell's
 own style with only the fill changed, marked so that a round trip gives the cell its style back."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from lxml import etree
 from openpyxl.styles import Alignment, Border, Font, Side
 
-from batch.sheetrows import rewrite_rows
-from batch.stylesxml import CONTENT_TYPE, ENTRY, FILLS, ORDER, Styles, add_fills, ensure, restored
-from batch.xmlparts import REL, REL_STRICT
+from batch.workbook.sheetrows import rewrite_rows
+from batch.workbook.stylesxml import CONTENT_TYPE, ENTRY, FILLS, ORDER, Styles, add_fills, ensure, restored
+from batch.workbook.xmlparts import REL, REL_STRICT
 
 
 @pytest.fixture
@@ -249,8 +249,8 @@ def test_a_package_without_a_style_table_comes_back_with_one(tmp_path):
     from test_in_place import _transfers_book
     from test_tool_sheets import AS_OF
 
-    from batch.inplace import write_in_place
     from batch.pipeline import process
+    from batch.workbook.inplace import write_in_place
 
     made = _transfers_book(tmp_path / "made" / "n.xlsx", lambda ws: None)
     src = tmp_path / "in" / "n.xlsx"

@@ -13,9 +13,8 @@ import samples
 from conftest import ROOT
 from openpyxl.utils import get_column_letter, range_boundaries
 
-from batch.programs import PROGRAMS
-from batch.template import (
-    EXAMPLES,
+from batch.programs import BY_NAME, PROGRAMS
+from batch.workbook.template import (
     INSTRUCTIONS,
     LISTS,
     MESSAGE_LIMIT,
@@ -291,10 +290,10 @@ def test_the_worked_examples_are_shown_on_the_instructions_sheet_only(book):
     rows = _instructions(book)
     for name in SHEET_ORDER:
         spec = SPECS[name]
-        example = _example(rows, spec)
-        assert set(EXAMPLES[name]) <= {c.header for c in spec.columns}
+        example, declared = _example(rows, spec), BY_NAME[name].intake.example
+        assert set(declared) <= {c.header for c in spec.columns}
         assert all(example[c.header] is not None for c in spec.columns if c.required), name
-        for h, v in EXAMPLES[name].items():
+        for h, v in declared.items():
             shown = example[h].date() if isinstance(example[h], dt.datetime) else example[h]
             assert shown == v, (name, h)
         assert book[name].max_row == 1  # the intake sheet itself stays blank
@@ -333,28 +332,28 @@ def _cells(path):
 
 
 def test_committed_samples_are_current(tmp_path):
-    for build, committed in (
-        (samples.build, samples.SAMPLE),
-        (samples.build_grow_nj, samples.GROW_NJ_SAMPLE),
-        (samples.build_grants, samples.GRANTS_SAMPLE),
-        (samples.build_compliance, samples.COMPLIANCE_SAMPLE),
-    ):
-        fresh = build(tmp_path / committed.name)
+    # every sample workbook the programs' sample rows go to, and nothing else in sample_inputs/
+    assert sorted(samples.workbooks()) == sorted(p.name for p in samples.SAMPLES.glob("*.xlsx"))
+    for name in samples.workbooks():
+        fresh = samples.build_workbook(name, tmp_path / name)
+        committed = samples.SAMPLES / name
         assert _cells(fresh) == _cells(committed), f"{committed} is stale: run `python tests/samples.py`"
 
 
-# The table of the README's first section: the bundled samples as of 2026-11-30.
-SAMPLE_COUNTS = {  # sheet: (rows, OK, Flagged, Ineligible, Invalid)
-    "Transfers": (43, 21, 16, 0, 6),
-    "GrowNJ": (33, 17, 6, 8, 2),
-    "BEIP": (13, 7, 5, 0, 1),
-    "BEIP_Conversion": (15, 12, 0, 2, 1),
-    "BRRAP": (9, 3, 5, 1, 0),
-    "ERG_Residential": (11, 5, 5, 1, 0),
-    "Emerge": (12, 5, 1, 5, 1),
-    "GSGZ_Property": (9, 6, 0, 3, 0),
-    "GrowNJ_Compliance": (26, 13, 8, 5, 0),
-}
+def _readme_counts() -> dict:
+    """The table of the README's first section: each program's sample sheet as of 2026-11-30,
+    `| sheet | rows | OK | Flagged | Ineligible | Invalid |`."""
+    readme = (ROOT / "README.md").read_text()
+    counts = {}
+    for name in SHEET_ORDER:
+        found = re.findall(rf"^\| {re.escape(name)} \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", readme, flags=re.M)
+        assert len(found) == 1, f"the README's table of sample counts has no one row for {name}"
+        counts[name] = tuple(int(n) for n in found[0])
+    return counts
+
+
+# sheet: (rows, OK, Flagged, Ineligible, Invalid), one for every program
+SAMPLE_COUNTS = _readme_counts()
 
 
 def test_samples_give_the_counts_the_readme_states(tmp_path):
@@ -362,9 +361,10 @@ def test_samples_give_the_counts_the_readme_states(tmp_path):
 
     from batch.cli import main
 
+    files = len(samples.workbooks())
     for _ in range(2):  # the second run reads the first one's ledger and gives the same result
         result = CliRunner().invoke(main, ["run", str(ROOT / "sample_inputs"), "--out", str(tmp_path), "--as-of", "2026-11-30"])
-        assert result.exit_code == 0 and "4 processed, 0 skipped, 0 failed" in result.output, result.output
+        assert result.exit_code == 0 and f"{files} processed, 0 skipped, 0 failed" in result.output, result.output
         assert _status_counts(tmp_path) == SAMPLE_COUNTS
     # every finding names its citation, in its own column and where its message gives one
     for path in tmp_path.glob("*.annotated.xlsx"):
@@ -373,9 +373,6 @@ def test_samples_give_the_counts_the_readme_states(tmp_path):
         message, citation = rows[head].index("Message"), rows[head].index("Citation")
         bare = [r for r in rows[head + 1 :] if not str(r[citation]).strip() or "()" in str(r[message])]
         assert bare == [], f"{path.name}: findings without their citation: {bare[:3]}"
-    readme = (ROOT / "README.md").read_text()
-    for sheet, (rows, ok, flagged, ineligible, invalid) in SAMPLE_COUNTS.items():
-        assert f"| {sheet} | {rows} | {ok} | {flagged} | {ineligible} | {invalid} |" in readme
 
 
 def _status_counts(folder) -> dict:

@@ -19,13 +19,13 @@ import python_calamine
 import xlsxwriter
 from conftest import ROOT, write_workbook
 
-from batch.cells import column_letters
-from batch.findings import FINDINGS_COLUMNS
 from batch.pipeline import process
-from batch.reading import EXCEL_COLUMNS, UnreadableWorkbook, csv_sheet_name, marked_sheets, sheet_marker
-from batch.writing import write
+from batch.programs._kit.findings import FINDINGS_COLUMNS
+from batch.programs.transfers.sheet import TRANSFERS as TRANSFERS_SPEC
+from batch.workbook.cells import column_letters
+from batch.workbook.reading import EXCEL_COLUMNS, UnreadableWorkbook, csv_sheet_name, marked_sheets, sheet_marker
+from batch.workbook.writing import write
 from validators.columns import REVIEW_COLUMNS
-from validators.transfers import TRANSFERS as TRANSFERS_SPEC
 
 AS_OF = dt.date(2026, 11, 30)
 TRANSFERS = ROOT / "sample_inputs" / "transfers-2026-11.xlsx"

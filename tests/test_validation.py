@@ -7,10 +7,10 @@ import datetime as dt
 import pandas as pd
 import pytest
 
+from batch.programs.transfers.sheet import TRANSFERS
 from validators import coerce
 from validators.columns import normalize_header
 from validators.schema import validate
-from validators.transfers import TRANSFERS
 
 S = lambda *v: pd.Series(list(v), dtype=object)  # noqa: E731
 

@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import TRANSFER_HEADERS, write_workbook
 
-import batch.watch as watch_module
+import batch.run.watch as watch_module
 from batch.cli import main
-from batch.config import load
-from batch.watch import FoldersRefused, complete_zip, watch_inbox
+from batch.run.config import load
+from batch.run.watch import FoldersRefused, complete_zip, watch_inbox
 
 SETTLE = 0.5
 HEADERS = TRANSFER_HEADERS
@@ -163,7 +163,7 @@ def test_a_run_that_raises_is_retried(tmp_path, monkeypatch):
 
 
 def test_a_run_that_raises_after_taking_the_file_does_not_strand_it(tmp_path, monkeypatch):
-    import batch.runner as runner
+    import batch.run.runner as runner
 
     real, calls = runner._sha, []
 

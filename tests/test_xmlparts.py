@@ -1,4 +1,4 @@
-"""batch.xmlparts: a small part parsed and written back keeps what its producer wrote (prefixes,
+"""batch.workbook.xmlparts: a small part parsed and written back keeps what its producer wrote (prefixes,
 namespace declarations, mc:Ignorable, the XML declaration), and a DOCTYPE is refused wherever it
 stands in the part."""
 
@@ -9,8 +9,8 @@ import re
 import pytest
 from lxml import etree
 
-from batch import xmlparts
-from batch.safety import Refused
+from batch.workbook import xmlparts
+from batch.workbook.safety import Refused
 
 DECLARATION = b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
 # a workbook part as Excel 365 writes it: mc:Ignorable among the namespace declarations, a

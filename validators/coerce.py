@@ -144,7 +144,7 @@ def _numbers(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
 
 
 def _cents_half_up(value: Decimal) -> int:
-    """Whole cents, half up (toward the larger amount, as `batch.exact.Q.cents`)."""
+    """Whole cents, half up (toward the larger amount, as `batch.programs._kit.exact.Q.cents`)."""
     return int((value * 100 + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR))
 
 

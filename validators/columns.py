@@ -2,7 +2,7 @@
 
 The reader (header matching, type coercion), the pandera schema, the template and the
 returned workbook are all derived from these specifications, so a program's columns are
-written down exactly once, in `validators/<program>.py`.
+written down exactly once, in `batch/programs/<program>/sheet.py`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,160 @@
+"""Findings as data: calculators and validators emit codes and values; this module renders them.
+
+A raw finding frame has the columns `row` (position in the sheet frame, -1 for the whole sheet),
+`code`, optionally `column` (the input header the finding points at; defaults to the code's
+`column` in findings.yaml), `variant` (which message template), and any template fields.
+`render` turns them into the rows of the `Findings` sheet, message by message as whole columns.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+import numpy as np
+import pandas as pd
+
+from batch.programs._kit.rules_text import day
+
+# Ratios in messages are integers of hundredths of a percent: 0.7499 -> 7499 -> "74.99%".
+BASIS_POINTS = 10_000
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+FINDINGS_COLUMNS = ["Sheet", "Row", "Record ID", "Column", "Code", "Severity", "Message", "Citation"]
+
+
+def emit(code: str, rows: pd.Index, variant: str | None = None, **fields) -> pd.DataFrame:
+    """One finding per row label in `rows`; each field is a scalar or a Series indexed like the sheet."""
+    data = {"row": np.asarray(rows), "code": code}
+    if variant is not None:
+        data["variant"] = variant
+    for name, value in fields.items():
+        data[name] = value.reindex(rows).to_numpy() if isinstance(value, pd.Series) else value
+    return pd.DataFrame(data, index=range(len(rows)))
+
+
+def _fmt_money(cents: pd.Series) -> pd.Series:
+    """Integer cents -> '$1,234.56' ('-$5.00' when negative; blank where missing)."""
+    out = pd.Series("", index=cents.index, dtype=object)
+    present = cents.notna().to_numpy()
+    if present.any():
+        values = cents[present].astype("int64").to_numpy()
+        text = money_text(abs(values))
+        out[present] = np.where(values < 0, "-$", "$") + text
+    return out
+
+
+def _fmt_bp(bp: pd.Series) -> pd.Series:
+    """Hundredths of a percent (integer) -> '74.99%'."""
+    return bp.map(lambda v: "" if pd.isna(v) else f"{int(v) // 100}.{int(v) % 100:02d}%")
+
+
+def _fmt_plain(values: pd.Series) -> pd.Series:
+    def one(v):
+        if v is None or (not isinstance(v, str) and pd.isna(v)):
+            return ""
+        if isinstance(v, pd.Timestamp):
+            return day(v)
+        if isinstance(v, float) and v.is_integer():
+            return str(int(v))
+        return str(v)
+
+    return values.map(one)
+
+
+def _fmt_ratio(values: pd.Series) -> pd.Series:
+    """A float fraction -> '105.25%' (floored to the hundredth of a percent)."""
+    # rounded to 6 places first, so that 0.3 (0.2999999...) is not floored to 29.99%
+    return values.map(lambda v: "" if pd.isna(v) else f"{np.floor(round(float(v) * BASIS_POINTS, 6)) / 100:.2f}%")
+
+
+def _fmt_count(values: pd.Series) -> pd.Series:
+    """A number with thousands separators: 210000 -> '210,000', 7.5 -> '7.5'."""
+    return values.map(lambda v: "" if pd.isna(v) else f"{float(v):,.2f}".rstrip("0").rstrip("."))
+
+
+FORMATTERS = {"money": _fmt_money, "bp": _fmt_bp, "ratio": _fmt_ratio, "count": _fmt_count}
+
+
+def money_text(values, cents: bool = True) -> np.ndarray:
+    """Integer cents -> '1,234.56' (or whole dollars '1,235' with cents=False), as an object array.
+
+    Each distinct amount is formatted once, so a column of repeated amounts costs little.
+    """
+    return _money_strings(np.asarray(values, dtype=np.int64), cents)
+
+
+def _money_strings(values: np.ndarray, show_cents: bool) -> np.ndarray:
+    if not len(values):
+        return np.array([], dtype=object)
+    uniq, inverse = np.unique(values, return_inverse=True)
+    if show_cents:
+        text = [f"{'-' if v < 0 else ''}{abs(int(v)) // 100:,}.{abs(int(v)) % 100:02d}" for v in uniq]
+    else:
+        text = [f"{int(v) / 100:,.0f}" for v in uniq]
+    return np.array(text, dtype=object)[inverse]
+
+
+# a word of a citation (a defined term in quotes, "last", "paragraph"), kept as a word
+_CITE_WORD = re.compile(r'"[^"]*"|[A-Za-z]{2,}')
+
+
+def short_cite(cite: str) -> str:
+    """The compact form used in the Calculation column: the section number without its title and
+    chapter, paragraph codes without their dots and spaces, words kept: 'C.34:1B-246 c.(4)' -> '246c(4)',
+    'C.34:1B-246 d. last paragraph (a)' -> '246d last para (a)',
+    'C.34:1B-243 "mega project" b.(1)' -> '243 "mega project" b(1)'."""
+    text = re.sub(r"^C\.\d+:\w+-", "", str(cite)).replace("last paragraph", "last para")
+    out, gap = "", ""
+    for token in re.findall(r'"[^"]*"|\S+', text):
+        if _CITE_WORD.fullmatch(token):
+            out, gap = f"{out} {token}", " "
+        else:
+            out, gap = out + gap + re.sub(r"(?<=[a-z])\.", "", token), ""
+    return out.strip()
+
+
+def _fill(template: str, frame: pd.DataFrame, formats: dict[str, str]) -> pd.Series:
+    out = pd.Series("", index=frame.index, dtype=object)
+    for literal, name, _spec, _conv in string.Formatter().parse(template):
+        out = out + literal
+        if name is not None:
+            col = frame[name] if name in frame else pd.Series("", index=frame.index)
+            out = out + FORMATTERS.get(formats.get(name, ""), _fmt_plain)(col)
+    return out
+
+
+def render(raw: pd.DataFrame, sheet: str, table: dict[str, dict]) -> pd.DataFrame:
+    """Message, citation, severity and column of every finding of one sheet.
+
+    Returns `raw`'s `row` and the columns Column, Code, Severity, Message, Citation.
+    """
+    if raw.empty:
+        return pd.DataFrame(columns=["row", "Column", "Code", "Severity", "Message", "Citation"])
+    raw = raw.assign(sheet=sheet)
+    if "variant" not in raw:
+        raw = raw.assign(variant=None)
+    if "column" not in raw:
+        raw = raw.assign(column=None)
+    parts = []
+    for (code, variant), group in raw.groupby(["code", raw["variant"].fillna("default")], sort=False):
+        entry = table[code]
+        messages = entry["message"]
+        template = messages if isinstance(messages, str) else messages[variant]
+        formats = entry.get("formats", {})
+        column = group["column"].where(group["column"].notna(), entry.get("column"))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "row": group["row"],
+                    "Column": column.fillna(""),
+                    "Code": code,
+                    # a calculator may pass `severity` to give one code two severities (e.g. N vs blank)
+                    "Severity": group["severity"].fillna(entry["severity"]) if "severity" in group else entry["severity"],
+                    "Message": _fill(template, group, formats),
+                    "Citation": _fill(entry["citation"], group, formats),
+                },
+                index=group.index,
+            )
+        )
+    # keep the order found (raw order), which the per-row Findings column relies on
+    return pd.concat(parts).sort_index()

@@ -1,0 +1,155 @@
+"""What a program declares: its sheet, rules, steps and what it needs from the run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from validators.columns import SheetSpec
+
+# What a program may need from the run besides its own rows:
+AS_OF = "as_of"  # the run's as-of date (deadlines that depend on the day of the run)
+PRIOR_INCENTIVES = "prior_incentives"  # other sheets' and earlier runs' results: the prior incentive records (C.34:1B-247 e.)
+CROSS_WORKBOOK_LIMITS = "cross_workbook_limits"  # limits that hold across every workbook of the run
+NEEDS = frozenset({AS_OF, PRIOR_INCENTIVES, CROSS_WORKBOOK_LIMITS})
+
+
+@dataclass(frozen=True)
+class PriorIncentive:
+    """How a program's rows are prior incentives of another's: the business name column and the
+    date column that says when the incentive was received (None: the year column says it)."""
+
+    name: str
+    date: str | None = None
+
+
+@dataclass(frozen=True)
+class AcrossRows:
+    """The steps of a row-independent program that read other rows of its sheet (Grow NJ's prior
+    incentives: the sheet's own rows are prior awards of each other, C.34:1B-247 e.).
+
+    `rows(frame, rules, context) -> Calculation` runs every other step on the rows given (a chunk of
+    the sheet, for memory); `sheet(frame, calc, rules, context) -> Calculation` then runs these steps
+    once on every valid row of the sheet, given the chunks' results joined (`calc`, whose `carry`
+    holds what they read of each row). The program's `calculate` is the two in turn."""
+
+    rows: Callable
+    sheet: Callable
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A program's rows in the bundled sample workbooks (`sample_inputs/`, written by
+    `tests/samples.py`): the header row and the rows as written, and the workbook they go to
+    (None: a workbook of the program's own, `<folder>-sample.xlsx`). A workbook holding several
+    programs' sheets orders them by `order`, then in ORDER."""
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple, ...]
+    workbook: str | None = None
+    order: int = 0
+
+
+@dataclass(frozen=True)
+class Intake:
+    """A program's intake text: what one row of its sheet is (`row_is`, completing "One row is"),
+    what its column hints do not say (`notes`, the Instructions paragraph's end), its worked
+    example row (header -> value, valid; columns left out are blank) and its sample rows."""
+
+    row_is: str
+    example: dict[str, object]
+    sample: Sample
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A limit on a program's records that holds across rows, workbooks and runs: the rules
+    parameter holding it, the record fields one limit covers (`group_by`: ("year",) is one limit a
+    tax period over every record), and, when the run report shows it, its sheet, its title, the
+    headers of the group columns (one per field of `group_by`) and the header of the count of records."""
+
+    parameter: str
+    group_by: tuple[str, ...]
+    sheet: str | None = None
+    title: str = ""
+    group_headers: tuple[str, ...] = ()
+    records_header: str = ""
+
+    def __post_init__(self):
+        if self.sheet is not None and len(self.group_headers) != len(self.group_by):
+            raise ValueError(f"{self.sheet}: one header for each field of {list(self.group_by)}")
+
+
+@dataclass(frozen=True)
+class Records:
+    """How a program's rows count against limits beyond one sheet (`limits`): `of(typed, computed,
+    status) -> DataFrame` gives the records that count, each with the `fields` it keeps (`record`
+    names the record, `amount` is what counts against a limit), counted in the order of `order_by`."""
+
+    of: Callable
+    fields: tuple[str, ...]
+    record: str
+    amount: str
+    order_by: tuple[str, ...]
+    limits: tuple[Limit, ...]
+
+    def __post_init__(self):
+        needed = {self.record, self.amount, *self.order_by, *(f for limit in self.limits for f in limit.group_by)}
+        if not needed <= set(self.fields):
+            raise ValueError(f"records keep {list(self.fields)}, not {sorted(needed - set(self.fields))}")
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program, declared once in its folder's `__init__.py` (`PROGRAM = Program(...)`). Every
+    field the run reads is required, but those whose absence the run handles (each says how)."""
+
+    schema: SheetSpec
+    calculate: Callable
+    summarize: Callable
+    steps: tuple[Callable, ...]
+    intake: Intake
+    award_column: str  # the award the Summary and the run report add up (a computed or input column)
+    year_column: str  # the year the report groups by (a date or year column)
+    explain: Callable | None = None  # builds the Calculation column from the steps' results (None: no Calculation column)
+    area_column: str | None = None  # the area or category the report groups by (None: not grouped by area)
+    month_column: str | None = None  # the one date column of the Summary's by-month pivot (None: no such pivot)
+    row_independent: bool = False  # each row computed from its own figures alone (but across_rows): runs on chunks of rows
+    across_rows: AcrossRows | None = None  # with row_independent: the steps that read other rows, once on the whole sheet
+    needs: frozenset[str] = field(default_factory=frozenset)
+    prior_incentive: PriorIncentive | None = None  # its rows are prior incentives of Grow NJ (Grow NJ's own too; None: they are not)
+    records: Records | None = None  # its records count against limits across workbooks (None: no such limit)
+
+    def __post_init__(self):
+        unknown = set(self.needs) - NEEDS
+        if unknown:
+            raise ValueError(f"{self.schema.name}: unknown needs {sorted(unknown)}")
+        if (CROSS_WORKBOOK_LIMITS in self.needs) != (self.records is not None):
+            raise ValueError(f"{self.schema.name}: cross-workbook limits need the records they count, and only they do")
+        if self.across_rows is not None and not self.row_independent:
+            raise ValueError(f"{self.schema.name}: steps across rows are declared apart only for a row-independent program")
+        headers = {c.header for c in self.schema.columns} | set(self.schema.computed)
+        for what in ("award_column", "year_column", "area_column", "month_column"):
+            column = getattr(self, what)
+            if column is not None and column not in headers:
+                raise ValueError(f"{self.schema.name}: {what} {column!r} is not a column of the sheet")
+        if self.prior_incentive is not None:
+            for column in (self.prior_incentive.name, self.prior_incentive.date):
+                if column is not None and column not in headers:
+                    raise ValueError(f"{self.schema.name}: prior incentive column {column!r} is not a column of the sheet")
+
+    @property
+    def name(self) -> str:
+        """The intake sheet's name (`GrowNJ`)."""
+        return self.schema.name
+
+    @property
+    def rules(self) -> str:
+        """The program's folder under batch/programs/, which holds its rules: the package of its steps."""
+        return self.calculate.__module__.split(".")[-2]
+
+    @property
+    def run_limits(self) -> Callable | None:
+        """The records that count against limits across workbooks (`records.of`), or None."""
+        return self.records.of if self.records is not None else None

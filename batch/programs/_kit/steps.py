@@ -1,0 +1,105 @@
+"""Vectorized steps more than one calculator uses: ordered tiers, running totals over a limit,
+installments to the cent."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from batch.programs._kit.exact import Q
+from batch.programs._kit.rules import Tier
+
+
+def tier_applies(tier: Tier, f: pd.DataFrame, area_column: str = "Area") -> np.ndarray:
+    """A tier's condition: the area column in `area` or any `any_flag` column Y (when either is
+    given), every `all_flags` column Y, the area not in `not_area`."""
+    ok = np.ones(len(f), dtype=bool)
+    if tier.area or tier.any_flag:
+        hit = f[area_column].isin(tier.area).to_numpy().copy()
+        for flag in tier.any_flag:
+            hit |= f[flag].to_numpy(dtype=bool)
+        ok &= hit
+    for flag in tier.all_flags:
+        ok &= f[flag].to_numpy(dtype=bool)
+    if tier.not_area:
+        ok &= ~f[area_column].isin(tier.not_area).to_numpy()
+    return ok
+
+
+def first_tier(tiers: tuple[Tier, ...], f: pd.DataFrame, extra: list[np.ndarray] | None = None, area_column: str = "Area") -> np.ndarray:
+    """Index of the first tier that applies to each row (-1 when none). `extra` adds a mask per tier."""
+    masks = [tier_applies(t, f, area_column) & (extra[i] if extra else True) for i, t in enumerate(tiers)]
+    return np.select(masks, np.arange(len(tiers)), -1) if tiers else np.full(len(f), -1)
+
+
+def pick(tiers: tuple[Tier, ...], which: np.ndarray, attr: str, default=None) -> np.ndarray:
+    """Per row, an attribute of the chosen tier (`default` where none was chosen)."""
+    values = [getattr(t, attr) if hasattr(t, attr) else t.extra.get(attr, default) for t in tiers] + [default]
+    return np.array(values, dtype=object)[np.where(which < 0, len(tiers), which)]
+
+
+def date_order(dates: pd.Series) -> pd.Index:
+    """Row labels in date order, row order breaking ties (the index is the row order)."""
+    return dates.sort_values(kind="stable").index
+
+
+def name_key(s: pd.Series) -> pd.Series:
+    """Names and IDs are compared trimmed and case-insensitively."""
+    return s.astype(str).str.strip().str.casefold()
+
+
+# A trailing legal form, after punctuation is gone and case folded: "acme corp." -> "acme".
+_INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufeff\u00ad]")  # zero-width characters and soft hyphens
+_LEGAL_FORM = re.compile(r"\s+(?:inc|incorporated|llc|l\s?l\s?c|corp|corporation|co|company|ltd|l\s?p|l\s?l\s?p)$")
+
+
+def business_key(s: pd.Series) -> pd.Series:
+    """The one business-name rule: case, punctuation, spaces and a trailing legal form (Inc,
+    Incorporated, LLC, L.L.C., Corp, Corporation, Co, Company, Ltd, LP, LLP) ignored, so `Acme Corp.`
+    and `ACME Corporation` are one business, and so are `O'Brien` and `OBrien`, `Acme-Jersey` and
+    `Acme Jersey`; Unicode forms are unified (NFKC) and invisible characters dropped. A blank name
+    gives NA and matches nothing."""
+    # NFKC first: a name typed with a combining accent, or in full-width letters, is the same name
+    text = s.astype("string").str.normalize("NFKC").str.replace(_INVISIBLE, "", regex=True).str.casefold()
+    text = text.str.replace(r"[^\w\s]+|_+", " ", regex=True).str.replace(r"\s+", " ", regex=True).str.strip()
+    # "l l c" (from "L.L.C.") is matched too; the form is cut only when a name stands before it
+    text = text.str.replace(_LEGAL_FORM, "", regex=True)
+    # then punctuation and spaces are ignored: O'Brien is OBrien, Acme-Jersey is Acme Jersey
+    text = text.str.replace(" ", "", regex=False)
+    return text.where(text.notna() & (text != ""), pd.NA)
+
+
+def running_over(order: pd.Index, group: pd.Series, amount: pd.Series, limit) -> tuple[pd.Series, pd.Series]:
+    """Running total of `amount` per `group` in `order`, and whether it is over `limit` on the row
+    that crosses it and on every later row of the group. `limit` is a number or a Series (NA:
+    no limit on that row; a later row keeps the last limit given before it)."""
+    by = group[order]
+    total = amount[order].groupby(by.to_numpy()).cumsum()
+    if isinstance(limit, pd.Series):
+        limit = limit[order].groupby(by.to_numpy()).ffill()
+    over = (total > limit).fillna(False).astype(int)
+    over = over.groupby(by.to_numpy()).cummax().astype(bool)
+    return total.reindex(group.index), over.reindex(group.index)
+
+
+def installments(total_cents: np.ndarray, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Split each total into installments to the cent.
+
+    `num / den` (rows x periods of integers) are each installment's share of the total, 0 past a
+    row's last installment, adding up to 1. Each installment but the last is its share rounded
+    down to the cent; the last takes the remainder, so the installments add up to the total
+    exactly. Returns rows x periods of integer cents.
+    """
+    rows, periods = num.shape
+    out = np.zeros((rows, periods), dtype=np.int64)
+    count = (num != 0).sum(axis=1)
+    paid = np.zeros(rows, dtype=np.int64)
+    total = Q(total_cents)
+    for i in range(periods):  # one step per period, each over every row
+        part = np.where(count == i + 1, total_cents - paid, (total * Q(num[:, i], np.maximum(den[:, i], 1))).floor())
+        part = np.where(i < count, part, 0)
+        out[:, i] = part
+        paid += part
+    return out

@@ -1,0 +1,38 @@
+"""This program's declaration, found by `batch.programs`: its sheet, its steps, its intake text and what
+it needs from the run (its rules are this folder's YAML files)."""
+
+from batch.programs._kit.program import CROSS_WORKBOOK_LIMITS, Limit, PriorIncentive, Program, Records
+from batch.programs.brrap import intake, steps
+from batch.programs.brrap.sheet import BRRAP
+
+PROGRAM = Program(
+    BRRAP,
+    steps.calculate,
+    steps.summarize,
+    steps.STEPS,
+    intake=intake.INTAKE,
+    award_column="Grant Amount ($)",
+    year_column="First Tax Period",
+    needs=frozenset({CROSS_WORKBOOK_LIMITS}),
+    prior_incentive=PriorIncentive(name="Business Name"),
+    # each grant's credit per tax period counts against the limits of P.L.2004 c.65 s.7 a. across
+    # every workbook of a run: one business's credit, and every grant's together
+    records=Records(
+        steps.run_credit_by_year,
+        fields=("grant", "business", "business_name", "year", "credit"),
+        record="grant",
+        amount="credit",
+        order_by=("year", "grant"),
+        limits=(
+            Limit("business_annual_limit", group_by=("business", "year")),
+            Limit(
+                "aggregate_annual_limit",
+                group_by=("year",),
+                sheet="BRRAP Aggregate",
+                title="BRRAP credit per tax period across every workbook of the run (P.L.2004 c.65 s.7 a.)",
+                group_headers=("Tax Period",),
+                records_header="Grants",
+            ),
+        ),
+    ),
+)

@@ -1,0 +1,18 @@
+"""This program's declaration, found by `batch.programs`: its sheet, its steps, its intake text and what
+it needs from the run (its rules are this folder's YAML files)."""
+
+from batch.programs._kit.program import Program
+from batch.programs.erg_residential import intake, steps
+from batch.programs.erg_residential.sheet import ERG_RESIDENTIAL
+
+PROGRAM = Program(
+    ERG_RESIDENTIAL,
+    steps.calculate,
+    steps.summarize,
+    steps.STEPS,
+    intake=intake.INTAKE,
+    award_column="Credits Requested ($)",
+    area_column="Category",
+    year_column="Application Date",
+    month_column="Application Date",
+)

@@ -1,0 +1,17 @@
+"""This program's declaration, found by `batch.programs`: its sheet, its steps, its intake text and what
+it needs from the run (its rules are this folder's YAML files)."""
+
+from batch.programs._kit.program import AS_OF, Program
+from batch.programs.grow_nj_compliance import intake, steps
+from batch.programs.grow_nj_compliance.sheet import GROW_NJ_COMPLIANCE
+
+PROGRAM = Program(
+    GROW_NJ_COMPLIANCE,
+    steps.calculate,
+    steps.summarize,
+    steps.STEPS,
+    intake=intake.INTAKE,
+    award_column="Credit Allowed ($)",
+    year_column="Tax Period",
+    needs=frozenset({AS_OF}),
+)

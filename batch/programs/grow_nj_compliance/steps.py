@@ -1,0 +1,339 @@
+"""Grow NJ annual compliance, forfeiture and carry-forward (README, sheet `GrowNJ_Compliance`; C.34:1B-243, C.34:1B-247).
+
+The forfeiture rules are vectorized over the sheet. The carry-forward is a time series per
+project: rows are put in (project, Tax Period) order once, then one linear pass walks them,
+keeping each project's open carry-forward amounts oldest first (at most 20 of them), so the
+cost grows linearly with the number of periods, never quadratically. Row order in the sheet
+does not matter.
+
+Deadlines that depend on the day of the run (a blank Certification Date, a blank Period
+Documentation Certified Date) are judged on the run's as-of date, `context.as_of`.
+
+The calculation is a sequence of named steps, one per provision, in the statute's order. Each
+step reads the columns earlier steps left on the `Compliance` state and adds its own; the
+carry-forward, which needs them all, comes last:
+
+    eligibility_period_243 -> certification_247b2 -> statewide_workforce_247d1
+    -> facility_employment_247d2 -> documentation_247c1 -> sale_247d3a -> carry_forward_247c1
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from batch.programs._kit import rules_text
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.driver import Steps, run
+from batch.programs._kit.exact import Q
+from batch.programs._kit.rules import Rules
+from batch.programs._kit.steps import name_key
+from batch.programs.grow_nj_compliance.sheet import GROW_NJ_COMPLIANCE
+
+SPEC = GROW_NJ_COMPLIANCE
+
+ID, PERIOD, APPROVAL, CERTIFIED = "Project ID", "Tax Period", "Approval Date", "Certification Date"
+ANNUAL, AGREEMENT_JOBS, BASELINE = "Annual Credit ($)", "Agreement Jobs", "Baseline Statewide Employees"
+STATEWIDE, FACILITY, DOCS, LIABILITY, SOLD, SELLER = (
+    "Statewide Employees",
+    "Facility Employees",
+    "Period Documentation Certified Date",
+    "Tax Liability ($)",
+    "Facility Sold",
+    "Seller Holds the Credits",
+)
+TERM = "Eligibility Period (years)"
+OUT = [
+    "Credit Allowed ($)",
+    "Credit Used ($)",
+    "Carry-Forward Added ($)",
+    "Carry-Forward Used ($)",
+    "Carry-Forward Balance ($)",
+    "Carry-Forward Expired ($)",
+]
+
+
+class Compliance(Steps):
+    """The rows of the sheet, the rules, the run's as-of date, and every column the steps have
+    computed so far."""
+
+    def __init__(self, f: pd.DataFrame, rules: Rules, context: RunContext):
+        super().__init__(f, rules)
+        self.as_of = pd.Timestamp(context.as_of)
+        self.as_of_text = context.as_of.isoformat()
+        self.period = f[PERIOD].to_numpy(dtype=np.int64)
+        self.key = name_key(f[ID])
+        # the rows in (project, Tax Period) order, row order breaking ties
+        self.order = (
+            pd.DataFrame({"key": self.key, "period": self.period}, index=self.idx).sort_values(["key", "period"], kind="stable").index
+        )
+        self.forfeited = np.zeros(self.n, dtype=bool)  # the period's credit is forfeited (Credit Allowed 0)
+        self.ineligible = np.zeros(self.n, dtype=bool)  # no credit, and no part in the carry-forward
+        self.cert_blank = f[CERTIFIED].isna().to_numpy()
+
+    def closing(self, years_after: int = 0) -> pd.Series:
+        """The day each row's tax period closes (the rules' month-day of the Tax Period year),
+        `years_after` years later."""
+        month, day = (int(part) for part in self.rules["tax_period_close"].value.split("-"))
+        close = pd.DataFrame({"year": self.period + years_after, "month": month, "day": day})
+        return pd.Series(pd.to_datetime(close).to_numpy(), index=self.idx)
+
+
+def carry_forward(project: np.ndarray, year: np.ndarray, allowed: np.ndarray, liability: np.ndarray, periods: int) -> np.ndarray:
+    """Rows already in (project, year) order. Returns rows x 5 integer cents: credit used,
+    carry-forward added, carry-forward used, balance, expired.
+
+    Every project at once: the loop is over the position of a row within its project (the k-th
+    tax period of every project together), never over rows. A project's unused credit is held in
+    `periods + 1` slots, one per year modulo that many (a credit older than `periods` periods has
+    expired before its slot comes round again), and used oldest first."""
+    n = len(year)
+    out = np.zeros((n, 5), dtype=np.int64)
+    if n == 0:
+        return out
+    starts = np.r_[True, project[1:] != project[:-1]]
+    group = np.cumsum(starts) - 1
+    position = np.arange(n) - np.flatnonzero(starts)[group]
+    width = periods + 1
+    amount = np.zeros((group[-1] + 1, width), dtype=np.int64)  # unused credit per project and slot
+    since = np.zeros((group[-1] + 1, width), dtype=np.int64)  # the year each slot's credit was added
+    for k in range(int(position.max()) + 1):
+        rows = np.flatnonzero(position == k)
+        g, y = group[rows], year[rows].astype(np.int64)[:, None]
+        held, added_in = amount[g], since[g]
+        gone = (held > 0) & (added_in + periods < y)  # past its last usable period (years missing between rows)
+        expired = np.where(gone, held, 0).sum(axis=1)
+        held = np.where(gone, 0, held)
+        own = np.minimum(liability[rows], allowed[rows])
+        need = liability[rows] - own
+        # oldest first: order the slots by the year they were added (empty slots last)
+        order = np.argsort(np.where(held > 0, added_in, np.iinfo(np.int64).max), axis=1, kind="stable")
+        sorted_held = np.take_along_axis(held, order, axis=1)
+        take = np.clip(need[:, None] - (np.cumsum(sorted_held, axis=1) - sorted_held), 0, sorted_held)
+        np.put_along_axis(held, order, sorted_held - take, axis=1)
+        used = take.sum(axis=1)
+        last = (held > 0) & (added_in + periods <= y)  # this is its last usable period
+        expired += np.where(last, held, 0).sum(axis=1)
+        held = np.where(last, 0, held)
+        added = allowed[rows] - own
+        slot = (y[:, 0] % width)[:, None]
+        same_year = np.take_along_axis(added_in, slot, axis=1) == y  # two rows of one project and year: one credit
+        np.put_along_axis(held, slot, np.take_along_axis(held, slot, axis=1) * same_year + added[:, None], axis=1)
+        np.put_along_axis(added_in, slot, y, axis=1)
+        amount[g], since[g] = held, added_in
+        out[rows] = np.column_stack([own + used, added, used, held.sum(axis=1), expired])
+    return out
+
+
+# -- the steps ----------------------------------------------------------------------------------
+
+
+def eligibility_period_243(s: Compliance) -> None:
+    """C.34:1B-243 "eligibility period": credit may be claimed from the tax period in which the
+    authority accepts certification, for the term the applicant chose (Eligibility Period; blank is
+    the longest term the rules give). A Tax Period before it carries no credit (Ineligible); one
+    after it carries none of its own, but its carry-forward is still used and expires (c.(1)). A
+    blank Certification Date: the eligibility period has not begun, so no credit is allowed yet
+    (certification_247b2 judges it on the as-of date)."""
+    f = s.f
+    term, carried = s.rules["eligibility_period_years"], s.rules["carry_forward_periods"]
+    years = f[TERM].fillna(term.value).astype("Int64")
+    first = f[CERTIFIED].dt.year.astype("Int64")
+    last = first + years - 1
+    before = (f[PERIOD] < first).fillna(False).to_numpy(dtype=bool)
+    after = (f[PERIOD] > last).fillna(False).to_numpy(dtype=bool)
+    common = {"period": f[PERIOD], "first": first, "last": last, "date": f[CERTIFIED]}
+    s.emit("TAX_PERIOD_OUTSIDE_ELIGIBILITY_PERIOD", before, **common, citation=term.cite)
+    s.emit("TAX_PERIOD_AFTER_ELIGIBILITY_PERIOD", after, **common, citation=f"{term.cite}; {carried.cite}")
+    s.ineligible |= before
+    s.forfeited |= before | after | s.cert_blank
+
+
+def certification_247b2(s: Compliance) -> None:
+    """C.34:1B-247 b.(2): the project must be certified within the years after approval the rules
+    give (extensions allowed), never after the outer limit; a certification after it bars the
+    project. A blank Certification Date is judged on the as-of date: barred once the outer limit
+    has passed; otherwise a tax period already closed can no longer be the one in which
+    certification is accepted (C.34:1B-243), so it is outside the eligibility period; a later one
+    is pending, its credit allowed only once certification is accepted in it."""
+    approval, certified = s.f[APPROVAL], s.f[CERTIFIED]
+    inner, outer = s.rules["certification_years"], s.rules["certification_outer_years"]
+    term = s.rules["eligibility_period_years"]
+    due = approval + pd.DateOffset(years=inner.value)
+    latest = approval + pd.DateOffset(years=outer.value)
+    close = s.closing()
+    cert_blank = s.cert_blank
+    after_outer_given = (certified > latest).fillna(False).to_numpy(dtype=bool)
+    after_inner = (certified > due).fillna(False).to_numpy(dtype=bool) & ~after_outer_given
+    after_outer_blank = cert_blank & (s.as_of > latest).fillna(False).to_numpy(dtype=bool)
+    closed = cert_blank & ~after_outer_blank & (close < s.as_of).to_numpy(dtype=bool)
+    pending = cert_blank & ~after_outer_blank & ~closed
+    past_due = (s.as_of > due).fillna(False).to_numpy(dtype=bool)
+    s.emit("CERTIFICATION_LATE", after_inner, date=certified, years=inner.value, approved=approval, citation=inner.cite)
+    s.emit("CERTIFICATION_AFTER_4_YEARS", after_outer_given, date=certified, years=outer.value, approved=approval, citation=outer.cite)
+    s.emit(
+        "CERTIFICATION_AFTER_4_YEARS",
+        after_outer_blank,
+        variant="blank",
+        as_of=s.as_of_text,
+        years=outer.value,
+        approved=approval,
+        latest=latest,
+        citation=outer.cite,
+    )
+    s.emit(
+        "TAX_PERIOD_OUTSIDE_ELIGIBILITY_PERIOD",
+        closed,
+        variant="blank",
+        period=s.f[PERIOD],
+        close=close,
+        as_of=s.as_of_text,
+        citation=f"{term.cite}; {inner.cite}",
+    )
+    pending_fields = dict(
+        as_of=s.as_of_text,
+        years=inner.value,
+        approved=approval,
+        due=due,
+        latest=latest,
+        period=s.f[PERIOD],
+        # accepted in the period or before it, and never after the outer limit
+        by=close.where(close < latest, latest),
+        citation=f"{inner.cite}; {term.cite}",
+    )
+    s.emit("CERTIFICATION_PENDING", pending & ~past_due, **pending_fields)
+    s.emit("CERTIFICATION_PENDING", pending & past_due, variant="extended", **pending_fields)
+    s.ineligible |= after_outer_given | after_outer_blank | closed
+    s.forfeited |= s.ineligible
+
+
+def statewide_workforce_247d1(s: Compliance) -> None:
+    """C.34:1B-247 d.(1): a period in which the statewide employees fall below the rules' share of
+    the baseline forfeits that period's credit (each period on its own figures)."""
+    statewide = s.rules["statewide_share"]
+    reduced = Q(s.f[STATEWIDE]) < Q(s.f[BASELINE]) * statewide.value
+    s.emit(
+        "STATEWIDE_WORKFORCE_REDUCED",
+        reduced,
+        employees=s.f[STATEWIDE],
+        baseline=s.f[BASELINE],
+        share=rules_text.percent(statewide.value),
+        reduction=rules_text.percent(1 - statewide.value),
+        period=s.f[PERIOD],
+        citation=statewide.cite,
+    )
+    s.forfeited |= reduced
+
+
+def facility_employment_247d2(s: Compliance) -> None:
+    """C.34:1B-247 d.(2): a period in which the facility's employees fall below the rules' share of
+    the jobs in the agreement forfeits that period's credit (each period on its own figures)."""
+    facility = s.rules["facility_share"]
+    below = Q(s.f[FACILITY]) < Q(s.f[AGREEMENT_JOBS]) * facility.value
+    s.emit(
+        "FACILITY_EMPLOYMENT_BELOW_80PCT",
+        below,
+        employees=s.f[FACILITY],
+        jobs=s.f[AGREEMENT_JOBS],
+        share=rules_text.percent(facility.value),
+        period=s.f[PERIOD],
+        citation=facility.cite,
+    )
+    s.forfeited |= below
+
+
+def documentation_247c1(s: Compliance) -> None:
+    """C.34:1B-247 c.(1): the period's documentation must be certified within the years after the
+    close of the tax period the rules give; a credit forfeits when it "remains uncertified as of"
+    that deadline, so a blank date forfeits only once the deadline is before the as-of date."""
+    f = s.f
+    docs = s.rules["documentation_years"]
+    deadline = s.closing(docs.value)
+    docs_blank = f[DOCS].isna().to_numpy()
+    late_docs = (f[DOCS] > deadline).fillna(False).to_numpy(dtype=bool)
+    lapsed = docs_blank & (deadline < s.as_of).to_numpy(dtype=bool)
+    docs_pending = docs_blank & ~lapsed
+    common = {"period": f[PERIOD], "deadline": deadline, "years": docs.value, "citation": docs.cite}
+    s.emit("CREDIT_FORFEITED_UNCERTIFIED", late_docs, date=f[DOCS], **common)
+    s.emit("CREDIT_FORFEITED_UNCERTIFIED", lapsed, variant="blank", as_of=s.as_of_text, **common)
+    s.emit("DOCUMENTATION_PENDING", docs_pending, as_of=s.as_of_text, **common)
+    s.forfeited |= late_docs | lapsed
+
+
+def sale_247d3a(s: Compliance) -> None:
+    """C.34:1B-247 d.(3)(a): a sale of the facility by the business holding the credits forfeits that
+    period and every later one of the project; a sale by another owner (Seller Holds the Credits =
+    N) leaves the credits unaffected. A blank Seller Holds the Credits is read by the rules default,
+    with a warning."""
+    f = s.f
+    sale, holder_default = s.rules["sale_forfeiture"], s.rules["seller_holds_credits_when_blank"]
+    sold = f[SOLD].to_numpy(dtype=bool)
+    seller = f[SELLER].astype("boolean")
+    holder_blank = sold & seller.isna().to_numpy()
+    seller_holds = seller.fillna(bool(holder_default.value)).to_numpy(dtype=bool)
+    forfeiting_sale = sold & seller_holds
+    unaffected = sold & ~seller_holds
+    s.emit("SALE_HOLDER_NOT_GIVEN", holder_blank, period=f[PERIOD], citation=holder_default.cite)
+    sold_year = pd.Series(np.where(forfeiting_sale, s.period, np.iinfo(np.int64).max), index=s.idx)
+    first_sale = sold_year[s.order].groupby(s.key[s.order].to_numpy()).cummin().reindex(s.idx)
+    forfeited_by_sale = (first_sale <= s.period).to_numpy()
+    s.emit("FACILITY_SOLD_CREDITS_FORFEITED", forfeited_by_sale, sold=first_sale, period=f[PERIOD], citation=sale.cite)
+    s.emit("FACILITY_SOLD_CREDITS_UNAFFECTED", unaffected, period=f[PERIOD], citation=sale.cite)
+    s.forfeited |= forfeited_by_sale
+
+
+def carry_forward_247c1(s: Compliance) -> None:
+    """C.34:1B-247 c.(1): the credit allowed (the annual credit, 0 when forfeited or outside the
+    eligibility period) is used against the period's tax liability, and what is left carries
+    forward for the periods the rules give, oldest first, also past the eligibility period; one
+    linear pass over the rows that count (an Ineligible row does not)."""
+    s.allowed = np.where(s.forfeited, 0, s.f[ANNUAL].to_numpy(dtype=np.int64))
+    counted = s.order[~s.ineligible[s.idx.get_indexer(s.order)]]
+    pos = s.idx.get_indexer(counted)
+    s.result = np.zeros((s.n, len(OUT) - 1), dtype=np.int64)
+    s.result[pos] = carry_forward(
+        s.key[counted].to_numpy(),
+        s.period[pos],
+        s.allowed[pos],
+        s.f[LIABILITY].to_numpy(dtype=np.int64)[pos],
+        s.rules["carry_forward_periods"].value,
+    )
+
+
+STEPS = (
+    eligibility_period_243,
+    certification_247b2,
+    statewide_workforce_247d1,
+    facility_employment_247d2,
+    documentation_247c1,
+    sale_247d3a,
+    carry_forward_247c1,
+)
+
+
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+    s = run(Compliance(frame, rules, context or RunContext.today()), STEPS)
+    computed = pd.DataFrame(np.column_stack([s.allowed, s.result]), columns=OUT, index=s.idx).astype("Int64")
+    return Calculation(computed, s.findings, ineligible=pd.Series(s.ineligible, index=s.idx))
+
+
+def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
+    """Credit allowed, used, carried forward and expired per project and per year."""
+    rows = frame[status != "Invalid"]
+    sums = {
+        "Credit Allowed ($)": "sum",
+        "Credit Used ($)": "sum",
+        "Carry-Forward Added ($)": "sum",
+        "Carry-Forward Used ($)": "sum",
+        "Carry-Forward Expired ($)": "sum",
+    }
+    money = {c: "money" for c in list(sums) + ["Carry-Forward Balance ($)"]}
+    by_project = rows.sort_values(PERIOD).groupby(ID).agg({**sums, "Carry-Forward Balance ($)": "last", PERIOD: ["min", "max"]})
+    by_project.columns = list(sums) + ["Carry-Forward Balance ($)", "First Period", "Last Period"]
+    by_project = by_project.reset_index()
+    by_year = rows.groupby(PERIOD).agg(sums).reset_index()
+    by_year[PERIOD] = by_year[PERIOD].astype(str)
+    return [
+        SummaryTable("Credit per project (balance at the last period)", by_project, money),
+        SummaryTable("Credit per tax period year", by_year, money),
+    ]

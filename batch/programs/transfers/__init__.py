@@ -1,0 +1,18 @@
+"""This program's declaration, found by `batch.programs`: its sheet, its steps, its intake text and what
+it needs from the run (its rules are this folder's YAML files)."""
+
+from batch.programs._kit.program import Program
+from batch.programs.transfers import intake, steps
+from batch.programs.transfers.sheet import TRANSFERS
+
+PROGRAM = Program(
+    TRANSFERS,
+    steps.calculate,
+    steps.summarize,
+    steps.STEPS,
+    intake=intake.INTAKE,
+    award_column="Credit Amount Transferred ($)",
+    area_column="Program",
+    year_column="Transfer Date",
+    month_column="Transfer Date",
+)

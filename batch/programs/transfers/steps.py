@@ -1,0 +1,234 @@
+"""Tax credit transfer certificates (README, sheet `Transfers`).
+
+Pure and vectorized: `calculate(frame, rules)` takes the validated rows of the `Transfers`
+sheet (money in integer cents) and returns the computed columns and the findings. Every number
+comes from `batch/programs/transfers/parameters.yaml`.
+
+The calculation is a sequence of named steps, one per provision of the transfer sections
+(C.34:1B-248 Grow NJ, C.34:1B-209.1 Urban Transit Hub, C.34:1B-129 g.(3) BEIP, C.52:27D-489f
+b.(3) ERG Residential). Each step reads the columns earlier steps left on the `Transfers` and
+adds its own findings and columns; the steps run in the order their findings are reported:
+
+    minimum_transfer_248 -> small_transfer_allowance_209_1 -> erg_no_minimum_489f_b3
+    -> consideration_ratio_248 -> certificate_total_248 -> beip_no_retransfer_129g3
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by
+from batch.programs._kit.driver import Steps, run
+from batch.programs._kit.exact import Q
+from batch.programs._kit.findings import BASIS_POINTS
+from batch.programs._kit.rules import Rules, lookup
+from batch.programs._kit.steps import business_key, date_order, name_key, running_over
+from batch.programs.transfers.sheet import TRANSFERS
+
+SPEC = TRANSFERS
+
+ID, PROGRAM, CERT, CERT_AMT = "Transfer ID", "Program", "Certificate ID", "Certificate Amount ($)"
+FROM, TO, DATE = "Transferor", "Transferee", "Transfer Date"
+CREDIT, PAID = "Credit Amount Transferred ($)", "Consideration Received ($)"
+MINIMUM, RATIO, TO_DATE = "Minimum Transfer ($)", "Consideration Ratio", "Certificate Transferred To Date ($)"
+
+
+def _cents(values) -> pd.Series:
+    return pd.Series(values, dtype="Int64")
+
+
+def _party(names: pd.Series) -> pd.Series:
+    """Transferor and Transferee compared by the one business-name rule (`business_key`: `Acme Corp.`
+    and `ACME Corporation` are one party). A blank name matches nothing: such a row is a party of its own."""
+    key = business_key(names).astype(object)
+    return key.where(key.notna(), pd.Series("\x00row " + names.index.astype(str), index=names.index))
+
+
+class Transfers(Steps):
+    """The rows of the sheet, the rules, and every column the steps have computed so far."""
+
+    def __init__(self, f: pd.DataFrame, rules: Rules):
+        super().__init__(f, rules)
+        self.dates, self.program = f[DATE], f[PROGRAM]
+        self.credit = f[CREDIT].astype("int64")
+        self.paid = f[PAID].astype("int64")
+        # Transfer Date order, row order breaking ties (the index is the row order)
+        self.order = date_order(self.dates)
+        self.rank = pd.Series(np.arange(len(self.order)), index=self.order).reindex(f.index)
+        self.transferor = _party(f[FROM])
+        self.cert = name_key(f[CERT])
+
+
+# -- the steps ----------------------------------------------------------------------------------
+
+
+def minimum_transfer_248(s: Transfers) -> None:
+    """C.34:1B-248, C.34:1B-209.1, C.34:1B-129 g.(3), C.52:27D-489f b.(3): a certificate may be sold or
+    assigned only in an amount not less than its program's minimum in force on the Transfer Date; a
+    BEIP minimum is the refundable credit issued (the Certificate Amount) when that is less."""
+    minimum, s.min_cite = lookup(s.rules["minimum_transfer"], s.program, s.dates)
+    minimum = _cents(minimum)
+    capped, _ = lookup(s.rules["minimum_capped_at_certificate"], s.program)
+    cap = capped.astype(bool) & s.f[CERT_AMT].notna()
+    s.minimum = minimum.where(~cap, np.minimum(minimum, s.f[CERT_AMT]))
+    s.below = s.credit < s.minimum
+
+
+def small_transfer_allowance_209_1(s: Transfers) -> None:
+    """C.34:1B-209.1 (the text before P.L.2014, c.63): one transfer in each tax period below the minimum
+    is allowed per Transferor, the first in Transfer Date order; every other transfer below the
+    minimum is reported (with the transfer that used the allowance, where one did)."""
+    f, dates = s.f, s.dates
+    allowance, _ = lookup(s.rules["small_transfers_per_tax_period"], s.program, dates)
+    allowance = allowance.astype("int64")
+    candidate = s.below & (allowance > 0)
+    year = dates.dt.year
+    ordered = f.loc[s.order[candidate.reindex(s.order).to_numpy()]]
+    used = ordered.groupby([s.transferor[ordered.index], year[ordered.index]]).cumcount()
+    first_id = ordered.groupby([s.transferor[ordered.index], year[ordered.index]])[ID].transform("first")
+    allowed = pd.Series(False, index=f.index)
+    allowed[used.index] = (used < allowance[used.index]).to_numpy()
+    effective = pd.Series(None, index=f.index, dtype=object)
+    for case, param in s.rules["minimum_transfer"].items():
+        m = (s.program == case).to_numpy()
+        effective[m] = param.next_change(dates[m])
+    fields = dict(program=s.program, credit=s.credit, minimum=s.minimum, date=dates, citation=s.min_cite)
+    s.emit("TRANSFER_BELOW_MINIMUM", s.below & ~candidate, **fields)
+    s.emit(
+        "TRANSFER_BELOW_MINIMUM",
+        candidate & ~allowed,
+        variant="allowance_used",
+        transferor=f[FROM],
+        year=year,
+        first_id=first_id,
+        **fields,
+    )
+    s.emit("SMALL_TRANSFER_ALLOWANCE_USED", allowed, transferor=f[FROM], year=year, effective=effective, **fields)
+
+
+def erg_no_minimum_489f_b3(s: Transfers) -> None:
+    """C.52:27D-489f b.(3), b.(2)(e): an ERG Residential certificate has no minimum, but its credits move
+    "as if" awarded under C.34:1B-209.3, which is not in the sources: a transfer under the confirm
+    amount is for the reviewer to confirm."""
+    confirm_below, confirm_cite = lookup(s.rules["erg_confirm_no_minimum_below"], s.program)
+    confirm_below = _cents(confirm_below)
+    under = (s.credit < confirm_below).fillna(False).to_numpy(dtype=bool)
+    s.emit("ERG_TRANSFER_UNDER_25000", under, credit=s.credit, threshold=confirm_below, date=s.dates, citation=confirm_cite)
+
+
+def consideration_ratio_248(s: Transfers) -> None:
+    """C.34:1B-248, C.34:1B-209.1, C.34:1B-129 g.(3), C.52:27D-489f b.(3): the consideration received
+    may not be less than the minimum share (75 percent) of the credit transferred, compared exactly
+    in integer cents; consideration above the credit's face is reported too."""
+    paid, credit = s.paid, s.credit
+    min_ratio, ratio_cite = lookup(s.rules["minimum_consideration_ratio"], s.program)
+    ratio_q = Q.from_fractions(min_ratio)  # each distinct ratio taken apart once
+    num = pd.Series(ratio_q.num.astype(np.int64), index=min_ratio.index)
+    den = pd.Series(ratio_q.den.astype(np.int64), index=min_ratio.index)
+    s.ratio = paid / credit  # Credit Amount Transferred is more than $0 (validated)
+    ratio_bp = (paid * BASIS_POINTS) // credit  # hundredths of a percent, floored, for messages
+    min_bp = (num * BASIS_POINTS) // den
+    short = paid * den < credit * num
+    ratio_fields = dict(consideration=paid, credit=credit, ratio=ratio_bp, citation=ratio_cite)
+    s.emit("CONSIDERATION_BELOW_75PCT", short, minimum_ratio=min_bp, **ratio_fields)
+    s.emit("CONSIDERATION_ABOVE_FACE", paid > credit, **ratio_fields)
+
+
+def certificate_total_248(s: Transfers) -> None:
+    """C.34:1B-248, C.34:1B-209.1, C.34:1B-129 g.(3), C.52:27D-489f b.(3): the credit transferred from one
+    certificate, summed in Transfer Date order, may not exceed its Certificate Amount; every row from
+    the one that crosses it onward is over."""
+    f = s.f
+    limited, limit_cite = lookup(s.rules["certificate_amount_limit"], s.program)
+    s.to_date, over = running_over(s.order, s.cert, s.credit, f[CERT_AMT].where(limited.astype(bool)))
+    cert_amount = f[CERT_AMT][s.order].groupby(s.cert[s.order].to_numpy()).ffill().reindex(f.index)
+    s.emit(
+        "CERTIFICATE_OVERTRANSFERRED",
+        over,
+        certificate=f[CERT],
+        to_date=s.to_date,
+        certificate_amount=cert_amount,
+        excess=s.to_date - cert_amount,
+        citation=limit_cite,
+    )
+
+
+def beip_no_retransfer_129g3(s: Transfers) -> None:
+    """C.34:1B-129 g.(3), last sentence: the transferee of a BEIP credit may not transfer it on. A BEIP row
+    whose Transferor is the Transferee of another row of the same certificate dated on or before this
+    row's Transfer Date is barred, wherever that row stands in the sheet (a same-day resale listed above
+    the purchase is still a resale); a purchase dated after the sale is not one.
+
+    Vectorized: only the first two purchases of each (certificate, transferee) in Transfer Date order
+    can be a sale's earliest other purchase (the second stands in when the first is the sale itself),
+    so each sale is merged with at most two rows, however large the certificate."""
+    f = s.f
+    may_retransfer, retransfer_cite = lookup(s.rules["transferee_may_retransfer"], s.program)
+    barred = ~may_retransfer.astype(bool).to_numpy()
+    bought = pd.DataFrame({"cert": s.cert, "who": _party(f[TO]), "bought": f.index, "rank": s.rank, "id": f[ID], "date": s.dates})
+    bought = bought.sort_values("rank")
+    bought = bought[bought.groupby(["cert", "who"], sort=False).cumcount() < 2]
+    sales = pd.DataFrame({"cert": s.cert, "who": s.transferor, "row": f.index, "sold": s.dates})[barred]
+    pairs = sales.merge(bought, on=["cert", "who"], how="inner")
+    pairs = pairs[(pairs["bought"] != pairs["row"]) & (pairs["date"] <= pairs["sold"])]
+    resold = pairs.sort_values("rank").drop_duplicates("row").set_index("row")
+    s.emit(
+        "BEIP_RETRANSFER_PROHIBITED",
+        f.index.isin(resold.index),
+        transferor=f[FROM],
+        certificate=f[CERT],
+        earlier_date=resold["date"],
+        earlier_id=resold["id"],
+        citation=retransfer_cite,
+    )
+
+
+STEPS = (
+    minimum_transfer_248,
+    small_transfer_allowance_209_1,
+    erg_no_minimum_489f_b3,
+    consideration_ratio_248,
+    certificate_total_248,
+    beip_no_retransfer_129g3,
+)
+
+
+def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
+    s = run(Transfers(frame, rules), STEPS)
+    computed = pd.DataFrame(
+        {MINIMUM: s.minimum, RATIO: s.ratio.astype("float64"), TO_DATE: s.to_date.astype("Int64")},
+        index=frame.index,
+    )
+    return Calculation(computed, s.findings, ineligible=pd.Series(False, index=frame.index))
+
+
+def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
+    """Pivot by Program: transfers, credit, consideration, weighted ratio; rows with each finding code by Program.
+
+    `frame` holds every row (typed inputs and computed columns), `status` each row's Status and
+    `codes` one row per (row, Code) finding.
+    """
+    computed = status != "Invalid"
+    rows = frame[computed]
+    pivot = rows.groupby(PROGRAM, sort=True).agg(
+        **{
+            "Transfers": (ID, "size"),
+            "Credit Transferred ($)": (CREDIT, "sum"),
+            "Consideration ($)": (PAID, "sum"),
+        }
+    )
+    pivot["Weighted Consideration Ratio"] = pivot["Consideration ($)"] / pivot["Credit Transferred ($)"]
+    pivot["Invalid Rows"] = frame[~computed].groupby(PROGRAM).size().reindex(pivot.index).fillna(0).astype(int)
+    flagged = codes.merge(frame[[PROGRAM]], left_on="row", right_index=True)
+    by_code = codes_by(flagged, PROGRAM)
+    pivot = pivot.reset_index()
+    formats = {"Credit Transferred ($)": "money", "Consideration ($)": "money", "Weighted Consideration Ratio": "percent"}
+    by_year = rows.assign(Year=rows[DATE].dt.year).pivot_table(index=PROGRAM, columns="Year", values=CREDIT, aggfunc="sum", fill_value=0)
+    by_year.columns = [str(c) for c in by_year.columns]
+    by_year = by_year.reset_index()
+    return [
+        SummaryTable("Transfers by Program", pivot, formats),
+        SummaryTable("Rows by finding code and Program (the most frequent first)", by_code),
+        SummaryTable("Credit transferred ($) by Program and year of transfer", by_year, {c: "money" for c in by_year.columns[1:]}),
+    ]

@@ -1,0 +1,507 @@
+"""Transfers calculator: one table of cases per rule of README, sheet `Transfers`.
+
+Each case lists the rows of a small sheet (in sheet order) and, per row, the finding codes
+the calculator must emit, in order; the comment gives the arithmetic.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import typed_frame, workbook  # noqa: F401 (the fixture, for the tests below)
+
+from batch.programs._kit.rules import load
+from batch.programs.transfers import steps as transfers
+from batch.programs.transfers.sheet import TRANSFERS
+
+RULES = load("transfers")
+D = dt.date
+
+
+def row(
+    tid,
+    program="Grow NJ",
+    credit=100_000,
+    paid=90_000,
+    date=None,
+    cert="C-1",
+    cert_amount=None,
+    frm="Seller LLC",
+    to="Buyer Inc.",
+):
+    return {
+        "Transfer ID": tid,
+        "Program": program,
+        "Certificate ID": cert,
+        "Certificate Amount ($)": "" if cert_amount is None else cert_amount,
+        "Transferor": frm,
+        "Transferee": to,
+        "Transfer Date": D(2026, 1, 15) if date is None else date,
+        "Credit Amount Transferred ($)": credit,
+        "Consideration Received ($)": paid,
+    }
+
+
+def codes(rows):
+    frame = typed_frame(TRANSFERS, rows)
+    calc = transfers.calculate(frame, RULES)
+    found = pd.concat([f for f in calc.findings if len(f)] or [pd.DataFrame(columns=["row", "code"])])
+    per_row = found.groupby("row")["code"].agg(list)
+    return [per_row.get(i, []) for i in frame.index], calc
+
+
+def check(rows, expected):
+    got, calc = codes(rows)
+    assert got == expected
+    return calc
+
+
+MINIMUM_CASES = [
+    # Grow NJ: not less than $25,000 (C.34:1B-248)
+    ("grow nj at 25,000", [row("a", credit=25_000, paid=25_000)], [[]]),
+    ("grow nj one cent below", [row("a", credit=24_999.99, paid=24_999.99)], [["TRANSFER_BELOW_MINIMUM"]]),
+    ("grow nj one cent above", [row("a", credit=25_000.01, paid=25_000.01)], [[]]),
+    # Urban Transit Hub on/after 2014-10-24: $25,000 (C.34:1B-209.1 as amended by P.L.2014 c.63)
+    ("uth 2014-10-24 at 25,000", [row("a", "Urban Transit Hub", 25_000, 25_000, D(2014, 10, 24))], [[]]),
+    ("uth 2014-10-24 below 25,000", [row("a", "Urban Transit Hub", 24_999.99, 24_999.99, D(2014, 10, 24))], [["TRANSFER_BELOW_MINIMUM"]]),
+    # the day before: the earlier $100,000 minimum, with one smaller transfer a tax period
+    ("uth 2014-10-23 at 100,000", [row("a", "Urban Transit Hub", 100_000, 100_000, D(2014, 10, 23))], [[]]),
+    (
+        "uth 2014-10-23 below 100,000 uses the allowance",
+        [row("a", "Urban Transit Hub", 99_999.99, 99_999.99, D(2014, 10, 23))],
+        [["SMALL_TRANSFER_ALLOWANCE_USED"]],
+    ),
+    (
+        "uth 2014-10-23 at 30,000: allowance, not the new minimum",
+        [row("a", "Urban Transit Hub", 30_000, 30_000, D(2014, 10, 23))],
+        [["SMALL_TRANSFER_ALLOWANCE_USED"]],
+    ),
+    # BEIP: $100,000, or the refundable credit issued when less (C.34:1B-129 g.(3))
+    ("beip at 100,000", [row("a", "BEIP", 100_000, 100_000)], [[]]),
+    ("beip below 100,000, no certificate amount", [row("a", "BEIP", 99_999.99, 99_999.99)], [["TRANSFER_BELOW_MINIMUM"]]),
+    (
+        "beip certificate 150,000: minimum stays 100,000",
+        [row("a", "BEIP", 99_999.99, 99_999.99, cert_amount=150_000)],
+        [["TRANSFER_BELOW_MINIMUM"]],
+    ),
+    ("beip certificate 80,000: minimum 80,000, at it", [row("a", "BEIP", 80_000, 80_000, cert_amount=80_000)], [[]]),
+    ("beip certificate 80,000: one cent below", [row("a", "BEIP", 79_999.99, 79_999.99, cert_amount=80_000)], [["TRANSFER_BELOW_MINIMUM"]]),
+    # ERG residential: no minimum (C.52:27D-489f b.(3) states none), but under $25,000 the reviewer is
+    # asked to confirm it (b.(2)(e): transferred "as if" awarded under C.34:1B-209.3, not in the sources)
+    ("erg one cent", [row("a", "ERG Residential", 0.01, 0.01)], [["ERG_TRANSFER_UNDER_25000"]]),
+    ("erg one cent below 25,000", [row("a", "ERG Residential", 24_999.99, 24_999.99)], [["ERG_TRANSFER_UNDER_25000"]]),
+    ("erg at 25,000", [row("a", "ERG Residential", 25_000, 25_000)], [[]]),
+    ("erg one cent above 25,000", [row("a", "ERG Residential", 25_000.01, 25_000.01)], [[]]),
+    # before 2014-10-24 too: ERG has no earlier text with a minimum
+    ("erg 2014-10-23 under 25,000", [row("a", "ERG Residential", 24_999.99, 24_999.99, D(2014, 10, 23))], [["ERG_TRANSFER_UNDER_25000"]]),
+    # Grow NJ has no certificate cap on its minimum: certificate 20,000, transfer 20,000 is still below 25,000
+    ("grow nj certificate below the minimum", [row("a", credit=20_000, paid=20_000, cert_amount=20_000)], [["TRANSFER_BELOW_MINIMUM"]]),
+]
+
+
+@pytest.mark.parametrize("name,rows,expected", MINIMUM_CASES, ids=[c[0] for c in MINIMUM_CASES])
+def test_minimum_transfer(name, rows, expected):
+    check(rows, expected)
+
+
+def test_minimum_column_values():
+    rows = [
+        row("a", "Grow NJ", cert="a"),
+        row("b", "Urban Transit Hub", credit=100_000, date=D(2014, 10, 23), cert="b"),
+        row("c", "Urban Transit Hub", date=D(2014, 10, 24), cert="c"),
+        row("d", "BEIP", credit=80_000, paid=72_000, cert_amount=80_000, cert="d"),
+        row("e", "BEIP", credit=100_000, cert_amount=150_000, cert="e"),
+        row("f", "ERG Residential", cert="f"),
+    ]
+    calc = check(rows, [[], [], [], [], [], []])
+    # in cents: 25,000 / 100,000 / 25,000 / min(100,000, 80,000) / 100,000 / 0
+    assert calc.computed["Minimum Transfer ($)"].tolist() == [2_500_000, 10_000_000, 2_500_000, 8_000_000, 10_000_000, 0]
+
+
+def test_erg_transfer_under_25000_message_and_rules_data():
+    from batch.programs._kit.findings import render
+
+    param = RULES["minimum_transfer"]["ERG Residential"]
+    # both citations and the page's interpretation are in the rules data
+    assert "b.(3)" in param.cite and "b.(2)(e)" in param.cite and "209.3" in param.interpretation
+    assert param.value == 0 and RULES["erg_confirm_no_minimum_below"]["ERG Residential"].value == 2_500_000  # cents
+    calc = check([row("a", "ERG Residential", 24_999.99, 24_999.99, date=D(2026, 3, 2))], [["ERG_TRANSFER_UNDER_25000"]])
+    assert calc.computed["Minimum Transfer ($)"].tolist() == [0]
+    shown = render(pd.concat([f for f in calc.findings if len(f)]), "Transfers", RULES.findings)
+    assert shown[["Code", "Severity", "Column"]].values.tolist() == [["ERG_TRANSFER_UNDER_25000", "info", "Credit Amount Transferred ($)"]]
+    message = shown["Message"].iloc[0]
+    assert "$24,999.99 on 2026-03-02 is under $25,000.00" in message and "confirm that no minimum applies" in message
+    assert shown["Citation"].iloc[0] == "C.52:27D-489f b.(3), b.(2)(e)"
+
+
+ALLOWANCE_CASES = [
+    # two smaller UTH transfers by one transferor in 2013: the first (by date) is allowed, the second is not
+    (
+        "second small transfer same year",
+        [row("a", "Urban Transit Hub", 60_000, 60_000, D(2013, 11, 8)), row("b", "Urban Transit Hub", 50_000, 50_000, D(2013, 6, 28))],
+        [["TRANSFER_BELOW_MINIMUM"], ["SMALL_TRANSFER_ALLOWANCE_USED"]],
+    ),
+    # same date: row order breaks the tie
+    (
+        "same date, row order decides",
+        [row("a", "Urban Transit Hub", 60_000, 60_000, D(2013, 6, 28)), row("b", "Urban Transit Hub", 50_000, 50_000, D(2013, 6, 28))],
+        [["SMALL_TRANSFER_ALLOWANCE_USED"], ["TRANSFER_BELOW_MINIMUM"]],
+    ),
+    # each transferor has its own allowance; names match trimmed and case-insensitively
+    (
+        "other transferor has its own allowance",
+        [
+            row("a", "Urban Transit Hub", 60_000, 60_000, D(2013, 6, 28), frm="Seller LLC"),
+            row("b", "Urban Transit Hub", 50_000, 50_000, D(2013, 7, 1), frm="Other LLC"),
+            row("c", "Urban Transit Hub", 40_000, 40_000, D(2013, 8, 1), frm=" SELLER llc "),
+        ],
+        [["SMALL_TRANSFER_ALLOWANCE_USED"], ["SMALL_TRANSFER_ALLOWANCE_USED"], ["TRANSFER_BELOW_MINIMUM"]],
+    ),
+    # the one business-name rule (README): punctuation and a trailing legal form ignored, so
+    # "Seller Corp." and "SELLER Corporation" are one transferor with one allowance
+    (
+        "business-name rule: one transferor",
+        [
+            row("a", "Urban Transit Hub", 60_000, 60_000, D(2013, 6, 28), frm="Seller Corp."),
+            row("b", "Urban Transit Hub", 50_000, 50_000, D(2013, 7, 1), frm="SELLER Corporation"),
+            row("c", "Urban Transit Hub", 40_000, 40_000, D(2013, 8, 1), frm="Seller Holdings"),
+        ],
+        [["SMALL_TRANSFER_ALLOWANCE_USED"], ["TRANSFER_BELOW_MINIMUM"], ["SMALL_TRANSFER_ALLOWANCE_USED"]],
+    ),
+    # a new calendar year is a new tax period
+    (
+        "new tax period, new allowance",
+        [row("a", "Urban Transit Hub", 60_000, 60_000, D(2013, 12, 31)), row("b", "Urban Transit Hub", 50_000, 50_000, D(2014, 1, 1))],
+        [["SMALL_TRANSFER_ALLOWANCE_USED"], ["SMALL_TRANSFER_ALLOWANCE_USED"]],
+    ),
+    # transfers at or above $100,000 do not use the allowance
+    (
+        "large transfers do not count",
+        [row("a", "Urban Transit Hub", 100_000, 100_000, D(2013, 3, 1)), row("b", "Urban Transit Hub", 50_000, 50_000, D(2013, 4, 1))],
+        [[], ["SMALL_TRANSFER_ALLOWANCE_USED"]],
+    ),
+    # from 2014-10-24 there is no allowance: $24,000 is below $25,000 even as the first of the year
+    ("no allowance under the 2014 text", [row("a", "Urban Transit Hub", 24_000, 24_000, D(2014, 11, 1))], [["TRANSFER_BELOW_MINIMUM"]]),
+    # Grow NJ never had the allowance
+    ("grow nj has no allowance", [row("a", "Grow NJ", 24_000, 24_000, D(2013, 6, 1))], [["TRANSFER_BELOW_MINIMUM"]]),
+]
+
+
+@pytest.mark.parametrize("name,rows,expected", ALLOWANCE_CASES, ids=[c[0] for c in ALLOWANCE_CASES])
+def test_small_transfer_allowance(name, rows, expected):
+    check(rows, expected)
+
+
+CONSIDERATION_CASES = [
+    # 75,000 / 100,000 = 75% on the nose passes
+    ("75% exactly", 100_000, 75_000, []),
+    # 74,999.99 / 100,000 = 74.99999%
+    ("one cent below 75%", 100_000, 74_999.99, ["CONSIDERATION_BELOW_75PCT"]),
+    ("one cent above 75%", 100_000, 75_000.01, []),
+    # 1,875,000.15 / 2,500,000.20 = 0.75 exactly; in floating point 1875000.15 / 2500000.2 = 0.7499999999999999
+    ("75% exactly where floats say 74.99999%", 2_500_000.20, 1_875_000.15, []),
+    ("one cent below that", 2_500_000.20, 1_875_000.14, ["CONSIDERATION_BELOW_75PCT"]),
+    # 0.75 x 33,333.33 = 24,999.9975: 24,999.99 is below, 25,000.00 is at least
+    ("odd cents below", 33_333.33, 24_999.99, ["CONSIDERATION_BELOW_75PCT"]),
+    ("odd cents above", 33_333.33, 25_000.00, []),
+    # zero consideration is allowed as input (>= 0) and is below 75%
+    ("zero consideration", 100_000, 0, ["CONSIDERATION_BELOW_75PCT"]),
+    # above the face amount: a warning, not an error
+    ("consideration equal to credit", 100_000, 100_000, []),
+    ("consideration one cent above credit", 100_000, 100_000.01, ["CONSIDERATION_ABOVE_FACE"]),
+]
+
+
+@pytest.mark.parametrize("name,credit,paid,expected", CONSIDERATION_CASES, ids=[c[0] for c in CONSIDERATION_CASES])
+@pytest.mark.parametrize("program", ["Grow NJ", "Urban Transit Hub", "BEIP", "ERG Residential"])
+def test_consideration(name, credit, paid, expected, program):
+    # the certificate amount equals the credit, so BEIP's minimum is the credit itself and only
+    # the consideration rules can fire (every other program's minimum is at most $25,000)
+    check([row("a", program, credit, paid, cert_amount=credit)], [expected])
+
+
+def test_consideration_ratio_column_and_message():
+    calc = check([row("a", credit=300_000, paid=216_000)], [["CONSIDERATION_BELOW_75PCT"]])
+    # 216,000 / 300,000 = 0.72
+    assert calc.computed["Consideration Ratio"].iloc[0] == pytest.approx(0.72)
+    f = next(f for f in calc.findings if len(f) and f["code"].iloc[0] == "CONSIDERATION_BELOW_75PCT")
+    assert f["ratio"].iloc[0] == 7200 and f["minimum_ratio"].iloc[0] == 7500  # hundredths of a percent
+
+
+CERTIFICATE_CASES = [
+    # 60,000 + 40,000 = 100,000: exactly the certificate, not over
+    (
+        "fully transferred",
+        [
+            row("a", credit=60_000, paid=60_000, cert_amount=100_000, date=D(2026, 1, 1)),
+            row("b", credit=40_000, paid=40_000, cert_amount=100_000, date=D(2026, 2, 1)),
+        ],
+        [[], []],
+    ),
+    # 60,000 + 40,000.01 = 100,000.01 > 100,000: the crossing row is flagged
+    (
+        "one cent over",
+        [
+            row("a", credit=60_000, paid=60_000, cert_amount=100_000, date=D(2026, 1, 1)),
+            row("b", credit=40_000.01, paid=40_000.01, cert_amount=100_000, date=D(2026, 2, 1)),
+        ],
+        [[], ["CERTIFICATE_OVERTRANSFERRED"]],
+    ),
+    # rows out of date order: the running total follows Transfer Date, so the row dated last crosses
+    (
+        "date order, not row order",
+        [
+            row("c", credit=50_000, paid=50_000, cert_amount=100_000, date=D(2026, 3, 1)),
+            row("a", credit=60_000, paid=60_000, cert_amount=100_000, date=D(2026, 1, 1)),
+            row("b", credit=30_000, paid=30_000, cert_amount=100_000, date=D(2026, 2, 1)),
+        ],
+        [["CERTIFICATE_OVERTRANSFERRED"], [], []],
+    ),
+    # crossing row and every later row, even one that alone would fit, and one with the amount blank
+    (
+        "every later row",
+        [
+            row("a", credit=90_000, paid=90_000, cert_amount=100_000, date=D(2026, 1, 1)),
+            row("b", credit=30_000, paid=30_000, cert_amount=100_000, date=D(2026, 2, 1)),
+            row("c", credit=25_000, paid=25_000, date=D(2026, 3, 1)),
+        ],
+        [[], ["CERTIFICATE_OVERTRANSFERRED"], ["CERTIFICATE_OVERTRANSFERRED"]],
+    ),
+    # no certificate amount: never over
+    ("no amount given", [row("a", credit=900_000, paid=900_000), row("b", credit=900_000, paid=900_000)], [[], []]),
+    # other certificates keep their own totals
+    (
+        "per certificate",
+        [
+            row("a", credit=90_000, paid=90_000, cert="C-1", cert_amount=100_000),
+            row("b", credit=90_000, paid=90_000, cert="C-2", cert_amount=100_000),
+        ],
+        [[], []],
+    ),
+]
+
+
+@pytest.mark.parametrize("name,rows,expected", CERTIFICATE_CASES, ids=[c[0] for c in CERTIFICATE_CASES])
+def test_certificate_overtransferred(name, rows, expected):
+    check(rows, expected)
+
+
+def test_running_total_same_date_uses_row_order():
+    rows = [
+        row("a", credit=30_000, paid=30_000, date=D(2026, 1, 1)),
+        row("b", credit=40_000, paid=40_000, date=D(2026, 1, 1)),
+        row("c", credit=50_000, paid=50_000, date=D(2025, 12, 1)),
+    ]
+    calc = check(rows, [[], [], []])
+    # date order c (50,000), a (+30,000 = 80,000), b (+40,000 = 120,000); in cents
+    assert calc.computed["Certificate Transferred To Date ($)"].tolist() == [8_000_000, 12_000_000, 5_000_000]
+
+
+RETRANSFER_CASES = [
+    # A -> B, then B -> C of the same BEIP certificate: B is a transferee selling on
+    (
+        "beip retransfer",
+        [row("a", "BEIP", frm="A", to="B", date=D(2026, 1, 1)), row("b", "BEIP", frm="B", to="C", date=D(2026, 2, 1))],
+        [[], ["BEIP_RETRANSFER_PROHIBITED"]],
+    ),
+    (
+        "names compared case-insensitively",
+        [row("a", "BEIP", frm="A", to="Buyer Inc.", date=D(2026, 1, 1)), row("b", "BEIP", frm=" BUYER INC. ", to="C", date=D(2026, 2, 1))],
+        [[], ["BEIP_RETRANSFER_PROHIBITED"]],
+    ),
+    (
+        "business-name rule: Buyer Inc. and BUYER, INCORPORATED are one party",
+        [
+            row("a", "BEIP", frm="A", to="Buyer Inc.", date=D(2026, 1, 1)),
+            row("b", "BEIP", frm="BUYER, INCORPORATED", to="C", date=D(2026, 2, 1)),
+        ],
+        [[], ["BEIP_RETRANSFER_PROHIBITED"]],
+    ),
+    (
+        "other certificate is not a retransfer",
+        [row("a", "BEIP", frm="A", to="B", cert="C-1"), row("b", "BEIP", frm="B", to="C", cert="C-2")],
+        [[], []],
+    ),
+    # B sold before it bought: not a re-transfer of that credit (the purchase is dated after the sale)
+    (
+        "sale dated before the purchase",
+        [row("a", "BEIP", frm="A", to="B", date=D(2026, 2, 1)), row("b", "BEIP", frm="B", to="C", date=D(2026, 1, 1))],
+        [[], []],
+    ),
+    # g.(3): a BEIP row whose Transferor is the Transferee of ANOTHER row of the same certificate dated on or
+    # before this row's Transfer Date, wherever that row stands in the sheet
+    (
+        "same-day resale listed above the purchase is still a resale",
+        [row("a", "BEIP", frm="B", to="C", date=D(2026, 1, 1)), row("b", "BEIP", frm="A", to="B", date=D(2026, 1, 1))],
+        [["BEIP_RETRANSFER_PROHIBITED"], []],
+    ),
+    (
+        "same-day resale listed below the purchase",
+        [row("a", "BEIP", frm="A", to="B", date=D(2026, 1, 1)), row("b", "BEIP", frm="B", to="C", date=D(2026, 1, 1))],
+        [[], ["BEIP_RETRANSFER_PROHIBITED"]],
+    ),
+    (
+        "resale dated the day after the purchase, listed above it",
+        [row("a", "BEIP", frm="B", to="C", date=D(2026, 1, 2)), row("b", "BEIP", frm="A", to="B", date=D(2026, 1, 1))],
+        [["BEIP_RETRANSFER_PROHIBITED"], []],
+    ),
+    # 2026-01-01 is before the purchase of 2026-01-02: B sold before it bought, not a resale of that credit
+    (
+        "sale dated the day before the purchase, listed below it",
+        [row("a", "BEIP", frm="A", to="B", date=D(2026, 1, 2)), row("b", "BEIP", frm="B", to="C", date=D(2026, 1, 1))],
+        [[], []],
+    ),
+    (
+        "sale dated the day before the purchase, listed above it",
+        [row("a", "BEIP", frm="B", to="C", date=D(2026, 1, 1)), row("b", "BEIP", frm="A", to="B", date=D(2026, 1, 2))],
+        [[], []],
+    ),
+    (
+        "same-day resale of a different certificate",
+        [
+            row("a", "BEIP", frm="B", to="C", cert="C-2", date=D(2026, 1, 1)),
+            row("b", "BEIP", frm="A", to="B", cert="C-1", date=D(2026, 1, 1)),
+        ],
+        [[], []],
+    ),
+    (
+        "grow nj transferees may sell on",
+        [row("a", "Grow NJ", frm="A", to="B", date=D(2026, 1, 1)), row("b", "Grow NJ", frm="B", to="C", date=D(2026, 2, 1))],
+        [[], []],
+    ),
+    (
+        "grow nj same-day resale listed above the purchase",
+        [row("a", "Grow NJ", frm="B", to="C", date=D(2026, 1, 1)), row("b", "Grow NJ", frm="A", to="B", date=D(2026, 1, 1))],
+        [[], []],
+    ),
+    (
+        "urban transit hub transferees may sell on",
+        [
+            row("a", "Urban Transit Hub", frm="B", to="C", date=D(2026, 1, 1)),
+            row("b", "Urban Transit Hub", frm="A", to="B", date=D(2026, 1, 1)),
+        ],
+        [[], []],
+    ),
+    (
+        "erg residential transferees may sell on",
+        [
+            row("a", "ERG Residential", frm="B", to="C", date=D(2026, 1, 1)),
+            row("b", "ERG Residential", frm="A", to="B", date=D(2026, 1, 1)),
+        ],
+        [[], []],
+    ),
+    # the other row must be another row: a transfer to oneself is no earlier purchase of itself
+    ("a transfer to oneself alone", [row("a", "BEIP", frm="B", to="B", date=D(2026, 1, 1))], [[]]),
+    (
+        "a transfer to oneself after buying",
+        [row("a", "BEIP", frm="B", to="B", date=D(2026, 1, 2)), row("b", "BEIP", frm="A", to="B", date=D(2026, 1, 2))],
+        [["BEIP_RETRANSFER_PROHIBITED"], []],
+    ),
+    # B bought twice; one purchase on or before the sale is enough
+    (
+        "one of two purchases before the sale",
+        [
+            row("a", "BEIP", frm="A", to="B", date=D(2026, 3, 1)),
+            row("b", "BEIP", frm="B", to="C", date=D(2026, 2, 1)),
+            row("c", "BEIP", frm="D", to="B", date=D(2026, 2, 1)),
+        ],
+        [[], ["BEIP_RETRANSFER_PROHIBITED"], []],
+    ),
+    # a chain on one day, listed backwards: every seller but the first bought the credit that day
+    (
+        "a same-day chain listed backwards",
+        [
+            row("a", "BEIP", frm="C", to="D", date=D(2026, 1, 1)),
+            row("b", "BEIP", frm="B", to="C", date=D(2026, 1, 1)),
+            row("c", "BEIP", frm="A", to="B", date=D(2026, 1, 1)),
+        ],
+        [["BEIP_RETRANSFER_PROHIBITED"], ["BEIP_RETRANSFER_PROHIBITED"], []],
+    ),
+]
+
+
+@pytest.mark.parametrize("name,rows,expected", RETRANSFER_CASES, ids=[c[0] for c in RETRANSFER_CASES])
+def test_beip_retransfer(name, rows, expected):
+    check(rows, expected)
+
+
+def test_retransfer_message_names_the_purchase(workbook):
+    from batch.pipeline import process
+
+    rows = [
+        row("sale", "BEIP", frm="B", to="C", date=D(2026, 1, 1)),
+        row("later", "BEIP", frm="D", to="B", date=D(2026, 1, 5)),
+        row("buy", "BEIP", frm="A", to="B", date=D(2026, 1, 1)),
+    ]
+    headers = list(rows[0])
+    res = process(workbook({"Transfers": [headers] + [[r[h] for h in headers] for r in rows]})).intake[0]
+    hit = res.findings[res.findings["Code"] == "BEIP_RETRANSFER_PROHIBITED"]
+    # the sale is listed first; the purchase on or before it is "buy" (2026-01-01), listed below it;
+    # "later" (2026-01-05) is after the sale and is not the one named
+    assert hit[["Record ID", "Column", "Severity"]].values.tolist() == [["sale", "Transferor", "error"]]
+    assert "transferee of certificate C-1 on 2026-01-01 (Transfer buy)" in hit["Message"].iloc[0]
+    assert res.status.tolist() == ["Flagged", "OK", "OK"]
+
+
+def test_retransfer_of_a_huge_certificate_is_vectorized():
+    # 100,000 rows of one BEIP certificate on one day, a chain listed backwards: P99999 -> P100000 first, ...,
+    # P0 -> P1 last; every seller but P0 bought the credit that day (99,999 resales). Each sale meets at most
+    # two purchases, never all pairs of the certificate.
+    n = 100_000
+    frame = pd.DataFrame(
+        {
+            "Transfer ID": [f"T{i}" for i in range(n)],
+            "Program": "BEIP",
+            "Certificate ID": "BIG",
+            "Certificate Amount ($)": pd.array([pd.NA] * n, dtype="Int64"),
+            "Transferor": [f"P{n - 1 - i}" for i in range(n)],
+            "Transferee": [f"P{n - i}" for i in range(n)],
+            "Transfer Date": pd.Timestamp("2026-01-01"),
+            "Credit Amount Transferred ($)": 10_000_000,
+            "Consideration Received ($)": 9_000_000,
+        }
+    )
+    calc = transfers.calculate(frame, RULES)
+    found = pd.concat([f for f in calc.findings if len(f)])
+    resold = found.loc[found["code"] == "BEIP_RETRANSFER_PROHIBITED", "row"]
+    assert len(resold) == n - 1 and set(resold) == set(range(n - 1))
+
+
+def test_shuffled_rows_give_the_same_findings():
+    rows = [
+        row("a", "Urban Transit Hub", 60_000, 60_000, D(2013, 3, 1), cert="U", cert_amount=150_000),
+        row("b", "Urban Transit Hub", 50_000, 50_000, D(2013, 4, 1), cert="U", cert_amount=150_000),
+        row("c", "Urban Transit Hub", 45_000, 45_000, D(2013, 5, 1), cert="U", cert_amount=150_000),
+        row("d", "BEIP", 120_000, 80_000, D(2026, 1, 1), frm="A", to="B", cert="B1"),
+        row("e", "BEIP", 120_000, 100_000, D(2026, 2, 1), frm="B", to="C", cert="B1"),
+        row("f", "Grow NJ", 30_000, 21_000, D(2026, 3, 1), cert="G", cert_amount=40_000),
+        row("g", "Grow NJ", 30_000, 30_000, D(2026, 4, 1), cert="G", cert_amount=40_000),
+    ]
+    base, calc = codes(rows)
+    expected = {r["Transfer ID"]: c for r, c in zip(rows, base, strict=False)}
+    assert expected == {
+        "a": ["SMALL_TRANSFER_ALLOWANCE_USED"],
+        "b": ["TRANSFER_BELOW_MINIMUM"],
+        "c": ["TRANSFER_BELOW_MINIMUM", "CERTIFICATE_OVERTRANSFERRED"],  # 60,000 + 50,000 + 45,000 = 155,000 > 150,000
+        "d": ["CONSIDERATION_BELOW_75PCT"],  # 80,000 / 120,000 = 66.66%
+        "e": ["BEIP_RETRANSFER_PROHIBITED"],  # 100,000 / 120,000 = 83.33% passes
+        "f": ["CONSIDERATION_BELOW_75PCT"],  # 21,000 / 30,000 = 70%
+        "g": ["CERTIFICATE_OVERTRANSFERRED"],  # 30,000 + 30,000 = 60,000 > 40,000
+    }
+    totals = dict(zip([r["Transfer ID"] for r in rows], calc.computed["Certificate Transferred To Date ($)"], strict=False))
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        perm = rng.permutation(len(rows))
+        shuffled = [rows[i] for i in perm]
+        got, calc2 = codes(shuffled)
+        assert {r["Transfer ID"]: c for r, c in zip(shuffled, got, strict=False)} == expected
+        ids = [r["Transfer ID"] for r in shuffled]
+        assert dict(zip(ids, calc2.computed["Certificate Transferred To Date ($)"], strict=True)) == totals
+
+
+def test_no_rows():
+    calc = transfers.calculate(typed_frame(TRANSFERS, []), RULES)
+    assert calc.computed.empty and all(f.empty for f in calc.findings)

@@ -1,0 +1,798 @@
+"""The monthly batch: every file in the inbox ends in exactly one place; nothing lost, nothing overwritten.
+
+`run_batch` reads as the run's steps, in order:
+
+    lock      an exclusive lock on the inbox (`inbox_lock`), and a stop signal noted, never obeyed
+              in the middle of a move (`stop_signals`)
+    recover   finish the bookkeeping of a killed run of this inbox: end it in the ledger, complete
+              the file rows it began, return its staged inputs to the inbox, remove its temporary
+              files; then this run is begun in the ledger (`Run.recover`)
+    list      the inbox's regular files (a link is reported, never read or moved) (`Run.list`)
+    stage     each input renamed into INBOX/.njcredits/staging/<run-id>/ (a copy for inputs that are
+              never moved), so what is hashed, read, recorded and archived is that one file (`Run.stage`)
+    hash      a file already processed (SHA-256) is skipped, unless --force; a file that is not an
+              intake file fails; a copy of a file earlier in the run waits for it (`Run.sort`)
+    process   each file in its own worker process (memory limit, timeout), which writes the output
+              under a temporary name owned by the run (`Run.process`, with `batch.run.workers`)
+    place     the output renamed to its final name (an earlier one moved to previous/<run-id>/) (`Run.place`)
+    archive   a ledger row begun, the input moved to processed/ or failed/ (with its reason), the row
+              completed (`Run.archive`)
+    record    run-<run-id>.summary.xlsx, and the run ended in the ledger (`Run.report`, `Run.record`)
+
+One file's trouble fails that file alone. A failure of the environment (a full disk, an unwritable
+folder, a worker that cannot start, a stop signal) never sends a file to failed/: the input goes back
+to the inbox for the next run, the message names the environment, and the run's exit status is 3.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import fcntl
+import os
+import secrets
+import shutil
+import signal
+import sqlite3
+import stat
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from batch import __version__
+from batch.run.config import Settings
+from batch.run.environment import EnvironmentStop, environment_message, is_environment, os_error
+from batch.run.faults import fault
+from batch.run.ledger import Ledger, LedgerUnreadable
+from batch.run.names import fit, output_name, printable, shown, temporary
+from batch.run.workers import file_reason, isolated, remove_temporary
+
+INTAKE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv")
+RECORD_COLUMNS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "file"]
+LOCK_NAME = ".njcredits.lock"
+WORK_DIR = ".njcredits"  # the tool's own folder in the inbox: staging/<run-id>/
+NAME_FILE = ".name"  # in a staging slot: the input's name as it was in the inbox (bytes)
+
+
+class RunLocked(Exception):
+    """Another run holds the inbox."""
+
+
+class UnsafeLink(Exception):
+    """A folder the tool writes inside the inbox is a link; nothing is written through it."""
+
+
+@dataclass
+class FileOutcome:
+    name: str
+    status: str  # processed | failed | skipped | returned (left in the inbox: the environment failed) | gone
+    reason: str = ""
+    output: str | None = None
+    archived: str | None = None
+    info: dict = field(default_factory=dict)
+
+    WORDS = {"processed": "done", "failed": "failed", "skipped": "skipped", "returned": "left", "gone": "gone"}
+
+    @property
+    def line(self) -> str:
+        """The file's line in the one fixed form scripts may parse, on the terminal and in the report:
+        `done  NAME  30 rows: 17 OK, 6 flagged, 4 ineligible, 3 invalid; 11 errors`, or
+        `failed  NAME  REASON` (`skipped`, `left`: left in the inbox, `gone`: deleted before it was read).
+        Always one line: the name and the reason are printed as text, control characters escaped."""
+        word = self.WORDS[self.status]
+        if self.status != "processed":
+            return f"{word}  {printable(self.name)}  {printable(self.reason)}"
+        sheets = (self.info.get("counts") or {}).values()
+        total = {k: sum(c.get(k, 0) for c in sheets) for k in ("rows", "OK", "Flagged", "Ineligible", "Invalid")}
+        return (
+            f"done  {printable(self.name)}  {total['rows']:,} rows: {total['OK']:,} OK, {total['Flagged']:,} flagged, "
+            f"{total['Ineligible']:,} ineligible, {total['Invalid']:,} invalid; {self.info.get('errors', 0):,} errors"
+        )
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    files: list[FileOutcome]
+    report: Path | None
+    stopped: str = ""  # why the run stopped early (a signal, the environment), if it did
+
+    @property
+    def failed(self) -> int:
+        return sum(f.status == "failed" for f in self.files)
+
+    @property
+    def returned(self) -> int:
+        return sum(f.status == "returned" for f in self.files)
+
+    @property
+    def exit_code(self) -> int:
+        """0: every file processed or skipped; 1: a file could not be processed; 3: the environment
+        (or a stop signal) stopped the run or some files, which stay in the inbox."""
+        if self.returned or self.stopped:
+            return 3
+        return 1 if self.failed else 0
+
+
+def new_run_id() -> str:
+    now = dt.datetime.now(dt.UTC)
+    return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z-" + secrets.token_hex(2)
+
+
+ARCHIVE_DIRS = ("processed", "failed")
+
+
+def list_inputs(folder: Path, echo=None) -> list[Path]:
+    """The regular files dropped in the folder and its subfolders: hidden files and folders (the tool's
+    own `.njcredits/` among them), Office lock files (~$), reasons, and the archive folders `processed/`
+    and `failed/` at the top aside. A symbolic link is never read, moved or entered: it is reported
+    (`skipped link name -> target`)."""
+    out = []
+
+    def walk(d: Path) -> None:
+        for p in sorted(d.iterdir()):
+            if p.name.startswith((".", "~$")) or p.name.endswith(".reason.txt"):
+                continue
+            try:
+                st = p.lstat()
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                if echo:
+                    echo(f"skipped link {printable(p.relative_to(folder))} -> {printable(os.readlink(p))}")
+            elif stat.S_ISDIR(st.st_mode):
+                if not (d == folder and p.name in ARCHIVE_DIRS):
+                    walk(p)
+            elif stat.S_ISREG(st.st_mode):
+                out.append(p)
+
+    walk(folder)
+    return out
+
+
+def safe_dir(base: Path, *parts: str) -> Path:
+    """base/parts..., made as needed; none of `parts` may be a link (base may: the user chose it)."""
+    path = Path(base)
+    path.mkdir(parents=True, exist_ok=True)
+    for part in parts:
+        path = path / part
+        if path.is_symlink():
+            raise UnsafeLink(f"{path} is a link; njcredits never writes through a link inside its folders: remove it.")
+        path.mkdir(exist_ok=True)
+    return path
+
+
+@contextmanager
+def inbox_lock(settings: Settings, echo):
+    """An exclusive lock per inbox, so two runs cannot interleave. Released when the process ends,
+    however it ends (a killed run never leaves a stale lock). The lock file is never opened through a
+    link: a link at its name is refused."""
+    folder = settings.inbox if settings.moves_inputs else settings.ledger.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UnsafeLink(f"{path} is a link; njcredits never opens its lock through a link: remove it.") from err
+        raise
+    with os.fdopen(fd, "r+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not settings.wait:
+                raise RunLocked(
+                    f"Another njcredits run is processing {settings.inbox} (lock {path}); "
+                    f"try again when it ends, or use --wait to wait for it."
+                ) from None
+            echo(f"Waiting for the run already processing {settings.inbox} to finish ...")
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _free_name(folder: Path, name: str) -> Path:
+    """folder/name, or `name (1)`, `name (2)` ... when taken: nothing is ever overwritten."""
+    dest = folder / fit(name)
+    stem, dot, suffix = name.partition(".") if not name.startswith(".") else (name, "", "")
+    n = 1
+    while dest.exists() or dest.is_symlink():
+        dest = folder / fit(f"{stem} ({n})", keep=(dot + suffix))
+        n += 1
+    return dest
+
+
+def _move_whole(src: Path, dest: Path, run_id: str) -> None:
+    """Move a file: a rename, or across filesystems (an archive on another disk) a copy under a
+    temporary name of the run, synced, renamed into place and only then removed from its source, so
+    no folder ever holds a part of a file under its name (a kill during the copy leaves only the
+    run's temporary file)."""
+    try:
+        os.rename(src, dest)
+        return
+    except OSError as err:
+        if err.errno != errno.EXDEV:
+            raise
+    tmp = dest.parent / temporary(dest.name, run_id)
+    try:
+        with open(src, "rb") as fin, open(tmp, "xb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+            fout.flush()
+            os.fsync(fout.fileno())
+        os.rename(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.unlink(src)
+
+
+def _move(src: Path, folder: Path, name: str, run_id: str) -> Path:
+    """Move a file into folder under `name`, never over another file."""
+    dest = _free_name(folder, name)
+    _move_whole(src, dest, run_id)
+    return dest
+
+
+def _place_output(partial: Path, final: Path, run_id: str) -> Path:
+    """Rename the finished output to its final name; an earlier output of that name is moved to
+    `previous/<run-id>/` first, so nothing is ever overwritten."""
+    if final.exists():
+        _move(final, safe_dir(final.parent, "previous", run_id), final.name, run_id)
+    os.replace(partial, final)
+    return final
+
+
+def _sha(path: Path) -> str:
+    """SHA-256 of a staged file, opened without following a link."""
+    import hashlib
+
+    h = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            fault("hashing")
+            h.update(block)
+    return h.hexdigest()
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Item:
+    """One input of a run: where it was in the inbox (`rel`: its path there, with its subfolders), and
+    its staged copy."""
+
+    original: Path
+    rel: str
+    staged: Path
+    slot: Path | None  # the staging slot folder (None: nothing staged)
+    moved: bool  # True: the input was renamed into staging (it must go somewhere at the end)
+    info: dict = field(default_factory=dict)
+    done: bool = False  # recorded (archived, skipped, failed or given back)
+
+    @property
+    def name(self) -> str:
+        return self.rel
+
+    @property
+    def folder(self) -> str:
+        """Its subfolder in the inbox ("" at the top): kept in the outbox and the archive."""
+        return os.path.dirname(self.rel)
+
+
+def run_batch(settings: Settings, files: list[Path] | None = None, echo=print, progress: bool = False) -> RunOutcome:
+    """One run over the inbox (or over `files`, all inside the inbox): the steps of the module's docstring."""
+    with stop_signals() as stop, inbox_lock(settings, echo):  # lock
+        run = Run(settings, echo, stop)
+        run.open()
+        run.recover()
+        try:
+            inputs = run.list(files)
+            run.stage(inputs)
+            todo, copies = run.sort()
+            run.process(todo, progress)  # in isolation; each file placed, archived and recorded as it is done
+            run.settle_copies(copies)
+            run.check_stop()
+        except Exception as err:  # noqa: BLE001 - the environment, a stop signal, or an error of njcredits itself
+            run.stopped_by(err)
+        report = run.report()
+        return run.record(report)
+
+
+@contextmanager
+def stop_signals():
+    """SIGINT and SIGTERM set the event yielded (the run stops between files, never in a move), and
+    reach a caller's own handler (watch); the handlers are put back when the run ends. Off the main
+    thread (no signal can be handled there) the event is only the run's."""
+    stop = threading.Event()
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+
+        def on_signal(signum, frame, _previous=previous):
+            stop.set()
+            handler = _previous.get(signum)
+            if callable(handler) and handler is not signal.default_int_handler:  # a caller's own handler (watch)
+                handler(signum, frame)
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class Run:
+    """One run, under the inbox lock: its steps, and the bookkeeping of each file."""
+
+    def __init__(self, settings: Settings, echo, stop: threading.Event):
+        self.settings, self.echo, self.stop = settings, echo, stop
+        self.run_id = new_run_id()
+        self.started = dt.datetime.now(dt.UTC)
+        self.keep = not settings.moves_inputs
+        # the tool's folder: in the inbox, or beside the ledger for a folder that is never written (the samples)
+        self.work = settings.inbox / WORK_DIR if settings.moves_inputs else settings.ledger.parent
+        self.outcomes: list[FileOutcome] = []
+        self.items: list[Item] = []
+        self.records, self.per_year, self.rules_versions = [], [], {}
+        self.by_item: dict[int, FileOutcome] = {}  # each file read, its outcome (for its copies)
+        self.stopped = ""
+        self.report_problem, self.report_environment = "", False
+
+    # -- the steps -----------------------------------------------------------------------------
+    def open(self) -> None:
+        """Refuse a link where the run would write (its folder in the inbox, the archive folders), and
+        open the ledger."""
+        settings = self.settings
+        for part in [WORK_DIR] if settings.moves_inputs else []:
+            if (settings.inbox / part).is_symlink():
+                raise UnsafeLink(f"{settings.inbox / part} is a link; njcredits never writes through a link inside the inbox: remove it.")
+        if not self.keep:
+            for where in ("processed", "failed"):
+                if (settings.archive / where).is_symlink():
+                    raise UnsafeLink(f"{settings.archive / where} is a link; njcredits never writes through a link: remove it.")
+        self.ledger = Ledger(settings.ledger)
+        if os.environ.get("NJCREDITS_FAULT"):  # the fault tests: a worker may kill its run
+            os.environ["NJCREDITS_RUN_PID"] = str(os.getpid())
+
+    def recover(self) -> None:
+        """Finish what a killed run of this inbox left (`recover`), then begin this run in the ledger;
+        a ledger that cannot be written stops the run before any input is touched."""
+        settings = self.settings
+        try:
+            recover(settings, self.ledger, self.work, self.run_id, self.echo)
+            self.ledger.start_run(self.run_id, self.started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
+        except sqlite3.Error as err:  # before any input is touched
+            raise LedgerUnreadable(environment_message(err, "the ledger")) from err
+
+    def list(self, files) -> list[Path]:
+        """The inputs: `files`, or the inbox's regular files (`list_inputs`). The outbox is made first."""
+        self.settings.outbox.mkdir(parents=True, exist_ok=True)
+        return [Path(f) for f in files] if files is not None else list_inputs(self.settings.inbox, self.echo)
+
+    def stage(self, inputs: list[Path]) -> None:
+        """Each input into its own staging slot (`_stage`), in `self.items`. An input deleted meanwhile
+        is `gone`; the inbox's disk failing stops the run."""
+        staging = safe_dir(self.work, "staging", self.run_id) if inputs else None
+        for n, path in enumerate(inputs):
+            self.check_stop()
+            try:
+                self.items.append(self._stage(path, staging / str(n)))
+            except FileNotFoundError:
+                _remove_tree(staging / str(n))
+                self.say(FileOutcome(path.name, "gone", "it was deleted from the inbox before it could be read."))
+                self.ledger.add_file(self.run_id, {"name": shown(path.name), "status": "gone", "reason": self.outcomes[-1].reason})
+            except OSError as err:
+                _remove_tree(staging / str(n))
+                if not is_environment(err):
+                    raise
+                raise EnvironmentStop(environment_message(err, "the inbox")) from err
+        fault("staged")
+
+    def sort(self) -> tuple[list, list]:
+        """Hash each staged input, and decide which are read: a file that cannot be hashed, is not a
+        regular file or not an intake file fails; one already processed is skipped (unless --force);
+        a copy of a file earlier in this run waits for it (`copies`). Returns the files to read, each
+        with the temporary name of its output in its outbox folder, and the copies."""
+        settings = self.settings
+        seen: dict[str, Item] = {}
+        copies, todo = [], []
+        for item in self.items:
+            self.check_stop()
+            try:
+                item.info.update(size=item.staged.stat().st_size, sha256=_sha(item.staged))
+            except OSError as err:
+                if is_environment(err) and err.errno not in (errno.EACCES, errno.EPERM, errno.EIO):  # reading: the file's
+                    self.say(self.give_back(item, environment_message(err, "the inbox")))
+                else:
+                    self.finish_file(item, FileOutcome(item.name, "failed", file_reason(err, shown(item.name))))
+                continue
+            if not item.staged.is_file() or item.staged.is_symlink():
+                self.finish_file(item, FileOutcome(item.name, "failed", f"{shown(item.name)} is not a regular file."))
+                continue
+            if not item.name.lower().endswith(INTAKE_SUFFIXES):
+                reason = f"{shown(item.name)} is not an intake file (.xlsx, .xlsm, .xls or .csv); save it as .xlsx and drop it in again."
+                self.finish_file(item, FileOutcome(item.name, "failed", reason))
+                continue
+            sha = item.info["sha256"]
+            if sha in seen and not settings.force:  # a copy of a file earlier in this run: decided after it
+                copies.append((item, seen[sha]))
+                continue
+            earlier = None if settings.force or settings.inputs_protected else self.ledger.processed_before(sha)
+            if earlier:
+                reason = (
+                    f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
+                    + (f" (output {earlier['output']})" if earlier["output"] else "")
+                    + "; use --force to process it again."
+                )
+                self.finish_file(item, FileOutcome(item.name, "skipped", reason))
+                continue
+            seen[sha] = item
+            try:
+                out_dir = safe_dir(settings.outbox, *Path(item.folder).parts)
+            except OSError as err:
+                if not is_environment(err):
+                    raise
+                self.say(self.give_back(item, environment_message(err, f"the outbox {shown(str(settings.outbox))}")))
+                continue
+            # the slot number in the temporary name: two inputs with one output name never share it
+            todo.append((item, out_dir / temporary(output_name(item.original.name), f"{self.run_id}-{item.slot.name}")))
+        return todo, copies
+
+    def process(self, todo: list, progress: bool) -> None:
+        """Each file read in a worker of its own (`batch.run.workers.isolated`); as each is done, its
+        output is placed and the input archived and recorded (`done`)."""
+        bar = _progress(progress and len(todo) > 3, len(todo))
+        for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop):
+            if bar:
+                bar.advance()
+            self.by_item[id(item)] = self.done(item, partial, kind, payload)
+        if bar:
+            bar.stop()
+
+    def settle_copies(self, copies: list) -> None:
+        """A copy of a file earlier in this run follows it: skipped when it was processed, failed when it
+        failed, back in the inbox when it went back (or the run stopped before it)."""
+        for item, original in copies:
+            first = self.by_item.get(id(original))
+            if first is None or first.status == "returned":
+                self.say(self.give_back(item, first.reason if first else "the run stopped before the file it copies was done."))
+            elif first.status == "processed":
+                reason = (
+                    f"identical to {shown(original.name)}, processed in this run (output {first.output}); use --force to process it again."
+                )
+                self.finish_file(item, FileOutcome(item.name, "skipped", reason))
+            else:
+                self.finish_file(
+                    item,
+                    FileOutcome(item.name, "failed", f"identical to {shown(original.name)}, which could not be processed: {first.reason}"),
+                )
+
+    def check_stop(self) -> None:
+        """A stop signal stops the run between two files."""
+        if self.stop.is_set():
+            raise EnvironmentStop("a stop signal")
+
+    def stopped_by(self, err: Exception) -> None:
+        """The run stopped early (the environment, a stop signal, an error of njcredits itself): it says
+        why, and every file not done goes back to the inbox."""
+        if isinstance(err, EnvironmentStop):
+            self.stopped = str(err)
+        elif is_environment(err):  # a folder of the run (the outbox, a subfolder of it) cannot be made
+            oserr = os_error(err)
+            where = shown(str(Path(oserr.filename).parent)) if oserr is not None and oserr.filename else "a folder of the run"
+            self.stopped = environment_message(err, where, stays=False)
+        else:
+            self.stopped = f"an internal error ({type(err).__name__}: {err})"
+        self.echo(f"Run stopped: {self.stopped}")
+        for item in self.items:
+            if not item.done:
+                self.say(self.give_back(item, f"the run stopped ({self.stopped}) before this file was done; it stays in the inbox."))
+
+    def report(self) -> Path | None:
+        """run-<run-id>.summary.xlsx in the outbox, written last: its failure never changes a file's outcome."""
+        from batch.run.report import write_report
+
+        settings = self.settings
+        try:
+            fault("report")
+            return write_report(
+                settings.outbox / f"run-{self.run_id}.summary.xlsx",
+                self.run_id,
+                self.started,
+                self.outcomes,
+                self.ledger,
+                pd.concat(self.records, ignore_index=True) if self.records else pd.DataFrame(columns=RECORD_COLUMNS),
+                pd.concat(self.per_year, ignore_index=True) if self.per_year else pd.DataFrame(),
+                self.rules_versions,
+            )
+        except Exception as err:  # noqa: BLE001 - written last: its failure never changes a file's outcome
+            if is_environment(err):
+                problem = environment_message(err, f"the outbox {shown(str(settings.outbox))}", stays=False)
+            else:
+                problem = f"njcredits met an internal error writing it ({type(err).__name__}: {err})."
+            self.echo(f"The run report was not written: {problem}")
+            remove_temporary(settings.outbox / f"run-{self.run_id}.summary.xlsx")
+            self.report_problem, self.report_environment = problem, is_environment(err)
+            return None
+
+    def record(self, report: Path | None) -> RunOutcome:
+        """End the run in the ledger (with why it stopped, and why there is no report), say its counts,
+        and remove its staging folder when it stopped early."""
+        counts = {"files": len(self.outcomes), **{s: sum(o.status == s for o in self.outcomes) for s in ("processed", "failed", "skipped")}}
+        note = f"stopped: {self.stopped}" if self.stopped else None
+        if self.report_problem:
+            note = "; ".join(filter(None, [note, f"no run report: {self.report_problem}"]))
+        try:
+            self.ledger.end_run(
+                self.run_id, dt.datetime.now(dt.UTC).isoformat(), counts, str(report) if report else None, self.rules_versions, note
+            )
+        except sqlite3.Error as err:  # the next run of this inbox ends it
+            self.stopped = self.stopped or environment_message(err, "the ledger")
+            self.echo(f"The run could not be ended in the ledger ({err}); the next run finishes its bookkeeping.")
+        left = sum(o.status == "returned" for o in self.outcomes)
+        self.echo(
+            f"Run {self.run_id}: {counts['processed']} processed, {counts['skipped']} skipped, {counts['failed']} failed"
+            + (f", {left} left in the inbox (the environment failed)" if left else "")
+            + (f"; report {report}" if report else "; no report")
+        )
+        if self.stopped:
+            _remove_tree(self.work / "staging" / self.run_id)
+        # a report the environment stopped: exit 3, the files' outcomes as they were
+        return RunOutcome(self.run_id, self.outcomes, report, self.stopped or (self.report_problem if self.report_environment else ""))
+
+    # -- one file ------------------------------------------------------------------------------
+    def done(self, item: Item, partial: Path, kind: str, payload) -> FileOutcome:
+        """A worker's answer for one file: back to the inbox (the environment), failed (the file), or
+        its output placed and the input archived as processed."""
+        if kind == "environment":
+            outcome = self.give_back(item, payload)
+            self.say(outcome)
+            return outcome
+        if kind == "error":
+            self.finish_file(item, FileOutcome(item.name, "failed", payload))
+            return self.outcomes[-1]
+        result, info = payload, item.info
+        final = self.place(item, partial)
+        if isinstance(final, FileOutcome):
+            return final
+        info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings", "as_of")})
+        info["records"] = result["records"].assign(file=shown(item.name))
+        info["decisions"] = result["decisions"]
+        outcome = FileOutcome(item.name, "processed", output=str(final), info=result)
+        self.finish_file(item, outcome)
+        if self.outcomes[-1].status == "processed":
+            self.records.append(info["records"])
+            if len(result["per_year"]):
+                self.per_year.append(result["per_year"].assign(file=shown(item.name)))
+            self.rules_versions.update(result["rules_versions"])
+        return self.outcomes[-1]
+
+    def place(self, item: Item, partial: Path) -> Path | FileOutcome:
+        """The output renamed from its temporary name to its final one (`_place_output`); when the outbox
+        cannot take it, the input goes back to the inbox (the outcome is returned instead)."""
+        try:
+            fault("place", str(self.settings.outbox))
+            final = _place_output(partial, Path(partial).parent / output_name(item.original.name), self.run_id)
+        except (OSError, UnsafeLink) as err:
+            remove_temporary(partial)
+            where = f"the outbox {shown(str(Path(partial).parent))}"
+            reason = environment_message(err, where) if isinstance(err, OSError) else str(err)
+            outcome = self.give_back(item, reason)
+            self.say(outcome)
+            return outcome
+        fault("placed")
+        return final
+
+    def _stage(self, path: Path, slot: Path) -> Item:
+        """Take the input into its own staging slot: a rename within the inbox (a copy for inputs that
+        are never moved). Its path in the inbox is kept beside it, for a run that is killed."""
+        slot.mkdir()
+        staged = slot / fit(shown(path.name))
+        rel = _relative(path, self.settings.inbox)
+        (slot / NAME_FILE).write_bytes(os.fsencode(rel))
+        if self.keep:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as src, open(staged, "xb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            return Item(path, rel, staged, slot, moved=False)
+        if path.is_symlink():  # it became a link after it was listed: never taken
+            raise FileNotFoundError(path)
+        os.rename(path, staged)
+        return Item(path, rel, staged, slot, moved=True)
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def say(self, outcome: FileOutcome) -> None:
+        """The file's line, on the terminal and (kept) for the report, with names as people read them."""
+        # as people read them (names that are not UTF-8 with escapes), in the report and on the terminal
+        outcome.name = shown(outcome.name)
+        outcome.output, outcome.archived = (shown(v) if v else v for v in (outcome.output, outcome.archived))
+        self.outcomes.append(outcome)
+        self.echo(outcome.line)
+
+    def archive(self, item: Item, outcome: FileOutcome) -> None:
+        """A ledger row begun, the input moved to processed/ or failed/ (with its reason beside it), the
+        row completed: a kill between them is finished by the next run. With inputs that are never
+        moved, the ledger row alone."""
+        info = {
+            **item.info,
+            "name": shown(item.name),
+            "reason": outcome.reason,
+            "output": shown(outcome.output) if outcome.output else None,
+        }
+        if outcome.status in ("returned", "gone"):
+            self.ledger.add_file(self.run_id, {**info, "status": outcome.status})
+            return
+        if self.keep:
+            fault("ledger", str(self.settings.ledger))
+            self.ledger.add_file(self.run_id, {**info, "status": outcome.status}, info.get("records"))
+            item.done = True
+            _discard(item)
+            return
+        where = "failed" if outcome.status == "failed" else "processed"
+        folder = safe_dir(self.settings.archive, where, self.run_id)
+        folder = safe_dir(folder, *Path(item.folder).parts)
+        dest = _free_name(folder, item.original.name)
+        fault("ledger", str(self.settings.ledger))
+        rowid = self.ledger.add_file(
+            self.run_id,
+            {
+                **info,
+                "status": "archiving",
+                "final_status": outcome.status,
+                "archived": shown(str(dest)),
+                "archived_path": os.fsencode(dest),
+            },
+            info.get("records"),
+        )
+        reason = folder / fit(dest.name, keep=".reason.txt")
+        try:
+            if outcome.status == "failed":
+                reason.write_text(outcome.reason + "\n", encoding="utf-8")
+            fault("archive", str(folder))
+            _move_whole(item.staged, dest, self.run_id)
+        except OSError as err:  # the archive cannot take it: the row is not left begun
+            try:
+                reason.unlink(missing_ok=True)
+            except OSError:
+                pass
+            where = f"the archive {shown(str(folder))}"
+            self.ledger.abandon_file(rowid, "returned", environment_message(err, where) if is_environment(err) else str(err))
+            err.recorded = True
+            raise
+        item.done = True
+        fault("archived")
+        try:
+            self.ledger.complete_file(rowid, shown(str(dest)))
+        except sqlite3.Error as err:  # the move is done: the next run completes the row from the archive
+            self.echo(f"The ledger row of {printable(item.name)} could not be completed ({err}); the next run completes it.")
+        outcome.archived = str(dest)
+        _discard(item)
+
+    def give_back(self, item: Item, reason: str, recorded: bool = False) -> FileOutcome:
+        """The environment failed: the input goes back to the inbox, for the next run."""
+        outcome = FileOutcome(item.name, "returned", reason)
+        item.done = True
+        if item.moved and item.staged.exists():
+            try:
+                _return(item, self.settings.inbox)
+            except OSError as err:  # the inbox itself cannot be written: the file stays staged, found by the next run
+                outcome.reason += f" (it waits in {item.slot}: {err.strerror})"
+        else:
+            _discard(item)
+        if not recorded:
+            try:
+                self.archive(item, outcome)
+            except Exception:  # noqa: BLE001 - a ledger that cannot be written is already the environment's failure
+                pass
+        return outcome
+
+    def finish_file(self, item: Item, outcome: FileOutcome) -> None:
+        """Record and archive one file; an environment failure on the way gives it back."""
+        try:
+            self.archive(item, outcome)
+        except Exception as err:  # noqa: BLE001 - one file's bookkeeping never stops the run
+            where = f"the archive {shown(str(self.settings.archive))}" if not self.keep else "the ledger"
+            if isinstance(err, OSError) and getattr(err, "filename", None) == str(self.settings.ledger):
+                where = f"the ledger {shown(str(self.settings.ledger))}"
+            if is_environment(err):
+                reason = environment_message(err, where)
+            elif isinstance(err, UnsafeLink):
+                reason = str(err)
+            else:  # not the file's fault and not the machine's: it waits in the inbox, and the run says why
+                reason = f"njcredits met an internal error recording it ({type(err).__name__}: {err}); it stays in the inbox."
+            outcome = self.give_back(item, reason, recorded=getattr(err, "recorded", False))
+        self.say(outcome)
+
+
+def _relative(path: Path, inbox: Path) -> str:
+    """The input's path inside the inbox (`sub/a.xlsx`), or its name when it is not inside (`run FILE`)."""
+    folder, inbox = path.parent.resolve(), inbox.resolve()
+    if folder == inbox or inbox in folder.parents:
+        return str((folder / path.name).relative_to(inbox))
+    return path.name
+
+
+def _discard(item: Item) -> None:
+    """Remove what is left of an item's staging slot (its copy, or the slot once the input moved on)."""
+    if item.slot is not None:
+        _remove_tree(item.slot)
+
+
+def _remove_tree(path: Path) -> None:
+    if path.exists() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _return(item: Item, inbox: Path) -> Path:
+    """Put a staged input back in the inbox under its own name (or `name (1)` if a new file took it)."""
+    dest = _free_name(safe_dir(inbox, *Path(item.folder).parts), item.original.name)
+    os.rename(item.staged, dest)
+    _remove_tree(item.slot)
+    return dest
+
+
+def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo) -> None:
+    """Finish what a killed run of this inbox left (the inbox lock is ours, so none is running): end
+    it in the ledger and complete the file rows it began; put its staged inputs back in the inbox;
+    remove its temporary files. Never touches another inbox's runs or temporary files."""
+    now = dt.datetime.now(dt.UTC).isoformat()
+    archived: dict[str, set[str]] = {}  # per killed run, the inputs already in the archive
+    for dead in ledger.unfinished_runs(str(settings.inbox)):
+        for row in ledger.close_interrupted(dead, now, f"stopped before its end; finished by run {run_id}"):
+            archived.setdefault(dead, set()).add(row["name"])
+            echo(
+                f"Run {dead} was stopped before its end; {printable(row['name'])} had been moved to {printable(row['archived'])}: recorded."
+            )
+        for folder in (settings.outbox, *(settings.archive / where / dead for where in ARCHIVE_DIRS)):
+            if folder.is_dir() and not folder.is_symlink():
+                for p in folder.rglob(f".*{dead}*"):
+                    if p.is_file() and not p.is_symlink():
+                        p.unlink(missing_ok=True)
+        echo(f"Run {dead} was stopped before its end; its bookkeeping is finished.")
+    staging = work / "staging"
+    if not staging.is_dir() or staging.is_symlink():
+        return
+    for run_dir in sorted(staging.iterdir()):
+        if run_dir.is_symlink() or not run_dir.is_dir():
+            continue
+        for slot in sorted(run_dir.iterdir()):
+            if slot.is_symlink() or not slot.is_dir():
+                continue
+            name_file = slot / NAME_FILE
+            files = [p for p in slot.iterdir() if p.name != NAME_FILE and p.is_file() and not p.is_symlink()]
+            done = name_file.exists() and shown(os.fsdecode(name_file.read_bytes())) in archived.get(run_dir.name, set())
+            if files and name_file.exists() and settings.moves_inputs and not done:
+                original = os.fsdecode(name_file.read_bytes())
+                where = Path(original)
+                dest = _free_name(safe_dir(settings.inbox, *where.parent.parts), where.name)
+                os.rename(files[0], dest)
+                echo(f"{printable(original)} was taken by run {run_dir.name}, which stopped before it was done: back in the inbox.")
+            shutil.rmtree(slot, ignore_errors=True)
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+class _Bar:
+    def __init__(self, total: int):
+        from rich.progress import Progress
+
+        self.progress = Progress(transient=True)
+        self.task = self.progress.add_task("Processing workbooks", total=total)
+        self.progress.start()
+
+    def advance(self):
+        self.progress.advance(self.task)
+
+    def stop(self):
+        self.progress.stop()
+
+
+def _progress(enabled: bool, total: int):
+    return _Bar(total) if enabled else None

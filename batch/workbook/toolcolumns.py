@@ -1,0 +1,175 @@
+"""The tool's columns of an intake sheet (computed, Status, Findings, and the reviewer's three):
+where they start, their headers, widths, looks and cells, where the sheet is frozen, the prompt of
+the decision column, and the notes of the findings that point at an input cell. Shared by the
+in-place writer (`batch.workbook.inplace`) and the writer of workbooks written anew
+(`batch.workbook.writing`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from batch.pipeline import SheetResult
+from batch.reviews import CHOICES
+from batch.workbook import cells
+from batch.workbook.looks import COMPUTED_BG, MONEY, PERCENT, Formats
+from batch.workbook.reading import EXCEL_COLUMNS
+from validators.columns import REVIEW_COLUMNS
+
+
+def annotations(res: SheetResult) -> dict[int, dict[int, tuple[str, str]]]:
+    """pos -> column index -> (severity, comment text) for findings located to an input cell."""
+    col_index = {}
+    for i, f in enumerate(res.sheet.fields):
+        if f is not None and f not in col_index:
+            col_index[f] = i
+    located = res.findings[(res.findings["pos"] >= 0) & res.findings["Column"].isin(col_index)]
+    notes: dict[int, dict[int, list]] = {}
+    for pos, column, sev, code, msg, cite in zip(
+        located["pos"], located["Column"], located["Severity"], located["Code"], located["Message"], located["Citation"], strict=False
+    ):
+        notes.setdefault(int(pos), {}).setdefault(col_index[column], []).append((sev, f"{code} ({sev}): {msg} [{cite}]"))
+    order = {"error": 0, "warning": 1, "info": 2}
+    out = {}
+    for pos, cols in notes.items():
+        out[pos] = {}
+        for c, items in cols.items():
+            worst = min((s for s, _ in items), key=order.get)
+            out[pos][c] = (worst, "\n\n".join(t for _, t in items))
+    return out
+
+
+def layout(sheet) -> tuple[int, list[str], int, int]:
+    """Where the sheet's columns go: the input columns written (never past XFD), the computed
+    headers, the column of the tool's first column, and the last column of the sheet.
+
+    The tool's columns (computed, Status, Findings, and the reviewer's three) follow the last
+    column holding a header or any cell, so they never cover a cell of the user's; a sheet with no room for them before XFD
+    (NO_ROOM_FOR_RESULTS) comes back with its own cells only."""
+    k = min(len(sheet.headers), EXCEL_COLUMNS)  # only a CSV can be wider than a sheet
+    at = sheet.results_at
+    if sheet.no_room:
+        return k, [], at, max(min(at, EXCEL_COLUMNS), 1) - 1
+    computed_headers = list(sheet.spec.computed)
+    return k, computed_headers, at, at + sheet.tool_columns - 1
+
+
+STATUS_FILLS = {"OK": "#C6EFCE", "Flagged": "#FFEB9C", "Ineligible": "#D9D9D9", "Invalid": "#FFC7CE"}
+
+
+REVIEW = "review"  # the kind of the reviewer's columns
+
+
+REVIEW_WIDTHS = (24, 14, 40)  # Reviewer Decision, Reviewer, Reviewer Note
+
+
+TOOL_WIDTH = 40  # the widest a tool's column is sized, except a column of long text, which wraps
+
+
+WIDE = 90  # the width of a tool's column of long text (Calculation), wrapped
+
+
+@dataclass
+class ToolColumn:
+    """One of the tool's columns on an intake sheet: its header, width, and whether it wraps."""
+
+    header: str
+    kind: str | None
+    width: float
+    wrap: bool = False
+
+
+def tool_columns(res: SheetResult) -> list[ToolColumn]:
+    """The tool's columns of an intake sheet (computed, Status, Findings), each as wide as its
+    header's longest word and its longest value, up to TOOL_WIDTH; a column of text longer than
+    that is WIDE and wraps."""
+    sheet, spec = res.sheet, res.sheet.spec
+    if sheet.no_room:
+        return []
+    out = []
+    values = {h: res.computed[h] for h in spec.computed} | {"Status": res.status, "Findings": res.row_findings}
+    for header, column in values.items():
+        kind = spec.computed.get(header)
+        word = max((len(w) for w in header.split()), default=0)
+        if kind == "money":
+            top = column.dropna().abs().max() if column.notna().any() else 0
+            longest = len(f"{int(top) // 100:,}") + 4  # digits, separators and cents
+        elif kind == "percent":
+            longest = 8
+        else:
+            lengths = column.dropna().astype(str).str.len()
+            longest = int(lengths.max()) if len(lengths) else 0
+        if longest > TOOL_WIDTH and kind not in ("money", "percent") and header != "Findings":
+            out.append(ToolColumn(header, kind, WIDE, wrap=True))
+        else:
+            out.append(ToolColumn(header, kind, float(min(TOOL_WIDTH, max(word, longest, 8) + 2))))
+    if not sheet.review_cols:  # the reviewer's columns, empty until a reviewer writes in them (kept where they are after that)
+        out += [ToolColumn(h, REVIEW, w) for h, w in zip(REVIEW_COLUMNS, REVIEW_WIDTHS, strict=True)]
+    return out
+
+
+def tool_styles(fmts: Formats, columns: list[ToolColumn]) -> dict:
+    """The formats of the tool's cells: the header, each column's, and Status by value."""
+    number = {"money": MONEY, "percent": PERCENT}
+    return {
+        "header": fmts.get(header=COMPUTED_BG),
+        "columns": [fmts.get(number.get(c.kind or ""), wrap=c.wrap) for c in columns],
+        "status": {value: fmts.get(fill=fill) for value, fill in STATUS_FILLS.items()},
+    }
+
+
+def tool_cells(res: SheetResult, columns: list[ToolColumn], styles: dict, start: int, stop: int, letters: list[str]) -> list[np.ndarray]:
+    """The XML of the tool's cells of rows `start:stop` of an intake sheet, a column at a time;
+    `styles` holds the ` s="N"` attribute of each format of `tool_styles`."""
+    at = res.sheet.results_at
+    numbers = res.sheet.excel_rows[start:stop].astype(str).astype(object)
+    out = []
+    for j, col in enumerate(columns):
+        refs = letters[at + j] + numbers
+        if col.kind == REVIEW:  # the reviewer's: no cell of the tool's
+            out.append(np.full(stop - start, "", dtype=object))
+        elif col.header == "Status":
+            status = res.status.iloc[start:stop]
+            shown = (status != "").to_numpy()  # a totals row's Status is left blank (its Findings say TOTALS_ROW_SKIPPED)
+            cell = np.full(stop - start, "", dtype=object)
+            if shown.any():
+                look = status[shown].map(styles["status"]).fillna("").to_numpy(dtype=object)
+                cell[shown] = cells.strings(status[shown].astype(str), refs[shown], look)
+            out.append(cell)
+        elif col.header == "Findings":
+            findings = res.row_findings.iloc[start:stop]
+            out.append(cells.computed_cells(findings.where(findings != ""), refs, styles["columns"][j], False))
+        else:
+            values = res.computed[col.header].iloc[start:stop]
+            out.append(cells.computed_cells(values, refs, styles["columns"][j], cents=col.kind == "money"))
+    return out
+
+
+def marked_columns(sheet, written: int) -> list[int]:
+    """The columns the marker of the tool's columns of an intake sheet returned in place covers:
+    the `written` columns the tool writes from its first column on, and the reviewer's columns
+    where a returned workbook has them (kept where they are)."""
+    return [*range(sheet.results_at, sheet.results_at + written), *sheet.review_cols.values()]
+
+
+def tool_headers(sheet) -> list[str]:
+    """The headers of the tool's columns of an intake sheet, in order (none where it has no room)."""
+    if sheet.no_room:
+        return []
+    return [*sheet.spec.computed, "Status", "Findings", *([] if sheet.review_cols else REVIEW_COLUMNS)]
+
+
+def decision_prompt() -> dict[str, str]:
+    """The input message of the Reviewer Decision column: the choices (a message, not a list: a
+    list would refuse `Waive CODE`)."""
+    return {"input_title": REVIEW_COLUMNS[0], "input_message": CHOICES}
+
+
+def frozen_at(sheet) -> tuple[int, int]:
+    """Where an intake sheet is frozen when it has no pane of its own: below the header row, and
+    right of the record-ID column when that is one of the first three columns."""
+    key = sheet.spec.key[0] if sheet.spec.key else None
+    at = next((sheet.kept[i] for i, f in enumerate(sheet.fields) if f is not None and f == key), None)
+    return sheet.header_row + 1, at + 1 if at is not None and at < 3 else 0

@@ -1,0 +1,409 @@
+"""The tool's own sheets of a returned workbook: Findings (every finding, with a link to its cell),
+Summary (the awards chart and every summary table), Run (the run's facts and counts) and Rules
+(the rules used, drawn by `batch.workbook.rulebook`), named apart from the user's sheets, with the
+markers that name them (see `batch.workbook.reading`).
+
+Drawn by xlsxwriter into the workbook a writer gives (`write_tool_sheets`): the in-place writer
+(`batch.workbook.inplace`) draws them into a workbook of their own and moves them into the user's
+package; the writer of workbooks written anew (`batch.workbook.writing`) draws them after the
+user's sheets. The Findings rows are generated (see `batch.workbook.sheetxml`), not written by
+xlsxwriter.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from batch import __version__
+from batch.pipeline import Result, SheetResult
+from batch.programs._kit.calculation import SummaryTable
+from batch.programs._kit.findings import FINDINGS_COLUMNS
+from batch.workbook import cells, sheetxml
+from batch.workbook.looks import HEADER_BG, LINE_HEIGHT, MONEY, PERCENT, Formats, line_counts, lines, print_setup, style
+from batch.workbook.reading import RUN_TITLE, SUMMARY_TITLE, OtherSheet, quoted_sheet, sheet_marker, tool_sheet_name
+from batch.workbook.rulebook import write_rules_sheet
+from batch.workbook.toolcolumns import layout, tool_headers
+from batch.workbook.xlsxwriter_private import define_hidden_name
+
+FINDINGS_SHEET_COLUMNS = [*FINDINGS_COLUMNS, "Cell", "Waived"]
+
+
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+CELL_LIKE = re.compile(r"(?:[A-Za-z]{1,3}[0-9]+|[RrCc][0-9]*|[RrCc][0-9]*[RrCc][0-9]*)")
+
+
+def sheet_ref(name: str) -> str:
+    """A sheet's name as an address writes it: quoted unless plain (`Transfers`, `'Transfers (Nov)'`)."""
+    return name if PLAIN_NAME.fullmatch(name) and not CELL_LIKE.fullmatch(name) else quoted_sheet(name)
+
+
+def finding_cells(result: Result) -> pd.Series:
+    """Each finding's cell in the returned workbook (`Transfers!H12`): the cell of its row and
+    column; the row's record-ID cell for a finding about a row; the header cell for a finding
+    about a column; A1 for a finding about a sheet. Blank for a finding about no sheet."""
+    f = result.findings
+    out = pd.Series("", index=f.index, dtype=object)
+    for s in result.sheets:
+        name = s.sheet.name if isinstance(s, SheetResult) else s.name
+        mine = f.index[f["Sheet"] == name]
+        if not len(mine):
+            continue
+        if not isinstance(s, SheetResult):
+            out[mine] = sheet_ref(name) + "!A1"
+            continue
+        sheet = s.sheet
+        k, computed_headers, at, last_col = layout(sheet)
+        column = {}
+        for i, (field_name, header) in enumerate(zip(sheet.fields[:k], sheet.headers[:k], strict=False)):
+            at_col = sheet.kept[i] if i < len(sheet.kept) else i  # the column in the returned sheet, as in the input
+            if field_name:
+                column.setdefault(field_name, at_col)
+            column.setdefault(str(header), at_col)
+        column.update({h: at + j for j, h in enumerate(tool_headers(sheet))})
+        column.update(sheet.review_cols)  # a returned workbook's reviewer columns, where they are
+        id_col = next((column[h] for h in sheet.spec.key if h in column), 0)
+        part = f.loc[mine]
+        col = part["Column"].map(column)
+        row = part["Row"].astype("Int64")
+        has_row = row.notna().to_numpy()
+        has_col = col.notna().to_numpy()
+        col = col.fillna(id_col).where(has_row | has_col, 0).astype(int)
+        row = row.fillna(sheet.header_row + 1).where(has_row | has_col, 1).astype(int)
+        letters = np.array([cells.column_letters(j) for j in range(int(col.max()) + 1)], dtype=object)
+        out[mine] = sheet_ref(name) + "!" + letters[col.to_numpy()] + row.astype(str).to_numpy(dtype=object)
+    return out
+
+
+WRAPPED = {"Message": 80, "Citation": 34, "Waived": 30}  # the Findings columns that wrap, and their widths
+
+
+def _findings_widths(f: pd.DataFrame, where: pd.Series) -> list[float]:
+    """Each Findings column as wide as its longest value (within bounds); the long texts wrap."""
+
+    def longest(values: pd.Series, low: float, high: float) -> float:
+        n = values.dropna().astype(str).str.len().max() if len(values) else 0
+        return float(min(high, max(low, (0 if pd.isna(n) else n) + 2)))
+
+    sized = {"Sheet": (12, 32), "Row": (7, 8), "Record ID": (12, 24), "Column": (14, 36), "Code": (16, 44), "Severity": (9, 9)}
+    out = []
+    for col in FINDINGS_SHEET_COLUMNS:
+        if col in WRAPPED:
+            out.append(float(WRAPPED[col]))
+        elif col == "Cell":
+            out.append(longest(where, 14, 40))
+        else:
+            out.append(longest(f[col], *sized[col]))
+    return out
+
+
+def _write_findings(wb, fmts: Formats, result: Result, name: str):
+    """Headers by xlsxwriter; the rows generated whole columns at a time (see batch.workbook.cells), each
+    as tall as its wrapped message."""
+    ws = wb.add_worksheet(name)
+    f = result.findings
+    where = finding_cells(result)
+    widths = _findings_widths(f, where)
+    wrap = fmts.get(wrap=True)
+    for j, w in enumerate(widths):
+        ws.set_column(j, j, w, wrap if FINDINGS_SHEET_COLUMNS[j] in WRAPPED else None)
+    for j, h in enumerate(FINDINGS_SHEET_COLUMNS):
+        ws.write_string(0, j, h, fmts.get(header=HEADER_BG))
+    ws.freeze_panes(1, 0)
+    ws.autofilter(0, 0, max(len(f), 1), len(FINDINGS_SHEET_COLUMNS) - 1)
+    print_setup(ws, 0)
+    # every cell at the top of its row, as the wrapped messages are
+    formats = {"Message": wrap, "Citation": wrap, "Row": fmts.get(center=True, top=True)}
+    plain_format, link_format = fmts.get(top=True), fmts.get(link=True, top=True)
+    for fmt in (*formats.values(), plain_format, link_format):
+        style(fmt)  # each format's index is fixed now, before the workbook closes
+    letters = [cells.column_letters(j) for j in range(len(FINDINGS_SHEET_COLUMNS))]
+
+    def rows(restyle=lambda s: s):
+        """The rows; `restyle` turns a style attribute into another workbook's (see batch.workbook.inplace)."""
+        styles = {k: restyle(style(fmt)) for k, fmt in formats.items()}
+        plain, link_style = restyle(style(plain_format)), restyle(style(link_format))
+        for start in range(0, len(f), sheetxml.CHUNK_ROWS):
+            part = f.iloc[start : start + sheetxml.CHUNK_ROWS]
+            numbers = np.arange(start + 2, start + 2 + len(part)).astype(str).astype(object)
+            columns = []
+            for j, col in enumerate(FINDINGS_COLUMNS):
+                values = part[col]
+                if col == "Row":
+                    columns.append(cells.computed_cells(values.astype("Float64"), letters[j] + numbers, styles["Row"], cents=False))
+                else:
+                    values = values.astype(object)
+                    text = values.where(values.notna() & (values != ""))
+                    columns.append(
+                        cells.computed_cells(text.astype(object), letters[j] + numbers, styles.get(col, plain), cents=False, as_text=True)
+                    )
+            j = FINDINGS_SHEET_COLUMNS.index("Cell")
+            columns.append(cells.links(where.iloc[start : start + sheetxml.CHUNK_ROWS], letters[j] + numbers, link_style))
+            if "Waived" in part:  # the reviewer's note of a waived finding
+                waived = part["Waived"].astype(object)
+                j = FINDINGS_SHEET_COLUMNS.index("Waived")
+                text = waived.where(waived.notna() & (waived != ""))
+                columns.append(cells.computed_cells(text, letters[j] + numbers, styles["Message"], cents=False, as_text=True))
+            tall = np.maximum(line_counts(part["Message"], WRAPPED["Message"]), line_counts(part["Citation"], WRAPPED["Citation"]))
+            yield sheetxml.rows_xml(numbers, columns, np.where(tall > 1, tall * LINE_HEIGHT, 0))
+
+    return rows, f"A1:{letters[-1]}{len(f) + 1}"
+
+
+def shown(value, money: bool) -> str:
+    """About what a cell of a table shows, for its column's width ("" for a missing value)."""
+    if value is None or (not isinstance(value, (str, list, tuple, set, dict)) and bool(pd.isna(value))):
+        return ""
+    if money and not isinstance(value, str):
+        return f"{float(value) / 100:,.2f}"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def table_widths(
+    tables: list[SummaryTable], first: float = 0, low: float = 10, high: float = 48, whole_headers: bool = False
+) -> dict[int, float]:
+    """Column widths that hold the values of tables written one below the other, and their
+    headers' longest words (the headers wrap) or, with `whole_headers`, their whole headers;
+    between `low` and `high`, and the first column at least `first`."""
+    widths: dict[int, float] = {}
+    for t in tables:
+        for j, h in enumerate(t.table.columns):
+            money = t.formats.get(str(h)) == "money"
+            longest = max((len(shown(v, money)) for v in t.table.iloc[:, j]), default=0)
+            head = len(str(h)) if whole_headers else max((len(w) for w in str(h).split()), default=0)
+            widths[j] = max(widths.get(j, low), min(high, max(longest, head) + 2))
+    if first:
+        widths[0] = max(widths.get(0, 0), first)
+    return widths
+
+
+def write_table(ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, float] | None = None) -> int:
+    """A title, a header row (as tall as its wrapped headers need in `widths`) and the rows; returns
+    the row after the blank row that follows the table."""
+    ws.write_string(r, 0, t.title, fmts.get(title=True))
+    r += 1
+    for j, h in enumerate(t.table.columns):
+        numeric = pd.api.types.is_numeric_dtype(t.table.iloc[:, j]) and not pd.api.types.is_bool_dtype(t.table.iloc[:, j])
+        ws.write_string(r, j, str(h), fmts.get(header=HEADER_BG, right=numeric))
+    if widths:
+        ws.set_row(r, LINE_HEIGHT * max(lines(h, widths.get(j, 8.43)) for j, h in enumerate(t.table.columns)))
+    num = [{"money": MONEY, "percent": PERCENT}.get(t.formats.get(str(h))) for h in t.table.columns]
+    for row in t.table.itertuples(index=False):
+        r += 1
+        for j, v in enumerate(row):
+            if isinstance(v, str):
+                ws.write_string(r, j, v)
+            elif v is not None and not pd.isna(v):
+                ws.write_number(r, j, float(v) / 100 if num[j] == MONEY else float(v), fmts.get(num[j]))
+    return r + 2
+
+
+def awards_by_program(result: Result) -> SummaryTable:
+    """Rows and award dollars of each sheet, for the chart."""
+    rows = []
+    for res in result.intake:
+        m = res.program
+        counts = res.counts
+        rows.append(
+            {
+                "Sheet": res.sheet.name,
+                "Program": m.schema.program,
+                "Rows": counts["rows"],
+                **{s: counts[s] for s in ("OK", "Flagged", "Ineligible", "Invalid")},
+                "Award ($)": int(_award_cents(res).sum()),
+            }
+        )
+    table = pd.DataFrame(rows, columns=["Sheet", "Program", "Rows", "OK", "Flagged", "Ineligible", "Invalid", "Award ($)"])
+    return SummaryTable("Rows by status and award by program (award excludes Invalid and Ineligible rows)", table, {"Award ($)": "money"})
+
+
+STATUS_COLUMNS = ["OK", "Flagged", "Ineligible", "Invalid"]
+
+
+def _award_cents(res: SheetResult) -> pd.Series:
+    """The award of each row in cents, 0 where the row is Invalid or Ineligible (or a totals row)."""
+    column = res.program.award_column
+    award = res.computed[column] if column in res.computed else res.typed[column]
+    counted = ~res.status.isin(["Invalid", "Ineligible", ""])
+    return award.where(counted, 0).fillna(0).astype("int64")
+
+
+def by_month(res: SheetResult) -> SummaryTable | None:
+    """Rows by status and award by month of the sheet's one date column (Transfer Date,
+    Application Date, ...); rows whose date is blank or unreadable under `(no date)`."""
+    column = res.program.month_column
+    if column is None or column not in res.typed:
+        return None
+    records = (res.status != "").to_numpy()  # a totals row is no record
+    dates = res.typed[column]
+    key = (dates.dt.year * 100 + dates.dt.month).astype("Int64").fillna(-1)
+    frame = pd.DataFrame({"month": key, "status": res.status, "award": _award_cents(res)})[records]
+    if frame.empty:
+        return None
+    counts = pd.crosstab(frame["month"], frame["status"]).reindex(columns=STATUS_COLUMNS, fill_value=0)
+    table = counts.assign(Rows=counts.sum(axis=1), award=frame.groupby("month")["award"].sum()).reset_index()
+    table = table.assign(_last=table["month"] < 0).sort_values(["_last", "month"])
+    label = {k: "(no date)" if k < 0 else f"{k // 100:04d}-{k % 100:02d}" for k in table["month"].unique().tolist()}
+    table = table.assign(Month=table["month"].map(label)).rename(columns={"award": "Award ($)"})
+    table = table[["Month", "Rows", *STATUS_COLUMNS, "Award ($)"]].reset_index(drop=True)
+    return SummaryTable(
+        f"{res.sheet.name}: rows and award by month of {column} (award excludes Invalid and Ineligible rows)", table, {"Award ($)": "money"}
+    )
+
+
+def findings_by_code(findings: pd.DataFrame) -> SummaryTable | None:
+    """Findings of each code by severity, the most frequent first."""
+    if findings.empty:
+        return None
+    table = pd.crosstab(findings["Code"], findings["Severity"])
+    table = table.reindex(columns=[s for s in ("error", "warning", "info") if s in table.columns])
+    table = table.assign(Total=table.sum(axis=1)).reset_index()
+    table = table.sort_values(["Total", "Code"], ascending=[False, True]).reset_index(drop=True)
+    table.columns.name = None
+    return SummaryTable("Findings by code (most frequent first)", table)
+
+
+def _awards_chart(wb, name: str, totals: SummaryTable, first_row: int):
+    """Awards by program as horizontal bars (the labels stay level), sized to the programs; and
+    the rows it covers."""
+    n = len(totals.table)
+    chart = wb.add_chart({"type": "bar"})
+    award = len(totals.table.columns) - 1
+    chart.add_series(
+        {
+            "name": "Award ($)",
+            "categories": [name, first_row, 1, first_row + n - 1, 1],
+            "values": [name, first_row, award, first_row + n - 1, award],
+            "data_labels": {"value": True, "num_format": "$#,##0"},
+        }
+    )
+    chart.set_title({"name": "Awards by program"})
+    chart.set_legend({"none": True})
+    chart.set_x_axis({"num_format": '$#,##0.0,,"M"'})  # in millions: short labels that stay level
+    chart.set_y_axis({"reverse": True})  # the programs in the table's order, top down
+    height = 110 + 40 * n
+    chart.set_size({"width": 760, "height": height})
+    return chart, -(-height // 20) + 1  # rows of the default 20 pixels, and one to spare
+
+
+def _write_summary(wb, fmts: Formats, result: Result, name: str) -> None:
+    """The first table, the awards chart below it, then every other table below the chart, so the
+    chart never covers a table; columns as wide as the tables need."""
+    ws = wb.add_worksheet(name)
+    print_setup(ws, None)
+    totals = awards_by_program(result)
+    tables = []
+    for res in result.intake:
+        month = by_month(res)
+        tables += [SummaryTable(f"{res.sheet.name}: {t.title}", t.table, t.formats) for t in res.summary]
+        tables += [month] if month else []
+    codes = findings_by_code(result.findings)
+    tables += [codes] if codes is not None else []
+    widths = table_widths([totals, *tables], first=36)
+    for j, w in widths.items():
+        ws.set_column(j, j, w)
+    ws.write_string(0, 0, f"{SUMMARY_TITLE} {result.path.name}", fmts.get(title=True))
+    r = write_table(ws, fmts, 2, totals, widths)
+    if len(totals.table):
+        chart, rows = _awards_chart(wb, name, totals, 4)
+        ws.insert_chart(r, 0, chart)
+        r += rows + 1
+    for t in tables:
+        r = write_table(ws, fmts, r, t, widths)
+
+
+def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
+    ws = wb.add_worksheet(name)
+    print_setup(ws, None)
+    ws.write_string(0, 0, RUN_TITLE, fmts.get(title=True))
+    lines = [
+        ("Input file", result.path.name),
+        ("Input SHA-256", result.sha256),
+        ("Run at (UTC)", result.started.strftime("%Y-%m-%d %H:%M:%S")),
+        ("As-of date", result.as_of.isoformat() if result.as_of else ""),
+        ("njcredits version", __version__),
+    ] + [(f"Rules version: {sheet}", label) for sheet, label in result.rules_versions().items()]
+    for i, (key, value) in enumerate(lines, start=1):
+        ws.write_string(i, 0, key)
+        ws.write_string(i, 1, value)
+    counts = []
+    for res in result.intake:
+        c = res.counts
+        sev = res.findings["Severity"].value_counts()
+        counts.append(
+            {
+                "Sheet": res.sheet.name,
+                "Rows read": c["rows"],
+                "Rows computed": c["rows"] - c["Invalid"],
+                "Invalid": c["Invalid"],
+                "Ineligible": c["Ineligible"],
+                "Flagged": c["Flagged"],
+                "OK": c["OK"],
+                "Errors": int(sev.get("error", 0)),
+                "Warnings": int(sev.get("warning", 0)),
+                "Info": int(sev.get("info", 0)),
+                "Totals rows skipped": res.totals,
+            }
+        )
+    for other in (s for s in result.sheets if isinstance(s, OtherSheet)):
+        counts.append({"Sheet": other.name, "Rows read": 0, "Rows computed": 0})
+    table = pd.DataFrame(
+        counts,
+        columns=[
+            "Sheet",
+            "Rows read",
+            "Rows computed",
+            "Invalid",
+            "Ineligible",
+            "Flagged",
+            "OK",
+            "Errors",
+            "Warnings",
+            "Info",
+            "Totals rows skipped",
+        ],
+    )
+    counts_table = SummaryTable("Counts per sheet", table)
+    widths = table_widths([counts_table], first=max(30, max(len(k) for k, _ in lines) + 2))
+    for j, w in widths.items():
+        ws.set_column(j, j, w)
+    r = write_table(ws, fmts, len(lines) + 2, counts_table, widths)
+    # what the returned workbook could not keep of the input (FORMATTING_NOT_KEPT, MACROS_REMOVED,
+    # ENCRYPTION_REMOVED, SHEET_NOT_READABLE): findings about the workbook, not a sheet
+    about = result.findings[result.findings["Sheet"] == ""]
+    if len(about):
+        write_table(ws, fmts, r, SummaryTable("The workbook", about[["Code", "Severity", "Message"]].reset_index(drop=True)))
+
+
+def tool_sheets(result: Result) -> dict[str, str]:
+    """The name of each sheet the tool writes: `Findings`, `Summary`, `Run`, `Rules`, or, where a
+    sheet of the user's already has that name, `Summary (njcredits)` (the user's sheet keeps its
+    name)."""
+    taken = [s.sheet.name if isinstance(s, SheetResult) else s.name for s in result.sheets]
+    names: dict[str, str] = {}
+    for role in ("Findings", "Summary", "Run", "Rules"):
+        names[role] = tool_sheet_name(role, taken + list(names.values()))
+    return names
+
+
+def write_tool_sheets(wb, fmts: Formats, result: Result):
+    """The Findings, Summary and Run sheets, and the marker naming them (what the next run
+    replaces, see batch.workbook.reading); returns the Findings rows' generator (see batch.workbook.sheetxml)."""
+    names = tool_sheets(result)
+    findings = _write_findings(wb, fmts, result, names["Findings"])
+    _write_summary(wb, fmts, result, names["Summary"])
+    _write_run(wb, fmts, result, names["Run"])
+    programs = []  # each program present, once, in the order of its sheets
+    for res in result.intake:
+        if all(res.program is not p for p in programs):
+            programs.append(res.program)
+    write_rules_sheet(wb, fmts, programs, names["Rules"])
+    for role, name in names.items():  # the markers of the tool's sheets (see batch.workbook.reading)
+        define_hidden_name(wb, *sheet_marker(role, name))
+    return findings

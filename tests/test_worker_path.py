@@ -1,0 +1,195 @@
+"""No folder or file in the working directory, the inbox or the outbox changes what code runs: a team's
+notes in a folder named `batch` or `validators` beside the inbox (or in it) are never imported by a
+worker, and a worker that cannot import njcredits is the environment's failure (exit 3, the file left
+in the inbox, the message naming the import error), never the file's."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import TRANSFER_HEADERS, write_workbook
+
+import batch.run.workers as workers
+from batch.run.config import load
+from batch.run.runner import run_batch
+
+CONSOLE_SCRIPT = Path(sys.executable).parent / "njcredits"
+MARKER = "IMPORTED-THE-NOTES"
+
+# a team's notes: packages that raise when imported, or that leave a file behind when they are run
+NOTES = {
+    "raise": {
+        "batch/__init__.py": 'raise RuntimeError("team notes, not code")\n',
+        "validators/__init__.py": 'raise RuntimeError("team notes, not code")\n',
+    },
+    "visible": {
+        "batch/__init__.py": "",
+        "batch/pipeline.py": f"open({MARKER!r}, 'a').write('batch.pipeline\\n')\n",
+        "batch/cli.py": f"open({MARKER!r}, 'a').write('batch.cli\\n')\n",
+        "validators/__init__.py": f"open({MARKER!r}, 'a').write('validators\\n')\n",
+        "validators/schema.py": f"open({MARKER!r}, 'a').write('validators.schema\\n')\n",
+    },
+}
+
+
+def notes(folder: Path, kind: str) -> list[str]:
+    """The notes written into `folder`; their names as the inbox lists them."""
+    for name, text in NOTES[kind].items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return sorted(NOTES[kind])
+
+
+def transfers(path: Path, tag: str) -> Path:
+    row = [f"T-{tag}", "Grow NJ", f"C-{tag}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000]
+    return write_workbook(path, {"Transfers": [TRANSFER_HEADERS, row]})
+
+
+def clean_env() -> dict:
+    env = dict(os.environ)
+    for key in ("NJCREDITS_FAULT", "PYTHONPATH", "PYTHONSAFEPATH"):
+        env.pop(key, None)
+    return env
+
+
+# where the notes are, and where `njcredits run` is started:
+#   cwd          notes in the working directory, the inbox beside them
+#   inbox        notes in the inbox, started elsewhere
+#   inbox-is-cwd notes in the inbox, started in the inbox (`njcredits run .`)
+WHERE = ["cwd", "inbox", "inbox-is-cwd"]
+
+
+@pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="the njcredits command is not installed beside this Python")
+@pytest.mark.parametrize("kind", sorted(NOTES))
+@pytest.mark.parametrize("where", WHERE)
+def test_a_batch_or_validators_folder_where_the_tool_runs_is_never_imported(tmp_path, where, kind):
+    inbox, outbox, home = tmp_path / "drop", tmp_path / "results", tmp_path / "team"
+    inbox.mkdir()
+    home.mkdir()
+    transfers(inbox / "march.xlsx", "1")
+    transfers(inbox / "april.xlsx", "2")
+    listed = []
+    if where == "cwd":
+        notes(home, kind)
+        cwd, target = home, inbox
+    else:
+        listed = notes(inbox, kind)
+        cwd, target = (inbox, Path(".")) if where == "inbox-is-cwd" else (home, inbox)
+    done = subprocess.run(
+        [str(CONSOLE_SCRIPT), "run", str(target), "--out", str(outbox), "--workers", "2"],
+        cwd=cwd,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = done.stdout.splitlines()
+    assert {line.split("  ")[1] for line in lines if line.startswith("done  ")} == {"march.xlsx", "april.xlsx"}, done.stdout + done.stderr
+    assert (outbox / "march.annotated.xlsx").is_file() and (outbox / "april.annotated.xlsx").is_file()
+    assert not list(tmp_path.rglob(MARKER)), "a worker imported the notes"
+    assert "stopped unexpectedly" not in done.stdout and "could not start" not in done.stdout
+    # notes dropped in the inbox are files like any other: not intake files, failed with that reason
+    failed = sorted(line.split("  ")[1] for line in lines if line.startswith("failed  "))
+    assert failed == listed
+    assert all("is not an intake file" in line for line in lines if line.startswith("failed  "))
+    assert done.returncode == (1 if listed else 0), done.stdout + done.stderr
+
+
+def test_a_worker_that_cannot_import_njcredits_leaves_the_file_in_the_inbox(tmp_path, monkeypatch):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    names = ["march.xlsx", "april.xlsx", "may.xlsx"]
+    for i, name in enumerate(names):
+        transfers(inbox / name, str(i))
+    # the seam: what a worker imports before it takes a file names a module that is not installed
+    monkeypatch.setattr(workers, "WORKER_MODULES", (*workers.WORKER_MODULES, "batch.not_installed"))
+    lines = []
+    outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=2), echo=lines.append)
+    assert outcome.exit_code == 3
+    assert [f.status for f in outcome.files] == ["returned"] * 3
+    assert sorted(p.name for p in inbox.iterdir() if p.is_file() and not p.name.startswith(".")) == sorted(names)
+    assert not (inbox / "failed").exists() and not (inbox / "processed").exists()
+    for f in outcome.files:
+        assert f.reason == (
+            "a worker process could not start (ModuleNotFoundError: No module named 'batch.not_installed'); "
+            "check the njcredits installation; the file stays in the inbox for the next run."
+        )
+    assert sum(line.startswith("left  ") for line in lines) == 3
+
+
+# a worker started on a path where a folder of notes comes first: the fork server dies importing the
+# notes, or the worker finds the notes' `batch` instead of its own; the message is Python's last line
+# (which import fails depends on how njcredits is installed: an editable install finds its own
+# subpackages under the notes' `batch`, a plain one does not)
+NOT_STARTED = [
+    ("raise", r"RuntimeError: team notes, not code"),
+    ("visible", r"(ImportError: cannot import name '__version__' from 'batch' \(.*/team/batch/__init__.py\)"
+                r"|ModuleNotFoundError: No module named 'batch\.\w+')"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "error"), NOT_STARTED)
+def test_a_worker_that_dies_before_it_starts_is_the_environments_failure(tmp_path, kind, error):
+    inbox, outbox, team = tmp_path / "inbox", tmp_path / "outbox", tmp_path / "team"
+    inbox.mkdir()
+    team.mkdir()
+    notes(team, kind)
+    transfers(inbox / "march.xlsx", "1")
+    # the seam: the workers' path with the notes first, as it was before workers had a path of their own
+    code = (
+        "import sys; import batch.run.workers as w; real = w.worker_path; "
+        f"w.worker_path = lambda: [{str(team)!r}, *real()]; "
+        "from batch.run.config import load; from batch.run.runner import run_batch; "
+        f"sys.exit(run_batch(load(inbox={str(inbox)!r}, outbox={str(outbox)!r}, workers=1)).exit_code)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert (inbox / "march.xlsx").is_file() and not (inbox / "failed").exists()
+    left = [line for line in done.stdout.splitlines() if line.startswith("left  ")]
+    pattern = (
+        r"left  march\.xlsx  a worker process could not start \(" + error + r"\); check the njcredits installation; "
+        r"the file stays in the inbox for the next run\."
+    )
+    assert len(left) == 1 and re.fullmatch(pattern, left[0]), done.stdout
+
+
+# the run's sys.path -> the workers' (HOME: where njcredits is installed; CWD: the working directory)
+PATHS = [
+    (["", "/lib", "HOME"], ["/lib", "HOME"]),  # '' (python -c): the working directory, dropped
+    ([".", "notes", "/lib", "HOME"], ["/lib", "HOME"]),  # relative entries: the working directory's, dropped
+    (["CWD", "/lib", "HOME"], ["/lib", "HOME"]),  # the working directory itself (python -m, a script there)
+    (["/lib", "/lib", "HOME"], ["/lib", "HOME"]),  # an entry twice: once
+    (["", "/lib"], ["/lib", "HOME"]),  # njcredits found through '' (a checkout run from itself): its folder added
+    (["/lib", "/site"], ["/lib", "/site", "HOME"]),  # found by an editable install's finder: its folder added
+]
+
+
+@pytest.mark.parametrize(("run_path", "expected"), PATHS)
+def test_the_workers_path_holds_no_working_directory(tmp_path, monkeypatch, run_path, expected):
+    home, cwd = tmp_path / "installed", tmp_path / "team"
+    home.mkdir()
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(workers, "product_home", lambda: str(home))
+    names = {"HOME": str(home), "CWD": str(cwd)}
+    monkeypatch.setattr(sys, "path", [names.get(p, p) for p in run_path])
+    assert workers.worker_path() == [names.get(p, p) for p in expected]
+
+
+def test_the_working_directory_stays_when_it_is_where_njcredits_is_installed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(workers, "product_home", lambda: str(tmp_path))
+    monkeypatch.setattr(sys, "path", ["", "/lib", str(tmp_path)])
+    assert workers.worker_path() == ["/lib", str(tmp_path)]
+
+
+def test_a_package_of_njcredits_imported_from_another_folder_is_refused(tmp_path):
+    with pytest.raises(ImportError, match=f"batch was imported from .*, not from njcredits's own {tmp_path / 'batch'}"):
+        workers.check_product((), {"batch": str(tmp_path / "batch")})
+    workers.check_product(workers.WORKER_MODULES, workers.product_folders())  # the run's own: accepted
