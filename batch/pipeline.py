@@ -34,6 +34,7 @@ from batch.workbook.reading import (
     excel_refuses,
     read_workbook,
     sheet_key,
+    sheets_kept_by_libreoffice,
     totals_rows,
 )
 from batch.workbook.safety import Limits, decrypt_default, encrypted
@@ -468,8 +469,8 @@ def _workbook_findings(book, not_in_place: str | None = None) -> pd.DataFrame:
         rows.append({"code": "ENCRYPTION_REMOVED"})
     for sheet, why in getattr(book, "unreadable", []):
         rows.append({"code": "SHEET_NOT_READABLE", "sheet_name": sheet, "expected": why})
-    refused = [name for name in book.sheet_names if excel_refuses(name)]
-    if len(refused) > 1 and not not_in_place:
+    if sheets_kept_by_libreoffice(book.sheet_names) < len(book.sheet_names) and not not_in_place:
+        refused = [name for name in book.sheet_names if excel_refuses(name)]
         rows.append({"code": "SHEET_NAMES_REFUSED", "count": len(refused), "names": ", ".join(refused)})
     if book.macros and not not_in_place:
         rows.append({"code": "MACROS_REMOVED", "removed": describe(book.macros)})

@@ -340,7 +340,7 @@ def test_two_inboxes_sharing_an_outbox(tmp_path):
 
 
 def test_environment_errors_are_classified():
-    from batch.run.runner import environment_message, is_environment
+    from batch.run.environment import environment_message, is_environment
 
     assert is_environment(OSError(errno.ENOSPC, "full")) and is_environment(OSError(errno.EROFS, "ro"))
     assert not is_environment(OSError(errno.ENOENT, "gone")) and not is_environment(ValueError("bad cell"))
@@ -364,7 +364,7 @@ ERRNOS = [
 def test_write_errors_are_classified_also_when_a_library_wraps_them(code, environment, words):
     from xlsxwriter.exceptions import FileCreateError
 
-    from batch.run.runner import environment_message, is_environment, os_error
+    from batch.run.environment import environment_message, is_environment, os_error
 
     plain = OSError(code, os.strerror(code), "/out/x.xlsx")
     wrapped = FileCreateError(plain)  # as xlsxwriter's close() raises it: the OS error in its args

@@ -238,7 +238,7 @@ def _per_year_credits(result):
 def file_reason(err: BaseException, name: str) -> str:
     """Why a file could not be processed, in the user's words, never a library's exception text."""
     from batch.workbook.reasons import for_failure
-    from batch.workbook.safety import Refused
+    from batch.workbook.refused import Refused
 
     if isinstance(err, Refused):
         return str(err)

@@ -33,7 +33,7 @@ from batch.pipeline import Result, SheetResult
 from batch.workbook import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
 from batch.workbook.looks import LINE_HEIGHT, WRITER_OPTIONS, Formats, lines
 from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
-from batch.workbook.safety import Refused
+from batch.workbook.refused import Refused
 from batch.workbook.stylesxml import FILLS, Styles
 from batch.workbook.toolcolumns import annotations, decision_prompt, frozen_at, marked_columns, tool_cells, tool_columns, tool_styles
 from batch.workbook.toolsheets import write_tool_sheets

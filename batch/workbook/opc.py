@@ -23,7 +23,7 @@ from lxml import etree
 
 from batch.workbook import xmlparts
 from batch.workbook.opened import Opened, opening
-from batch.workbook.safety import Refused
+from batch.workbook.refused import Refused
 
 CONTENT_TYPES = "[Content_Types].xml"
 WORKBOOK = "xl/workbook.xml"  # where Excel puts the workbook part; `workbook_part` finds it wherever it is

@@ -40,7 +40,7 @@ import pandas as pd
 from batch.workbook import cells as encoder
 from batch.workbook import xmlparts
 from batch.workbook.cells import column_letters
-from batch.workbook.safety import Refused
+from batch.workbook.refused import Refused
 
 MAIN_NAMESPACES = frozenset({xmlparts.MAIN.encode(), xmlparts.MAIN_STRICT.encode()})  # Transitional, Strict
 XML_NAMESPACE = b"http://www.w3.org/XML/1998/namespace"
