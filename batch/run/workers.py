@@ -44,8 +44,8 @@ from batch.run.environment import WRITE_ERRNOS, WriteFailed, cannot_start, envir
 from batch.run.faults import fault
 from batch.run.names import shown
 
-# what a worker imports before it takes a file (the fork server imports them once, for every worker)
-WORKER_MODULES = ("batch.pipeline", "batch.workbook.writing")
+# what a worker imports before it takes a file (the fork server imports it once, for every worker)
+WORKER_MODULES = ("batch.run.preload",)
 PRODUCT_PACKAGES = ("batch", "validators")  # njcredits's own packages: each must come from njcredits's folder
 STOP_GRACE_SECONDS = 0.5  # how long a worker's unexpected end waits for the run to note a stop signal
 DIAGNOSIS_SECONDS = 120  # longest the interpreter that finds why a worker could not start may take

@@ -42,6 +42,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 RULES_DIR = Path(__file__).resolve().parents[1]  # batch/programs: one folder per program
 KIT_DIR = Path(__file__).resolve().parent  # the findings every sheet shares, the statute texts' sections
+# libyaml's parser where PyYAML was built with it (its wheels are): the same documents, ten times faster
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # The units a parameter may have: money (converted to cents), exact ratios, dates, counts and the
 # rest, which are read as they are written.
 UNITS = frozenset(
@@ -352,7 +354,7 @@ def _load_yaml(path: Path, model=RulesFile) -> dict:
     """A rules file, checked against its schema."""
     try:
         with path.open(encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh) or {}
+            doc = yaml.load(fh, Loader=SAFE_LOADER) or {}
     except (yaml.YAMLError, ValueError) as err:  # ValueError: a date YAML cannot make (2014-13-01)
         raise RulesError(f"{path.parent.name}/{path.name}: not readable YAML ({err})") from None
     _checked(path, doc, model)
