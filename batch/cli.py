@@ -82,6 +82,7 @@ def run(inbox: Path | None, **flags):
     from batch.run.ledger import LedgerUnreadable
     from batch.run.runner import RunLocked, UnsafeLink, run_batch
     from batch.run.watch import folder_problem
+    from batch.run.workers import start_fork_server
 
     files = None
     if inbox is not None and inbox.is_file():  # `run FILE`: the file stays where it is unless --archive
@@ -95,6 +96,7 @@ def run(inbox: Path | None, **flags):
     problem = folder_problem(settings) if files is None else None
     if problem:
         raise click.UsageError(problem)
+    start_fork_server()
     try:
         outcome = run_batch(settings, files=files, echo=click.echo, progress=sys.stderr.isatty())
     except RunLocked as err:
@@ -200,6 +202,7 @@ def watch(inbox: Path | None, **flags):
     """Watch INBOX and process each workbook dropped in once it is complete: closed by its writer, unchanged
     for the settle time, and (a workbook) a complete zip (Ctrl-C stops)."""
     from batch.run.watch import folder_problem, watch_inbox
+    from batch.run.workers import start_fork_server
 
     settings = _settings(inbox=inbox, **flags)
     problem = folder_problem(settings)  # before anything is created or watched
@@ -209,6 +212,7 @@ def watch(inbox: Path | None, **flags):
         raise click.UsageError(problem)
     settings.inbox.mkdir(parents=True, exist_ok=True)
     _ledger(settings.ledger)  # an unusable ledger is said once, before watching
+    start_fork_server()
     sys.exit(watch_inbox(settings, echo=click.echo))  # 3: a stop cut a run short, its files wait in the inbox
 
 

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,30 @@ def test_a_package_of_njcredits_imported_from_another_folder_is_refused(tmp_path
     with pytest.raises(ImportError, match=f"batch was imported from .*, not from njcredits's own {tmp_path / 'batch'}"):
         workers.check_product((), {"batch": str(tmp_path / "batch")})
     workers.check_product(workers.WORKER_MODULES, workers.product_folders())  # the run's own: accepted
+
+
+def test_the_commands_fork_the_fork_server_from_themselves_and_its_workers_run_as_before(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    transfers(inbox / "march.xlsx", "1")
+    code = (
+        "import sys, threading; from multiprocessing import forkserver; import batch.run.workers as w; "
+        "from batch.run.config import load; from batch.run.runner import run_batch; "
+        "assert w.start_fork_server(); pid = forkserver._forkserver._forkserver_pid; "
+        "assert not w.start_fork_server(); "  # one server
+        "print(open(f'/proc/{pid}/cmdline', 'rb').read()); "
+        f"sys.exit(run_batch(load(inbox={str(inbox)!r}, outbox={str(outbox)!r}, workers=1)).exit_code)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "multiprocessing.forkserver" not in done.stdout.splitlines()[0]  # not a new interpreter: the command, forked
+    assert "done  march.xlsx  1 rows: 1 OK" in done.stdout and (outbox / "march.annotated.xlsx").is_file()
+    # a process running a second thread keeps multiprocessing's own start (a fork would copy that thread's locks)
+    busy = threading.Event()
+    helper = threading.Thread(target=busy.wait, daemon=True)
+    helper.start()
+    try:
+        assert not workers.start_fork_server()
+    finally:
+        busy.set()
+        helper.join()

@@ -20,6 +20,7 @@ worker, as the output workbook is closed) and `ledger` (as a file's ledger row i
 from __future__ import annotations
 
 import errno
+import multiprocessing
 import os
 import signal
 from pathlib import Path
@@ -49,7 +50,8 @@ def fault(point: str, path: str | None = None) -> None:
             Path(path).write_bytes(b"PK\x03\x04")
         os.kill(os.getpid(), signal.SIGKILL)
     if action == "run":
-        run = int(os.environ.get("NJCREDITS_RUN_PID", os.getpid()))
+        parent = multiprocessing.parent_process()  # in a worker, the run that started it
+        run = parent.pid if parent is not None else os.getpid()
         if path:
             Path(path).write_bytes(b"PK\x03\x04")
         os.kill(run, signal.SIGKILL)

@@ -359,8 +359,6 @@ class Run:
                 if (settings.archive / where).is_symlink():
                     raise UnsafeLink(f"{settings.archive / where} is a link; njcredits never writes through a link: remove it.")
         self.ledger = Ledger(settings.ledger)
-        if os.environ.get("NJCREDITS_FAULT"):  # the fault tests: a worker may kill its run
-            os.environ["NJCREDITS_RUN_PID"] = str(os.getpid())
 
     def recover(self) -> None:
         """Finish what a killed run of this inbox left (`recover`), then begin this run in the ledger;

@@ -13,6 +13,13 @@ njcredits itself is installed in). `worker_environment()` puts it in place while
 started: the fork server starts with PYTHONSAFEPATH (no working directory) and PYTHONPATH set to it,
 and each worker is handed it as its `sys.path`.
 
+The fork server of a command. Started by multiprocessing, the fork server is a new interpreter that
+imports everything a worker needs (about a second). The `run` and `watch` commands instead fork it
+from themselves (`start_fork_server`) before the run takes its lock or starts a thread, once they
+have imported what workers need (they import it anyway for the run report): the same server, the
+same workers, no second import. Workers are still given the workers' path, and check where njcredits
+comes from, as above.
+
 A worker that cannot start is the environment's failure, never the file's: the worker first imports
 what it needs and checks each of njcredits's packages comes from the folder the run's came from
 (`check_product`), and says it started; a worker that ends before it says so, or says it cannot
@@ -163,6 +170,46 @@ def diagnose(path: list[str], modules: tuple[str, ...], product: dict[str, str])
         return f"{type(err).__name__}: {err}"
     lines = [line for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-1].strip() if done.returncode and lines else ""
+
+
+def start_fork_server() -> bool:
+    """Start multiprocessing's fork server as a fork of this process, which has imported what workers
+    import, instead of as a new interpreter importing it all again. Only from a process that runs one
+    thread and has no fork server yet, and only on the Python versions whose fork server this start
+    matches (3.11 to 3.13); otherwise False, and multiprocessing starts its fork server itself when the
+    first worker starts. What the server runs is multiprocessing's own loop (`forkserver.main`)."""
+    import socket
+    from multiprocessing import connection, forkserver, resource_tracker, util
+
+    server = forkserver._forkserver
+    if not (3, 11) <= sys.version_info[:2] <= (3, 13) or threading.active_count() > 1:
+        return False
+    if getattr(server, "_forkserver_pid", True) is not None or not hasattr(server, "_forkserver_alive_fd"):
+        return False
+    for name in WORKER_MODULES:
+        importlib.import_module(name)
+    with server._lock:
+        resource_tracker.ensure_running()
+        with socket.socket(socket.AF_UNIX) as listener:
+            address = connection.arbitrary_address("AF_UNIX")
+            listener.bind(address)
+            if not util.is_abstract_socket_namespace(address):
+                os.chmod(address, 0o600)
+            listener.listen()
+            alive_r, alive_w = os.pipe()  # every client holds the write end: the server ends when they all have
+            pid = os.fork()
+            if pid == 0:  # the server: it never returns into the command
+                code = 1
+                try:
+                    os.close(alive_w)
+                    forkserver.main(listener.fileno(), alive_r, [])
+                except SystemExit:  # how the server ends when its clients have
+                    code = 0
+                finally:
+                    os._exit(code)
+            os.close(alive_r)
+        server._forkserver_address, server._forkserver_alive_fd, server._forkserver_pid = address, alive_w, pid
+    return True
 
 
 # -- one file, in a worker ----------------------------------------------------------------------
