@@ -453,6 +453,9 @@ def csv_sheet_name(stem: str) -> str:
     return name
 
 
+CUT_BLOCK_CELLS = 1 << 20  # cells `cut_long_text` measures at once (a wide sheet is not read column by column)
+
+
 def cut_long_text(frame: pd.DataFrame, first_row: int = 0) -> list[tuple[int, int, int, int]]:
     """Cut, in place, every text cell longer than Excel's cell limit (32,767 UTF-16 units; only a
     CSV or a hand-made file can hold one) to the limit, and return (grid row, column, length) of
@@ -460,20 +463,23 @@ def cut_long_text(frame: pd.DataFrame, first_row: int = 0) -> list[tuple[int, in
     the returned workbook holds. Each cut is (grid row, column, length, length kept), in UTF-16
     units: a character of two units at the limit is left out whole, so 32,766 may be kept."""
     found = []
-    for c in range(frame.shape[1]):
-        col = frame.iloc[:, c]
+    height, width = frame.shape
+    step = max(1, CUT_BLOCK_CELLS // max(height, 1))  # columns at a time: one of a tall sheet, many of a wide one
+    for start in range(0, width, step):
+        block = pd.Series(frame.iloc[:, start : start + step].to_numpy(dtype=object).ravel(order="F"), dtype=object)
         try:
-            lengths = col.str.len()
-        except AttributeError:  # no text in the column
+            lengths = block.str.len()
+        except AttributeError:  # no text in these columns
             continue
         long = np.flatnonzero((lengths > cells.MAX_TEXT // 2).to_numpy())
         if not len(long):
             continue
-        over = cells.truncated(col.iloc[long])
-        for i in long[over]:
-            value = col.iloc[i]
+        over = cells.truncated(block.iloc[long])
+        for k in long[over]:  # column by column, top to bottom
+            c, i = start + int(k) // height, int(k) % height
+            value = block.iloc[k]
             kept = utf16_truncate(value, cells.MAX_TEXT)
-            found.append((first_row + int(i), c, utf16_len(value), utf16_len(kept)))
+            found.append((first_row + i, c, utf16_len(value), utf16_len(kept)))
             frame.iat[i, c] = kept
     return found
 
