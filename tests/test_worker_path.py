@@ -201,18 +201,26 @@ def test_the_commands_fork_the_fork_server_from_themselves_and_its_workers_run_a
     inbox.mkdir()
     transfers(inbox / "march.xlsx", "1")
     code = (
-        "import sys, threading; from multiprocessing import forkserver; import batch.run.workers as w; "
+        "import os, sys; from multiprocessing import forkserver; import batch.run.workers as w; "
         "from batch.run.config import load; from batch.run.runner import run_batch; "
+        f"stray = os.open({str(tmp_path / 'stray.txt')!r}, os.O_RDONLY | os.O_CREAT); os.set_inheritable(stray, True); "
         "assert w.start_fork_server(); pid = forkserver._forkserver._forkserver_pid; "
         "assert not w.start_fork_server(); "  # one server
         "print(open(f'/proc/{pid}/cmdline', 'rb').read()); "
+        "print([os.readlink(f'/proc/{pid}/fd/{n}') for n in os.listdir(f'/proc/{pid}/fd')]); "
         f"sys.exit(run_batch(load(inbox={str(inbox)!r}, outbox={str(outbox)!r}, workers=1)).exit_code)"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "multiprocessing.forkserver" not in done.stdout.splitlines()[0]  # not a new interpreter: the command, forked
-    assert "done  march.xlsx  1 rows: 1 OK" in done.stdout and (outbox / "march.annotated.xlsx").is_file()
-    # a process running a second thread keeps multiprocessing's own start (a fork would copy that thread's locks)
+    cmdline, fds, *_ = done.stdout.splitlines()
+    assert "multiprocessing.forkserver" not in cmdline  # not a new interpreter: the command, forked
+    # as a fork server started by multiprocessing: the caller's descriptors are not held
+    assert "stray.txt" not in fds and "done  march.xlsx  1 rows: 1 OK" in done.stdout, fds
+    assert (outbox / "march.annotated.xlsx").is_file() and not done.stderr
+
+
+def test_a_fork_server_that_cannot_be_forked_leaves_the_start_to_multiprocessing(tmp_path, monkeypatch):
+    # a process running a second thread (a fork would copy that thread's locks)
     busy = threading.Event()
     helper = threading.Thread(target=busy.wait, daemon=True)
     helper.start()
@@ -221,3 +229,42 @@ def test_the_commands_fork_the_fork_server_from_themselves_and_its_workers_run_a
     finally:
         busy.set()
         helper.join()
+    # a temporary folder whose socket path is longer than a socket's address allows: the command
+    # goes on, and the run says the workers could not start, as it always has (exit 3, file kept)
+    inbox, outbox, deep = tmp_path / "inbox", tmp_path / "outbox", tmp_path / ("x" * 60) / ("y" * 60)
+    inbox.mkdir()
+    deep.mkdir(parents=True)
+    transfers(inbox / "march.xlsx", "1")
+    done = subprocess.run(
+        [str(CONSOLE_SCRIPT), "run", str(inbox), "--out", str(outbox), "--workers", "1"],
+        cwd=tmp_path,
+        env={**clean_env(), "TMPDIR": str(deep)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "left  march.xlsx  a worker process could not start (OSError: AF_UNIX path too long)" in done.stdout
+    assert (inbox / "march.xlsx").is_file()
+
+
+@pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="the njcredits command is not installed beside this Python")
+def test_no_module_of_the_working_directory_runs_in_the_commands_helpers(tmp_path):
+    """Modules named as the standard library's (`signal`, `socket`, `threading`, `pickle`) in the
+    working directory: neither the fork server nor the resource tracker multiprocessing starts with
+    it imports them."""
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    transfers(inbox / "march.xlsx", "1")
+    for name in ("signal", "socket", "threading", "pickle"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(tmp_path / MARKER)!r}, 'a').write({name!r})\n")
+    done = subprocess.run(
+        [str(CONSOLE_SCRIPT), "run", str(inbox), "--out", str(outbox), "--workers", "1"],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and not done.stderr, done.stdout + done.stderr
+    assert not (tmp_path / MARKER).exists(), (tmp_path / MARKER).read_text()

@@ -176,40 +176,77 @@ def start_fork_server() -> bool:
     """Start multiprocessing's fork server as a fork of this process, which has imported what workers
     import, instead of as a new interpreter importing it all again. Only from a process that runs one
     thread and has no fork server yet, and only on the Python versions whose fork server this start
-    matches (3.11 to 3.13); otherwise False, and multiprocessing starts its fork server itself when the
-    first worker starts. What the server runs is multiprocessing's own loop (`forkserver.main`)."""
-    import socket
-    from multiprocessing import connection, forkserver, resource_tracker, util
+    matches (3.11 to 3.13). Started as a worker is, on the workers' path (the resource tracker that
+    multiprocessing starts with it too), and holding only what the fork server multiprocessing starts
+    holds: the standard streams, its listener and its end of the clients' pipe. Whatever stops it (a
+    socket path too long for the temporary folder, no file descriptor left, a library that fails
+    to import) returns False, as do the cases above: multiprocessing then starts its fork server
+    itself when the first worker starts, and the run reports a failure there as it always has. What
+    the server runs is multiprocessing's own loop (`forkserver.main`)."""
+    from multiprocessing import forkserver
 
     server = forkserver._forkserver
     if not (3, 11) <= sys.version_info[:2] <= (3, 13) or threading.active_count() > 1:
         return False
     if getattr(server, "_forkserver_pid", True) is not None or not hasattr(server, "_forkserver_alive_fd"):
         return False
-    for name in WORKER_MODULES:
-        importlib.import_module(name)
-    with server._lock:
-        resource_tracker.ensure_running()
-        with socket.socket(socket.AF_UNIX) as listener:
-            address = connection.arbitrary_address("AF_UNIX")
-            listener.bind(address)
-            if not util.is_abstract_socket_namespace(address):
-                os.chmod(address, 0o600)
-            listener.listen()
-            alive_r, alive_w = os.pipe()  # every client holds the write end: the server ends when they all have
-            pid = os.fork()
-            if pid == 0:  # the server: it never returns into the command
-                code = 1
-                try:
-                    os.close(alive_w)
-                    forkserver.main(listener.fileno(), alive_r, [])
-                except SystemExit:  # how the server ends when its clients have
-                    code = 0
-                finally:
-                    os._exit(code)
-            os.close(alive_r)
-        server._forkserver_address, server._forkserver_alive_fd, server._forkserver_pid = address, alive_w, pid
+    try:
+        with worker_environment(worker_path()):
+            for name in WORKER_MODULES:
+                importlib.import_module(name)
+            address, alive_w, pid = _fork_server()
+    except Exception:  # noqa: BLE001 - multiprocessing's own start meets it again, and the run reports it
+        return False
+    server._forkserver_address, server._forkserver_alive_fd, server._forkserver_pid = address, alive_w, pid
     return True
+
+
+def _fork_server() -> tuple[object, int, int]:
+    """Fork the fork server (`start_fork_server`): its address, the clients' end of its pipe, its pid."""
+    import socket
+    from multiprocessing import connection, forkserver, resource_tracker, util
+
+    resource_tracker.ensure_running()
+    with socket.socket(socket.AF_UNIX) as listener:
+        address = connection.arbitrary_address("AF_UNIX")
+        listener.bind(address)
+        if not util.is_abstract_socket_namespace(address):
+            os.chmod(address, 0o600)
+        listener.listen()
+        alive_r, alive_w = os.pipe()  # every client holds the write end: the server ends when they all have
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(alive_r)
+            os.close(alive_w)
+            raise
+        if pid == 0:  # the server: it never returns into the command
+            code = 1
+            try:
+                _close_all_but(0, 1, 2, listener.fileno(), alive_r)
+                resource_tracker._resource_tracker._fd = None  # closed above; each worker is handed it
+                forkserver.main(listener.fileno(), alive_r, [])
+            except SystemExit:  # how the server ends when its clients have
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(alive_r)
+    return address, alive_w, pid
+
+
+def _close_all_but(*keep: int) -> None:
+    """Close every file descriptor of this process but `keep` (what a new interpreter started with
+    `close_fds` would hold)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc: every number up to the limit
+        fds = range(3, min(os.sysconf("SC_OPEN_MAX"), 1 << 16))
+    for fd in fds:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:  # the listing's own, already closed
+                pass
 
 
 # -- one file, in a worker ----------------------------------------------------------------------
