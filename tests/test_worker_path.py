@@ -206,13 +206,16 @@ def test_the_commands_fork_the_fork_server_from_themselves_and_its_workers_run_a
         f"stray = os.open({str(tmp_path / 'stray.txt')!r}, os.O_RDONLY | os.O_CREAT); os.set_inheritable(stray, True); "
         "assert w.start_fork_server(); pid = forkserver._forkserver._forkserver_pid; "
         "assert not w.start_fork_server(); "  # one server
-        "print(open(f'/proc/{pid}/cmdline', 'rb').read()); "
-        "print([os.readlink(f'/proc/{pid}/fd/{n}') for n in os.listdir(f'/proc/{pid}/fd')]); "
-        f"sys.exit(run_batch(load(inbox={str(inbox)!r}, outbox={str(outbox)!r}, workers=1)).exit_code)"
+        f"code = run_batch(load(inbox={str(inbox)!r}, outbox={str(outbox)!r}, workers=1)).exit_code; "
+        # after the run: the server has long been at its loop (and is alive while this process is)
+        "print('cmdline', open(f'/proc/{pid}/cmdline', 'rb').read()); "
+        "print('fds', [os.readlink(f'/proc/{pid}/fd/{n}') for n in os.listdir(f'/proc/{pid}/fd')]); "
+        "sys.exit(code)"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    cmdline, fds, *_ = done.stdout.splitlines()
+    said = dict(line.split(" ", 1) for line in done.stdout.splitlines() if line.startswith(("cmdline ", "fds ")))
+    cmdline, fds = said["cmdline"], said["fds"]
     assert "multiprocessing.forkserver" not in cmdline  # not a new interpreter: the command, forked
     # as a fork server started by multiprocessing: the caller's descriptors are not held
     assert "stray.txt" not in fds and "done  march.xlsx  1 rows: 1 OK" in done.stdout, fds
