@@ -52,6 +52,18 @@ def transfers(path: Path, tag: str) -> Path:
     return write_workbook(path, {"Transfers": [TRANSFER_HEADERS, row]})
 
 
+def njcredits_run(cwd: Path, inbox: Path, outbox: Path, workers: int = 1, **env: str) -> subprocess.CompletedProcess:
+    """`njcredits run INBOX --out OUTBOX` as the installed command, started in `cwd`."""
+    return subprocess.run(
+        [str(CONSOLE_SCRIPT), "run", str(inbox), "--out", str(outbox), "--workers", str(workers)],
+        cwd=cwd,
+        env={**clean_env(), **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def clean_env() -> dict:
     env = dict(os.environ)
     for key in ("NJCREDITS_FAULT", "PYTHONPATH", "PYTHONSAFEPATH"):
@@ -82,14 +94,7 @@ def test_a_batch_or_validators_folder_where_the_tool_runs_is_never_imported(tmp_
     else:
         listed = notes(inbox, kind)
         cwd, target = (inbox, Path(".")) if where == "inbox-is-cwd" else (home, inbox)
-    done = subprocess.run(
-        [str(CONSOLE_SCRIPT), "run", str(target), "--out", str(outbox), "--workers", "2"],
-        cwd=cwd,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = njcredits_run(cwd, target, outbox, workers=2)
     lines = done.stdout.splitlines()
     assert {line.split("  ")[1] for line in lines if line.startswith("done  ")} == {"march.xlsx", "april.xlsx"}, done.stdout + done.stderr
     assert (outbox / "march.annotated.xlsx").is_file() and (outbox / "april.annotated.xlsx").is_file()
@@ -222,7 +227,8 @@ def test_the_commands_fork_the_fork_server_from_themselves_and_its_workers_run_a
     assert (outbox / "march.annotated.xlsx").is_file() and not done.stderr
 
 
-def test_a_fork_server_that_cannot_be_forked_leaves_the_start_to_multiprocessing(tmp_path, monkeypatch):
+@pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="the njcredits command is not installed beside this Python")
+def test_a_fork_server_that_cannot_be_forked_leaves_the_start_to_multiprocessing(tmp_path):
     # a process running a second thread (a fork would copy that thread's locks)
     busy = threading.Event()
     helper = threading.Thread(target=busy.wait, daemon=True)
@@ -238,14 +244,7 @@ def test_a_fork_server_that_cannot_be_forked_leaves_the_start_to_multiprocessing
     inbox.mkdir()
     deep.mkdir(parents=True)
     transfers(inbox / "march.xlsx", "1")
-    done = subprocess.run(
-        [str(CONSOLE_SCRIPT), "run", str(inbox), "--out", str(outbox), "--workers", "1"],
-        cwd=tmp_path,
-        env={**clean_env(), "TMPDIR": str(deep)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = njcredits_run(tmp_path, inbox, outbox, TMPDIR=str(deep))
     assert done.returncode == 3 and "Traceback" not in done.stderr, done.stdout + done.stderr
     assert "left  march.xlsx  a worker process could not start (OSError: AF_UNIX path too long)" in done.stdout
     assert (inbox / "march.xlsx").is_file()
@@ -261,13 +260,6 @@ def test_no_module_of_the_working_directory_runs_in_the_commands_helpers(tmp_pat
     transfers(inbox / "march.xlsx", "1")
     for name in ("signal", "socket", "threading", "pickle"):
         (tmp_path / f"{name}.py").write_text(f"open({str(tmp_path / MARKER)!r}, 'a').write({name!r})\n")
-    done = subprocess.run(
-        [str(CONSOLE_SCRIPT), "run", str(inbox), "--out", str(outbox), "--workers", "1"],
-        cwd=tmp_path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = njcredits_run(tmp_path, inbox, outbox)
     assert done.returncode == 0 and not done.stderr, done.stdout + done.stderr
     assert not (tmp_path / MARKER).exists(), (tmp_path / MARKER).read_text()
