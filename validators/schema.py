@@ -83,9 +83,11 @@ def _dollars(amount) -> str:
 
 # Columns of one kind are coerced together, their cells end to end in one Series, while the
 # combined Series stays this short: each coercer call costs a few milliseconds of pandas overhead
-# whatever its length, which dominates a sheet of a few rows, while a tall sheet gains nothing from
-# batching and would only hold more intermediate text at once.
-BATCH_CELLS = 1_000_000
+# whatever its length, which dominates a sheet of a few rows. A column of half this many rows or
+# more is coerced alone, as before: there the overhead is lost in the work on the cells, and a
+# batch would only hold the intermediate text of several columns at once (a 100,000-row sheet
+# batched by the million needed twice the memory for no gain in time).
+BATCH_CELLS = 100_000
 
 
 def _finding(index: pd.Index, header: str, code: str, values: np.ndarray, expected: str) -> pd.DataFrame:
@@ -166,44 +168,58 @@ def _split(values, n: int, k: int) -> list:
     return [arr[i * n : (i + 1) * n] for i in range(k)]
 
 
-def _code_batch(cells: pd.Series, cols: list[Column], n: int) -> tuple[pd.Series, pd.Series]:
+def _code_batch(cells: pd.Series, cols: list[Column], n: int, known) -> tuple[pd.Series, pd.Series]:
     """`coerce.code` of several code columns at once, each read against its own codes: the cells
     are read as text together, and each cell's key is looked up in one table whose keys are the
     column's position in the batch, a NUL, then the key of a code (the position holds no NUL, so no
     key of one column can meet a code of another)."""
-    txt, bad = coerce.text(cells)
+    txt, bad = coerce.text(cells, known=known)
     canon = {}
     for i, col in enumerate(cols):
         for c in col.codes:
             canon[f"{i}\x00" + coerce._SPACES.sub(" ", c).strip().casefold()] = c
     key = txt.where(txt.isna(), txt.astype(str).str.replace(coerce._SPACES, " ", regex=True).str.casefold())
-    tag = pd.Series(np.repeat(np.array([f"{i}\x00" for i in range(len(cols))], dtype=object), n), index=cells.index, dtype=object)
+    places = np.array([f"{i}\x00" for i in range(len(cols))], dtype=object)
+    tag = pd.Series(np.repeat(places, n), index=cells.index, dtype=object)
     mapped = (tag + key).where(key.notna()).map(canon)
     return mapped.where(mapped.notna(), txt).astype(object), bad
 
 
-def _coerce_batch(cols: list[Column], raw: pd.DataFrame) -> dict[str, tuple[pd.Series, list[pd.DataFrame]]]:
+def _read(cols: list[Column], raw: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The cells of the columns end to end (an absent column as blanks), read once for all their
+    coercers: the cells as given, the cells with Excel error values read as blank, the error mask,
+    and the type and blank mask of each cell once errors are blank (`coerce.types_and_blanks`)."""
+    n = len(raw)
+    given = np.concatenate([raw[c.header].to_numpy(dtype=object) if c.header in raw else np.full(n, "", dtype=object) for c in cols])
+    cells = pd.Series(given, dtype=object)
+    types = cells.map(type)
+    errors = (types == coerce.ExcelError).to_numpy()
+    if errors.any():  # an Excel error value is reported as such and read as blank
+        cells = cells.where(~errors, "")
+        types = cells.map(type)
+    blank = coerce.blank_mask(cells, types)
+    return given, cells.to_numpy(), errors, types.to_numpy(), blank.to_numpy()
+
+
+def _coerce_batch(cols: list[Column], raw: pd.DataFrame, read) -> dict[str, tuple[pd.Series, list[pd.DataFrame]]]:
     """Typed columns and findings of columns of one kind, coerced in one call of their coercer.
 
     Every coercer reads each cell on its own (a cell's value and badness never depend on the
     other cells) and gives the same dtype whatever the cells hold, so the cells of the columns are
-    put end to end, coerced once, and the values and masks cut back into columns. What follows
-    the coercer (code defaults, blank unknown yes/no, findings) is done per column as
-    `_coerce_column` does it."""
+    put end to end (`read`: their part of `_read`), coerced once, and the values and masks cut back
+    into columns. What follows the coercer (code defaults, blank unknown yes/no, findings) is done
+    per column as `_coerce_column` does it, with the blank mask read once."""
     n, k, kind = len(raw), len(cols), cols[0].kind
-    raw_cells = np.concatenate([raw[c.header].to_numpy(dtype=object) if c.header in raw else np.full(n, "", dtype=object) for c in cols])
-    cells = pd.Series(raw_cells, dtype=object)
-    errors = (cells.map(type) == coerce.ExcelError).to_numpy()
-    if errors.any():
-        cells = cells.where(~errors, "")
+    given, cell_values, errors, types, blank = read
+    cells = pd.Series(cell_values, dtype=object)
+    known = (pd.Series(types, dtype=object), pd.Series(blank, dtype=bool))
     scaled = None
     if kind == "code":
-        value, bad = _code_batch(cells, cols, n)
-    elif kind == "percent":
+        value, bad = _code_batch(cells, cols, n, known)
+    elif kind == "percent":  # reads its cells once % signs are dropped: its blanks are its own
         value, bad, scaled = coerce.percent(cells)
     else:
-        value, bad = getattr(coerce, kind)(cells)
-    blank = coerce.blank_mask(cells).to_numpy() if kind == "yesno" and any(c.blank_unknown for c in cols) else None
+        value, bad = getattr(coerce, kind)(cells, known=known)
     bad = np.asarray(bad, dtype=bool)
     scaled = None if scaled is None else np.asarray(scaled, dtype=bool)
     values = _split(value, n, k)
@@ -213,7 +229,7 @@ def _coerce_batch(cols: list[Column], raw: pd.DataFrame) -> dict[str, tuple[pd.S
         findings = []
         if errors[part].any():
             err = errors[part]
-            shown = pd.Series(raw_cells[part][err], dtype=object).astype(str).to_numpy()
+            shown = pd.Series(given[part][err], dtype=object).astype(str).to_numpy()
             findings.append(_finding(raw.index[err], col.header, "BAD_TYPE", shown, col.expected()))
         typed = pd.Series(values[i], index=raw.index, dtype=value.dtype)
         if kind == "code" and col.default is not None:
@@ -225,7 +241,7 @@ def _coerce_batch(cols: list[Column], raw: pd.DataFrame) -> dict[str, tuple[pd.S
         col_bad = bad[part]
         col_scaled = None if scaled is None else scaled[part]
         if col_bad.any() or (col_scaled is not None and col_scaled.any()):
-            col_cells = pd.Series(cells.to_numpy()[part], index=raw.index, dtype=object)
+            col_cells = pd.Series(cell_values[part], index=raw.index, dtype=object)
             findings.extend(_findings(col, raw.index, col_cells, col_bad, col_scaled))
         out[col.header] = (typed, findings)
     return out
@@ -238,14 +254,25 @@ def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list
 
     Columns of one kind are coerced in one call (`_coerce_batch`): the same values and findings as
     coercing each column on its own (`_coerce_column`), at a fraction of the cost on a short sheet.
-    An empty sheet, or one whose row labels repeat, is coerced column by column."""
+    The cells of all batched columns are read (types, blanks, Excel errors) in one go when they
+    add up to at most `BATCH_CELLS`, else batch by batch. An empty sheet, or one whose row labels
+    repeat, is coerced column by column."""
     if len(raw) == 0 or not raw.index.is_unique:
         groups, alone = [], list(spec.columns)
     else:
         groups, alone = _batches(spec, raw)
     done = {}
-    for cols in groups:
-        done.update(_coerce_batch(cols, raw))
+    n = len(raw)
+    if groups and n * sum(len(cols) for cols in groups) <= BATCH_CELLS:
+        whole = _read([c for cols in groups for c in cols], raw)
+        start = 0
+        for cols in groups:
+            part = slice(start, start + n * len(cols))
+            done.update(_coerce_batch(cols, raw, tuple(a[part] for a in whole)))
+            start = part.stop
+    else:
+        for cols in groups:
+            done.update(_coerce_batch(cols, raw, _read(cols, raw)))
     for col in alone:
         done[col.header] = _coerce_column(col, raw)
     typed = {col.header: done[col.header][0] for col in spec.columns}
