@@ -256,8 +256,8 @@ def coerce_frame(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list
     coercing each column on its own (`_coerce_column`), at a fraction of the cost on a short sheet.
     The cells of all batched columns are read (types, blanks, Excel errors) in one go when they
     add up to at most `BATCH_CELLS`, else batch by batch. An empty sheet, or one whose row labels
-    repeat, is coerced column by column."""
-    if len(raw) == 0 or not raw.index.is_unique:
+    or headers repeat, is coerced column by column."""
+    if len(raw) == 0 or not raw.index.is_unique or not raw.columns.is_unique:
         groups, alone = [], list(spec.columns)
     else:
         groups, alone = _batches(spec, raw)
