@@ -2,7 +2,10 @@
 
 Every parser takes an object Series of raw cells (str, float, int, bool, date, datetime, or
 "" for an empty cell) and returns the typed Series plus a boolean mask of the cells that could
-not be read ("bad"). Blank cells are never bad here: whether a blank is allowed is the
+not be read ("bad"). Each cell is read on its own: its value and badness never depend on the other
+cells, and the dtype of what is returned never depends on what the cells hold, so the cells of
+several columns may be read in one call. `known` (optional) is `types_and_blanks` of the cells when
+the caller has it already. Blank cells are never bad here: whether a blank is allowed is the
 schema's business (MISSING_VALUE).
 """
 
@@ -47,15 +50,30 @@ def _is_str(types: pd.Series) -> pd.Series:
     return pd.Series(types.to_numpy() == str, index=types.index)  # noqa: E721 - numpy compares each cell's type
 
 
-def blank_mask(raw: pd.Series) -> pd.Series:
+def blank_mask(raw: pd.Series, types: pd.Series | None = None) -> pd.Series:
     """True where a cell is empty or holds only spaces (any whitespace, no-break spaces included:
-    what `_SPACES` matches is exactly what `str.isspace` calls space)."""
+    what `_SPACES` matches is exactly what `str.isspace` calls space). `types` is the type of each
+    cell (`raw.map(type)`) when the caller has it already."""
+    if types is None:
+        types = _types(raw)
     blank = raw.isna()
-    is_str = _is_str(_types(raw))
+    is_str = _is_str(types)
     if is_str.any():
         text = raw[is_str]
         blank[is_str] = (text == "") | text.str.isspace().astype(bool)
     return blank
+
+
+def types_and_blanks(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The type of each cell and `blank_mask`: what every coercer first reads of its cells. A
+    caller that cuts the same cells among several coercers reads them once and hands each coercer
+    its part of the pair as `known`."""
+    types = _types(raw)
+    return types, blank_mask(raw, types)
+
+
+def _known(raw: pd.Series, known: tuple[pd.Series, pd.Series] | None) -> tuple[pd.Series, pd.Series]:
+    return types_and_blanks(raw) if known is None else known
 
 
 def _number_types(t: pd.Series) -> pd.Series:
@@ -98,13 +116,14 @@ def _text_to_decimal(text: pd.Series) -> pd.Series:
     return _number_parts(text)[0]
 
 
-def point_thousands(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
+def point_thousands(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series, pd.Series]:
     """Money text whose only separator is one `.` followed by exactly three digits (`96.000`,
     `$1.250`, `-96.000`, `.500`): the mask of those cells, and the two amounts the text may mean:
     the point read as a decimal point (a Decimal, 96.000 -> 96.000) and as a thousands separator
     (integer cents, Int64: 96.000 -> 9,600,000). A number cell is a number and is never
     questioned; `1,250.000` (a comma too) and `96.0000` are no such text."""
-    is_str = _is_str(_types(raw)) & ~blank_mask(raw)
+    types, blank = _known(raw, known)
+    is_str = _is_str(types) & ~blank
     mask = pd.Series(False, index=raw.index)
     as_point = pd.Series(None, index=raw.index, dtype=object)
     as_thousands = pd.Series(pd.NA, index=raw.index, dtype="Int64")
@@ -124,11 +143,10 @@ def point_thousands(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
     return mask, as_point, as_thousands
 
 
-def _numbers(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
+def _numbers(raw: pd.Series, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series, pd.Series]:
     """Numeric value of each cell (float, NaN when blank or unreadable), the bad mask, and the
     decimal text of each text cell that reads as a number (NaN elsewhere)."""
-    t = _types(raw)
-    blank = blank_mask(raw)
+    t, blank = _known(raw, known)
     is_num = _number_types(t)
     is_str = _is_str(t) & ~blank
     out = pd.Series(np.nan, index=raw.index, dtype="float64")
@@ -148,14 +166,14 @@ def _cents_half_up(value: Decimal) -> int:
     return int((value * 100 + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR))
 
 
-def money(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
+def money(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
     """Integer cents (Int64), rounded half up on the decimal as typed: `0.0050` -> 1 cent, `2.6750`
     -> 268 cents, whether the cell holds text or a number (a number cell's decimal is its value to
     Excel's 15 significant digits, so the binary float 2.67499999... is the 2.675 that was typed).
     Text whose only separator is one `.` followed by exactly three digits (`96.000`) is bad: it is
     96 in US notation and 96,000 in much of Europe (`point_thousands`)."""
-    num, bad, typed = _numbers(raw)
-    bad = bad | (num.abs() >= MONEY_LIMIT_DOLLARS) | point_thousands(raw)[0]
+    num, bad, typed = _numbers(raw, known)
+    bad = bad | (num.abs() >= MONEY_LIMIT_DOLLARS) | point_thousands(raw, known=known)[0]
     num = num.where(~bad)
     scaled = (num * 100).to_numpy(dtype="float64", na_value=np.nan)
     cents = np.round(scaled)
@@ -179,14 +197,14 @@ def money(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
     return pd.array(cents, dtype="Int64") if len(cents) else pd.Series([], dtype="Int64"), bad
 
 
-def integer(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
-    num, bad, _ = _numbers(raw)
+def integer(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
+    num, bad, _ = _numbers(raw, known)
     bad = bad | (num.notna() & (num != np.round(num))) | (num.abs() >= 2**53)
     return pd.array(num.where(~bad), dtype="Int64") if len(num) else pd.Series([], dtype="Int64"), bad
 
 
-def number(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
-    num, bad, _ = _numbers(raw)
+def number(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
+    num, bad, _ = _numbers(raw, known)
     return pd.array(num, dtype="Float64"), bad
 
 
@@ -202,9 +220,8 @@ def percent(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
     return pd.array(num, dtype="Float64"), bad, scaled
 
 
-def yesno(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
-    t = _types(raw)
-    blank = blank_mask(raw)
+def yesno(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
+    t, blank = _known(raw, known)
     key = raw.astype(str).str.strip().str.casefold()
     is_bool = t.isin([bool, np.bool_])
     yes = key.isin(_YES) & ~is_bool
@@ -222,12 +239,11 @@ def _day(value) -> dt.date:
     return value.date() if isinstance(value, dt.datetime) else value
 
 
-def date(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
+def date(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
     """The day of each cell as `DATE_DTYPE` (a time of day is dropped), NaT when blank or
     unreadable, and the bad mask. Any date a cell can hold is read as that date, 1900-01-01 and
     9999-12-31 ("no end date") included: the dates are held as days, never as nanoseconds."""
-    t = _types(raw)
-    blank = blank_mask(raw)
+    t, blank = _known(raw, known)
     days = np.full(len(raw), np.datetime64("NaT"), dtype="datetime64[D]")
     is_dt = t.isin([dt.date, dt.datetime, pd.Timestamp]).to_numpy()
     if is_dt.any():
@@ -255,10 +271,9 @@ def date(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
     return out, bad
 
 
-def text(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
+def text(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
     """Text as given (spaces trimmed); numbers and dates become their usual text."""
-    t = _types(raw)
-    blank = blank_mask(raw)
+    t, blank = _known(raw, known)
 
     def as_text(v):
         if isinstance(v, bool):
@@ -277,9 +292,9 @@ def text(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
     return out.astype(object), pd.Series(False, index=raw.index)
 
 
-def code(raw: pd.Series, codes: tuple[str, ...]) -> tuple[pd.Series, pd.Series]:
+def code(raw: pd.Series, codes: tuple[str, ...], *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
     """Canonical spelling of each code (case and spacing ignored); unknown codes left as given."""
-    txt, bad = text(raw)
+    txt, bad = text(raw, known=known)
     canon = {_SPACES.sub(" ", c).strip().casefold(): c for c in codes}
     key = txt.where(txt.isna(), txt.astype(str).str.replace(_SPACES, " ", regex=True).str.casefold())
     mapped = key.map(canon)
