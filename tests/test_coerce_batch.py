@@ -1,8 +1,8 @@
 """Coercing the columns of one kind together gives exactly what coercing each column on its own
 gave: the typed frame (values, dtypes, and the kind of each missing value) and every findings frame.
 
-`_coerce_frame_by_column` below is the column-by-column `coerce_frame` as it was before columns
-were batched, kept as the reference. Random raw frames of 0-8 rows, drawn from cells that intake
+`_coerce_frame_by_column` below, each column coerced on its own as `coerce_frame` did before
+columns were batched, is the reference. Random raw frames of 0-8 rows, drawn from cells that intake
 sheets hold (blanks, yes/no spellings, numbers and number text, money text, percents, dates and
 serials, Excel errors, code spellings, junk), are coerced both ways for every program's sheet.
 `NJC_COERCE_FRAMES` sets how many frames per program (a few by default, to keep the test fast) and
@@ -20,66 +20,17 @@ import pandas as pd
 import pytest
 
 from batch.programs import PROGRAMS
-from validators import coerce, schema
+from validators import schema
 from validators.coerce import ExcelError
 from validators.columns import SheetSpec
-from validators.schema import _as_text, _point_thousands
 
 
 def _coerce_frame_by_column(spec: SheetSpec, raw: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
-    """The reference: each spec column coerced by its own call of its coercer."""
-    typed = {}
-    findings = []
-    for col in spec.columns:
-        # an absent column reads as all blank, so that its typed dtype is the same either way
-        cells = raw[col.header] if col.header in raw else pd.Series("", index=raw.index, dtype=object)
-        errors = (cells.map(type) == coerce.ExcelError).to_numpy()
-        if errors.any():  # an Excel error value is reported as such and read as blank
-            findings.append(
-                pd.DataFrame(
-                    {
-                        "row": raw.index[errors],
-                        "column": col.header,
-                        "code": "BAD_TYPE",
-                        "value": cells[errors].astype(str).to_numpy(),
-                        "expected": col.expected(),
-                    }
-                )
-            )
-            cells = cells.where(~errors, "")
-        scaled = None
-        if col.kind == "code":
-            value, bad = coerce.code(cells, col.codes)
-            if col.default is not None:
-                value = value.where(value.notna(), col.default)
-        elif col.kind == "percent":
-            value, bad, scaled = coerce.percent(cells)
-        else:
-            value, bad = getattr(coerce, col.kind)(cells)
-        if col.kind == "yesno" and col.blank_unknown:
-            value = pd.array(value, dtype="boolean")
-            value[coerce.blank_mask(cells).to_numpy()] = pd.NA
-        typed[col.header] = pd.Series(value, index=raw.index)
-        for code, mask in (("BAD_TYPE", bad), ("PERCENT_SCALED", scaled)):
-            if mask is not None and mask.any():
-                idx = raw.index[np.asarray(mask, dtype=bool)]
-                frame = pd.DataFrame(
-                    {
-                        "row": idx,
-                        "column": col.header,
-                        "code": code,
-                        "value": _as_text(cells[idx]).to_numpy(),
-                        "expected": col.expected(),
-                    }
-                )
-                if code == "BAD_TYPE" and col.kind == "money":
-                    frame = _point_thousands(frame, cells[idx])
-                findings.append(frame)
-    return pd.DataFrame(typed, index=raw.index), findings
-
-
-def _programs():
-    return list(PROGRAMS.values()) if isinstance(PROGRAMS, dict) else list(PROGRAMS)
+    """The reference: each spec column coerced by its own call of its coercer (`_coerce_column`,
+    the body of `coerce_frame` before columns were batched)."""
+    done = [schema._coerce_column(col, raw) for col in spec.columns]
+    typed = {col.header: value for col, (value, _) in zip(spec.columns, done, strict=True)}
+    return pd.DataFrame(typed, index=raw.index), [f for _, findings in done for f in findings]
 
 
 _POOL = [
@@ -237,7 +188,7 @@ def assert_same(spec: SheetSpec, raw: pd.DataFrame) -> None:
             _same_cells(got[header], want[header])
 
 
-@pytest.mark.parametrize("program", _programs(), ids=lambda p: p.schema.name)
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.schema.name)
 def test_batched_coercion_matches_column_by_column(program, monkeypatch):
     rng = random.Random(f"coerce-{program.schema.name}-{os.environ.get('NJC_COERCE_SEED', '')}")
     frames = int(os.environ.get("NJC_COERCE_FRAMES", "1"))

@@ -292,10 +292,19 @@ def text(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) ->
     return out.astype(object), pd.Series(False, index=raw.index)
 
 
+def code_key(code: str) -> str:
+    """How a code is matched: its spaces as one, case ignored."""
+    return _SPACES.sub(" ", code).strip().casefold()
+
+
+def code_keys(txt: pd.Series) -> pd.Series:
+    """`code_key` of each text of `text` (already trimmed; None stays None)."""
+    return txt.where(txt.isna(), txt.astype(str).str.replace(_SPACES, " ", regex=True).str.casefold())
+
+
 def code(raw: pd.Series, codes: tuple[str, ...], *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
     """Canonical spelling of each code (case and spacing ignored); unknown codes left as given."""
     txt, bad = text(raw, known=known)
-    canon = {_SPACES.sub(" ", c).strip().casefold(): c for c in codes}
-    key = txt.where(txt.isna(), txt.astype(str).str.replace(_SPACES, " ", regex=True).str.casefold())
-    mapped = key.map(canon)
+    canon = {code_key(c): c for c in codes}
+    mapped = code_keys(txt).map(canon)
     return mapped.where(mapped.notna(), txt).astype(object), bad

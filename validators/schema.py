@@ -174,11 +174,8 @@ def _code_batch(cells: pd.Series, cols: list[Column], n: int, known) -> tuple[pd
     column's position in the batch, a NUL, then the key of a code (the position holds no NUL, so no
     key of one column can meet a code of another)."""
     txt, bad = coerce.text(cells, known=known)
-    canon = {}
-    for i, col in enumerate(cols):
-        for c in col.codes:
-            canon[f"{i}\x00" + coerce._SPACES.sub(" ", c).strip().casefold()] = c
-    key = txt.where(txt.isna(), txt.astype(str).str.replace(coerce._SPACES, " ", regex=True).str.casefold())
+    canon = {f"{i}\x00" + coerce.code_key(c): c for i, col in enumerate(cols) for c in col.codes}
+    key = coerce.code_keys(txt)
     places = np.array([f"{i}\x00" for i in range(len(cols))], dtype=object)
     tag = pd.Series(np.repeat(places, n), index=cells.index, dtype=object)
     mapped = (tag + key).where(key.notna()).map(canon)
