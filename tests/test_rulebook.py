@@ -319,10 +319,14 @@ def test_text_that_looks_like_a_formula_stays_text(tmp_path, monkeypatch, text, 
     # even in a workbook left at xlsxwriter's defaults (strings to formulas and links): write_string
     table = rb.rulebook([BY_NAME["Transfers"]]).head(3).copy()
     table[column] = text
-    monkeypatch.setattr(rb, "rulebook", lambda programs: table)
+    monkeypatch.setattr(rb, "_text_rows", lambda programs: list(table.itertuples(index=False, name=None)))
     path = tmp_path / "f.xlsx"
     wb = xlsxwriter.Workbook(str(path), {"constant_memory": True})
-    rb.write_rules_sheet(wb, Formats(wb), [BY_NAME["Transfers"]])
+    rb._cached_layout.cache_clear()  # the sheet laid out from these rows, not from the rules
+    try:
+        rb.write_rules_sheet(wb, Formats(wb), [BY_NAME["Transfers"]])
+    finally:
+        rb._cached_layout.cache_clear()  # and never these rows for a later sheet
     wb.close()
     ws = openpyxl.load_workbook(path)["Rules"]
     j = rb.COLUMNS.index(column) + 1

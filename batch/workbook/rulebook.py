@@ -17,6 +17,8 @@ them in the column hints (money as $25,000, shares as 75%, dates as YYYY-MM-DD).
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import math
 import os
 from collections.abc import Iterable
 from fractions import Fraction
@@ -230,18 +232,27 @@ def _program_rows(program) -> list[dict]:
 def rulebook(programs) -> pd.DataFrame:
     """One row per value of each program's rules (Program objects of batch.programs.PROGRAMS), in
     the programs' order and the rules files' order; columns COLUMNS, every cell text ('' blank)."""
-    rows = [row for program in programs for row in _program_rows(program)]
-    return pd.DataFrame(rows, columns=COLUMNS).fillna("").astype(str)
+    return pd.DataFrame(_text_rows(programs), columns=COLUMNS).astype(str)
+
+
+def _text(value) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def _text_rows(programs) -> list[tuple[str, ...]]:
+    """The rulebook's rows, each a tuple of the COLUMNS' texts ('' blank)."""
+    return [tuple(_text(row.get(c)) for c in COLUMNS) for program in programs for row in _program_rows(program)]
 
 
 # --- the sheet --------------------------------------------------------------------------------
 
 
-def _widths(table: pd.DataFrame) -> list[float]:
+def _widths(rows) -> list[float]:
+    """Each column's width: its longest line of text (or header word), between its bounds."""
     out = []
-    for col in COLUMNS:
-        cells = table[col].str.split("\n").explode().str.len() if len(table) else pd.Series(dtype=int)
-        longest = max(int(cells.max()) if len(cells.dropna()) else 0, *(len(w) for w in col.split()))
+    for j, col in enumerate(COLUMNS):
+        longest = max((len(line) for row in rows for line in row[j].split("\n")), default=0)
+        longest = max(longest, *(len(w) for w in col.split()))
         if col in WRAPPED:
             out.append(float(min(WRAPPED[col], max(12, longest + 2))))
         else:
@@ -250,28 +261,52 @@ def _widths(table: pd.DataFrame) -> list[float]:
     return out
 
 
+class _Programs(tuple):
+    """Programs as the key of their rulebook's layout: the same programs, in the same order, are
+    the same key (a Program holds dicts, so it has no hash of its own)."""
+
+    def __hash__(self):
+        return hash(tuple(id(p) for p in self))
+
+    def __eq__(self, other):
+        return len(self) == len(other) and all(a is b for a, b in zip(self, other, strict=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_layout(programs: _Programs) -> tuple[tuple[tuple[str, ...], ...], tuple[float, ...], tuple[int, ...]]:
+    rows = tuple(_text_rows(programs))
+    widths = _widths(rows)
+    talls = tuple(max(looks.lines(text, w) for col, text, w in zip(COLUMNS, row, widths, strict=True) if col in WRAPPED) for row in rows)
+    return rows, tuple(widths), talls
+
+
+def _layout(programs) -> tuple[tuple[tuple[str, ...], ...], tuple[float, ...], tuple[int, ...]]:
+    """The rulebook of `programs` as the sheet lays it out: its rows (text), the columns' widths and
+    each row's height in lines; worked out once in a process for the same programs (the rules do
+    not change while it runs)."""
+    return _cached_layout(_Programs(programs))
+
+
 def write_rules_sheet(wb, fmts: looks.Formats, programs, name: str = "Rules", *, title: str = TITLE) -> None:
     """The rulebook of `programs` as the worksheet `name` of `wb` (an xlsxwriter Workbook in
     constant-memory mode: every row written once, top to bottom): a title, a header row (frozen,
     repeated on every printed page, with a filter), then one row per value, each as tall as its
     longest wrapped text. Every cell is text (`write_string`), never a formula."""
-    table = rulebook(programs)
+    rows, widths, talls = _layout(tuple(programs))
     ws = wb.add_worksheet(name)
-    widths = _widths(table)
     wrap, plain = fmts.get(wrap=True), fmts.get(top=True)
     for j, (col, width) in enumerate(zip(COLUMNS, widths, strict=True)):
         ws.set_column(j, j, width, wrap if col in WRAPPED else plain)
     ws.freeze_panes(2, 0)
     looks.print_setup(ws, 1)
-    ws.autofilter(1, 0, max(len(table), 1) + 1, len(COLUMNS) - 1)
+    ws.autofilter(1, 0, max(len(rows), 1) + 1, len(COLUMNS) - 1)
     ws.write_string(0, 0, title, fmts.get(title=True))
     header = fmts.get(header=looks.HEADER_BG)
     for j, col in enumerate(COLUMNS):
         ws.write_string(1, j, col, header)
     ws.set_row(1, looks.LINE_HEIGHT * max(looks.lines(col, w) for col, w in zip(COLUMNS, widths, strict=True)))
     styles = [wrap if col in WRAPPED else plain for col in COLUMNS]
-    for r, row in enumerate(table.itertuples(index=False), start=2):
-        tall = max(looks.lines(text, w) for col, text, w in zip(COLUMNS, row, widths, strict=True) if col in WRAPPED)
+    for r, (row, tall) in enumerate(zip(rows, talls, strict=True), start=2):
         if tall > 1:
             ws.set_row(r, looks.LINE_HEIGHT * tall)
         for j, text in enumerate(row):

@@ -19,7 +19,7 @@ import pandas as pd
 
 from batch import __version__
 from batch.pipeline import Result, SheetResult
-from batch.programs._kit.calculation import SummaryTable
+from batch.programs._kit.calculation import SummaryTable, crosstab
 from batch.programs._kit.findings import FINDINGS_COLUMNS
 from batch.workbook import cells, sheetxml
 from batch.workbook.looks import HEADER_BG, LINE_HEIGHT, MONEY, PERCENT, Formats, line_counts, lines, print_setup, style
@@ -241,17 +241,28 @@ def by_month(res: SheetResult) -> SummaryTable | None:
     if column is None or column not in res.typed:
         return None
     records = (res.status != "").to_numpy()  # a totals row is no record
-    dates = res.typed[column]
-    key = (dates.dt.year * 100 + dates.dt.month).astype("Int64").fillna(-1)
-    frame = pd.DataFrame({"month": key, "status": res.status, "award": _award_cents(res)})[records]
-    if frame.empty:
+    if not records.any():
         return None
-    counts = pd.crosstab(frame["month"], frame["status"]).reindex(columns=STATUS_COLUMNS, fill_value=0)
-    table = counts.assign(Rows=counts.sum(axis=1), award=frame.groupby("month")["award"].sum()).reset_index()
-    table = table.assign(_last=table["month"] < 0).sort_values(["_last", "month"])
-    label = {k: "(no date)" if k < 0 else f"{k // 100:04d}-{k % 100:02d}" for k in table["month"].unique().tolist()}
-    table = table.assign(Month=table["month"].map(label)).rename(columns={"award": "Award ($)"})
-    table = table[["Month", "Rows", *STATUS_COLUMNS, "Award ($)"]].reset_index(drop=True)
+    dates = res.typed[column][records]
+    month = (dates.dt.year * 100 + dates.dt.month).astype("Int64").fillna(-1).to_numpy(dtype=np.int64)
+    months, at = np.unique(month, return_inverse=True)  # in order, (no date) = -1 first
+    at = at.ravel()
+    order = np.concatenate([np.flatnonzero(months >= 0), np.flatnonzero(months < 0)])  # (no date) last
+    status = pd.Index(STATUS_COLUMNS).get_indexer(res.status[records])
+    counts = np.zeros((len(months), len(STATUS_COLUMNS)), dtype=np.int64)
+    known = status >= 0
+    np.add.at(counts, (at[known], status[known]), 1)
+    award = np.zeros(len(months), dtype=np.int64)
+    np.add.at(award, at, _award_cents(res)[records].to_numpy(dtype=np.int64))
+    label = np.array(["(no date)" if k < 0 else f"{k // 100:04d}-{k % 100:02d}" for k in months.tolist()], dtype=object)
+    table = pd.DataFrame(
+        {
+            "Month": label[order],
+            "Rows": counts.sum(axis=1)[order],
+            **{s: counts[order, j] for j, s in enumerate(STATUS_COLUMNS)},
+            "Award ($)": award[order],
+        }
+    )
     return SummaryTable(
         f"{res.sheet.name}: rows and award by month of {column} (award excludes Invalid and Ineligible rows)", table, {"Award ($)": "money"}
     )
@@ -261,7 +272,7 @@ def findings_by_code(findings: pd.DataFrame) -> SummaryTable | None:
     """Findings of each code by severity, the most frequent first."""
     if findings.empty:
         return None
-    table = pd.crosstab(findings["Code"], findings["Severity"])
+    table = crosstab(findings["Code"], findings["Severity"])
     table = table.reindex(columns=[s for s in ("error", "warning", "info") if s in table.columns])
     table = table.assign(Total=table.sum(axis=1)).reset_index()
     table = table.sort_values(["Total", "Code"], ascending=[False, True]).reset_index(drop=True)

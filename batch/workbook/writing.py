@@ -160,7 +160,8 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes):
     k, computed_headers, at, last_col = layout(sheet)
     n = len(sheet.excel_rows)
     # per input column and row: the number format of the column, or the fill of a finding
-    tables = {kind: {sev: _styles(fmts, kind, sev) for sev in (None, *FILL)} for kind in set(in_kinds)}
+    # each kind once, in the order of the columns (a set's order would change from run to run, and the styles' order with it)
+    tables = {kind: {sev: _styles(fmts, kind, sev) for sev in (None, *FILL)} for kind in dict.fromkeys(in_kinds)}
     severity = np.zeros((n, max(k, 1)), dtype=np.int8)  # LEVELS index per cell (int8: a sheet of 100,000 x 44 takes 4 MB)
     for pos, cols in notes.items():
         for c, (sev, _text) in cols.items():

@@ -1,0 +1,121 @@
+"""The Summary's small tables, counted with numpy instead of pandas' pivots (milliseconds each on
+a workbook of a few rows): the same tables as pandas gives, and the by-month table worked by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from batch.programs import PROGRAMS
+from batch.programs._kit.calculation import crosstab
+from batch.workbook import rulebook
+from batch.workbook.toolsheets import by_month
+
+RNG = np.random.default_rng(7)
+
+
+def _pair(rows, columns, row_dtype=object, column_dtype=object):
+    return pd.Series(rows, name="Code", dtype=row_dtype), pd.Series(columns, name="Severity", dtype=column_dtype)
+
+
+CROSSTABS = {
+    # text of both kinds of string column, unsorted, with a non-ASCII letter (sorted by code point)
+    "object text": _pair(["b", "a", "Ä", "b", "z z"], ["warning", "error", "error", "info", "warning"]),
+    "str text": _pair(["b", "a", "Ä", "b", "z z"], ["warning", "error", "error", "info", "warning"], "str", "str"),
+    "one pair": _pair(["X"], ["error"]),
+    "one value many times": _pair(["X"] * 4, ["error"] * 4),
+    "random": _pair(RNG.choice(list("abcdef"), 200), RNG.choice(["error", "warning", "info"], 200), "str", "str"),
+    "Int64 keys": (
+        pd.Series([202601, -1, 202512, 202601], name="month", dtype="Int64"),
+        pd.Series(["OK", "OK", "Flagged", "Invalid"], name="status"),
+    ),
+    "int64 keys": (pd.Series([3, 1, 3], name="month", dtype="int64"), pd.Series(["OK", "OK", "Flagged"], name="status")),
+    # empty: no rows, but the index and columns keep their names and kinds
+    "empty object": _pair([], []),
+    "empty str": _pair([], [], "str", "str"),
+    "empty Int64": (pd.Series([], name="month", dtype="Int64"), pd.Series([], name="status", dtype="str")),
+    # where the counting falls back to pandas' own: a missing value, values that do not sort together, no name
+    "missing value": _pair(["a", None, "b"], ["error", "error", "info"]),
+    "mixed kinds": _pair(["a", 1, "b"], ["error", "error", "info"]),
+    "unnamed": (pd.Series(["a", "b"]), pd.Series(["x", "y"])),
+}
+
+
+@pytest.mark.parametrize("case", CROSSTABS)
+def test_crosstab_is_pandas_crosstab(case):
+    rows, columns = CROSSTABS[case]
+    pd.testing.assert_frame_equal(crosstab(rows, columns), pd.crosstab(rows, columns))
+
+
+def test_crosstab_counts_each_pair():
+    rows, columns = CROSSTABS["object text"]
+    table = crosstab(rows, columns)
+    # rows a, b, z z, Ä (code point order: Ä is U+00C4, after z); b occurs with warning and info
+    assert table.index.tolist() == ["a", "b", "z z", "Ä"] and table.columns.tolist() == ["error", "info", "warning"]
+    assert table.to_numpy().tolist() == [[1, 0, 0], [0, 1, 1], [0, 0, 1], [1, 0, 0]]
+
+
+def _sheet(dates, statuses, awards):
+    """What by_month reads of a sheet's result: the month and award columns, and each row's Status."""
+    program = SimpleNamespace(month_column="Transfer Date", award_column="Award")
+    typed = pd.DataFrame({"Transfer Date": pd.to_datetime(pd.Series(dates, dtype=object)), "Award": pd.array(awards, dtype="Int64")})
+    return SimpleNamespace(
+        program=program,
+        typed=typed,
+        computed=pd.DataFrame(index=typed.index),
+        status=pd.Series(statuses),
+        sheet=SimpleNamespace(name="Transfers"),
+    )
+
+
+BY_MONTH = {
+    # 2026-01 twice (OK 100 + Flagged 200 = 300 cents); 2025-12 Invalid (its 300 not counted);
+    # a blank date under (no date), last; a totals row (Status "") not counted at all
+    "months, a blank date and a totals row": (
+        [dt.date(2026, 1, 5), dt.date(2026, 1, 20), dt.date(2025, 12, 1), None, dt.date(2026, 1, 1)],
+        ["OK", "Flagged", "Invalid", "OK", ""],
+        [100, 200, 300, 50, 999],
+        [["2025-12", 1, 0, 0, 0, 1, 0], ["2026-01", 2, 1, 1, 0, 0, 300], ["(no date)", 1, 1, 0, 0, 0, 50]],
+    ),
+    # one row, Ineligible: counted, its award not (0)
+    "one ineligible row": ([dt.date(2026, 11, 30)], ["Ineligible"], [700], [["2026-11", 1, 0, 0, 1, 0, 0]]),
+    # December before January of the next year; a blank award counts as 0
+    "across a year end": (
+        [dt.date(2027, 1, 2), dt.date(2026, 12, 31)],
+        ["OK", "OK"],
+        [None, 2_500_000_000_00],
+        [["2026-12", 1, 1, 0, 0, 0, 2_500_000_000_00], ["2027-01", 1, 1, 0, 0, 0, 0]],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BY_MONTH)
+def test_by_month_counts_rows_and_awards(case):
+    dates, statuses, awards, expected = BY_MONTH[case]
+    table = by_month(_sheet(dates, statuses, awards)).table
+    assert table.columns.tolist() == ["Month", "Rows", "OK", "Flagged", "Ineligible", "Invalid", "Award ($)"]
+    assert table.to_numpy().tolist() == expected
+    assert all(table[c].dtype == np.int64 for c in table.columns[1:])  # whole counts and cents
+
+
+def test_by_month_of_only_a_totals_row_is_no_table():
+    assert by_month(_sheet([dt.date(2026, 1, 5)], [""], [100])) is None
+
+
+@pytest.mark.parametrize(
+    "programs", [[p] for p in PROGRAMS] + [list(PROGRAMS), list(reversed(PROGRAMS))], ids=lambda ps: "+".join(p.name for p in ps)
+)
+def test_the_rules_sheet_lays_out_the_rulebook(programs):
+    rows, widths, talls = rulebook._layout(programs)
+    table = rulebook.rulebook(programs)
+    assert rows == tuple(table.itertuples(index=False, name=None))
+    for j, col in enumerate(rulebook.COLUMNS):  # each column as wide as its longest line (or header word), within its bounds
+        longest = max([len(line) for text in table[col] for line in text.split("\n")] + [len(w) for w in col.split()])
+        low, high = (12, rulebook.WRAPPED[col]) if col in rulebook.WRAPPED else rulebook.SIZED[col]
+        assert widths[j] == min(high, max(low, longest + 2))
+    assert all(t >= 1 for t in talls) and len(talls) == len(rows)
+    assert rulebook._layout(list(programs)) is rulebook._layout(tuple(programs))  # worked out once
