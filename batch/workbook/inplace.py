@@ -37,7 +37,7 @@ from batch.workbook.refused import Refused
 from batch.workbook.stylesxml import FILLS, Styles
 from batch.workbook.toolcolumns import annotations, decision_prompt, frozen_at, marked_columns, tool_cells, tool_columns, tool_styles
 from batch.workbook.toolsheets import write_tool_sheets
-from batch.workbook.xlsxwriter_private import xf_index
+from batch.workbook.xlsxwriter_private import parts_in_memory, xf_index
 from validators.columns import REVIEW_COLUMNS
 
 T_WORKSHEET = opc.REL_NS + "/worksheet"
@@ -108,6 +108,7 @@ def _tool_book(result: Result, path: Path) -> tuple[dict[str, bytes], list[dict]
     their own; returns its parts, per intake sheet the xlsxwriter style index of each format, and
     the Findings sheet's rows (generated later, straight into the returned workbook)."""
     wb = xlsxwriter.Workbook(str(path), WRITER_OPTIONS)
+    parts_in_memory(wb)
     fmts = Formats(wb)
     looks = []
     for res in result.intake:

@@ -34,7 +34,7 @@ from batch.workbook.reading import (
 from batch.workbook.stylesxml import marked_fills
 from batch.workbook.toolcolumns import annotations, decision_prompt, frozen_at, layout, tool_cells, tool_columns, tool_headers, tool_styles
 from batch.workbook.toolsheets import write_tool_sheets
-from batch.workbook.xlsxwriter_private import define_hidden_name
+from batch.workbook.xlsxwriter_private import define_hidden_name, parts_in_memory
 from validators.columns import REVIEW_COLUMNS
 
 MAX_WIDTH = 60
@@ -233,6 +233,7 @@ def write(result: Result, out_path: Path) -> Path:
     clock = time.perf_counter()
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.partial")
     wb = xlsxwriter.Workbook(str(tmp), WRITER_OPTIONS)
+    parts_in_memory(wb)
     try:
         wb.set_properties({"title": f"{result.path.name} annotated by njcredits", "comments": f"njcredits {__version__}"})
         fmts = Formats(wb)
