@@ -11,8 +11,9 @@ import pytest
 from defusedxml import ElementTree
 from lxml import etree
 
+from batch.workbook.cells import column_letters
 from batch.workbook.safety import Refused
-from batch.workbook.sheetrows import RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, skeleton, split_part
+from batch.workbook.sheetrows import _COLUMNS, RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, skeleton, split_part
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 HEAD = b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
@@ -393,3 +394,10 @@ def test_a_part_in_utf16_is_read_and_written_back_in_utf8(encoding, mark, size):
     out = b"".join(rewrite_stream(chunks, {2: E2}, {}))
     assert out == rewrite(text.replace('encoding="UTF-16"', 'encoding="UTF-8"').encode("utf-8"), {2: E2})
     assert out.startswith(b'<?xml version="1.0" encoding="UTF-8"?>') and "Café ✓".encode() in out
+
+
+def test_every_column_name_maps_to_its_number():
+    # the table of reference letters is built from the one-, two- and three-letter names in order:
+    # it must give each of Excel's 16,384 columns (A=0, Z=25, AA=26, ZZ=701, AAA=702, XFD=16,383)
+    assert _COLUMNS == {column_letters(c).encode(): c for c in range(16_384)}
+    assert [_COLUMNS[b] for b in (b"A", b"Z", b"AA", b"ZZ", b"AAA", b"XFD")] == [0, 25, 26, 701, 702, 16_383]

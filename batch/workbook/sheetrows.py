@@ -31,6 +31,7 @@ and gives flagged cells their own style back.
 from __future__ import annotations
 
 import codecs
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -469,7 +470,12 @@ class Changes:
 
 
 _CELLS: dict[bytes, re.Pattern] = {}
-_COLUMNS = {column_letters(c).encode(): c for c in range(16_384)}  # A..XFD
+_LETTERS = [bytes([c]) for c in range(ord("A"), ord("Z") + 1)]
+_NAMES = itertools.chain(
+    _LETTERS, (a + b for a in _LETTERS for b in _LETTERS), (a + b + c for a in _LETTERS for b in _LETTERS for c in _LETTERS)
+)
+# A..XFD: the one-, two- and three-letter names in Excel's order (A..Z, AA..ZZ, AAA..), the first 16,384
+_COLUMNS = dict(zip(_NAMES, range(16_384), strict=False))
 
 
 def _column(ref: bytes | None, before: int) -> int:
