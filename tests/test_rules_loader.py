@@ -239,3 +239,37 @@ def test_a_first_value_dated_by_its_law_applies_to_earlier_dates_too(folder, dat
 def test_values_are_converted_exactly(folder, unit, written, loaded):
     write(folder, "parameters.yaml", f"version: v\nparameters:\n  p: {{description: d, unit: {unit}, cite: c, value: {written}}}\n")
     assert load("demo")["p"].value == loaded
+
+
+def _param(cite: str, values: tuple, since: tuple = (None,)) -> rules_mod.Parameter:
+    return rules_mod.Parameter("p", "", "USD", cite, "", "", tuple(None if s is None else pd.Timestamp(s) for s in since), values)
+
+
+LOOKUP_TABLE = {
+    "Grow NJ": _param("C.34:1B-248", (2_500_000,)),
+    # $1,000,000 until 2020-01-01, then $500,000: a row dated the day before takes the first, the day itself the second
+    "UTHub": _param("C.34:1B-209.1", (100_000_000, 50_000_000), (None, "2020-01-01")),
+}
+LOOKUPS = {
+    # key, date -> value, citation (NaN: no case for the key)
+    "a case": ("Grow NJ", "2026-11-30", 2_500_000, "C.34:1B-248"),
+    "the day before a step": ("UTHub", "2019-12-31", 100_000_000, "C.34:1B-209.1"),
+    "the day of a step": ("UTHub", "2020-01-01", 50_000_000, "C.34:1B-209.1"),
+    "no case": ("BEIP", "2026-11-30", None, None),
+    "a blank key": (None, "2026-11-30", None, None),
+}
+
+
+@pytest.mark.parametrize("dated", [False, True])
+def test_lookup_gives_each_row_its_cases_value_and_citation(dated):
+    keys = pd.Series([k for k, *_ in LOOKUPS.values()], index=[10 * i for i in range(len(LOOKUPS))], dtype=object)
+    dates = pd.Series(pd.to_datetime([d for _, d, *_ in LOOKUPS.values()]), index=keys.index)
+    values, cites = rules_mod.lookup(LOOKUP_TABLE, keys, dates if dated else None)
+    assert values.index.equals(keys.index) and cites.index.equals(keys.index)
+    for (case, (key, _date, value, cite)), got, got_cite in zip(LOOKUPS.items(), values, cites, strict=True):
+        if value is None:  # no case: missing (NaN, as pandas fills an empty object column)
+            assert pd.isna(got) and pd.isna(got_cite), case
+            continue
+        if key == "UTHub" and not dated:  # without dates: the value now in force
+            value = 50_000_000
+        assert got == value and got_cite == cite, case

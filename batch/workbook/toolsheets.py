@@ -173,9 +173,10 @@ def table_widths(
     between `low` and `high`, and the first column at least `first`."""
     widths: dict[int, float] = {}
     for t in tables:
+        columns = t.table.to_numpy(dtype=object).T  # each column's values, as iterating the column gives them
         for j, h in enumerate(t.table.columns):
             money = t.formats.get(str(h)) == "money"
-            longest = max((len(shown(v, money)) for v in t.table.iloc[:, j]), default=0)
+            longest = max((len(shown(v, money)) for v in columns[j]), default=0)
             head = len(str(h)) if whole_headers else max((len(w) for w in str(h).split()), default=0)
             widths[j] = max(widths.get(j, low), min(high, max(longest, head) + 2))
     if first:
@@ -188,13 +189,13 @@ def write_table(ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, fl
     the row after the blank row that follows the table."""
     ws.write_string(r, 0, t.title, fmts.get(title=True))
     r += 1
-    for j, h in enumerate(t.table.columns):
-        numeric = pd.api.types.is_numeric_dtype(t.table.iloc[:, j]) and not pd.api.types.is_bool_dtype(t.table.iloc[:, j])
+    for j, (h, dtype) in enumerate(zip(t.table.columns, t.table.dtypes, strict=True)):
+        numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
         ws.write_string(r, j, str(h), fmts.get(header=HEADER_BG, right=numeric))
     if widths:
         ws.set_row(r, LINE_HEIGHT * max(lines(h, widths.get(j, 8.43)) for j, h in enumerate(t.table.columns)))
     num = [{"money": MONEY, "percent": PERCENT}.get(t.formats.get(str(h))) for h in t.table.columns]
-    for row in t.table.itertuples(index=False):
+    for row in t.table.to_numpy(dtype=object):
         r += 1
         for j, v in enumerate(row):
             if isinstance(v, str):

@@ -114,13 +114,16 @@ def short_cite(cite: str) -> str:
 
 
 def _fill(template: str, frame: pd.DataFrame, formats: dict[str, str]) -> pd.Series:
-    out = pd.Series("", index=frame.index, dtype=object)
+    """The template filled in for each row of `frame`, piece by piece over whole columns (as arrays
+    of text: a Series' index alignment costs more than the joining on a sheet of a few rows)."""
+    out = np.full(len(frame), "", dtype=object)
     for literal, name, _spec, _conv in string.Formatter().parse(template):
-        out = out + literal
+        if literal:
+            out = out + literal
         if name is not None:
             col = frame[name] if name in frame else pd.Series("", index=frame.index)
-            out = out + FORMATTERS.get(formats.get(name, ""), _fmt_plain)(col)
-    return out
+            out = out + FORMATTERS.get(formats.get(name, ""), _fmt_plain)(col).to_numpy(dtype=object)
+    return pd.Series(out, index=frame.index, dtype=object)
 
 
 def render(raw: pd.DataFrame, sheet: str, table: dict[str, dict]) -> pd.DataFrame:

@@ -233,16 +233,17 @@ class Parameter:
 def lookup(table: dict[str, Parameter], keys: pd.Series, dates: pd.Series | None = None) -> tuple[pd.Series, pd.Series]:
     """Per-row value and citation of a parameter table keyed by a code column (e.g. Program).
 
-    Rows whose key has no case get None. With `dates`, each row gets the step in force at its date.
+    Rows whose key has no case get NaN (missing). With `dates`, each row gets the step in force at its date.
     """
-    values = pd.Series(None, index=keys.index, dtype=object)
-    cites = pd.Series(None, index=keys.index, dtype=object)
-    for case, param in table.items():
-        mask = (keys == case).to_numpy()
+    case = pd.Index(list(table), dtype=object).get_indexer(keys)  # each row's case (-1: none), in one pass
+    values = np.full(len(keys), np.nan, dtype=object)  # NaN where no case, as pandas fills an empty object column
+    cites = np.full(len(keys), np.nan, dtype=object)
+    for i, param in enumerate(table.values()):
+        mask = case == i
         if mask.any():
             values[mask] = param.at(dates[mask]) if dates is not None else param.value
             cites[mask] = param.cite
-    return values, cites
+    return pd.Series(values, index=keys.index, dtype=object), pd.Series(cites, index=keys.index, dtype=object)
 
 
 def _convert(unit: str, value):
