@@ -25,8 +25,11 @@ class Steps:
         self.findings: list[pd.DataFrame] = []
 
     def emit(self, code: str, mask, **fields) -> None:
-        """A finding on the rows where `mask` holds (each field a scalar or a Series indexed like the sheet)."""
-        self.findings.append(emit(code, self.idx[mask], **fields))
+        """A finding on the rows where `mask` holds (each field a scalar or a Series indexed like the
+        sheet); nothing where it holds nowhere."""
+        rows = self.idx[mask]
+        if len(rows):
+            self.findings.append(emit(code, rows, **fields))
 
     def series(self, values) -> pd.Series:
         """Values over every row, as a Series indexed like the sheet."""

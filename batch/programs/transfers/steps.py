@@ -79,6 +79,8 @@ def small_transfer_allowance_209_1(s: Transfers) -> None:
     """C.34:1B-209.1 (the text before P.L.2014, c.63): one transfer in each tax period below the minimum
     is allowed per Transferor, the first in Transfer Date order; every other transfer below the
     minimum is reported (with the transfer that used the allowance, where one did)."""
+    if not s.below.any():  # every finding of the step is of a transfer below the minimum
+        return
     f, dates = s.f, s.dates
     allowance, _ = lookup(s.rules["small_transfers_per_tax_period"], s.program, dates)
     allowance = allowance.astype("int64")
@@ -166,6 +168,8 @@ def beip_no_retransfer_129g3(s: Transfers) -> None:
     f = s.f
     may_retransfer, retransfer_cite = lookup(s.rules["transferee_may_retransfer"], s.program)
     barred = ~may_retransfer.astype(bool).to_numpy()
+    if not barred.any():  # only a sale of a program whose transferee may not transfer on can be barred
+        return
     bought = pd.DataFrame({"cert": s.cert, "who": _party(f[TO]), "bought": f.index, "rank": s.rank, "id": f[ID], "date": s.dates})
     bought = bought.sort_values("rank")
     bought = bought[bought.groupby(["cert", "who"], sort=False).cumcount() < 2]
