@@ -57,7 +57,7 @@ def pytest_configure(config):
     # does by itself elsewhere (the compiled files go to __pycache__, which git ignores).
     if sys.dont_write_bytecode and "PYTEST_XDIST_WORKER" not in os.environ:
         for package in ("batch", "validators"):
-            compileall.compile_dir(ROOT / package, quiet=1)
+            compileall.compile_dir(ROOT / package, quiet=2)  # a speed-up only: a tree it cannot write is left as it is
 
 
 def pytest_collection_modifyitems(config, items):

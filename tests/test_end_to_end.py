@@ -36,6 +36,10 @@ def run(args: list[str]):
     return CliRunner().invoke(main, args, catch_exceptions=False)
 
 
+# the samples run (a module fixture) made once, on one worker
+pytestmark = pytest.mark.xdist_group("end-to-end")
+
+
 @pytest.fixture(scope="module")
 def sample_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("outbox")

@@ -394,6 +394,7 @@ def libreoffice_csv(runs, tmp_path_factory) -> Path:
     return folder / "csv"
 
 
+@pytest.mark.xdist_group("libreoffice-real-world")  # one worker converts them all, once
 @pytest.mark.parametrize("name", KEPT)
 def test_libreoffice_opens_the_returned_workbook(runs, libreoffice_csv, name):
     run = runs[name]
@@ -407,6 +408,7 @@ def test_libreoffice_opens_the_returned_workbook(runs, libreoffice_csv, name):
     assert shown == [(row[0], s) for row, s in zip(ROWS, STATUSES, strict=True)], f"LibreOffice shows the statuses {shown}"
 
 
+@pytest.mark.xdist_group("libreoffice-real-world")  # one worker converts them all, once
 @pytest.mark.parametrize("name", [s.name for s in SHAPES if not s.password])
 def test_libreoffice_opens_the_input(runs, libreoffice_csv, name):
     """The fixture is a workbook LibreOffice opens, as the real ones were."""

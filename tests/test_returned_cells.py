@@ -26,6 +26,8 @@ from batch.workbook.reading import excel_refuses, sheets_kept_by_libreoffice
 from batch.workbook.toolsheets import FINDINGS_SHEET_COLUMNS, sheet_ref
 from batch.workbook.writing import write
 
+# its module fixtures (the samples run, the odd names made and converted by LibreOffice) made once, on one worker
+pytestmark = pytest.mark.xdist_group("returned-cells")
 AS_OF = dt.date(2026, 11, 30)
 NS = {"x": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
 DRAWING = {"xdr": "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"}
@@ -303,7 +305,6 @@ def odd_names_run(tmp_path_factory):
 
 
 @pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
-@pytest.mark.xdist_group("libreoffice-odd-names")  # one worker makes and converts them all, once
 @pytest.mark.parametrize("name", ODD_NAMES, ids=lambda n: n[:12])
 def test_a_sheet_name_excel_would_refuse_is_kept_and_the_output_opens(odd_names_run, name):
     made, opened, said = odd_names_run
