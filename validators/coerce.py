@@ -97,8 +97,9 @@ _POINT_THOUSANDS = re.compile(r"^(?P<whole>\d*)\.(?P<part>\d{3})$")
 
 
 def _number_parts(text: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """The number as plain decimal text (see `_text_to_decimal`) and its number part as typed
-    (without sign, `$`, parentheses and spaces; NaN where the text is no number)."""
+    """The number as plain decimal text ('$1,250,000', ' 1 250 000 ', '(1,000)', '-$1,250.50' ->
+    '1250000', '-1000', '-1250.50') and its number part as typed (without sign, `$`, parentheses
+    and spaces); NaN where the text is no number."""
     s = text.astype(str).str.replace(_SPACES, "", regex=True).str.replace(r"^\$\(", "(", regex=True)  # $(1,000) is ($1,000)
     paren = s.str.match(r"^\(.*\)$")
     s = s.str.replace(r"^\((.*)\)$", r"\1", regex=True)
@@ -110,26 +111,30 @@ def _number_parts(text: pd.Series) -> tuple[pd.Series, pd.Series]:
     return ("-" + plain).where(negative, plain).where(ok), parts["num"].where(ok)
 
 
-def _text_to_decimal(text: pd.Series) -> pd.Series:
-    """'$1,250,000', ' 1 250 000 ', '(1,000)', '-$1,250.50' -> the number as plain decimal text
-    ('1250000', '-1000', '-1250.50'); anything else NaN."""
-    return _number_parts(text)[0]
+def _text_parts(raw: pd.Series, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, tuple | None]:
+    """Which cells are text (not blank), and `_number_parts` of those cells (None when there is
+    none): read once for the coercers that look at the same text twice (`money`)."""
+    types, blank = _known(raw, known)
+    is_str = _is_str(types) & ~blank
+    return is_str, (_number_parts(raw[is_str]) if is_str.any() else None)
 
 
-def point_thousands(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series, pd.Series]:
+def point_thousands(
+    raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None, text_parts: tuple | None = None
+) -> tuple[pd.Series, pd.Series, pd.Series]:
     """Money text whose only separator is one `.` followed by exactly three digits (`96.000`,
     `$1.250`, `-96.000`, `.500`): the mask of those cells, and the two amounts the text may mean:
     the point read as a decimal point (a Decimal, 96.000 -> 96.000) and as a thousands separator
     (integer cents, Int64: 96.000 -> 9,600,000). A number cell is a number and is never
-    questioned; `1,250.000` (a comma too) and `96.0000` are no such text."""
-    types, blank = _known(raw, known)
-    is_str = _is_str(types) & ~blank
+    questioned; `1,250.000` (a comma too) and `96.0000` are no such text. `text_parts`: the cells'
+    `_text_parts`, when read already."""
+    is_str, parts = text_parts or _text_parts(raw, known)
     mask = pd.Series(False, index=raw.index)
     as_point = pd.Series(None, index=raw.index, dtype=object)
     as_thousands = pd.Series(pd.NA, index=raw.index, dtype="Int64")
-    if not is_str.any():
+    if parts is None:
         return mask, as_point, as_thousands
-    plain, num = _number_parts(raw[is_str])
+    plain, num = parts
     parts = num.str.extract(_POINT_THOUSANDS)
     hit = parts["part"].notna()
     if not hit.any():
@@ -143,18 +148,21 @@ def point_thousands(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None
     return mask, as_point, as_thousands
 
 
-def _numbers(raw: pd.Series, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series, pd.Series]:
+def _numbers(
+    raw: pd.Series, known: tuple[pd.Series, pd.Series] | None = None, text_parts: tuple | None = None
+) -> tuple[pd.Series, pd.Series, pd.Series]:
     """Numeric value of each cell (float, NaN when blank or unreadable), the bad mask, and the
-    decimal text of each text cell that reads as a number (NaN elsewhere)."""
+    decimal text of each text cell that reads as a number (NaN elsewhere). `text_parts`: the
+    cells' `_text_parts`, when read already."""
     t, blank = _known(raw, known)
     is_num = _number_types(t)
-    is_str = _is_str(t) & ~blank
+    is_str, parts = text_parts or _text_parts(raw, known)
     out = pd.Series(np.nan, index=raw.index, dtype="float64")
     typed = pd.Series(np.nan, index=raw.index, dtype=object)
     if is_num.any():
         out[is_num] = raw[is_num].astype("float64")
-    if is_str.any():
-        dec = _text_to_decimal(raw[is_str])
+    if parts is not None:
+        dec = parts[0]  # the number as plain decimal text
         typed[is_str] = dec
         out[is_str] = pd.to_numeric(dec, errors="coerce").astype("float64")
     bad = ~blank & (out.isna() | ~np.isfinite(out.fillna(0)))
@@ -172,8 +180,9 @@ def money(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -
     Excel's 15 significant digits, so the binary float 2.67499999... is the 2.675 that was typed).
     Text whose only separator is one `.` followed by exactly three digits (`96.000`) is bad: it is
     96 in US notation and 96,000 in much of Europe (`point_thousands`)."""
-    num, bad, typed = _numbers(raw, known)
-    bad = bad | (num.abs() >= MONEY_LIMIT_DOLLARS) | point_thousands(raw, known=known)[0]
+    text_parts = _text_parts(raw, known)  # its text read once, for the amount and for `point_thousands`
+    num, bad, typed = _numbers(raw, known, text_parts)
+    bad = bad | (num.abs() >= MONEY_LIMIT_DOLLARS) | point_thousands(raw, known=known, text_parts=text_parts)[0]
     num = num.where(~bad)
     scaled = (num * 100).to_numpy(dtype="float64", na_value=np.nan)
     cents = np.round(scaled)
