@@ -113,11 +113,12 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
     k, _computed_headers, at, last_col = layout(sheet)
     for j, h in enumerate(sheet.headers[:k]):
         ws.set_column(j, j, _width(h, in_kinds[j]))
-    for j, col in enumerate(tool_columns(res)):
+    tool = tool_columns(res)
+    for j, col in enumerate(tool):
         ws.set_column(at + j, at + j, col.width)
     h = sheet.header_row
     ws.freeze_panes(*frozen_at(sheet))
-    decision = next((at + j for j, col in enumerate(tool_columns(res)) if col.header == REVIEW_COLUMNS[0]), None)
+    decision = next((at + j for j, col in enumerate(tool) if col.header == REVIEW_COLUMNS[0]), None)
     if decision is not None:
         last = int(sheet.excel_rows[-1]) - 1 if len(sheet.excel_rows) else h + 1
         ws.data_validation(h + 1, decision, max(last, h + 1), decision, {"validate": "any", **decision_prompt()})
@@ -131,7 +132,7 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
     for pos, cols in list(notes.items())[:1]:
         c, (_sev, text) = next(iter(cols.items()))
         ws.write_comment(int(sheet.excel_rows[pos]) - 1, c, text[: cells.MAX_TEXT], {"x_scale": 3, "y_scale": 2.5})
-    return _sheet_rows(fmts, res, in_kinds, notes), notes
+    return _sheet_rows(fmts, res, in_kinds, notes, tool), notes
 
 
 def _top_rows(fmts: Formats, sheet, letters: list[str], computed_headers: list[str], at: int) -> bytes:
@@ -154,8 +155,9 @@ def _top_rows(fmts: Formats, sheet, letters: list[str], computed_headers: list[s
     return sheetxml.rows_xml(numbers, columns)
 
 
-def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes):
-    """The generator of the sheet's rows (see batch.workbook.sheetxml), and the sheet's dimension."""
+def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list):
+    """The generator of the sheet's rows (see batch.workbook.sheetxml), and the sheet's dimension;
+    `tool`: the sheet's `tool_columns`."""
     sheet = res.sheet
     k, computed_headers, at, last_col = layout(sheet)
     n = len(sheet.excel_rows)
@@ -166,7 +168,6 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes):
     for pos, cols in notes.items():
         for c, (sev, _text) in cols.items():
             severity[pos, c] = LEVELS.index(sev) if sev in FILL else 0
-    tool = tool_columns(res)
     looks = tool_styles(fmts, tool)
     tool_looks = {"columns": [style(f) for f in looks["columns"]], "status": {v: style(f) for v, f in looks["status"].items()}}
 
