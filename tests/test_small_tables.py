@@ -42,6 +42,14 @@ CROSSTABS = {
     "missing value": _pair(["a", None, "b"], ["error", "error", "info"]),
     "mixed kinds": _pair(["a", 1, "b"], ["error", "error", "info"]),
     "unnamed": (pd.Series(["a", "b"]), pd.Series(["x", "y"])),
+    # pandas orders categories by their categories, infers the kind of Python numbers in an object
+    # column, and lines up two series by their row labels
+    "categories": (
+        pd.Series(["a", "b", "a"], name="Code", dtype=pd.CategoricalDtype(["b", "a"])),
+        pd.Series(["x", "y", "x"], name="Severity"),
+    ),
+    "numbers as objects": _pair([2, 1, 2], ["x", "y", "x"]),
+    "other row labels": (pd.Series(["a", "b"], name="Code", index=[0, 1]), pd.Series(["x", "y"], name="Severity", index=[1, 0])),
 }
 
 
