@@ -154,7 +154,8 @@ def _numbers(
     """Numeric value of each cell (float, NaN when blank or unreadable), the bad mask, and the
     decimal text of each text cell that reads as a number (NaN elsewhere). `text_parts`: the
     cells' `_text_parts`, when read already."""
-    t, blank = _known(raw, known)
+    known = _known(raw, known)  # read once, here and for the text parts
+    t, blank = known
     is_num = _number_types(t)
     is_str, parts = text_parts or _text_parts(raw, known)
     out = pd.Series(np.nan, index=raw.index, dtype="float64")
@@ -180,6 +181,7 @@ def money(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -
     Excel's 15 significant digits, so the binary float 2.67499999... is the 2.675 that was typed).
     Text whose only separator is one `.` followed by exactly three digits (`96.000`) is bad: it is
     96 in US notation and 96,000 in much of Europe (`point_thousands`)."""
+    known = _known(raw, known)
     text_parts = _text_parts(raw, known)  # its text read once, for the amount and for `point_thousands`
     num, bad, typed = _numbers(raw, known, text_parts)
     bad = bad | (num.abs() >= MONEY_LIMIT_DOLLARS) | point_thousands(raw, known=known, text_parts=text_parts)[0]

@@ -292,7 +292,7 @@ def write_rules_sheet(wb, fmts: looks.Formats, programs, name: str = "Rules", *,
     constant-memory mode: every row written once, top to bottom): a title, a header row (frozen,
     repeated on every printed page, with a filter), then one row per value, each as tall as its
     longest wrapped text. Every cell is text (`write_string`), never a formula."""
-    rows, widths, talls = _layout(tuple(programs))
+    rows, widths, talls = _layout(programs)
     ws = wb.add_worksheet(name)
     wrap, plain = fmts.get(wrap=True), fmts.get(top=True)
     for j, (col, width) in enumerate(zip(COLUMNS, widths, strict=True)):
