@@ -78,8 +78,10 @@ class _Rows(Steps):
     def emit(self, code: str, mask: np.ndarray, **fields) -> None:
         """A finding on the rows where mask holds. A field is a scalar, a column of the frame, an
         array or a `Q` over every row (a Q rounded to the cent), or a function of row positions;
-        arrays, Q and functions are taken on the finding's rows only."""
+        arrays, Q and functions are taken on the finding's rows only; nothing where it holds nowhere."""
         rows = np.flatnonzero(mask)
+        if not len(rows):
+            return
         for name, value in fields.items():
             if isinstance(value, Q):
                 fields[name] = cents_of(value, rows)
