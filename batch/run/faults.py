@@ -8,13 +8,17 @@ environment variable NJCREDITS_FAULT names a point.
                                   which root, who ignores permissions, cannot otherwise be shown)
     NJCREDITS_FAULT=POINT:erofs   (and edquot, efbig, eio) raise that OS error at POINT
     NJCREDITS_FAULT=POINT:ERRNO/wrapped  the same error wrapped as xlsxwriter wraps it (FileCreateError)
+    NJCREDITS_FAULT=POINT:abort   the process aborts (SIGABRT), as a reader's native crash does
+    NJCREDITS_FAULT=POINT:memory  raise MemoryError, as a file that needs more than the memory limit does
+    NJCREDITS_FAULT=POINT:ACTION/reused  the action only in a worker that has read other files before
 
 Points: `staged` (after the inputs are staged), `hashing` (while a staged input is hashed),
-`child-partial` (in a worker, as it starts writing its output), `placed` (between the output's
-rename and the archive move), `archived` (between the archive move and the ledger row's
-completion), `report` (as the run report is written); and for injected errors `place` (as the
-output is put in the outbox), `archive` (as the input is moved to the archive), `child-write` (in a
-worker, as the output workbook is closed) and `ledger` (as a file's ledger row is begun).
+`child-read` (in a worker, as it begins a file), `child-partial` (in a worker, as it starts writing
+its output), `placed` (between the output's rename and the archive move), `archived` (between the
+archive move and the ledger row's completion), `report` (as the run report is written); and for
+injected errors `place` (as the output is put in the outbox), `archive` (as the input is moved to the
+archive), `child-write` (in a worker, as the output workbook is closed) and `ledger` (as a file's
+ledger row is begun).
 """
 
 from __future__ import annotations
@@ -29,18 +33,25 @@ ENV = "NJCREDITS_FAULT"
 ERRNOS = {name: getattr(errno, name.upper()) for name in ("enospc", "eacces", "erofs", "edquot", "efbig", "eio")}
 
 
-def fault(point: str, path: str | None = None) -> None:
+def fault(point: str, path: str | None = None, reused: bool = False) -> None:
+    """The fault NJCREDITS_FAULT names, at `point` (`reused`: in a worker that has read other files)."""
     spec = os.environ.get(ENV)
     if not spec:
         return
     name, _, action = spec.partition(":")
     if name != point:
         return
-    action, _, wrapped = action.partition("/")
+    action, _, modifier = action.partition("/")
+    if modifier == "reused" and not reused:
+        return
+    if action == "abort":
+        os.abort()
+    if action == "memory":
+        raise MemoryError
     if action in ERRNOS:
         code = ERRNOS[action]
         err = OSError(code, os.strerror(code), path)
-        if wrapped:
+        if modifier == "wrapped":
             from xlsxwriter.exceptions import FileCreateError
 
             raise FileCreateError(err) from err

@@ -1,6 +1,9 @@
-"""Each file is read in a worker process of its own (a memory limit, a timeout): whatever a file does
-to the readers, only its worker ends. No folder or file of the working directory, the inbox or the
-outbox can change what code a worker runs.
+"""Each file is read in a worker process (a memory limit, a timeout): whatever a file does to the
+readers, only its worker ends. A worker that read a file to its end and stayed small reads the run's
+next file (start-up is paid once per worker, not per file); a file that fails by memory or by a crash in
+a worker that had read other files is read again in a new worker of its own, so no file's outcome
+depends on another's (`Workers`). No folder or file of the working directory, the inbox or the outbox
+can change what code a worker runs.
 
 The workers' path. Workers are forked from a fork server (`multiprocessing`'s "forkserver": they do not
 inherit the inbox lock). The fork server is started as `python -c ...`, which puts the working
@@ -55,6 +58,10 @@ from batch.run.names import shown
 WORKER_MODULES = ("batch.run.preload",)
 PRODUCT_PACKAGES = ("batch", "validators")  # njcredits's own packages: each must come from njcredits's folder
 STOP_GRACE_SECONDS = 0.5  # how long a worker's unexpected end waits for the run to note a stop signal
+# a worker takes another file only when the last one left it at most this resident (and under half
+# its memory limit): a worker that grew stays no longer than its file
+REUSE_RSS_MB = 512
+RETIRE_SECONDS = 5  # how long a worker the run is done with may take to end before it is killed
 DIAGNOSIS_SECONDS = 120  # longest the interpreter that finds why a worker could not start may take
 STOPPED_READING = "the run was stopped (a stop signal) before this file was done; it stays in the inbox."
 STOPPED_WAITING = "the run was stopped (a stop signal) before this file was read; it stays in the inbox."
@@ -305,6 +312,7 @@ def work(path: str, partial: str, limits=None, as_of: dt.date | None = None, led
         "seconds": round(time.perf_counter() - started, 3),
         "timings": result.timings,
         "as_of": result.as_of.isoformat(),
+        "worker": os.getpid(),  # which worker read it (a worker reads several files in turn)
     }
 
 
@@ -331,47 +339,82 @@ def file_reason(err: BaseException, name: str) -> str:
     return for_failure(name, err)
 
 
-def _watch_run(alive, partial: str) -> None:
+def _watch_run(alive, current: list) -> None:
     """In a worker: when the run that started it ends (however it ends: its end of `alive` closes),
-    remove the worker's temporary files and end the worker, so nothing outlives its run."""
+    remove the temporary files of the file in hand (`current[0]`, its partial name, if any) and end
+    the worker, so nothing outlives its run."""
     try:
         alive.recv()
     except (EOFError, OSError):
         pass
-    remove_temporary(Path(partial))
+    if current[0]:
+        remove_temporary(Path(current[0]))
     os._exit(1)
 
 
-def worker(conn, alive, job: Job) -> None:
-    """A worker reading one file, under an address-space limit: whatever the file does to the readers
-    (a Rust abort, a MemoryError), only this process ends. It first checks it runs njcredits itself and
-    says so ("started"); then it sends one message: ("ok", result), ("error", the file's reason),
-    ("environment", the environment's reason) or ("cannot-start", the import error)."""
-    threading.Thread(target=_watch_run, args=(alive, job.partial), daemon=True).start()
+def worker(conn, jobs, alive, job: Job) -> None:
+    """A worker reading files one at a time, under an address-space limit: whatever a file does to the
+    readers (a Rust abort, a MemoryError), only this process ends. It first checks it runs njcredits
+    itself and says so ("started"); then, for each file, it sends one message (kind, payload, more):
+    ("ok", result), ("error", the file's reason), ("environment", the environment's reason),
+    ("cannot-start", the import error) or ("again", why: a memory error in a worker that had read other
+    files, for the run to read the file again in a new worker). `more` says it can take another file,
+    which the run then sends on `jobs` (the run's end of `jobs` closing ends it): only after a file that
+    was read to its end (`read_one`), leaving the worker under `REUSE_RSS_MB` resident and under half its
+    memory limit (`fit`)."""
+    current = [job.partial]  # the partial name of the file in hand, for `_watch_run`
+    threading.Thread(target=_watch_run, args=(alive, current), daemon=True).start()
     for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C reaches the whole group: the run decides, and ends its workers
         signal.signal(sig, signal.SIG_IGN)
     if job.memory_mb:
         resource.setrlimit(resource.RLIMIT_AS, (job.memory_mb << 20, job.memory_mb << 20))
-    # the child lives for one file and makes no reference cycles worth collecting; the cyclic
-    # collector would otherwise walk millions of cell objects again and again (superlinear time)
-    gc.disable()
     try:
         check_product(job.modules, job.product)
     except Exception as err:  # noqa: BLE001 - whatever stops njcredits from being imported is the environment's
-        conn.send(("cannot-start", f"{type(err).__name__}: {err}"))
+        conn.send(("cannot-start", f"{type(err).__name__}: {err}", False))
         conn.close()
         return
-    conn.send(("started", None))
+    # no cyclic collection while a file is read: it would walk millions of cell objects of a large
+    # sheet again and again (superlinear time). What the worker holds before its first file (modules,
+    # the libraries' tables) is frozen, so the collection after each file walks only what that file
+    # left in cycles: well under a millisecond after a small one
+    gc.disable()
+    gc.freeze()
+    conn.send(("started", None, False))
+    done = 0
+    while job is not None:
+        current[0] = job.partial
+        kind, payload, whole = read_one(job, again=done > 0)
+        more = whole and fit(job.memory_mb)
+        conn.send((kind, payload, more))
+        current[0] = None
+        done += 1
+        if not more:
+            break
+        gc.collect()
+        try:
+            job = jobs.recv()
+        except (EOFError, OSError):
+            job = None
+    conn.close()
+
+
+def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
+    """One file in this worker: (kind, payload) of the message that says how it went (see `worker`),
+    and whether it was read to its end (`ok`, or `error` for a reason of the file's own other than
+    memory); `again` when the worker has read other files before this one."""
     path, partial = job.path, job.partial
     try:
-        conn.send(("ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id)))
+        fault("child-read", partial, reused=again)
+        return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id), True
     except MemoryError:
-        conn.send(
-            (
-                "error",
-                f"{Path(path).name} needs more than the {job.memory_mb:,} MB of memory allowed for one file "
-                f"(memory_limit_mb); split it into smaller workbooks or raise the limit.",
-            )
+        if again:  # what the files before it left may be what it lacked: read again in a new worker
+            return "again", "a memory error in a worker that had read other files", False
+        return (
+            "error",
+            f"{Path(path).name} needs more than the {job.memory_mb:,} MB of memory allowed for one file "
+            f"(memory_limit_mb); split it into smaller workbooks or raise the limit.",
+            False,
         )
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
         oserr = err.error if isinstance(err, WriteFailed) else os_error(err)
@@ -381,13 +424,21 @@ def worker(conn, alive, job: Job) -> None:
             named = isinstance(oserr.filename, str) and oserr.filename and not writing
             target = Path(oserr.filename).parent if named else folder  # elsewhere: a temporary folder, say
             where = f"the outbox {shown(str(folder))}" if target == folder else f"the folder {shown(str(target))}"
-            conn.send(("environment", environment_message(oserr, where)))
-        else:
-            conn.send(("error", file_reason(err, Path(path).name)))
+            return "environment", environment_message(oserr, where), False
+        return "error", file_reason(err, Path(path).name), True
     finally:
         for p in Path(partial).parent.glob(f"*{Path(partial).name}.*"):  # the writers' own temporary files
             p.unlink(missing_ok=True)
-        conn.close()
+
+
+def fit(memory_mb: int) -> bool:
+    """Whether this worker may take another file: under `REUSE_RSS_MB` resident, and under half its
+    address-space limit (`memory_mb`, 0 for none), so that what one file leaves never narrows another's room."""
+    try:
+        size, resident = (int(v) * resource.getpagesize() >> 20 for v in Path("/proc/self/statm").read_text().split()[:2])
+    except (OSError, ValueError):  # no /proc: one file per worker, as the safe default
+        return False
+    return resident <= REUSE_RSS_MB and (not memory_mb or size <= memory_mb // 2)
 
 
 def remove_temporary(partial: Path) -> None:
@@ -405,77 +456,115 @@ def remove_temporary(partial: Path) -> None:
 
 @dataclass
 class Running:
-    """A worker at work: its process, the file it was given, when it began, the run's end of `alive`."""
+    """A worker: its process, the run's ends of its pipes (`conn` its messages, `jobs` the files it is
+    given, `alive`), the file in hand (None while it waits for one) and when it began it, whether it said
+    it runs njcredits, and how many files it read before the one in hand."""
 
     proc: multiprocessing.process.BaseProcess
-    item: object
-    partial: Path
-    began: float
+    conn: object
+    jobs: object
     alive: object
-    started: bool = False  # it said it runs njcredits and took the file
+    item: object
+    partial: Path | None
+    began: float
+    started: bool = False
+    files: int = 0
 
 
 class Workers:
-    """Up to `settings.workers` workers at a time, each with the memory limit and the timeout."""
+    """Up to `settings.workers` workers at a time, each with the memory limit and the timeout. A worker
+    that read a file to its end and stayed small (`fit`) is given the run's next file instead of a new
+    worker being started (`idle` while none is waiting): start-up is paid once per worker, not once
+    per file. A file that fails by memory or by a crash in a worker that had read other files is read
+    again in a new worker of its own (`again`), so that only a file's own outcome is ever its outcome."""
 
     def __init__(self, settings, run_id: str, stop: threading.Event):
         self.settings, self.run_id, self.stop = settings, run_id, stop
         self.ctx = multiprocessing.get_context("forkserver")  # workers do not inherit the inbox lock
         self.ctx.set_forkserver_preload(list(WORKER_MODULES))
         self.path, self.modules, self.product = worker_path(), WORKER_MODULES, product_folders()
-        self.running: dict = {}  # the run's end of each worker's pipe -> Running
+        self.running: dict = {}  # the run's end of each busy worker's message pipe -> Running
+        self.idle: list[Running] = []  # workers waiting for the run's next file
         self.broken = ""  # why workers cannot start here: no further worker is started
         self.diagnosed: str | None = None  # Python's error when a worker ended before it could say it started
 
     def has_room(self) -> bool:
         return len(self.running) < max(1, self.settings.workers)
 
-    def start(self, item, partial: Path) -> None:
-        """Start a worker on one staged file, on the workers' path."""
+    def start(self, item, partial: Path, fresh: bool = False) -> None:
+        """Give one staged file to a waiting worker or, when none waits (or `fresh`), to a new one started
+        on the workers' path."""
         s = self.settings
         job = Job(str(item.staged), str(partial), s.memory_limit_mb, s.limits, s.as_of, str(s.ledger), self.run_id,
                   modules=self.modules, product=self.product)  # fmt: skip
+        while self.idle and not fresh:
+            w = self.idle.pop()
+            try:
+                w.jobs.send(job)
+            except (OSError, ValueError):  # it ended while it waited (killed from outside): not given the file
+                self._retire(w, kill=True)
+                continue
+            w.item, w.partial, w.began = item, partial, time.monotonic()
+            self.running[w.conn] = w
+            return
+        while self.idle and len(self.running) + len(self.idle) >= max(1, self.settings.workers):
+            self._retire(self.idle.pop(0))  # room for a new worker: one that waits ends
         recv, send = self.ctx.Pipe(duplex=False)
+        jobs_r, jobs_w = self.ctx.Pipe(duplex=False)
         alive_r, alive_w = self.ctx.Pipe(duplex=False)
-        proc = self.ctx.Process(target=worker, args=(send, alive_r, job), daemon=True)
+        proc = self.ctx.Process(target=worker, args=(send, jobs_r, alive_r, job), daemon=True)
         try:
             with worker_environment(self.path):
                 proc.start()
         except (OSError, EOFError) as err:  # the fork server itself could not start
-            for end in (recv, send, alive_r, alive_w):
+            for end in (recv, send, jobs_r, jobs_w, alive_r, alive_w):
                 end.close()
             self.broken = self.broken or cannot_start(self._diagnosis() or f"{type(err).__name__}: {err}")
             raise _NotStarted from err
-        send.close()
-        alive_r.close()
-        self.running[recv] = Running(proc, item, partial, time.monotonic(), alive_w)
+        for end in (send, jobs_r, alive_r):
+            end.close()
+        self.running[recv] = Running(proc, recv, jobs_w, alive_w, item, partial, time.monotonic())
 
-    def stop_all(self, queue: list):
-        """A stop signal: the running workers are ended, and every file not done is yielded as stopped."""
-        for conn, w in list(self.running.items()):
+    def _retire(self, w: Running, kill: bool = False) -> None:
+        """A worker is done with: its pipes closed (a waiting worker then ends: no file is given to it)
+        and its process joined; with `kill`, or when it has not ended after `RETIRE_SECONDS`, ended."""
+        if kill:
+            w.proc.kill()
+        for end in (w.jobs, w.conn):
+            end.close()
+        w.proc.join(None if kill else RETIRE_SECONDS)
+        if w.proc.exitcode is None:
             w.proc.kill()
             w.proc.join()
-            w.alive.close()
-            conn.close()
+        w.alive.close()
+
+    def stop_all(self, queue: list):
+        """A stop signal: the workers are ended, and every file not done is yielded as stopped."""
+        for w in list(self.running.values()):
+            self._retire(w, kill=True)
             remove_temporary(w.partial)
             yield w.item, w.partial, "environment", STOPPED_READING
         self.running.clear()
-        for item, partial in queue:
+        for w in self.idle:
+            self._retire(w, kill=True)
+        self.idle.clear()
+        for item, partial, _ in queue:
             yield item, partial, "environment", STOPPED_WAITING
 
     def not_started(self, queue: list):
         """Workers cannot start here: every file not yet given to one is yielded with the reason."""
-        for item, partial in queue:
+        for item, partial, _ in queue:
             yield item, partial, "environment", self.broken
 
     def collect(self):
-        """The workers that sent their message (or ended): each file's outcome."""
+        """The workers that sent their message (or ended): each file's outcome (kind `again`: the file is
+        to be read again in a new worker)."""
         for conn in mp_connection.wait(list(self.running), timeout=0.2):
             w = self.running[conn]
             try:
-                kind, payload = conn.recv()
+                kind, payload, more = conn.recv()
             except (EOFError, OSError):
-                kind, payload = self._ended(w)
+                (kind, payload), more = self._ended(w), False
             if kind == "started":
                 w.started = True
                 continue
@@ -483,15 +572,19 @@ class Workers:
             if kind == "cannot-start":
                 self.broken = self.broken or cannot_start(payload)
                 kind, payload = "environment", self.broken
-            conn.close()
-            w.proc.join()
-            w.alive.close()
             if kind != "ok":
                 remove_temporary(w.partial)
-            yield w.item, w.partial, kind, payload
+            item, partial = w.item, w.partial
+            if more and not self.stop.is_set():
+                w.item, w.partial, w.files = None, None, w.files + 1
+                self.idle.append(w)
+            else:
+                self._retire(w)
+            yield item, partial, kind, payload
 
     def _ended(self, w: Running) -> tuple[str, str]:
-        """A worker that ended without its message: stopped, killed, unable to start, or crashed by its file."""
+        """A worker that ended without its message: stopped, killed, unable to start, or crashed (by its
+        file, or, in a worker that had read other files, to be read again in a new one)."""
         w.proc.join()
         # a stop signal reaches the whole process group: a worker it ended before the worker could
         # ignore it (while starting) was stopped, not failed by its file; the run's own handler may
@@ -502,6 +595,8 @@ class Workers:
             return "environment", f"the process reading {shown(w.item.name)} was killed from outside (SIGKILL); it stays in the inbox."
         if not w.started:  # it never took the file: njcredits itself could not be imported there
             return "cannot-start", self._diagnosis() or f"it ended before it began, exit {w.proc.exitcode}"
+        if w.files:
+            return "again", f"a worker that had read other files stopped unexpectedly (exit {w.proc.exitcode})"
         return (
             "error",
             f"The process reading {shown(w.item.name)} stopped unexpectedly (exit {w.proc.exitcode}): "
@@ -518,11 +613,8 @@ class Workers:
         """Workers past the timeout are ended; their files fail."""
         for conn, w in list(self.running.items()):
             if time.monotonic() - w.began > self.settings.timeout_seconds:
-                w.proc.kill()
-                w.proc.join()
-                conn.close()
-                w.alive.close()
                 del self.running[conn]
+                self._retire(w, kill=True)
                 remove_temporary(w.partial)
                 yield (
                     w.item,
@@ -535,10 +627,12 @@ class Workers:
     def end(self) -> None:
         """However the run ends, no worker outlives it."""
         for w in self.running.values():
-            w.proc.kill()
-            w.proc.join()
-            w.alive.close()
+            self._retire(w, kill=True)
             remove_temporary(w.partial)
+        for w in self.idle:
+            self._retire(w)
+        self.running.clear()
+        self.idle.clear()
 
 
 class _NotStarted(Exception):
@@ -546,12 +640,12 @@ class _NotStarted(Exception):
 
 
 def isolated(todo: list, settings, run_id: str, stop: threading.Event):
-    """Process each (item, partial) in its own worker. Yields (item, partial, kind, payload): kind `ok`
-    (payload: the result), `error` (the file's reason) or `environment` (the environment's reason: the
-    file goes back). When `stop` is set the running workers are ended and everything not done is
+    """Process each (item, partial) in a worker (`Workers`). Yields (item, partial, kind, payload): kind
+    `ok` (payload: the result), `error` (the file's reason) or `environment` (the environment's reason:
+    the file goes back). When `stop` is set the running workers are ended and everything not done is
     yielded as stopped; when workers cannot start, everything not done is yielded with the reason."""
     workers = Workers(settings, run_id, stop)
-    queue = list(todo)
+    queue = [(item, partial, False) for item, partial in todo]  # False: any worker may read it
     try:
         while queue or workers.running:
             while queue and workers.has_room() and not stop.is_set() and not workers.broken:
@@ -567,7 +661,11 @@ def isolated(todo: list, settings, run_id: str, stop: threading.Event):
             if workers.broken:
                 yield from workers.not_started(queue)
                 queue.clear()
-            yield from workers.collect()
+            for item, partial, kind, payload in workers.collect():
+                if kind == "again":  # next, in a new worker of its own
+                    queue.insert(0, (item, partial, True))
+                else:
+                    yield item, partial, kind, payload
             yield from workers.time_out()
-    finally:  # an exception in the run: no worker outlives it
+    finally:  # an exception in the run: no worker outlives it; waiting workers end as they would
         workers.end()

@@ -1,0 +1,69 @@
+"""The workers of a run (`batch.run.workers`): a worker reads the run's files in turn, and no file's
+outcome or returned workbook depends on which worker read it or what that worker read before."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from test_faults import assert_settled, folders, ledger, run_cli
+
+from batch.run.config import load
+from batch.run.workers import isolated
+
+SAMPLES = sorted((Path(__file__).parents[1] / "sample_inputs").glob("*.xlsx"))
+# what differs between two readings of one file: the time it was read (the Run sheet, the package's dates)
+WHEN = re.compile(rb"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?Z?")
+
+
+def read_all(tmp_path: Path, name: str, workers: int) -> dict[str, tuple[str, object]]:
+    """Every sample read by `isolated` with `workers` workers: file name -> (kind, payload)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    items = []
+    for src in SAMPLES:
+        staged = shutil.copy(src, folder / src.name)
+        items.append((SimpleNamespace(name=src.name, staged=Path(staged)), folder / f".{src.stem}.partial.xlsx"))
+    settings = load(cwd=tmp_path, inbox=tmp_path, outbox=folder, workers=workers, as_of="2026-11-30")
+    return {item.name: (kind, payload, partial) for item, partial, kind, payload in isolated(items, settings, "run-1", threading.Event())}
+
+
+def parts(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as z:
+        return {n: WHEN.sub(b"#", z.read(n)) for n in z.namelist()}
+
+
+def test_one_worker_reads_every_file_of_the_run_and_each_comes_back_as_a_worker_of_its_own_returns_it(tmp_path):
+    # one worker: the four samples in turn (the last after three others, of every program);
+    # four workers: each sample in a new worker of its own
+    shared = read_all(tmp_path, "shared", workers=1)
+    alone = read_all(tmp_path, "alone", workers=len(SAMPLES))
+    assert {kind for kind, _, _ in shared.values()} == {"ok"} == {kind for kind, _, _ in alone.values()}
+    assert len({payload["worker"] for _, payload, _ in shared.values()}) == 1
+    assert len({payload["worker"] for _, payload, _ in alone.values()}) == len(SAMPLES)
+    for name in shared:  # the same workbook, part by part (but for when it was read)
+        assert parts(shared[name][2]) == parts(alone[name][2]), name
+        assert shared[name][1]["counts"] == alone[name][1]["counts"], name
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        "child-read:abort/reused",  # a crash (SIGABRT), as a reader's native code crashes
+        "child-read:memory/reused",  # a memory error, as a file over the memory limit gives
+    ],
+)
+def test_a_file_that_fails_in_a_worker_that_read_other_files_is_read_again_in_a_new_worker(tmp_path, fault):
+    # three files, one worker: the second and third files fail only in a worker that read a file
+    # before them, so each is read again in a new worker of its own, where it is processed
+    inbox, outbox = folders(tmp_path)
+    result = run_cli(inbox, outbox, fault)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert result.stdout.count("done  ") == 3, result.stdout
+    assert_settled(inbox, outbox)
+    assert sorted(n for (n,) in ledger(outbox, "SELECT name FROM files WHERE status='processed'")) == ["a.xlsx", "b.xlsx", "c.xlsx"]
