@@ -14,7 +14,7 @@ import pytest
 from test_faults import assert_settled, folders, ledger, run_cli
 
 from batch.run.config import load
-from batch.run.workers import isolated
+from batch.run.workers import by_memory, isolated
 
 SAMPLES = sorted((Path(__file__).parents[1] / "sample_inputs").glob("*.xlsx"))
 # what differs between two readings of one file: the time it was read (the Run sheet, the package's dates)
@@ -67,3 +67,48 @@ def test_a_file_that_fails_in_a_worker_that_read_other_files_is_read_again_in_a_
     assert result.stdout.count("done  ") == 3, result.stdout
     assert_settled(inbox, outbox)
     assert sorted(n for (n,) in ledger(outbox, "SELECT name FROM files WHERE status='processed'")) == ["a.xlsx", "b.xlsx", "c.xlsx"]
+
+
+def _raised(make) -> BaseException:
+    try:
+        make()
+    except BaseException as err:  # noqa: BLE001 - the error made, whatever it is
+        return err
+    raise AssertionError("nothing raised")
+
+
+def _wrapped_as_reader_does():  # a reader that catches a memory error and says the file is unreadable
+    try:
+        raise MemoryError
+    except Exception as err:
+        raise ValueError("cannot read the workbook") from err
+
+
+def _raised_while_handling():
+    try:
+        raise MemoryError
+    except MemoryError:
+        raise RuntimeError("while out of memory")  # noqa: B904 - implicit chaining is the case
+
+
+def _unrelated():
+    try:
+        raise KeyError("a")
+    except KeyError as err:
+        raise ValueError("bad cell") from err
+
+
+@pytest.mark.parametrize(
+    "make,memory",
+    [
+        (lambda: (_ for _ in ()).throw(MemoryError()), True),  # a memory error itself
+        (_wrapped_as_reader_does, True),  # `raise ... from` a memory error (its __cause__)
+        (_raised_while_handling, True),  # raised in the handler of a memory error (its __context__)
+        (_unrelated, False),  # a chain without a memory error
+        (lambda: int("x"), False),  # no chain at all
+    ],
+)
+def test_a_memory_error_is_known_however_a_reader_words_it(make, memory):
+    # a file that failed by memory in a worker that read other files is read again in a new worker;
+    # a reader that words the memory error as its own (calamine's, caught and said unreadable) too
+    assert by_memory(_raised(make)) is memory

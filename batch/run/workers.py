@@ -387,7 +387,7 @@ def worker(conn, jobs, alive, job: Job) -> None:
         kind, payload, whole = read_one(job, again=done > 0)
         more = whole and fit(job.memory_mb)
         conn.send((kind, payload, more))
-        current[0] = None
+        current[0] = payload = None  # the result is the run's now: nothing of it is kept
         done += 1
         if not more:
             break
@@ -407,16 +407,16 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
     try:
         fault("child-read", partial, reused=again)
         return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id), True
-    except MemoryError:
-        if again:  # what the files before it left may be what it lacked: read again in a new worker
-            return "again", "a memory error in a worker that had read other files", False
-        return (
-            "error",
-            f"{Path(path).name} needs more than the {job.memory_mb:,} MB of memory allowed for one file "
-            f"(memory_limit_mb); split it into smaller workbooks or raise the limit.",
-            False,
-        )
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
+        if by_memory(err):
+            if again:  # what the files before it left may be what it lacked: read again in a new worker
+                return "again", "a memory error in a worker that had read other files", False
+            return (
+                "error",
+                f"{Path(path).name} needs more than the {job.memory_mb:,} MB of memory allowed for one file "
+                f"(memory_limit_mb); split it into smaller workbooks or raise the limit.",
+                False,
+            )
         oserr = err.error if isinstance(err, WriteFailed) else os_error(err)
         folder = Path(partial).parent  # the worker writes only there
         writing = str(getattr(oserr, "filename", "") or "").startswith(str(folder))
@@ -429,6 +429,18 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
     finally:
         for p in Path(partial).parent.glob(f"*{Path(partial).name}.*"):  # the writers' own temporary files
             p.unlink(missing_ok=True)
+
+
+def by_memory(err: BaseException) -> bool:
+    """Whether `err` is a MemoryError, or was raised while one was handled or because of one (a reader
+    that words a memory error as its own, the way calamine's is caught and said unreadable)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, MemoryError):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False
 
 
 def fit(memory_mb: int) -> bool:
