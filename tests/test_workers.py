@@ -21,8 +21,8 @@ SAMPLES = sorted((Path(__file__).parents[1] / "sample_inputs").glob("*.xlsx"))
 WHEN = re.compile(rb"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?Z?")
 
 
-def read_all(tmp_path: Path, name: str, workers: int) -> dict[str, tuple[str, object]]:
-    """Every sample read by `isolated` with `workers` workers: file name -> (kind, payload)."""
+def read_all(tmp_path: Path, name: str, workers: int) -> dict[str, tuple[str, object, Path]]:
+    """Every sample read by `isolated` with `workers` workers: file name -> (kind, payload, output)."""
     folder = tmp_path / name
     folder.mkdir()
     items = []
@@ -77,6 +77,10 @@ def _raised(make) -> BaseException:
     raise AssertionError("nothing raised")
 
 
+def _out_of_memory():
+    raise MemoryError
+
+
 def _wrapped_as_reader_does():  # a reader that catches a memory error and says the file is unreadable
     try:
         raise MemoryError
@@ -101,7 +105,7 @@ def _unrelated():
 @pytest.mark.parametrize(
     "make,memory",
     [
-        (lambda: (_ for _ in ()).throw(MemoryError()), True),  # a memory error itself
+        (_out_of_memory, True),  # a memory error itself
         (_wrapped_as_reader_does, True),  # `raise ... from` a memory error (its __cause__)
         (_raised_while_handling, True),  # raised in the handler of a memory error (its __context__)
         (_unrelated, False),  # a chain without a memory error

@@ -58,9 +58,9 @@ def schema_for(spec: SheetSpec, present: set[str]) -> pa.DataFrameSchema:
     known = _SCHEMAS.get((id(spec), headers))
     if known is None or known[0] is not spec:
         columns = {}
-        for c in spec.columns:
-            checks = _checks(c) if c.header in headers else []
-            if c.header in headers and (c.required or checks):
+        for c in (c for c in spec.columns if c.header in headers):
+            checks = _checks(c)
+            if c.required or checks:
                 columns[c.header] = pa.Column(None, nullable=not c.required, checks=checks)
         known = _SCHEMAS[(id(spec), headers)] = (spec, pa.DataFrameSchema(columns, strict=False))
     return known[1]

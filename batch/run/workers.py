@@ -427,7 +427,7 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
             return "environment", environment_message(oserr, where), False
         return "error", file_reason(err, Path(path).name), True
     finally:
-        for p in Path(partial).parent.glob(f"*{Path(partial).name}.*"):  # the writers' own temporary files
+        for p in writers_files(Path(partial)):
             p.unlink(missing_ok=True)
 
 
@@ -445,7 +445,8 @@ def by_memory(err: BaseException) -> bool:
 
 def fit(memory_mb: int) -> bool:
     """Whether this worker may take another file: under `REUSE_RSS_MB` resident, and under half its
-    address-space limit (`memory_mb`, 0 for none), so that what one file leaves never narrows another's room."""
+    address-space limit (`memory_mb`, 0 for none), so that what one file leaves takes at most half of
+    the next one's room (a file that then runs out of memory is read again in a new worker)."""
     try:
         size, resident = (int(v) * resource.getpagesize() >> 20 for v in Path("/proc/self/statm").read_text().split()[:2])
     except (OSError, ValueError):  # no /proc: one file per worker, as the safe default
@@ -457,10 +458,15 @@ def remove_temporary(partial: Path) -> None:
     """A partial output and the writers' own temporary files made from its name (`.<name>.<pid>.partial`,
     `.splice`): every one has the run's partial name, which holds the run id, in it."""
     try:
-        for p in [Path(partial), *Path(partial).parent.glob(f"*{Path(partial).name}.*")]:
+        for p in [Path(partial), *writers_files(Path(partial))]:
             p.unlink(missing_ok=True)
     except OSError:  # a read-only or vanished outbox: nothing of ours can be there to remove
         pass
+
+
+def writers_files(partial: Path):
+    """The writers' own temporary files made from a partial output's name."""
+    return partial.parent.glob(f"*{partial.name}.*")
 
 
 # -- the workers of a run -----------------------------------------------------------------------
@@ -495,13 +501,14 @@ class Workers:
         self.ctx = multiprocessing.get_context("forkserver")  # workers do not inherit the inbox lock
         self.ctx.set_forkserver_preload(list(WORKER_MODULES))
         self.path, self.modules, self.product = worker_path(), WORKER_MODULES, product_folders()
+        self.size = max(1, settings.workers)  # how many workers at most, busy or waiting
         self.running: dict = {}  # the run's end of each busy worker's message pipe -> Running
         self.idle: list[Running] = []  # workers waiting for the run's next file
         self.broken = ""  # why workers cannot start here: no further worker is started
         self.diagnosed: str | None = None  # Python's error when a worker ended before it could say it started
 
     def has_room(self) -> bool:
-        return len(self.running) < max(1, self.settings.workers)
+        return len(self.running) < self.size
 
     def start(self, item, partial: Path, fresh: bool = False) -> None:
         """Give one staged file to a waiting worker or, when none waits (or `fresh`), to a new one started
@@ -519,7 +526,7 @@ class Workers:
             w.item, w.partial, w.began = item, partial, time.monotonic()
             self.running[w.conn] = w
             return
-        while self.idle and len(self.running) + len(self.idle) >= max(1, self.settings.workers):
+        while self.idle and len(self.running) + len(self.idle) >= self.size:
             self._retire(self.idle.pop(0))  # room for a new worker: one that waits ends
         recv, send = self.ctx.Pipe(duplex=False)
         jobs_r, jobs_w = self.ctx.Pipe(duplex=False)
