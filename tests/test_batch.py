@@ -8,11 +8,11 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
+import launcher
 import pytest
 import python_calamine
 import samples
@@ -120,18 +120,14 @@ def test_config_file_and_flags(tmp_path):
         load(cwd=tmp_path)
 
 
-def _cli(*args, cwd):
-    return [sys.executable, "-m", "batch.cli", *args]
-
-
 def test_killed_run_leaves_no_partial_output_and_the_next_run_completes(tmp_path):
     inbox, outbox = folders(tmp_path)
     # big enough that writing its returned workbook takes a while (about half a second here), the
     # window the kill must land in: the partial output appears when the writing starts
     rows = [transfer(f"T-{i}", 30_000 + i, 27_000) for i in range(10_000)]
     transfers_book(inbox / "big.xlsx", rows)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox), "--workers", "1"],
+    proc = launcher.popen(
+        ["run", inbox, "--out", outbox, "--workers", "1"],
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -156,9 +152,9 @@ def test_two_concurrent_runs_do_not_process_a_file_twice(tmp_path):
     inbox, outbox = folders(tmp_path)
     for i in range(4):
         transfers_book(inbox / f"file{i}.xlsx", [transfer(f"T-{i}-{j}", 30_000 + j, 27_000) for j in range(2_000)])
-    cmd = [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox), "--workers", "1"]
-    a = subprocess.Popen(cmd + ["--wait"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    b = subprocess.Popen(cmd + ["--wait"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmd = ["run", inbox, "--out", outbox, "--workers", "1", "--wait"]
+    a = launcher.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    b = launcher.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out_a, out_b = a.communicate(timeout=300)[0], b.communicate(timeout=300)[0]
     assert a.returncode == 0 and b.returncode == 0, (out_a, out_b)
     processed = ledger_rows(outbox, "SELECT name FROM files WHERE status='processed'")
@@ -172,12 +168,7 @@ def test_second_run_without_wait_exits_with_a_message(tmp_path):
     inbox, outbox = folders(tmp_path)
     with open(inbox / ".njcredits.lock", "a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
-        result = subprocess.run(
-            [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        result = launcher.run(["run", inbox, "--out", outbox], timeout=60)
     assert result.returncode == 1 and "Another njcredits run is processing" in result.stderr and "--wait" in result.stderr
 
 

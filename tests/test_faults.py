@@ -19,6 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
+import launcher
 import pytest
 from conftest import TRANSFER_HEADERS, write_workbook
 
@@ -50,21 +51,18 @@ def run_cli(
     env.pop("NJCREDITS_FAULT", None)
     if fault:
         env["NJCREDITS_FAULT"] = fault
-    cmd = [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox), "--workers", "1"]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    return launcher.run(["run", inbox, "--out", outbox, "--workers", "1"], env=env, timeout=timeout)
 
 
 def processes_tagged(tag: str) -> list[int]:
     """Processes still alive whose environment carries the test's tag (the run, its forkserver, its workers)."""
     found = []
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+        if not proc.name.isdigit() or not launcher.tagged(proc.name, tag):
             continue
         try:
-            if f"NJCREDITS_TEST_TAG={tag}".encode() in (proc / "environ").read_bytes():
-                state = (proc / "stat").read_text().split(") ")[-1][:1]
-                if state != "Z":
-                    found.append(int(proc.name))
+            if (proc / "stat").read_text().split(") ")[-1][:1] != "Z":
+                found.append(int(proc.name))
         except OSError:
             continue
     return found
@@ -158,8 +156,8 @@ def test_stop_signal_leaves_the_inputs_in_the_inbox(tmp_path):
         book(inbox / name, rows=20_000, tag=str(i))
     tag = uuid.uuid4().hex
     env = {**os.environ, "NJCREDITS_TEST_TAG": tag}
-    cmd = [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox), "--workers", "1"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmd = ["run", inbox, "--out", outbox, "--workers", "1"]
+    proc = launcher.popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 60
     while time.time() < deadline and not list(outbox.glob(".*.partial*")):
         time.sleep(0.05)
@@ -328,9 +326,8 @@ def test_two_inboxes_sharing_an_outbox(tmp_path):
         for i in range(3):
             book(inbox / f"{side}{i}.xlsx", rows=5_000, tag=f"{side}{i}")
         inboxes.append(inbox)
-    cmd = [sys.executable, "-c", "from batch.cli import main; main()", "run"]
     args = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
-    procs = [subprocess.Popen([*cmd, str(i), "--out", str(outbox), "--workers", "1"], **args) for i in inboxes]
+    procs = [launcher.popen(["run", i, "--out", outbox, "--workers", "1"], **args) for i in inboxes]
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert len(list(outbox.glob("*.annotated.xlsx"))) == 6
@@ -386,8 +383,8 @@ def test_ctrl_c_to_the_whole_process_group_blames_no_file(tmp_path):
     book(inbox / "big.xlsx", rows=30_000)
     tag = uuid.uuid4().hex
     env = {**os.environ, "NJCREDITS_TEST_TAG": tag}
-    cmd = [sys.executable, "-c", "from batch.cli import main; main()", "run", str(inbox), "--out", str(outbox), "--workers", "1"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    cmd = ["run", inbox, "--out", outbox, "--workers", "1"]
+    proc = launcher.popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     deadline = time.time() + 60
     while time.time() < deadline and not list(inbox.glob(".njcredits/staging/*/*/big.xlsx")):
         time.sleep(0.05)

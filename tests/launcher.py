@@ -1,0 +1,338 @@
+"""`njcredits` started as a process of its own, without paying the interpreter's start and the
+product's imports at every start (about 0.9 CPU second of the 1 to 2.5 that a small run takes).
+
+The first start in a test process starts a helper interpreter (the launcher) that imports what the
+command imports and then waits. Each start is a fork of it: a new process, with its own pid, the
+environment, folder and standard streams the test gave, its own process group when asked
+(`start_new_session`), which runs the command's `main()` as the console script does and ends as
+an interpreter ends (its threads joined, its `atexit` functions run, its streams flushed; an
+uncaught KeyboardInterrupt ends it by SIGINT). The test sees it as a `subprocess.Popen`: `pid`,
+`stdout`, `poll`, `wait`, `communicate`, `send_signal`, `kill`; its exit status comes from the
+launcher, whose child it is.
+
+What a fork cannot give is what the interpreter decides as it starts: the encoding of its streams,
+`PYTHON*` settings, the locale. A start whose environment differs from the launcher's in one of
+those is a new interpreter (`subprocess.Popen`), as is every start where the launcher cannot be
+used. The tests of the start itself (the installed command's path, a `batch` folder where it is
+started) start the interpreter themselves.
+
+A forked process's /proc/PID/environ is the launcher's, not the test's; `tagged()` also knows a
+process by its name, which the start sets from NJCREDITS_TEST_TAG and which its forks inherit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+COMMAND = str(Path(sys.executable).parent / "njcredits")
+PRELOAD = ("batch.cli", "batch.run.runner", "batch.run.watch", "batch.run.ledger", "batch.run.config", "batch.run.preload")
+FIXED_AT_START = ("PYTHON", "LANG", "LC_", "TZ")  # what the interpreter reads as it starts
+TAG = "NJCREDITS_TEST_TAG"
+PIPE, STDOUT, DEVNULL = subprocess.PIPE, subprocess.STDOUT, subprocess.DEVNULL
+
+
+def process_name(tag: str) -> str:
+    return ("njc" + tag)[:15]  # a process's name holds 15 bytes
+
+
+def tagged(pid: str, tag: str) -> bool:
+    """Whether process `pid` was started with NJCREDITS_TEST_TAG=`tag`, or forked from one."""
+    proc = Path("/proc") / pid
+    try:
+        if f"{TAG}={tag}".encode() in (proc / "environ").read_bytes():
+            return True
+        return (proc / "comm").read_text().strip() == process_name(tag)
+    except OSError:
+        return False
+
+
+def _fixed(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(FIXED_AT_START)}
+
+
+class _Launcher:
+    """The helper interpreter of this test process, and what it said of the processes it forked."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair()
+        code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import launcher; launcher.serve({theirs.fileno()})"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-P", "-c", code], pass_fds=[theirs.fileno()], stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL
+        )
+        theirs.close()
+        self.sock, self.env, self.ended, self.buffer = ours, dict(os.environ), {}, b""
+        self.lock = threading.Lock()
+        if self._next(("ready",)) is None:
+            raise RuntimeError("the test launcher did not start")
+
+    def _next(self, want: tuple, timeout: float | None = 120) -> list | None:
+        """The next message starting with `want` (exit statuses met on the way are kept)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            while b"\n" in self.buffer:
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                msg = json.loads(line)
+                if msg[0] == "exit":
+                    self.ended[msg[1]] = msg[2]
+                if tuple(msg[: len(want)]) == want:
+                    return msg
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self.sock], [], [], left)[0]:
+                return None
+            data = self.sock.recv(65536)
+            if not data:
+                raise RuntimeError("the test launcher ended")
+            self.buffer += data
+
+    def start(self, args, env, cwd, fds, new_session) -> int:
+        with self.lock:
+            request = {"args": [str(a) for a in args], "env": env, "cwd": str(cwd), "new_session": new_session}
+            socket.send_fds(self.sock, [json.dumps(request).encode() + b"\n"], fds)
+            return self._next(("started",))[1]
+
+    def status(self, pid: int, timeout: float | None) -> int | None:
+        with self.lock:
+            if pid not in self.ended:
+                self._next(("exit", pid), timeout)
+            return self.ended.get(pid)
+
+
+_LAUNCHER: _Launcher | None = None
+
+
+def _launcher() -> _Launcher:
+    global _LAUNCHER
+    if _LAUNCHER is None or _LAUNCHER.proc.poll() is not None:
+        _LAUNCHER = _Launcher()
+    return _LAUNCHER
+
+
+class Process:
+    """A forked `njcredits`, seen as `subprocess.Popen` sees a process."""
+
+    def __init__(self, args, env, cwd, stdin, stdout, stderr, text, new_session):
+        self.args, self.returncode, self.stdout, self.stderr = args, None, None, None
+        ends, keep = [], []
+        devnull = os.open(os.devnull, os.O_RDWR)
+        ends.append(devnull if stdin in (None, DEVNULL) else stdin.fileno())
+        for which, how in (("stdout", stdout), ("stderr", stderr)):
+            if how == PIPE:
+                r, w = os.pipe()
+                setattr(self, which, open(r, encoding="utf-8" if text else None, mode="r" if text else "rb"))  # noqa: SIM115
+                ends.append(w)
+                keep.append(w)
+            elif how == STDOUT:
+                ends.append(ends[1])
+            elif how in (None, DEVNULL):
+                ends.append(devnull)
+            else:
+                ends.append(how.fileno())
+        self.launcher = _launcher()
+        try:
+            self.pid = self.launcher.start(args, env, cwd, ends, new_session)
+        finally:
+            for fd in {devnull, *keep}:
+                os.close(fd)
+
+    def poll(self) -> int | None:
+        return self.wait(timeout=0) if self.returncode is None else self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if self.returncode is None:
+            status = self.launcher.status(self.pid, timeout)
+            if status is None:
+                if timeout == 0:
+                    return None
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def communicate(self, timeout: float | None = None) -> tuple:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        streams = {s: [] for s in (self.stdout, self.stderr) if s is not None}
+        with selectors.DefaultSelector() as sel:
+            for s in streams:
+                os.set_blocking(s.fileno(), False)
+                sel.register(s.fileno(), selectors.EVENT_READ, s)
+            while sel.get_map():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(self.args, timeout)
+                for key, _ in sel.select(left):
+                    chunk = os.read(key.fd, 65536)
+                    if chunk:
+                        streams[key.data].append(chunk)
+                    else:
+                        sel.unregister(key.fd)
+        out = []
+        for s in (self.stdout, self.stderr):
+            if s is None:
+                out.append(None)
+                continue
+            data = b"".join(streams[s])
+            out.append(data.decode("utf-8") if "b" not in s.mode else data)
+            s.close()
+        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()) or 0.001)
+        return out[0], out[1]
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+def popen(args, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, text=False, start_new_session=False):
+    """`njcredits ARGS` as a process: forked from the launcher, or a new interpreter where the
+    environment differs in what an interpreter fixes as it starts."""
+    env = dict(os.environ if env is None else env)
+    cwd = os.getcwd() if cwd is None else cwd
+    if _fixed(env) == _fixed(dict(os.environ)):
+        return Process(args, env, cwd, stdin, stdout, stderr, text, start_new_session)
+    return subprocess.Popen(
+        [COMMAND, *map(str, args)],
+        env=env,
+        cwd=cwd,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        text=text,
+        start_new_session=start_new_session,
+    )
+
+
+def run(args, *, env=None, cwd=None, timeout: float | None = None, stderr=PIPE, start_new_session=False) -> subprocess.CompletedProcess:
+    """`subprocess.run([njcredits, *args], capture_output=True, text=True, timeout=...)`, started by `popen`."""
+    proc = popen(args, env=env, cwd=cwd, stdout=PIPE, stderr=stderr, text=True, start_new_session=start_new_session)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+    return subprocess.CompletedProcess([COMMAND, *map(str, args)], proc.returncode, out, err)
+
+
+# -- the launcher's side ---------------------------------------------------------------------------
+
+
+def serve(fd: int) -> None:
+    """Import what the command imports, then fork one process per request and say how each ended."""
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    sock = socket.socket(fileno=fd)
+    sock.setblocking(True)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    os.set_blocking(wake_r, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    sel = selectors.DefaultSelector()
+    sel.register(sock, selectors.EVENT_READ)
+    sel.register(wake_r, selectors.EVENT_READ)
+    sock.sendall(b'["ready"]\n')
+    buffer = b""
+    while True:
+        for key, _ in sel.select():
+            if key.fileobj == wake_r:
+                while True:
+                    try:
+                        if not os.read(wake_r, 4096):
+                            break
+                    except BlockingIOError:
+                        break
+                while True:
+                    try:
+                        pid, status = os.waitpid(-1, os.WNOHANG)
+                    except ChildProcessError:
+                        break
+                    if pid == 0:
+                        break
+                    sock.sendall(json.dumps(["exit", pid, status]).encode() + b"\n")
+                continue
+            data, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 3)
+            if not data:
+                os._exit(0)  # the test process ended
+            buffer += data
+            while b"\n" not in buffer:
+                more = sock.recv(1 << 20)
+                if not more:
+                    os._exit(0)
+                buffer += more
+            line, buffer = buffer.split(b"\n", 1)
+            request = json.loads(line)
+            pid = os.fork()
+            if pid == 0:
+                sel.close()
+                sock.close()
+                os.close(wake_r)
+                os.close(wake_w)
+                _child(request, fds)
+            for f in fds:
+                os.close(f)
+            sock.sendall(json.dumps(["started", pid]).encode() + b"\n")
+
+
+def _child(request: dict, fds: list[int]) -> None:
+    """Become `njcredits ARGS` started as the request says, run it, and end as an interpreter ends."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    if request["new_session"]:
+        os.setsid()
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    for fd in set(fds) - {0, 1, 2}:
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tag = request["env"].get(TAG)
+    if tag:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(15, process_name(tag).encode())  # PR_SET_NAME: forks keep it
+    sys.argv = [COMMAND, *request["args"]]
+    code: object = 0
+    try:
+        from batch.cli import main
+
+        main()
+    except SystemExit as stop:
+        code = stop.code
+    except KeyboardInterrupt:
+        code = "SIGINT"
+    except BaseException:  # noqa: BLE001 - printed as the interpreter prints it
+        traceback.print_exc()
+        code = 1
+    threading._shutdown()  # as the interpreter ends: its threads, then atexit
+    atexit._run_exitfuncs()
+    if code == "SIGINT":
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a closed pipe, as at an interpreter's end
+            pass
+    os._exit(code or 0)
