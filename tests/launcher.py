@@ -11,13 +11,19 @@ uncaught KeyboardInterrupt ends it by SIGINT). The test sees it as a `subprocess
 launcher, whose child it is.
 
 What a fork cannot give is what the interpreter decides as it starts: the encoding of its streams,
-`PYTHON*` settings, the locale. A start whose environment differs from the launcher's in one of
-those is a new interpreter (`subprocess.Popen`), as is every start where the launcher cannot be
-used. The tests of the start itself (the installed command's path, a `batch` folder where it is
-started) start the interpreter themselves.
+`PYTHON*` settings, the locale, the string hash seed; and what the launcher had when it started
+(umask, resource limits). A start whose environment differs from the launcher's (the test
+process's environment as it started) in what an interpreter reads as it starts is a new
+interpreter (`subprocess.Popen` of the installed command), as is a start with `fresh=True`. The
+tests of the start itself (the installed command's path, a `batch` folder where it is started, a
+copy of the product, `ulimit`) start the interpreter themselves. The fork's path is the console
+script's (the tests' folder is not on it), and what the launcher's imports added to the
+environment is added to each fork's. A standard stream not given is /dev/null.
 
 A forked process's /proc/PID/environ is the launcher's, not the test's; `tagged()` also knows a
 process by its name, which the start sets from NJCREDITS_TEST_TAG and which its forks inherit.
+The launcher reaps its children at once, so a pid may be used again: a process that ended is never
+signalled, and what ended under a pid before is forgotten when a new process gets it.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ COMMAND = str(Path(sys.executable).parent / "njcredits")
 PRELOAD = ("batch.cli", "batch.run.runner", "batch.run.watch", "batch.run.ledger", "batch.run.config", "batch.run.preload")
 FIXED_AT_START = ("PYTHON", "LANG", "LC_", "TZ")  # what the interpreter reads as it starts
 TAG = "NJCREDITS_TEST_TAG"
+TESTS = str(Path(__file__).parent)
+BASE_ENV = dict(os.environ)  # as the test process started: the launcher's, whatever a test sets later
 PIPE, STDOUT, DEVNULL = subprocess.PIPE, subprocess.STDOUT, subprocess.DEVNULL
 
 
@@ -67,12 +75,12 @@ class _Launcher:
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair()
-        code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import launcher; launcher.serve({theirs.fileno()})"
+        code = f"import sys; sys.path.insert(0, {TESTS!r}); import launcher; launcher.serve({theirs.fileno()})"
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-c", code], pass_fds=[theirs.fileno()], stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL
+            [sys.executable, "-P", "-c", code], pass_fds=[theirs.fileno()], env=BASE_ENV, stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL
         )
         theirs.close()
-        self.sock, self.env, self.ended, self.buffer = ours, dict(os.environ), {}, b""
+        self.sock, self.env, self.ended, self.buffer = ours, BASE_ENV, {}, b""
         self.lock = threading.Lock()
         if self._next(("ready",)) is None:
             raise RuntimeError("the test launcher did not start")
@@ -86,6 +94,8 @@ class _Launcher:
                 msg = json.loads(line)
                 if msg[0] == "exit":
                     self.ended[msg[1]] = msg[2]
+                elif msg[0] == "started":  # a pid used again: what ended under it before is not this process
+                    self.ended.pop(msg[1], None)
                 if tuple(msg[: len(want)]) == want:
                     return msg
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -93,7 +103,7 @@ class _Launcher:
                 return None
             data = self.sock.recv(65536)
             if not data:
-                raise RuntimeError("the test launcher ended")
+                raise RuntimeError(f"the test launcher ended (exit status {self.proc.wait()})")
             self.buffer += data
 
     def start(self, args, env, cwd, fds, new_session) -> int:
@@ -106,7 +116,7 @@ class _Launcher:
         with self.lock:
             if pid not in self.ended:
                 self._next(("exit", pid), timeout)
-            return self.ended.get(pid)
+            return self.ended.pop(pid, None)
 
 
 _LAUNCHER: _Launcher | None = None
@@ -188,7 +198,7 @@ class Process:
         return out[0], out[1]
 
     def send_signal(self, sig: int) -> None:
-        if self.returncode is None:
+        if self.poll() is None:  # never a pid that ended (the launcher reaps at once, and a pid is used again)
             os.kill(self.pid, sig)
 
     def kill(self) -> None:
@@ -198,12 +208,12 @@ class Process:
         self.send_signal(signal.SIGTERM)
 
 
-def popen(args, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, text=False, start_new_session=False):
-    """`njcredits ARGS` as a process: forked from the launcher, or a new interpreter where the
-    environment differs in what an interpreter fixes as it starts."""
+def popen(args, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, text=False, start_new_session=False, fresh=False):
+    """`njcredits ARGS` as a process: forked from the launcher, or a new interpreter with `fresh` or
+    where the environment differs from the launcher's in what an interpreter fixes as it starts."""
     env = dict(os.environ if env is None else env)
-    cwd = os.getcwd() if cwd is None else cwd
-    if _fixed(env) == _fixed(dict(os.environ)):
+    cwd = os.path.abspath(os.getcwd() if cwd is None else cwd)
+    if not fresh and _fixed(env) == _fixed(_launcher().env):
         return Process(args, env, cwd, stdin, stdout, stderr, text, start_new_session)
     return subprocess.Popen(
         [COMMAND, *map(str, args)],
@@ -217,9 +227,9 @@ def popen(args, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, tex
     )
 
 
-def run(args, *, env=None, cwd=None, timeout: float | None = None, stderr=PIPE, start_new_session=False) -> subprocess.CompletedProcess:
+def run(args, *, env=None, cwd=None, timeout: float | None = None, fresh=False) -> subprocess.CompletedProcess:
     """`subprocess.run([njcredits, *args], capture_output=True, text=True, timeout=...)`, started by `popen`."""
-    proc = popen(args, env=env, cwd=cwd, stdout=PIPE, stderr=stderr, text=True, start_new_session=start_new_session)
+    proc = popen(args, env=env, cwd=cwd, stdout=PIPE, stderr=PIPE, text=True, fresh=fresh)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -236,8 +246,11 @@ def serve(fd: int) -> None:
     """Import what the command imports, then fork one process per request and say how each ended."""
     import importlib
 
+    sys.path[:] = [str(Path(COMMAND).parent), *(p for p in sys.path if p != TESTS)]  # as the console script's
+    before = dict(os.environ)
     for name in PRELOAD:
         importlib.import_module(name)
+    added = {k: v for k, v in os.environ.items() if k not in before}  # set by the imports (pandera sets two)
     sock = socket.socket(fileno=fd)
     sock.setblocking(True)
     wake_r, wake_w = os.pipe()
@@ -279,22 +292,75 @@ def serve(fd: int) -> None:
                 buffer += more
             line, buffer = buffer.split(b"\n", 1)
             request = json.loads(line)
+            request["env"] = {**added, **request["env"]}
+            ready_r, ready_w = os.pipe()
             pid = os.fork()
             if pid == 0:
+                signal.set_wakeup_fd(-1)
                 sel.close()
                 sock.close()
-                os.close(wake_r)
-                os.close(wake_w)
-                _child(request, fds)
-            for f in fds:
+                for f in (wake_r, wake_w, ready_r):
+                    os.close(f)
+                _child(request, fds, ready_w)
+            for f in (*fds, ready_w):
                 os.close(f)
+            os.read(ready_r, 1)  # set up (or ended): as Popen returns once the child has started
+            os.close(ready_r)
             sock.sendall(json.dumps(["started", pid]).encode() + b"\n")
 
 
-def _child(request: dict, fds: list[int]) -> None:
-    """Become `njcredits ARGS` started as the request says, run it, and end as an interpreter ends."""
-    signal.set_wakeup_fd(-1)
+def _child(request: dict, fds: list[int], ready: int) -> None:
+    """Become `njcredits ARGS` started as the request says, run it, and end as an interpreter ends.
+    What differs from a new interpreter's start is set anew (the multiprocessing key, numpy's global
+    random state); the string hash seed is the launcher's in every fork."""
+    import multiprocessing
+
+    import numpy as np
+
+    from batch.cli import main
+
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    try:
+        _become(request, fds)
+    except BaseException:  # noqa: BLE001 - where Popen would raise (a folder that is not there): said, status 127
+        traceback.print_exc()
+        os._exit(127)
+    multiprocessing.current_process().authkey = os.urandom(32)
+    np.random.seed()
+    os.close(ready)
+    code: object = 0
+    try:
+        main()
+    except SystemExit as stop:
+        code = stop.code
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        code = "SIGINT"
+    except BaseException:  # noqa: BLE001 - printed as the interpreter prints it
+        traceback.print_exc()
+        code = 1
+    if code is not None and not isinstance(code, int) and code != "SIGINT":
+        print(code, file=sys.stderr)
+        code = 1
+    try:
+        threading._shutdown()  # as the interpreter ends: its threads, then atexit
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: BLE001 - as the interpreter says it, and its status stays
+        print("Exception ignored on shutdown:", file=sys.stderr)
+        traceback.print_exc()
+    if code == "SIGINT":
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed pipe: the interpreter's status 120
+            code = 120
+    os._exit(code or 0)
+
+
+def _become(request: dict, fds: list[int]) -> None:
+    """The process group, standard streams, folder, environment, name and arguments the request gives."""
     if request["new_session"]:
         os.setsid()
     for target, fd in enumerate(fds):
@@ -310,29 +376,3 @@ def _child(request: dict, fds: list[int]) -> None:
 
         ctypes.CDLL(None).prctl(15, process_name(tag).encode())  # PR_SET_NAME: forks keep it
     sys.argv = [COMMAND, *request["args"]]
-    code: object = 0
-    try:
-        from batch.cli import main
-
-        main()
-    except SystemExit as stop:
-        code = stop.code
-    except KeyboardInterrupt:
-        code = "SIGINT"
-    except BaseException:  # noqa: BLE001 - printed as the interpreter prints it
-        traceback.print_exc()
-        code = 1
-    threading._shutdown()  # as the interpreter ends: its threads, then atexit
-    atexit._run_exitfuncs()
-    if code == "SIGINT":
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-    if code is not None and not isinstance(code, int):
-        print(code, file=sys.stderr)
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001, S110 - a closed pipe, as at an interpreter's end
-            pass
-    os._exit(code or 0)

@@ -45,13 +45,13 @@ def folders(tmp_path: Path, names=NAMES) -> tuple[Path, Path]:
 
 
 def run_cli(
-    inbox: Path, outbox: Path, fault: str | None = None, tag: str | None = None, timeout: float = 120
+    inbox: Path, outbox: Path, fault: str | None = None, tag: str | None = None, timeout: float = 120, fresh: bool = False
 ) -> subprocess.CompletedProcess:
     env = {**os.environ, "NJCREDITS_TEST_TAG": tag or uuid.uuid4().hex}
     env.pop("NJCREDITS_FAULT", None)
     if fault:
         env["NJCREDITS_FAULT"] = fault
-    return launcher.run(["run", inbox, "--out", outbox, "--workers", "1"], env=env, timeout=timeout)
+    return launcher.run(["run", inbox, "--out", outbox, "--workers", "1"], env=env, timeout=timeout, fresh=fresh)
 
 
 def processes_tagged(tag: str) -> list[int]:
@@ -259,7 +259,7 @@ def test_links_in_the_inbox_are_not_read_or_moved(tmp_path):
     before = secret.read_bytes()
     (inbox / "environ.csv").symlink_to("/proc/self/environ")
     (inbox / "payroll.xlsx").symlink_to(secret)
-    result = run_cli(inbox, outbox)
+    result = run_cli(inbox, outbox, fresh=True)  # a new interpreter: its /proc/self/environ holds the tag
     assert result.returncode == 0, result.stdout + result.stderr
     assert "skipped link environ.csv -> /proc/self/environ" in result.stdout
     assert "skipped link payroll.xlsx" in result.stdout
