@@ -348,7 +348,7 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         raw = raw.copy()
         raw.iloc[totals] = ""
     unknown = [str(h) for h, f in zip(sheet.headers, sheet.fields, strict=False) if f is None and h not in (None, "")]
-    typed, vfind = validate(spec, raw, unknown)
+    typed, vfind = validate(spec, raw, unknown, skip=totals)
     if sheet.no_room:  # refused, not checked: its one finding makes every row Invalid
         vfind = _no_room(sheet)
     clock = result.timed("validate", clock) if result else clock
