@@ -532,7 +532,8 @@ def prior_incentives_247e(s: Sheet) -> None:
     outside = s.context.prior
     # a record of an earlier run with the Project ID of a row of this sheet is an earlier version of
     # that row (the sheet's row counts instead), not another project
-    outside = _counted(outside[~((outside["sheet"] == SPEC.name) & outside["record_id"].isin(f[ID].astype(str)))])
+    if len(outside):
+        outside = _counted(outside[~((outside["sheet"] == SPEC.name) & outside["record_id"].isin(f[ID].astype(str)))])
     satisfied = f[SATISFIED].astype("boolean").to_numpy(dtype=object, na_value=None)
     separate = f[SEPARATE].astype("boolean").to_numpy(dtype=object, na_value=None)
     either_yes = (satisfied == True) | (separate == True)  # noqa: E712 - nullable booleans: True, False or None
@@ -542,6 +543,11 @@ def prior_incentives_247e(s: Sheet) -> None:
     # a later row has prior records never changes: the bar is decided once, in one pass.
     counted = ~s.own_ineligible
     s.prior_bars = np.zeros(s.n, dtype=bool)
+    if not len(outside) and not keys.dropna().duplicated().any():
+        # no record from elsewhere, and each business on one row: a row's only record is its own,
+        # which counts from the day after its own date, so no row has a prior record
+        s.prior_text = np.full(s.n, "", dtype=object)
+        return
     if both_no.any():
         count, _ = _prior_matches(keys, f[APP_DATE], _records(outside, _sheet_records(s, keys, counted)), listed=False)
         s.prior_bars = (count > 0) & both_no
