@@ -8,6 +8,7 @@ A raw finding frame has the columns `row` (position in the sheet frame, -1 for t
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 
@@ -32,44 +33,51 @@ def emit(code: str, rows: pd.Index, variant: str | None = None, **fields) -> pd.
     return pd.DataFrame(data, index=range(len(rows)))
 
 
-def _fmt_money(cents: pd.Series) -> pd.Series:
+def _each(values: pd.Series, one) -> np.ndarray:
+    """`one` of each value, as an object array (Series.map without building a Series)."""
+    return np.frompyfunc(one, 1, 1)(values.to_numpy(dtype=object)).astype(object, copy=False)
+
+
+def _fmt_money(cents: pd.Series) -> np.ndarray:
     """Integer cents -> '$1,234.56' ('-$5.00' when negative; blank where missing)."""
-    out = pd.Series("", index=cents.index, dtype=object)
-    present = cents.notna().to_numpy()
+    given = cents.to_numpy(dtype=object)
+    out = np.full(len(given), "", dtype=object)
+    present = pd.notna(given)
     if present.any():
-        values = cents[present].astype("int64").to_numpy()
+        values = given[present].astype("int64")
         text = money_text(abs(values))
         out[present] = np.where(values < 0, "-$", "$") + text
     return out
 
 
-def _fmt_bp(bp: pd.Series) -> pd.Series:
+def _fmt_bp(bp: pd.Series) -> np.ndarray:
     """Hundredths of a percent (integer) -> '74.99%'."""
-    return bp.map(lambda v: "" if pd.isna(v) else f"{int(v) // 100}.{int(v) % 100:02d}%")
+    return _each(bp, lambda v: "" if pd.isna(v) else f"{int(v) // 100}.{int(v) % 100:02d}%")
 
 
-def _fmt_plain(values: pd.Series) -> pd.Series:
-    def one(v):
-        if v is None or (not isinstance(v, str) and pd.isna(v)):
-            return ""
-        if isinstance(v, pd.Timestamp):
-            return day(v)
-        if isinstance(v, float) and v.is_integer():
-            return str(int(v))
-        return str(v)
-
-    return values.map(one)
+def _plain(v) -> str:
+    if v is None or (not isinstance(v, str) and pd.isna(v)):
+        return ""
+    if isinstance(v, pd.Timestamp):
+        return day(v)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
 
 
-def _fmt_ratio(values: pd.Series) -> pd.Series:
+def _fmt_plain(values: pd.Series) -> np.ndarray:
+    return _each(values, _plain)
+
+
+def _fmt_ratio(values: pd.Series) -> np.ndarray:
     """A float fraction -> '105.25%' (floored to the hundredth of a percent)."""
     # rounded to 6 places first, so that 0.3 (0.2999999...) is not floored to 29.99%
-    return values.map(lambda v: "" if pd.isna(v) else f"{np.floor(round(float(v) * BASIS_POINTS, 6)) / 100:.2f}%")
+    return _each(values, lambda v: "" if pd.isna(v) else f"{np.floor(round(float(v) * BASIS_POINTS, 6)) / 100:.2f}%")
 
 
-def _fmt_count(values: pd.Series) -> pd.Series:
+def _fmt_count(values: pd.Series) -> np.ndarray:
     """A number with thousands separators: 210000 -> '210,000', 7.5 -> '7.5'."""
-    return values.map(lambda v: "" if pd.isna(v) else f"{float(v):,.2f}".rstrip("0").rstrip("."))
+    return _each(values, lambda v: "" if pd.isna(v) else f"{float(v):,.2f}".rstrip("0").rstrip("."))
 
 
 FORMATTERS = {"money": _fmt_money, "bp": _fmt_bp, "ratio": _fmt_ratio, "count": _fmt_count}
@@ -113,51 +121,59 @@ def short_cite(cite: str) -> str:
     return out.strip()
 
 
-def _fill(template: str, frame: pd.DataFrame, formats: dict[str, str]) -> pd.Series:
+@functools.cache
+def _pieces(template: str) -> tuple[tuple[str, str | None], ...]:
+    """The template's literal text and field names, in order (parsed once per template)."""
+    return tuple((literal, name) for literal, name, _spec, _conv in string.Formatter().parse(template))
+
+
+def _fill(template: str, frame: pd.DataFrame, formats: dict[str, str]) -> np.ndarray:
     """The template filled in for each row of `frame`, piece by piece over whole columns (as arrays
     of text: a Series' index alignment costs more than the joining on a sheet of a few rows)."""
     out = np.full(len(frame), "", dtype=object)
-    for literal, name, _spec, _conv in string.Formatter().parse(template):
+    for literal, name in _pieces(template):
         if literal:
             out = out + literal
-        if name is not None:
-            col = frame[name] if name in frame else pd.Series("", index=frame.index)
-            out = out + FORMATTERS.get(formats.get(name, ""), _fmt_plain)(col).to_numpy(dtype=object)
-    return pd.Series(out, index=frame.index, dtype=object)
+        if name is not None and name in frame:  # a field the finding does not give is blank
+            out = out + FORMATTERS.get(formats.get(name, ""), _fmt_plain)(frame[name])
+    return out
+
+
+def _blank_as(values: np.ndarray, default) -> np.ndarray:
+    """The values with each missing one given as `default` (itself blank when missing)."""
+    fill = "" if default is None or (not isinstance(default, str) and pd.isna(default)) else default
+    return np.where(pd.isna(values), fill, values).astype(object, copy=False)
 
 
 def render(raw: pd.DataFrame, sheet: str, table: dict[str, dict]) -> pd.DataFrame:
     """Message, citation, severity and column of every finding of one sheet.
 
-    Returns `raw`'s `row` and the columns Column, Code, Severity, Message, Citation.
+    Returns `raw`'s `row` and the columns Column, Code, Severity, Message, Citation, in `raw`'s
+    order of labels. Each code (and variant) is rendered over all its findings at once.
     """
+    columns = ["row", "Column", "Code", "Severity", "Message", "Citation"]
     if raw.empty:
-        return pd.DataFrame(columns=["row", "Column", "Code", "Severity", "Message", "Citation"])
+        return pd.DataFrame(columns=columns)
     raw = raw.assign(sheet=sheet)
-    if "variant" not in raw:
-        raw = raw.assign(variant=None)
-    if "column" not in raw:
-        raw = raw.assign(column=None)
-    parts = []
-    for (code, variant), group in raw.groupby(["code", raw["variant"].fillna("default")], sort=False):
+    variant = raw["variant"].fillna("default") if "variant" in raw else pd.Series("default", index=raw.index)
+    n = len(raw)
+    out = {c: np.empty(n, dtype=object) for c in columns[1:]}
+    for (code, which), at in raw.groupby([raw["code"], variant], sort=False).indices.items():
+        group = raw.iloc[at]
         entry = table[code]
         messages = entry["message"]
-        template = messages if isinstance(messages, str) else messages[variant]
+        template = messages if isinstance(messages, str) else messages[which]
         formats = entry.get("formats", {})
-        column = group["column"].where(group["column"].notna(), entry.get("column"))
-        parts.append(
-            pd.DataFrame(
-                {
-                    "row": group["row"],
-                    "Column": column.fillna(""),
-                    "Code": code,
-                    # a calculator may pass `severity` to give one code two severities (e.g. N vs blank)
-                    "Severity": group["severity"].fillna(entry["severity"]) if "severity" in group else entry["severity"],
-                    "Message": _fill(template, group, formats),
-                    "Citation": _fill(entry["citation"], group, formats),
-                },
-                index=group.index,
-            )
+        given = group["column"].to_numpy(dtype=object) if "column" in group else np.full(len(at), None, dtype=object)
+        out["Column"][at] = _blank_as(given, entry.get("column"))
+        out["Code"][at] = code
+        # a calculator may pass `severity` to give one code two severities (e.g. N vs blank)
+        out["Severity"][at] = (
+            _blank_as(group["severity"].to_numpy(dtype=object), entry["severity"]) if "severity" in group else entry["severity"]
         )
+        out["Message"][at] = _fill(template, group, formats)
+        out["Citation"][at] = _fill(entry["citation"], group, formats)
     # keep the order found (raw order), which the per-row Findings column relies on
-    return pd.concat(parts).sort_index()
+    order = np.argsort(raw.index.to_numpy(), kind="stable") if not raw.index.is_monotonic_increasing else slice(None)
+    frame = pd.DataFrame({"row": raw["row"].to_numpy()[order], **{c: v[order] for c, v in out.items()}}, index=raw.index[order])
+    return frame
