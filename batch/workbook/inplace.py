@@ -132,11 +132,10 @@ def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
     """A sheet of the tool's workbook with its style indices moved to the user's style table (the
     cells' and rows' `s`, the columns' `style`), and never the selected tab (the user's stays so)."""
     root = xmlparts.parse(xml, "the tool's sheet")
-    for el in root.iter():
-        if not isinstance(el.tag, str):
-            continue
+    keys = {"c": "s", "row": "s", "col": "style"}
+    for el in root.iter("{*}c", "{*}row", "{*}col", "{*}sheetView"):  # only these, in any namespace (lxml picks them)
         name = xmlparts.local(el)
-        key = {"c": "s", "row": "s", "col": "style"}.get(name)
+        key = keys.get(name)
         if key and el.get(key) is not None:
             el.set(key, str(mapping[int(el.get(key))]))
         elif name == "sheetView" and el.get("tabSelected") is not None:
