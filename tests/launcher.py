@@ -37,6 +37,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -75,9 +76,10 @@ class _Launcher:
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair()
+        self.said = tempfile.TemporaryFile()  # what the launcher itself writes (a traceback if it fails)
         code = f"import sys; sys.path.insert(0, {TESTS!r}); import launcher; launcher.serve({theirs.fileno()})"
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-c", code], pass_fds=[theirs.fileno()], env=BASE_ENV, stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL
+            [sys.executable, "-P", "-c", code], pass_fds=[theirs.fileno()], env=BASE_ENV, stdin=DEVNULL, stdout=DEVNULL, stderr=self.said
         )
         theirs.close()
         self.sock, self.env, self.ended, self.buffer = ours, BASE_ENV, {}, b""
@@ -103,7 +105,9 @@ class _Launcher:
                 return None
             data = self.sock.recv(65536)
             if not data:
-                raise RuntimeError(f"the test launcher ended (exit status {self.proc.wait()})")
+                self.said.seek(0)
+                said = self.said.read().decode(errors="replace")[-2000:]
+                raise RuntimeError(f"the test launcher ended (exit status {self.proc.wait()}): {said}")
             self.buffer += data
 
     def start(self, args, env, cwd, fds, new_session) -> int:
