@@ -82,7 +82,7 @@ class _Launcher:
             [sys.executable, "-P", "-c", code], pass_fds=[theirs.fileno()], env=BASE_ENV, stdin=DEVNULL, stdout=DEVNULL, stderr=self.said
         )
         theirs.close()
-        self.sock, self.env, self.ended, self.buffer = ours, BASE_ENV, {}, b""
+        self.sock, self.ended, self.buffer = ours, {}, b""
         self.lock = threading.Lock()
         if self._next(("ready",)) is None:
             raise RuntimeError("the test launcher did not start")
@@ -217,7 +217,7 @@ def popen(args, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, tex
     where the environment differs from the launcher's in what an interpreter fixes as it starts."""
     env = dict(os.environ if env is None else env)
     cwd = os.path.abspath(os.getcwd() if cwd is None else cwd)
-    if not fresh and _fixed(env) == _fixed(_launcher().env):
+    if not fresh and _fixed(env) == _fixed(BASE_ENV):  # the launcher's environment
         return Process(args, env, cwd, stdin, stdout, stderr, text, start_new_session)
     return subprocess.Popen(
         [COMMAND, *map(str, args)],

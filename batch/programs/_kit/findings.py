@@ -175,5 +175,4 @@ def render(raw: pd.DataFrame, sheet: str, table: dict[str, dict]) -> pd.DataFram
         out["Citation"][at] = _fill(entry["citation"], group, formats)
     # keep the order found (raw order), which the per-row Findings column relies on
     order = np.argsort(raw.index.to_numpy(), kind="stable") if not raw.index.is_monotonic_increasing else slice(None)
-    frame = pd.DataFrame({"row": raw["row"].to_numpy()[order], **{c: v[order] for c, v in out.items()}}, index=raw.index[order])
-    return frame
+    return pd.DataFrame({"row": raw["row"].to_numpy()[order], **{c: v[order] for c, v in out.items()}}, index=raw.index[order])
