@@ -82,12 +82,16 @@ def finding_cells(result: Result) -> pd.Series:
 WRAPPED = {"Message": 80, "Citation": 34, "Waived": 30}  # the Findings columns that wrap, and their widths
 
 
+_TEXT, _LENGTH = np.frompyfunc(str, 1, 1), np.frompyfunc(len, 1, 1)  # over an array of Python objects, each in turn
+
+
 def _findings_widths(f: pd.DataFrame, where: pd.Series) -> list[float]:
     """Each Findings column as wide as its longest value (within bounds); the long texts wrap."""
 
     def longest(values: pd.Series, low: float, high: float) -> float:
-        n = values.dropna().astype(str).str.len().max() if len(values) else 0
-        return float(min(high, max(low, (0 if pd.isna(n) else n) + 2)))
+        present = values.to_numpy(dtype=object)[values.notna().to_numpy()]  # its values as text, blanks left out
+        n = int(_LENGTH(_TEXT(present)).max()) if len(present) else 0
+        return float(min(high, max(low, n + 2)))
 
     sized = {"Sheet": (12, 32), "Row": (7, 8), "Record ID": (12, 24), "Column": (14, 36), "Code": (16, 44), "Severity": (9, 9)}
     out = []

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, totals_by
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.rules import Rules
@@ -204,9 +204,9 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     rows = frame[status != "Invalid"]
     money = {"Annual Grant ($)": "money", "Total Grant ($)": "money"}
     agg = {"Grants": (ID, "size"), "Annual Grant ($)": ("Annual Grant ($)", "sum"), "Total Grant ($)": ("Total Grant ($)", "sum")}
-    by_form = rows.groupby(FORM).agg(**agg).reset_index()
-    by_year = rows.assign(Year=rows[DATE].dt.year.astype(str)).groupby("Year").agg(**agg).reset_index()
-    by_code = codes.drop_duplicates(["row", "Code"]).groupby("Code").size().rename("Grants").reset_index()
+    by_form = totals_by(rows, [FORM], **agg)
+    by_year = totals_by(rows.assign(Year=rows[DATE].dt.year.astype(str)), ["Year"], **agg)
+    by_code = totals_by(codes.drop_duplicates(["row", "Code"]), ["Code"], Grants=("row", "size"))
     by_code = by_code.sort_values(["Grants", "Code"], ascending=[False, True], ignore_index=True)  # the most frequent first
     return [
         SummaryTable("Grants by Grant Form", by_form, money),

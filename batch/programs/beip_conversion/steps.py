@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, totals_by
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.rules import Rules
 from batch.programs._kit.steps import installments, pick
@@ -127,7 +127,7 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
             "Credit ($)": [int(rows[h].fillna(0).sum()) for h in CREDIT_COLUMNS.values()],
         }
     )
-    by_accrual = rows.groupby(YEAR).agg(**{"Grants": (ID, "size"), "Approved ($)": (AMOUNT, "sum")}).reset_index()
+    by_accrual = totals_by(rows, [YEAR], **{"Grants": (ID, "size"), "Approved ($)": (AMOUNT, "sum")})
     by_accrual[YEAR] = by_accrual[YEAR].astype(str)
     return [
         SummaryTable("Credit per tax period year", per_year, {"Credit ($)": "money"}),

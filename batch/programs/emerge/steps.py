@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by, totals_by
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import HUNDREDTHS, Q
 from batch.programs._kit.rules import Rules, lookup
@@ -203,18 +203,15 @@ def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = No
 def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules: Rules) -> list[SummaryTable]:
     """Eligible and ineligible projects by Location, with the reasons."""
     rows = frame[status != "Invalid"]
-    by_location = (
-        rows.assign(_y=rows["Eligible"].eq("Y"), _n=rows["Eligible"].eq("N"))
-        .groupby(LOCATION)
-        .agg(
-            **{
-                "Projects": (ID, "size"),
-                "Eligible": ("_y", "sum"),
-                "Ineligible": ("_n", "sum"),
-                "Requested Tax Credit ($)": (REQUESTED, "sum"),
-            }
-        )
-        .reset_index()
+    by_location = totals_by(
+        rows.assign(_y=rows["Eligible"].eq("Y"), _n=rows["Eligible"].eq("N")),
+        [LOCATION],
+        **{
+            "Projects": (ID, "size"),
+            "Eligible": ("_y", "sum"),
+            "Ineligible": ("_n", "sum"),
+            "Requested Tax Credit ($)": (REQUESTED, "sum"),
+        },
     )
     reasons = codes.drop_duplicates(["row", "Code"]).merge(frame[[LOCATION]], left_on="row", right_index=True)
     by_reason = codes_by(reasons, LOCATION)

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit import rules_text
-from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, totals_by
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import emit
@@ -804,27 +804,25 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     the text it was computed under); rows by code."""
     computed_blank = frame[VERSION].isna() & frame["Eligible"].notna()
     rows = frame.assign(_eligible=frame["Eligible"].eq("Y"), **{VERSION: frame[VERSION].mask(computed_blank, _latest_version(rules))})
-    pivot = (
-        rows.groupby([AREA, VERSION], sort=True, dropna=False)
-        .agg(
-            **{
-                "Projects": (ID, "size"),
-                "Eligible": ("_eligible", "sum"),
-                "Annual Credit ($)": ("Annual Credit ($)", "sum"),
-                "Total Award ($)": ("Total Award ($)", "sum"),
-            }
-        )
-        .reset_index()
+    pivot = totals_by(
+        rows,
+        [AREA, VERSION],
+        dropna=False,
+        **{
+            "Projects": (ID, "size"),
+            "Eligible": ("_eligible", "sum"),
+            "Annual Credit ($)": ("Annual Credit ($)", "sum"),
+            "Total Award ($)": ("Total Award ($)", "sum"),
+        },
     )
     pivot[AREA] = pivot[AREA].astype(object).fillna("(invalid)")
     pivot[VERSION] = pivot[VERSION].astype(object).fillna("(invalid)")
-    by_year = (
-        rows.assign(Year=rows[APP_DATE].dt.year.astype("Int64").astype(str))
-        .groupby("Year")
-        .agg(**{"Projects": (ID, "size"), "Eligible": ("_eligible", "sum"), "Total Award ($)": ("Total Award ($)", "sum")})
-        .reset_index()
+    by_year = totals_by(
+        rows.assign(Year=rows[APP_DATE].dt.year.astype("Int64").astype(str)),
+        ["Year"],
+        **{"Projects": (ID, "size"), "Eligible": ("_eligible", "sum"), "Total Award ($)": ("Total Award ($)", "sum")},
     )
-    by_code = codes.drop_duplicates(["row", "Code"]).groupby("Code").size().rename("Projects").reset_index()
+    by_code = totals_by(codes.drop_duplicates(["row", "Code"]), ["Code"], Projects=("row", "size"))
     by_code = by_code.sort_values(["Projects", "Code"], ascending=[False, True], ignore_index=True)  # the most frequent first
     money = {"Annual Credit ($)": "money", "Total Award ($)": "money"}
     return [

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit import rules_text
-from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, totals_by
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.rules import Rules
@@ -331,7 +331,7 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     by_project = rows.sort_values(PERIOD).groupby(ID).agg({**sums, "Carry-Forward Balance ($)": "last", PERIOD: ["min", "max"]})
     by_project.columns = list(sums) + ["Carry-Forward Balance ($)", "First Period", "Last Period"]
     by_project = by_project.reset_index()
-    by_year = rows.groupby(PERIOD).agg(sums).reset_index()
+    by_year = totals_by(rows, [PERIOD], **{c: (c, how) for c, how in sums.items()})
     by_year[PERIOD] = by_year[PERIOD].astype(str)
     return [
         SummaryTable("Credit per project (balance at the last period)", by_project, money),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by, sum_table, totals_by
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import BASIS_POINTS
@@ -215,20 +215,17 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     """
     computed = status != "Invalid"
     rows = frame[computed]
-    pivot = rows.groupby(PROGRAM, sort=True).agg(
-        **{
-            "Transfers": (ID, "size"),
-            "Credit Transferred ($)": (CREDIT, "sum"),
-            "Consideration ($)": (PAID, "sum"),
-        }
+    pivot = totals_by(
+        rows, [PROGRAM], **{"Transfers": (ID, "size"), "Credit Transferred ($)": (CREDIT, "sum"), "Consideration ($)": (PAID, "sum")}
     )
     pivot["Weighted Consideration Ratio"] = pivot["Consideration ($)"] / pivot["Credit Transferred ($)"]
-    pivot["Invalid Rows"] = frame[~computed].groupby(PROGRAM).size().reindex(pivot.index).fillna(0).astype(int)
+    # the invalid rows of each program of the table (of a program with no computed row: not shown)
+    at = pd.Index(pivot[PROGRAM]).get_indexer(frame.loc[~computed, PROGRAM])
+    pivot["Invalid Rows"] = np.bincount(at[at >= 0], minlength=len(pivot)).astype(int)
     flagged = codes.merge(frame[[PROGRAM]], left_on="row", right_index=True)
     by_code = codes_by(flagged, PROGRAM)
-    pivot = pivot.reset_index()
     formats = {"Credit Transferred ($)": "money", "Consideration ($)": "money", "Weighted Consideration Ratio": "percent"}
-    by_year = rows.assign(Year=rows[DATE].dt.year).pivot_table(index=PROGRAM, columns="Year", values=CREDIT, aggfunc="sum", fill_value=0)
+    by_year = sum_table(rows[PROGRAM], rows[DATE].dt.year.rename("Year"), rows[CREDIT])
     by_year.columns = [str(c) for c in by_year.columns]
     by_year = by_year.reset_index()
     return [

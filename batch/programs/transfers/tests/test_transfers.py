@@ -505,3 +505,30 @@ def test_shuffled_rows_give_the_same_findings():
 def test_no_rows():
     calc = transfers.calculate(typed_frame(TRANSFERS, []), RULES)
     assert calc.computed.empty and all(f.empty for f in calc.findings)
+
+
+def test_summary_by_program_counts_and_adds_up():
+    # Grow NJ: T-1 ($100,000 for $90,000) and T-2 ($50,000 for $40,000) computed, T-3 Invalid;
+    # BEIP: T-4 Invalid only (no computed row: not a row of the table); an Invalid row with a blank
+    # Program counts under no program
+    rows = [row("T-1"), row("T-2", credit=50_000, paid=40_000, date=D(2025, 6, 1)), row("T-3"), row("T-4", program="BEIP"), row("T-5")]
+    frame = typed_frame(TRANSFERS, rows).assign(Program=["Grow NJ", "Grow NJ", "Grow NJ", "BEIP", None])
+    status = pd.Series(["OK", "OK", "Invalid", "Invalid", "Invalid"])
+    codes = pd.DataFrame({"row": [0, 2], "Code": ["CONSIDERATION_BELOW_75PCT", "MISSING_VALUE"]})
+    by_program, by_code, by_year = transfers.summarize(frame, status, codes, RULES)
+    assert by_program.table.to_dict("records") == [
+        {
+            "Program": "Grow NJ",
+            "Transfers": 2,
+            "Credit Transferred ($)": 15_000_000,  # 10,000,000 + 5,000,000 cents
+            "Consideration ($)": 13_000_000,  # 9,000,000 + 4,000,000 cents
+            "Weighted Consideration Ratio": 13_000_000 / 15_000_000,  # 86.67%
+            "Invalid Rows": 1,  # T-3
+        }
+    ]
+    assert by_code.table.to_dict("records") == [
+        {"Code": "CONSIDERATION_BELOW_75PCT", "Grow NJ": 1, "Total": 1},
+        {"Code": "MISSING_VALUE", "Grow NJ": 1, "Total": 1},
+    ]
+    # credit by year of transfer: 2025 T-2 5,000,000 cents; 2026 T-1 10,000,000 cents
+    assert by_year.table.to_dict("records") == [{"Program": "Grow NJ", "2025": 5_000_000, "2026": 10_000_000}]
