@@ -41,8 +41,12 @@ class ExcelError(str):
     """A cell holding an Excel error value (#N/A, #DIV/0!, ...): never a valid value of any column."""
 
 
+# numpy ufuncs over arrays of Python objects, calling the builtin on each (no Python frame per cell)
+_TYPE, _ISSPACE, _STRIP = np.frompyfunc(type, 1, 1), np.frompyfunc(str.isspace, 1, 1), np.frompyfunc(str.strip, 1, 1)
+
+
 def _types(raw: pd.Series) -> pd.Series:
-    return raw.map(type)
+    return pd.Series(_TYPE(raw.to_numpy(dtype=object)) if len(raw) else np.array([], dtype=object), index=raw.index, dtype=object)
 
 
 def _is_str(types: pd.Series) -> pd.Series:
@@ -56,12 +60,13 @@ def blank_mask(raw: pd.Series, types: pd.Series | None = None) -> pd.Series:
     cell (`raw.map(type)`) when the caller has it already."""
     if types is None:
         types = _types(raw)
-    blank = raw.isna()
-    is_str = _is_str(types)
+    values = raw.to_numpy(dtype=object)
+    blank = pd.isna(values)
+    is_str = types.to_numpy() == str  # noqa: E721 - numpy compares each cell's type
     if is_str.any():
-        text = raw[is_str]
-        blank[is_str] = (text == "") | text.str.isspace().astype(bool)
-    return blank
+        text = values[is_str]
+        blank[is_str] = (text == "") | _ISSPACE(text).astype(bool)
+    return pd.Series(blank, index=raw.index)
 
 
 def types_and_blanks(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
@@ -282,25 +287,33 @@ def date(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) ->
     return out, bad
 
 
+def _as_text(v) -> str:
+    """A cell that is not text, as its usual text: TRUE/FALSE, a whole number without `.0`, a date
+    in ISO form."""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, (dt.date, dt.datetime)):
+        return v.isoformat()
+    return str(v)
+
+
+_AS_TEXT = np.frompyfunc(_as_text, 1, 1)
+
+
 def text(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
-    """Text as given (spaces trimmed); numbers and dates become their usual text."""
+    """Text as given (spaces trimmed); numbers and dates become their usual text (`_as_text`)."""
     t, blank = _known(raw, known)
-
-    def as_text(v):
-        if isinstance(v, bool):
-            return "TRUE" if v else "FALSE"
-        if isinstance(v, float) and v.is_integer():
-            return str(int(v))
-        if isinstance(v, (dt.date, dt.datetime)):
-            return v.isoformat()
-        return str(v)
-
-    other = ~blank & ~_is_str(t)
-    out = raw.astype(object).where(_is_str(t), None)
+    values, blank = raw.to_numpy(dtype=object), blank.to_numpy(dtype=bool)
+    is_str = t.to_numpy() == str  # noqa: E721 - numpy compares each cell's type
+    out = np.where(is_str & ~blank, values, None)
+    other = ~blank & ~is_str
     if other.any():
-        out[other] = raw[other].map(as_text)
-    out = out.where(blank, out.astype(str).str.strip()).where(~blank, None)
-    return out.astype(object), pd.Series(False, index=raw.index)
+        out[other] = _AS_TEXT(values[other])
+    if (~blank).any():
+        out[~blank] = _STRIP(out[~blank])
+    return pd.Series(out, index=raw.index, dtype=object), pd.Series(False, index=raw.index)
 
 
 def code_key(code: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 import numpy as np
@@ -22,11 +23,14 @@ VALIDATION_CODES = ("MISSING_COLUMN", "MISSING_VALUE", "BAD_TYPE", "BAD_CODE", "
 FINDING_COLUMNS = ["row", "column", "code", "value", "expected"]
 
 
-def _checks(col: Column) -> list[pa.Check]:
+def _checks(col: Column) -> list[tuple[str, object]]:
+    """The column's checks, each (name, function): a function takes the column's non-blank values
+    (a Series) and gives True for each value that passes, value by value (element-wise: a value's
+    result never depends on the other values)."""
     checks = []
     if col.kind == "code":
         allowed = list(col.codes)
-        checks.append(pa.Check(lambda s: s.isin(allowed), name="BAD_CODE"))
+        checks.append(("BAD_CODE", lambda s: s.isin(allowed)))
     if col.minimum is not None or col.maximum is not None:
         scale = 100 if col.kind == "money" else 1
         lo = None if col.minimum is None else col.minimum * scale
@@ -34,19 +38,74 @@ def _checks(col: Column) -> list[pa.Check]:
         strict = col.minimum_exclusive
 
         def within_bounds(s: pd.Series) -> pd.Series:
-            ok = pd.Series(True, index=s.index)
+            # compared as floats, exactly: cents stay under $1 trillion and whole numbers under 2**53
+            # (`validators.coerce`), so each value is a float without rounding
+            values = s.to_numpy(dtype="float64", na_value=np.nan)
+            ok = np.ones(len(values), dtype=bool)
             if lo is not None:
-                ok &= (s > lo) if strict else (s >= lo)
+                ok &= (values > lo) if strict else (values >= lo)
             if hi is not None:
-                ok &= s <= hi
-            return ok
+                ok &= values <= hi
+            return pd.Series(ok, index=s.index)
 
-        checks.append(pa.Check(within_bounds, name="OUT_OF_RANGE"))
+        checks.append(("OUT_OF_RANGE", within_bounds))
     return checks
 
 
-# spec identity and the spec's headers present -> (the spec, its schema); a sheet's schema is built once
-_SCHEMAS: dict[tuple[int, frozenset[str]], tuple[SheetSpec, pa.DataFrameSchema]] = {}
+@dataclass(frozen=True)
+class _Schema:
+    """A sheet's pandera schema, with what each of its columns checks: whether it may be blank,
+    and its check functions (`_checks`), as pandera applies them (to the column's non-blank values)."""
+
+    spec: SheetSpec
+    schema: pa.DataFrameSchema
+    checks: dict[str, tuple[bool, tuple]]  # header -> (may be blank, check functions)
+    parts: dict[tuple[str, ...], pa.DataFrameSchema] = field(default_factory=dict)  # the schema of some of its columns
+
+    def failing(self, typed: pd.DataFrame) -> list[str]:
+        """The columns in which pandera would find a failing cell: a blank where none may be, or a
+        value a check refuses (a check that raises counts, so that pandera reports it). Each column
+        is read as pandera reads it: blank values are left out before the checks (`ignore_na`)."""
+        out = []
+        for header, (nullable, functions) in self.checks.items():
+            values = typed[header]
+            if values.hasnans:
+                if not nullable:
+                    out.append(header)
+                    continue
+                values = values.dropna()
+            try:
+                passed = all(bool(function(values).all()) for function in functions)
+            except Exception:  # noqa: BLE001 - pandera runs the check and reports how it broke
+                passed = False
+            if not passed:
+                out.append(header)
+        return out
+
+    def of(self, headers: list[str]) -> pa.DataFrameSchema:
+        """The schema of these of its columns (in its order), built once."""
+        key = tuple(headers)
+        if key not in self.parts:
+            self.parts[key] = self.schema if len(key) == len(self.checks) else self.schema.select_columns(list(key))
+        return self.parts[key]
+
+
+# spec identity and the spec's headers present -> its schema; a sheet's schema is built once
+_SCHEMAS: dict[tuple[int, frozenset[str]], _Schema] = {}
+
+
+def _schema(spec: SheetSpec, present: set[str]) -> _Schema:
+    headers = frozenset(c.header for c in spec.columns if c.header in present)
+    known = _SCHEMAS.get((id(spec), headers))
+    if known is None or known.spec is not spec:
+        columns, checks = {}, {}
+        for c in (c for c in spec.columns if c.header in headers):
+            functions = _checks(c)
+            if c.required or functions:
+                columns[c.header] = pa.Column(None, nullable=not c.required, checks=[pa.Check(f, name=n) for n, f in functions])
+                checks[c.header] = (not c.required, tuple(f for _, f in functions))
+        known = _SCHEMAS[(id(spec), headers)] = _Schema(spec, pa.DataFrameSchema(columns, strict=False), checks)
+    return known
 
 
 def schema_for(spec: SheetSpec, present: set[str]) -> pa.DataFrameSchema:
@@ -54,16 +113,7 @@ def schema_for(spec: SheetSpec, present: set[str]) -> pa.DataFrameSchema:
     checks: a column that may be blank and has no check is left out. The schema checks no dtype (the
     coercion makes it), so such a column could never fail, and pandera's cost per column (about a
     millisecond) is paid whatever the column holds. Built once per spec and set of columns present."""
-    headers = frozenset(c.header for c in spec.columns if c.header in present)
-    known = _SCHEMAS.get((id(spec), headers))
-    if known is None or known[0] is not spec:
-        columns = {}
-        for c in (c for c in spec.columns if c.header in headers):
-            checks = _checks(c)
-            if c.required or checks:
-                columns[c.header] = pa.Column(None, nullable=not c.required, checks=checks)
-        known = _SCHEMAS[(id(spec), headers)] = (spec, pa.DataFrameSchema(columns, strict=False))
-    return known[1]
+    return _schema(spec, present).schema
 
 
 def _as_text(raw: pd.Series) -> pd.Series:
@@ -350,11 +400,12 @@ def validate(
     typed, findings = coerce_frame(spec, raw)
     findings.extend(_missing_columns(spec, raw, unknown))
     bad_type = {(r, c) for f in findings if (f["code"] == "BAD_TYPE").any() for r, c in zip(f["row"], f["column"], strict=False)}
-    schema = schema_for(spec, set(raw.columns))
+    schema = _schema(spec, set(raw.columns))
     checked = typed if skip is None or not skip.any() else typed[~skip]
+    failing = schema.failing(checked)
     try:
-        if schema.columns:
-            schema.validate(checked, lazy=True)
+        if failing:  # pandera finds and reports the failing cells of the columns that have one
+            schema.of(failing).validate(checked[failing], lazy=True)
     except pa.errors.SchemaErrors as err:
         fc = err.failure_cases
         broken = fc[fc["index"].isna()]
