@@ -5,12 +5,13 @@ from __future__ import annotations
 import datetime as dt
 
 import pandas as pd
+import pandera.pandas as pa
 import pytest
 
 from batch.programs.transfers.sheet import TRANSFERS
 from validators import coerce
 from validators.columns import normalize_header
-from validators.schema import validate
+from validators.schema import _schema, validate
 
 S = lambda *v: pd.Series(list(v), dtype=object)  # noqa: E731
 
@@ -230,3 +231,53 @@ def test_a_year_is_written_without_a_thousands_separator(sheet, header, expected
         assert not column.year
     else:
         assert column.year and column.expected() == expected
+
+
+# Each case: the cells changed on the second row of GOOD, and the columns pandera fails. The bounds
+# at, just below and just above: credit > $0 (0.01 passes, 0 and -0.01 fail), consideration and
+# certificate amount >= $0 (0 passes, -0.01 fails).
+FAILING_CASES = [
+    ("every column passes", {}, []),
+    ("credit one cent", {"Credit Amount Transferred ($)": 0.01}, []),
+    ("credit zero", {"Credit Amount Transferred ($)": 0}, ["Credit Amount Transferred ($)"]),
+    ("credit a cent below zero", {"Credit Amount Transferred ($)": -0.01}, ["Credit Amount Transferred ($)"]),
+    ("consideration zero", {"Consideration Received ($)": 0}, []),
+    ("consideration a cent below zero", {"Consideration Received ($)": -0.01}, ["Consideration Received ($)"]),
+    ("certificate amount blank (may be)", {"Certificate Amount ($)": ""}, []),
+    ("certificate amount a cent below zero", {"Certificate Amount ($)": -0.01}, ["Certificate Amount ($)"]),
+    ("blank required text", {"Transferee": ""}, ["Transferee"]),
+    ("blank required money", {"Credit Amount Transferred ($)": ""}, ["Credit Amount Transferred ($)"]),
+    ("unknown program", {"Program": "Grow New Jersey"}, ["Program"]),
+    ("blank program", {"Program": ""}, ["Program"]),
+    ("three at once", {"Program": "X", "Transferee": "", "Consideration Received ($)": -1}, None),
+]
+
+
+@pytest.mark.parametrize("what,change,failing", FAILING_CASES, ids=[c[0] for c in FAILING_CASES])
+def test_pandera_validates_the_columns_it_would_fail(what, change, failing):
+    """Only the columns with a failing cell go through pandera (`_Schema.failing`): they are the
+    columns in which the whole schema finds a failure, no fewer."""
+    raw = pd.DataFrame([GOOD, {**GOOD, "Transfer ID": "T-2", **change}], dtype=object)
+    schema = _schema(TRANSFERS, set(raw.columns))
+    typed, _ = validate(TRANSFERS, raw)
+    try:
+        schema.schema.validate(typed, lazy=True)
+        whole = []
+    except pa.errors.SchemaErrors as err:
+        whole = list(dict.fromkeys(err.failure_cases["column"]))
+    found = schema.failing(typed)
+    assert sorted(found) == sorted(whole)
+    assert found == ([c for c in typed.columns if c in whole] if failing is None else failing)
+
+
+def test_a_check_that_breaks_is_pandera_s_to_report(monkeypatch):
+    raw = pd.DataFrame([GOOD], dtype=object)
+    schema = _schema(TRANSFERS, set(raw.columns))
+    typed, _ = validate(TRANSFERS, raw)
+    nullable, functions = schema.checks["Program"]
+
+    def broken(values):
+        raise ValueError("broken")
+
+    monkeypatch.setitem(schema.checks, "Program", (nullable, (broken,)))
+    assert schema.failing(typed) == ["Program"]  # pandera runs its own check and reports what it finds
