@@ -29,8 +29,19 @@ def emit(code: str, rows: pd.Index, variant: str | None = None, **fields) -> pd.
     if variant is not None:
         data["variant"] = variant
     for name, value in fields.items():
-        data[name] = value.reindex(rows).to_numpy() if isinstance(value, pd.Series) else value
+        data[name] = _at(value, rows) if isinstance(value, pd.Series) else value
     return pd.DataFrame(data, index=range(len(rows)))
+
+
+def _at(values: pd.Series, rows: pd.Index) -> np.ndarray:
+    """`values.reindex(rows).to_numpy()`: taken by position where every row is one of its labels
+    (a tenth of a millisecond less per field, over a few hundred fields a workbook); reindexed
+    where one is not (its value missing, which may change the kind: whole numbers become floats)."""
+    if values.index.is_unique:
+        at = values.index.get_indexer(rows)
+        if not (at < 0).any():
+            return values.array.take(at).to_numpy()
+    return values.reindex(rows).to_numpy()
 
 
 def _each(values: pd.Series, one) -> np.ndarray:

@@ -87,8 +87,8 @@ def small_transfer_allowance_209_1(s: Transfers) -> None:
     candidate = s.below & (allowance > 0)
     year = dates.dt.year
     ordered = f.loc[s.order[candidate.reindex(s.order).to_numpy()]]
-    used = ordered.groupby([s.transferor[ordered.index], year[ordered.index]]).cumcount()
-    first_id = ordered.groupby([s.transferor[ordered.index], year[ordered.index]])[ID].transform("first")
+    per_period = ordered.groupby([s.transferor[ordered.index], year[ordered.index]])
+    used, first_id = per_period.cumcount(), per_period[ID].transform("first")
     allowed = pd.Series(False, index=f.index)
     allowed[used.index] = (used < allowance[used.index]).to_numpy()
     effective = pd.Series(None, index=f.index, dtype=object)
@@ -170,7 +170,12 @@ def beip_no_retransfer_129g3(s: Transfers) -> None:
     barred = ~may_retransfer.astype(bool).to_numpy()
     if not barred.any():  # only a sale of a program whose transferee may not transfer on can be barred
         return
-    bought = pd.DataFrame({"cert": s.cert, "who": _party(f[TO]), "bought": f.index, "rank": s.rank, "id": f[ID], "date": s.dates})
+    who = _party(f[TO])
+    # nor a sale by a party that bought from no row of the same certificate (the keys joined by a NUL:
+    # text holding one may meet another key by mistake, which only costs the matching below)
+    if not (s.cert + "\x00" + s.transferor)[barred].isin(s.cert + "\x00" + who).any():
+        return
+    bought = pd.DataFrame({"cert": s.cert, "who": who, "bought": f.index, "rank": s.rank, "id": f[ID], "date": s.dates})
     bought = bought.sort_values("rank")
     bought = bought[bought.groupby(["cert", "who"], sort=False).cumcount() < 2]
     sales = pd.DataFrame({"cert": s.cert, "who": s.transferor, "row": f.index, "sold": s.dates})[barred]
