@@ -44,14 +44,13 @@ def _at(values: pd.Series, rows: pd.Index) -> np.ndarray:
     return values.reindex(rows).to_numpy()
 
 
-def _each(values: pd.Series, one) -> np.ndarray:
-    """`one` of each value, as an object array (Series.map without building a Series)."""
-    return np.frompyfunc(one, 1, 1)(values.to_numpy(dtype=object)).astype(object, copy=False)
+def _each(values: np.ndarray, one) -> np.ndarray:
+    """`one` of each value (an object array), as an object array."""
+    return np.frompyfunc(one, 1, 1)(values).astype(object, copy=False)
 
 
-def _fmt_money(cents: pd.Series) -> np.ndarray:
-    """Integer cents -> '$1,234.56' ('-$5.00' when negative; blank where missing)."""
-    given = cents.to_numpy(dtype=object)
+def _fmt_money(given: np.ndarray) -> np.ndarray:
+    """Integer cents (an object array) -> '$1,234.56' ('-$5.00' when negative; blank where missing)."""
     out = np.full(len(given), "", dtype=object)
     present = pd.notna(given)
     if present.any():
@@ -61,7 +60,7 @@ def _fmt_money(cents: pd.Series) -> np.ndarray:
     return out
 
 
-def _fmt_bp(bp: pd.Series) -> np.ndarray:
+def _fmt_bp(bp: np.ndarray) -> np.ndarray:
     """Hundredths of a percent (integer) -> '74.99%'."""
     return _each(bp, lambda v: "" if pd.isna(v) else f"{int(v) // 100}.{int(v) % 100:02d}%")
 
@@ -76,17 +75,17 @@ def _plain(v) -> str:
     return str(v)
 
 
-def _fmt_plain(values: pd.Series) -> np.ndarray:
+def _fmt_plain(values: np.ndarray) -> np.ndarray:
     return _each(values, _plain)
 
 
-def _fmt_ratio(values: pd.Series) -> np.ndarray:
+def _fmt_ratio(values: np.ndarray) -> np.ndarray:
     """A float fraction -> '105.25%' (floored to the hundredth of a percent)."""
     # rounded to 6 places first, so that 0.3 (0.2999999...) is not floored to 29.99%
     return _each(values, lambda v: "" if pd.isna(v) else f"{np.floor(round(float(v) * BASIS_POINTS, 6)) / 100:.2f}%")
 
 
-def _fmt_count(values: pd.Series) -> np.ndarray:
+def _fmt_count(values: np.ndarray) -> np.ndarray:
     """A number with thousands separators: 210000 -> '210,000', 7.5 -> '7.5'."""
     return _each(values, lambda v: "" if pd.isna(v) else f"{float(v):,.2f}".rstrip("0").rstrip("."))
 
@@ -138,16 +137,33 @@ def _pieces(template: str) -> tuple[tuple[str, str | None], ...]:
     return tuple((literal, name) for literal, name, _spec, _conv in string.Formatter().parse(template))
 
 
-def _fill(template: str, frame: pd.DataFrame, formats: dict[str, str]) -> np.ndarray:
-    """The template filled in for each row of `frame`, piece by piece over whole columns (as arrays
-    of text: a Series' index alignment costs more than the joining on a sheet of a few rows)."""
-    out = np.full(len(frame), "", dtype=object)
+def _fill(template: str, fields, n: int, formats: dict[str, str]) -> np.ndarray:
+    """The template filled in for each of `n` findings, piece by piece over whole columns (as arrays
+    of text: a Series' index alignment costs more than the joining on a sheet of a few rows).
+    `fields` gives a field's values (an object array) by name; a name it does not know is blank."""
+    out = np.full(n, "", dtype=object)
     for literal, name in _pieces(template):
         if literal:
             out = out + literal
-        if name is not None and name in frame:  # a field the finding does not give is blank
-            out = out + FORMATTERS.get(formats.get(name, ""), _fmt_plain)(frame[name])
+        if name is not None and name in fields:  # a field the finding does not give is blank
+            out = out + FORMATTERS.get(formats.get(name, ""), _fmt_plain)(fields[name])
     return out
+
+
+class _Fields(dict):
+    """The fields of one group of findings (rows `at` of the raw findings), each taken from its
+    column's values when first asked for."""
+
+    def __init__(self, columns: dict[str, np.ndarray], at: np.ndarray):
+        super().__init__()
+        self.columns, self.at = columns, at
+
+    def __contains__(self, name) -> bool:
+        return name in self.columns
+
+    def __missing__(self, name: str) -> np.ndarray:
+        self[name] = self.columns[name][self.at]
+        return self[name]
 
 
 def _blank_as(values: np.ndarray, default) -> np.ndarray:
@@ -165,25 +181,25 @@ def render(raw: pd.DataFrame, sheet: str, table: dict[str, dict]) -> pd.DataFram
     columns = ["row", "Column", "Code", "Severity", "Message", "Citation"]
     if raw.empty:
         return pd.DataFrame(columns=columns)
-    raw = raw.assign(sheet=sheet)
-    variant = raw["variant"].fillna("default") if "variant" in raw else pd.Series("default", index=raw.index)
     n = len(raw)
-    out = {c: np.empty(n, dtype=object) for c in columns[1:]}
+    # each column's values as an object array, converted once; a group takes its rows of those it reads
+    values = {c: raw[c].to_numpy(dtype=object) for c in raw.columns if c != "sheet"}
+    values["sheet"] = np.full(n, sheet, dtype=object)
+    variant = raw["variant"].fillna("default") if "variant" in raw else pd.Series("default", index=raw.index)
+    out = {c: np.empty(n, dtype=object) for c in ["Column", "Code", "Severity", "Message", "Citation"]}
     for (code, which), at in raw.groupby([raw["code"], variant], sort=False).indices.items():
-        group = raw.iloc[at]
+        group = _Fields(values, at)
         entry = table[code]
         messages = entry["message"]
         template = messages if isinstance(messages, str) else messages[which]
         formats = entry.get("formats", {})
-        given = group["column"].to_numpy(dtype=object) if "column" in group else np.full(len(at), None, dtype=object)
+        given = group["column"] if "column" in group else np.full(len(at), None, dtype=object)
         out["Column"][at] = _blank_as(given, entry.get("column"))
         out["Code"][at] = code
         # a calculator may pass `severity` to give one code two severities (e.g. N vs blank)
-        out["Severity"][at] = (
-            _blank_as(group["severity"].to_numpy(dtype=object), entry["severity"]) if "severity" in group else entry["severity"]
-        )
-        out["Message"][at] = _fill(template, group, formats)
-        out["Citation"][at] = _fill(entry["citation"], group, formats)
+        out["Severity"][at] = _blank_as(group["severity"], entry["severity"]) if "severity" in group else entry["severity"]
+        out["Message"][at] = _fill(template, group, len(at), formats)
+        out["Citation"][at] = _fill(entry["citation"], group, len(at), formats)
     # keep the order found (raw order), which the per-row Findings column relies on
     order = np.argsort(raw.index.to_numpy(), kind="stable") if not raw.index.is_monotonic_increasing else slice(None)
     return pd.DataFrame({"row": raw["row"].to_numpy()[order], **{c: v[order] for c, v in out.items()}}, index=raw.index[order])
