@@ -18,7 +18,7 @@ import pandas as pd
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
 from batch.programs._kit import rules as rules_mod
 from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
-from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render
+from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
 from batch.reviews import DECISION_COLUMNS, review
 from batch.workbook import cells
 from batch.workbook.cells import column_letters
@@ -372,11 +372,11 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
 
     reader = [] if sheet.no_room else _reader_findings(sheet)
-    raw_found = pd.concat([*_routed(sheet), vfind, *reader, *[f for f in calc.findings if len(f)]], ignore_index=True)
+    raw_found = stack([*_routed(sheet), vfind, *reader, *[f for f in calc.findings if len(f)]])
     if totals.any():  # a totals row says only that it was skipped
         at = raw_found["row"].astype(int).to_numpy()
         raw_found = raw_found[(at < 0) | ~totals[np.clip(at, 0, None)]]
-    raw_found = pd.concat([raw_found, totals_found.drop(columns="record_id")], ignore_index=True)
+    raw_found = stack([raw_found, totals_found.drop(columns="record_id")])
     record_ids = spec.record_ids(typed).to_numpy(dtype=object)
     record_ids[totals_found["row"].to_numpy(dtype=int)] = totals_found["record_id"].to_numpy(dtype=object)
 

@@ -1,0 +1,62 @@
+"""A sheet's raw findings put one after the other (`stack`) as pandas' concat would, as `render`
+reads them: the same fields in the same order, the same values, missing where a frame does not
+give a field; and every message rendered from them the same."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from batch.programs._kit.findings import render, stack
+from batch.programs._kit.rules import load
+
+TRANSFERS = load("transfers").findings
+
+
+def _frame(rows, **fields):
+    return pd.DataFrame({"row": np.asarray(rows, dtype=np.int64), **fields}, index=range(len(rows)))
+
+
+STACKS = {
+    # a validation finding, then two calculator findings with fields of their own (cents, a date)
+    "fields of their own": [
+        _frame([1], code="MISSING_VALUE", column="Transferee", value="", expected="text"),
+        _frame([0, 2], code="CONSIDERATION_BELOW_75PCT", consideration=[7_000_000, 1], credit=[10_000_000, 2], ratio=[7000, 5000]),
+        _frame([3], code="TRANSFER_BELOW_MINIMUM", credit=pd.array([100], dtype="Int64"), date=pd.to_datetime(["2026-01-05"])),
+    ],
+    # an empty frame (no finding: its fields still named), a sheet finding (row -1), a missing cent amount
+    "an empty frame and a sheet finding": [
+        pd.DataFrame(columns=["row", "column", "code", "value", "expected"]),
+        _frame([-1], code="SHEET_ROUTED_BY_HEADERS", column=""),
+        _frame([4], code="CERTIFICATE_OVERTRANSFERRED", certificate_amount=pd.array([None], dtype="Int64")),
+    ],
+    "one frame": [_frame([0, 1], code="CONSIDERATION_ABOVE_FACE", consideration=[3, 4], credit=[1, 2], ratio=[30000, 20000])],
+}
+
+
+@pytest.mark.parametrize("case", STACKS)
+def test_stack_is_pandas_concat_as_render_reads_it(case):
+    frames = STACKS[case]
+    got, want = stack(frames), pd.concat(frames, ignore_index=True)
+    assert list(got.columns) == list(want.columns) and got.index.equals(want.index)
+    assert got["row"].tolist() == want["row"].astype(int).tolist()
+    for column in want.columns:
+        for mine, theirs in zip(got[column].to_numpy(dtype=object), want[column].to_numpy(dtype=object), strict=True):
+            assert (pd.isna(mine) and pd.isna(theirs)) or mine == theirs, (column, mine, theirs)
+    # the messages: CONSIDERATION_BELOW_75PCT's "$70,000.00 ... 70.00%", as pandas' frame gives them
+    # (pandas' `row` is Python objects where an empty frame's was: the pipeline reads it as integers)
+    mine, theirs = render(got, "Transfers", TRANSFERS), render(want, "Transfers", TRANSFERS)
+    pd.testing.assert_frame_equal(mine, theirs.astype({"row": np.int64}))
+
+
+def test_a_row_that_is_no_whole_number_is_pandas_own():
+    frames = [pd.DataFrame({"row": ["1"], "code": ["MISSING_VALUE"]})]
+    pd.testing.assert_frame_equal(stack(frames), pd.concat(frames, ignore_index=True))
+
+
+def test_the_date_of_a_finding_keeps_its_day():
+    (date,) = stack(STACKS["fields of their own"])["date"].dropna()
+    assert pd.Timestamp(date).date() == dt.date(2026, 1, 5)
