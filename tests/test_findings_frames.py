@@ -60,3 +60,21 @@ def test_a_row_that_is_no_whole_number_is_pandas_own():
 def test_the_date_of_a_finding_keeps_its_day():
     (date,) = stack(STACKS["fields of their own"])["date"].dropna()
     assert pd.Timestamp(date).date() == dt.date(2026, 1, 5)
+
+
+# where pandas' concat gives a field's values otherwise (true/false beside numbers become numbers;
+# whole numbers beyond 2**53 beside a frame without the field become floats), the frame is pandas' own
+SETTLED_BY_PANDAS = {
+    "true/false beside numbers": [_frame([0], code="A", x=[True]), _frame([1], code="A", x=[5])],
+    "true/false beside an empty frame of floats": [
+        _frame([0], code="A", x=[True]),
+        pd.DataFrame({"row": np.array([], dtype=np.int64), "code": [], "x": np.array([], dtype=float)}),
+    ],
+    "beyond 2**53 beside a frame without it": [_frame([0], code="A", x=[2**53 + 1]), _frame([1], code="B")],
+}
+
+
+@pytest.mark.parametrize("case", SETTLED_BY_PANDAS)
+def test_fields_pandas_settles_otherwise_are_its_own(case):
+    frames = SETTLED_BY_PANDAS[case]
+    pd.testing.assert_frame_equal(stack(frames), pd.concat(frames, ignore_index=True))

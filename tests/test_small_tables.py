@@ -162,6 +162,10 @@ TOTALS = {
     # pandas' own: categories, and an object key all missing (which pandas' groups read as floats)
     "categories": (_rows(["b", "a", "b"], key_dtype=pd.CategoricalDtype(["b", "a"])), ["Program"], True),
     "all missing, kept": (_rows([None, None]), ["Program"], False),
+    # Python numbers or true/false held as objects, whose groups pandas reads as numbers; no group left
+    "numbers as objects": (_rows([2026, 2025, 2026]), ["Program"], True),
+    "true/false as objects": (_rows([True, False, True]), ["Program"], True),
+    "no group left": (_rows([None, None]), ["Program", "Year"], True),
 }
 
 
@@ -177,6 +181,12 @@ def test_totals_by_adds_each_group():
     table = totals_by(rows, keys, dropna, **SUMS)
     # BEIP rows 0, 2, 3: 100 + 250 + blank = 350 cents, Count 0 + 2 + 3 = 5; Grow NJ row 1: 7 cents
     assert table.to_numpy().tolist() == [["BEIP", 3, 350, 3, 5], ["Grow NJ", 1, 7, 1, 1]]
+
+
+def test_an_aggregate_other_than_size_and_sum_is_pandas_own():
+    rows = _rows(["A", "A", "B"], money=[5, 7, 1])
+    table = totals_by(rows, ["Program"], Last=("Credit", "last"), Most=("Count", "max"))
+    assert table.to_numpy().tolist() == [["A", 7, 1], ["B", 1, 2]]  # A: last 7, max row 1; B: 1, 2
 
 
 def test_a_float_total_is_pandas_own():

@@ -46,7 +46,11 @@ _TYPE, _ISSPACE, _STRIP = np.frompyfunc(type, 1, 1), np.frompyfunc(str.isspace, 
 
 
 def _types(raw: pd.Series) -> pd.Series:
-    return pd.Series(_TYPE(raw.to_numpy(dtype=object)) if len(raw) else np.array([], dtype=object), index=raw.index, dtype=object)
+    """The type of each cell: over the array of the cells as the reader gives them (Python objects);
+    pandas' map for a column of another kind (or none)."""
+    if raw.dtype != object or not len(raw):
+        return raw.map(type)
+    return pd.Series(_TYPE(raw.to_numpy()), index=raw.index, dtype=object)
 
 
 def _is_str(types: pd.Series) -> pd.Series:

@@ -133,15 +133,20 @@ def totals_by(rows: pd.DataFrame, keys: list[str], dropna: bool = True, **column
     each with its row count or its column's total. Worked out with numpy, as `crosstab` is: pandas'
     groupby takes milliseconds for a table of a few rows. Only where numpy's result is pandas' own:
     sums of whole numbers (integers, nullable integers, whose blanks count as 0, or true/false) in
-    exact integer arithmetic; pandas' groupby for any other column (a float total, which pandas adds
-    with compensated summation) or key (categories; Python objects all missing, which pandas'
-    groups read as floats)."""
-    if not all(how == "size" or _summed_alike(rows[c]) for c, how in columns.values()) or not all(
-        _grouped_alike(rows[k], dropna) for k in keys
-    ):
+    exact integer arithmetic, by keys of text or whole numbers (`_grouped_alike`), where some group
+    remains; pandas' groupby for any other column (a float total, which pandas adds with
+    compensated summation) or key, and for no group at all."""
+
+    def pandas_own() -> pd.DataFrame:
         return rows.groupby(keys, sort=True, dropna=dropna).agg(**columns).reset_index()
+
+    alike = all(how == "size" or (how == "sum" and _summed_alike(rows[c])) for c, how in columns.values())
+    if not alike or not all(_grouped_alike(rows[k]) for k in keys):
+        return pandas_own()
     codes, uniques = zip(*(pd.factorize(rows[k], sort=True, use_na_sentinel=dropna) for k in keys), strict=True)
     kept = np.logical_and.reduce([c >= 0 for c in codes])
+    if not kept.any():  # no group: pandas' empty table, whose columns' kinds it settles its own way
+        return pandas_own()
     shape = tuple(max(len(u), 1) for u in uniques)
     groups, at = np.unique(np.ravel_multi_index(tuple(c[kept] for c in codes), shape), return_inverse=True)
     out = {k: u.take(i).array for k, u, i in zip(keys, uniques, np.unravel_index(groups, shape), strict=True)}
@@ -161,11 +166,18 @@ def _summed_alike(values: pd.Series) -> bool:
     return isinstance(values.dtype, pd.Int64Dtype) or values.dtype in (np.int64, np.bool_)
 
 
-def _grouped_alike(values: pd.Series, dropna: bool) -> bool:
-    """Whether `totals_by` groups by `values` as pandas does (see there)."""
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        return False
-    return dropna or values.dtype != object or values.notna().any()
+def _grouped_alike(values: pd.Series) -> bool:
+    """Whether `totals_by` groups by `values` as pandas does (see there): text (missing values
+    allowed) or whole numbers (none missing), the kinds of the Summary's keys. pandas infers
+    another kind for the groups of Python numbers or true/false held as objects, or of keys all
+    missing; those, and any other kind, are grouped by pandas."""
+    if values.dtype == np.int64:
+        return True
+    if isinstance(values.dtype, pd.Int64Dtype):
+        return not values.hasnans
+    if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
+        return bool(values.notna().any()) and pd.api.types.infer_dtype(values, skipna=True) == "string"
+    return False
 
 
 def _counted_alike(values: pd.Series) -> bool:

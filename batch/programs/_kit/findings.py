@@ -43,12 +43,34 @@ def stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
     if not frames or not all("row" in f and (f.empty or pd.api.types.is_integer_dtype(f["row"].dtype)) for f in frames):
         return pd.concat(frames, ignore_index=True)
     names = list(dict.fromkeys(c for f in frames for c in f.columns))  # in the order the frames give them
+    if _settled_otherwise(names, frames):
+        return pd.concat(frames, ignore_index=True)
     columns = {}
     for name in names:
         parts = [f[name].to_numpy(dtype=object) if name in f else np.full(len(f), np.nan, dtype=object) for f in frames]
         columns[name] = np.concatenate(parts)
     columns["row"] = np.concatenate([f["row"].to_numpy(dtype=np.int64) for f in frames])
     return pd.DataFrame(columns, index=pd.RangeIndex(sum(len(f) for f in frames)), columns=names)
+
+
+def _settled_otherwise(names: list[str], frames: list[pd.DataFrame]) -> bool:
+    """Whether pandas' concat would give some field's values as others than its frames give them:
+    where the frames (an empty one included) give it in different kinds, or one does not give it,
+    true/false of a boolean column become numbers beside numbers, and whole numbers beyond 2**53
+    become floats."""
+    kinds = [dict(zip(f.columns, f.dtypes, strict=True)) for f in frames]
+    for name in names:
+        if len({k.get(name) for k in kinds}) <= 1:
+            continue
+        for f, k in zip(frames, kinds, strict=True):
+            kind = k.get(name)
+            if kind is None:
+                continue
+            if pd.api.types.is_bool_dtype(kind):
+                return True
+            if isinstance(kind, np.dtype) and kind.kind in "iu" and (np.abs(f[name].to_numpy()) > 2**53).any():
+                return True
+    return False
 
 
 def _at(values: pd.Series, rows: pd.Index) -> np.ndarray:
