@@ -53,9 +53,14 @@ def _types(raw: pd.Series) -> pd.Series:
     return pd.Series(_TYPE(raw.to_numpy()), index=raw.index, dtype=object)
 
 
+def _str_cells(types: pd.Series) -> np.ndarray:
+    """Cells whose type is exactly str (not ExcelError, a str subclass), as a boolean array."""
+    return types.to_numpy() == str  # noqa: E721 - numpy compares each cell's type
+
+
 def _is_str(types: pd.Series) -> pd.Series:
-    """Cells whose type is exactly str (not ExcelError, a str subclass)."""
-    return pd.Series(types.to_numpy() == str, index=types.index)  # noqa: E721 - numpy compares each cell's type
+    """`_str_cells` as a Series of the cells' labels."""
+    return pd.Series(_str_cells(types), index=types.index)
 
 
 def blank_mask(raw: pd.Series, types: pd.Series | None = None) -> pd.Series:
@@ -66,7 +71,7 @@ def blank_mask(raw: pd.Series, types: pd.Series | None = None) -> pd.Series:
         types = _types(raw)
     values = raw.to_numpy(dtype=object)
     blank = pd.isna(values)
-    is_str = types.to_numpy() == str  # noqa: E721 - numpy compares each cell's type
+    is_str = _str_cells(types)
     if is_str.any():
         text = values[is_str]
         blank[is_str] = (text == "") | _ISSPACE(text).astype(bool)
@@ -310,7 +315,7 @@ def text(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) ->
     """Text as given (spaces trimmed); numbers and dates become their usual text (`_as_text`)."""
     t, blank = _known(raw, known)
     values, blank = raw.to_numpy(dtype=object), blank.to_numpy(dtype=bool)
-    is_str = t.to_numpy() == str  # noqa: E721 - numpy compares each cell's type
+    is_str = _str_cells(t)
     out = np.where(is_str & ~blank, values, None)
     other = ~blank & ~is_str
     if other.any():

@@ -95,6 +95,10 @@ _SCHEMAS: dict[tuple[int, frozenset[str]], _Schema] = {}
 
 
 def _schema(spec: SheetSpec, present: set[str]) -> _Schema:
+    """The pandera schema of the columns present in the sheet (missing ones are reported apart) that it
+    checks: a column that may be blank and has no check is left out. The schema checks no dtype (the
+    coercion makes it), so such a column could never fail, and pandera's cost per column (about a
+    millisecond) is paid whatever the column holds. Built once per spec and set of columns present."""
     headers = frozenset(c.header for c in spec.columns if c.header in present)
     known = _SCHEMAS.get((id(spec), headers))
     if known is None or known.spec is not spec:
@@ -106,14 +110,6 @@ def _schema(spec: SheetSpec, present: set[str]) -> _Schema:
                 checks[c.header] = (not c.required, tuple(f for _, f in functions))
         known = _SCHEMAS[(id(spec), headers)] = _Schema(spec, pa.DataFrameSchema(columns, strict=False), checks)
     return known
-
-
-def schema_for(spec: SheetSpec, present: set[str]) -> pa.DataFrameSchema:
-    """The pandera schema of the columns present in the sheet (missing ones are reported apart) that it
-    checks: a column that may be blank and has no check is left out. The schema checks no dtype (the
-    coercion makes it), so such a column could never fail, and pandera's cost per column (about a
-    millisecond) is paid whatever the column holds. Built once per spec and set of columns present."""
-    return _schema(spec, present).schema
 
 
 def _as_text(raw: pd.Series) -> pd.Series:

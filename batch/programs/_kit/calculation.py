@@ -100,6 +100,11 @@ def sum_table(rows: pd.Series, columns: pd.Series, values: pd.Series) -> pd.Data
     values=values.name, aggfunc="sum", fill_value=0)` of the frame of the three series. Added up
     with numpy where that is pandas' table, as `crosstab` counts (and `totals_by` adds: whole
     numbers only); pandas' own elsewhere, and for no rows."""
+
+    def pandas_own() -> pd.DataFrame:
+        frame = pd.DataFrame({rows.name: rows, columns.name: columns, values.name: values})
+        return frame.pivot_table(index=rows.name, columns=columns.name, values=values.name, aggfunc="sum", fill_value=0)
+
     if not (
         len(rows)
         and _counted_alike(rows)
@@ -109,14 +114,12 @@ def sum_table(rows: pd.Series, columns: pd.Series, values: pd.Series) -> pd.Data
         and rows.index.equals(columns.index)
         and rows.index.equals(values.index)
     ):
-        frame = pd.DataFrame({rows.name: rows, columns.name: columns, values.name: values})
-        return frame.pivot_table(index=rows.name, columns=columns.name, values=values.name, aggfunc="sum", fill_value=0)
+        return pandas_own()
     try:
         row_keys, row_at = np.unique(rows.to_numpy(), return_inverse=True)
         column_keys, column_at = np.unique(columns.to_numpy(), return_inverse=True)
     except TypeError:  # values of several kinds (text and numbers) that do not compare
-        frame = pd.DataFrame({rows.name: rows, columns.name: columns, values.name: values})
-        return frame.pivot_table(index=rows.name, columns=columns.name, values=values.name, aggfunc="sum", fill_value=0)
+        return pandas_own()
     total = np.zeros((len(row_keys), len(column_keys)), dtype=np.int64)
     np.add.at(total, (row_at.ravel(), column_at.ravel()), values.to_numpy(dtype=np.int64, na_value=0))
     kind = values.dtype
