@@ -60,6 +60,16 @@ def pytest_configure(config):
             compileall.compile_dir(ROOT / package, quiet=2)  # a speed-up only: a tree it cannot write is left as it is
 
 
+def pytest_xdist_auto_num_workers(config):
+    # `-n auto`: one test worker per core, and one more. Some tests mostly wait (the watch's settle
+    # times, `njcredits` started as a process, LibreOffice); the extra worker keeps both cores busy
+    # while one of them waits. The watch's tests run on one worker together (their xdist_group), so
+    # they do not all wait at once. PYTEST_XDIST_AUTO_NUM_WORKERS still decides where it is set.
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
+
+
 def pytest_collection_modifyitems(config, items):
     def rank(item) -> int:
         return next((i for i, prefix in enumerate(SLOW_FIRST) if item.nodeid.startswith(prefix)), len(SLOW_FIRST))

@@ -21,6 +21,9 @@ from batch.run.watch import FoldersRefused, complete_zip, watch_inbox
 
 SETTLE = 0.5
 HEADERS = TRANSFER_HEADERS
+# on one test worker together: most of their time is waiting out settle times, which two of them
+# side by side would leave both cores idle through
+pytestmark = pytest.mark.xdist_group("watch")
 inotify_only = pytest.mark.skipif(watch_module.InotifyObserver is None, reason="close-write events need inotify (Linux)")
 
 
