@@ -279,7 +279,7 @@ def date(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) ->
         ok = (serial >= EXCEL_SERIAL_WINDOW[0]) & (serial <= EXCEL_SERIAL_WINDOW[1])
         whole = np.round(np.where(ok, serial, 0)).astype(np.int64)
         days[is_num] = np.where(ok, EXCEL_EPOCH + whole.astype("timedelta64[D]"), np.datetime64("NaT"))
-    is_str = (_is_str(t) & ~blank).to_numpy()
+    is_str = _str_cells(t) & ~blank.to_numpy(dtype=bool)
     if is_str.any():
         text = raw[is_str].astype(str).str.strip()
         # pandas >= 3 parses text at microsecond resolution (years 1..9999 fit); each format is
