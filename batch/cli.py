@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -29,6 +30,34 @@ def _ledger(path):
         return Ledger(path)
     except LedgerUnreadable as err:
         raise click.ClickException(printable(err)) from err
+
+
+def _file_team(settings):
+    """`run FILE` names no inbox of its own: with no `team` set, the file is the team's whose runs
+    the ledger holds (a returned workbook run from the outbox, say, is its inbox's team's, and its
+    reviewer decisions are found); with no runs yet, the file's folder is its team. A ledger of
+    several teams needs `team` set (`refuse_shared_without_team`)."""
+    from dataclasses import replace
+
+    from batch.run.ledger import Ledger, LedgerUnreadable
+
+    if settings.team is not None or not settings.ledger.is_file():
+        return settings
+    try:
+        teams = Ledger.for_reading(settings.ledger).teams()
+    except (LedgerUnreadable, sqlite3.Error):  # an older ledger or one that cannot be read: the run says so
+        return settings
+    return replace(settings, team=teams[0]) if len(teams) == 1 else settings
+
+
+def _team_checked(settings, ledger) -> None:
+    """A ledger shared with another inbox and no team named: a usage error (`refuse_shared_without_team`)."""
+    from batch.run.runner import TeamNeeded, refuse_shared_without_team
+
+    try:
+        refuse_shared_without_team(settings, ledger)
+    except TeamNeeded as err:
+        raise click.UsageError(str(err)) from err
 
 
 def _settings(**flags):
@@ -80,7 +109,7 @@ def run(inbox: Path | None, **flags):
     OUTBOX; inputs move to processed/<run-id>/ or failed/<run-id>/ (with NAME.reason.txt). With a FILE
     instead of a folder, process that one workbook and leave it where it is (unless --archive is given)."""
     from batch.run.ledger import LedgerUnreadable
-    from batch.run.runner import RunLocked, UnsafeLink, run_batch
+    from batch.run.runner import RunLocked, TeamNeeded, UnsafeLink, run_batch
     from batch.run.watch import folder_problem
     from batch.run.workers import start_fork_server
 
@@ -93,6 +122,8 @@ def run(inbox: Path | None, **flags):
     settings = _settings(inbox=inbox, **flags)
     if not settings.inbox.is_dir():
         raise click.UsageError(f"Inbox {settings.inbox} does not exist; give a folder of intake workbooks, or one workbook.")
+    if files is not None:
+        settings = _file_team(settings)
     problem = folder_problem(settings) if files is None else None
     if problem:
         raise click.UsageError(problem)
@@ -102,6 +133,8 @@ def run(inbox: Path | None, **flags):
     except RunLocked as err:
         click.echo(str(err), err=True)
         sys.exit(1)
+    except TeamNeeded as err:  # raised before any input is touched
+        raise click.UsageError(str(err)) from err
     except (LedgerUnreadable, UnsafeLink) as err:  # raised before any input is touched
         click.echo(f"Error: {printable(err)}", err=True)
         sys.exit(3)
@@ -161,11 +194,12 @@ def history(ledger: Path | None, outbox: Path | None, run_id: str | None, decisi
         ]
     else:
         title = f"Runs in {settings.ledger}"
-        columns = ("run", "started", "ended", "files", "processed", "skipped", "failed", "version", "report")
+        columns = ("run", "team", "started", "ended", "files", "processed", "skipped", "failed", "version", "report")
         rows = [
-            (r.run_id, (r.started or "")[:19], (r.ended or "")[:19], r.files, r.processed, r.skipped, r.failed, r.tool_version, r.report)
+            (r.run_id, getattr(r, "team", None) or "", (r.started or "")[:19], (r.ended or "")[:19], r.files, r.processed, r.skipped,
+             r.failed, r.tool_version, r.report)
             for r in book.runs().itertuples(index=False)
-        ]
+        ]  # fmt: skip
     _print_table(title, columns, rows, width=200 if not sys.stdout.isatty() else None)
 
 
@@ -211,7 +245,7 @@ def watch(inbox: Path | None, **flags):
     if problem:
         raise click.UsageError(problem)
     settings.inbox.mkdir(parents=True, exist_ok=True)
-    _ledger(settings.ledger)  # an unusable ledger is said once, before watching
+    _team_checked(settings, _ledger(settings.ledger))  # an unusable ledger is said once, before watching
     start_fork_server()
     sys.exit(watch_inbox(settings, echo=click.echo))  # 3: a stop cut a run short, its files wait in the inbox
 
@@ -258,7 +292,7 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: s
     book = settings.ledger if settings.ledger.is_file() else None
     try:
         try:
-            result = process(file, settings.limits, as_of=settings.as_of, ledger=book)
+            result = process(file, settings.limits, as_of=settings.as_of, ledger=book, team=settings.team)
         except LedgerUnreadable as err:
             click.echo(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
             book = None

@@ -161,14 +161,15 @@ def _prior_fields(r: SheetResult) -> dict:
     return {"business_name": name.to_numpy(dtype=object), "record_date": date.astype(object).where(date.notna(), None).to_numpy()}
 
 
-def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd.DataFrame:
+def prior_records(result: Result, ledger: Path | None, run_id: str | None, team: str | None = None) -> pd.DataFrame:
     """The prior incentive records a Grow NJ row is checked against (C.34:1B-247 e.): every row of
     this workbook's prior-incentive sheets computed so far (BEIP, BRRAP), and the latest record of
-    each (sheet, record ID) of earlier runs in the ledger (BEIP, BRRAP, GrowNJ). A ledger record with
-    the sheet and record ID of a row of this workbook is that row, and the workbook wins, so a round
-    trip or a forced rerun names each record once (a GrowNJ row's own sheet is computed after this:
-    `process_sheet` leaves out the ledger's records of its IDs, and its calculator reads its rows).
-    Columns: PRIOR_COLUMNS."""
+    each record (team, sheet, record ID) of earlier runs in the ledger (BEIP, BRRAP, GrowNJ). A ledger
+    record of `team` with the sheet and record ID of a row of this workbook is that row, and the
+    workbook wins, so a round trip or a forced rerun names each record once (a GrowNJ row's own sheet
+    is computed after this: `process_sheet` leaves out the ledger's records of its IDs, and its
+    calculator reads its rows); another team's record of that ID is another record. Columns:
+    PRIOR_COLUMNS and `same_team` (a record of this workbook, or of `team` in the ledger)."""
     mine = result.records()
     mine = mine[mine["sheet"].isin([m.name for m in PROGRAMS if m.prior_incentive])]
     here = pd.DataFrame(
@@ -181,6 +182,7 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
             "year": mine["year"],
             "workbook": result.path.name,
             "run_date": result.started.strftime("%Y-%m-%d"),
+            "same_team": True,
         }
     )
     parts = [here]
@@ -188,16 +190,16 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None) -> pd
         from batch.run.ledger import read_prior_records
 
         sheets = tuple(m.name for m in PROGRAMS if m.prior_incentive)
-        earlier = read_prior_records(Path(ledger), sheets, exclude_run=run_id)
+        earlier = read_prior_records(Path(ledger), sheets, exclude_run=run_id, team=team)
         if len(earlier):
             known = set(zip(here["sheet"], here["record_id"], strict=True))
-            keep = [(s, r) not in known for s, r in zip(earlier["sheet"], earlier["record_id"], strict=True)]
+            keep = [not (ours and (s, r) in known) for s, r, ours in earlier[["sheet", "record_id", "same_team"]].itertuples(index=False)]
             parts.append(earlier[keep])
     prior = pd.concat(parts, ignore_index=True)
     # the fact that decides "received before", in the words of the record's own sheet
     column = prior["sheet"].map({m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive})
     value = prior["date"].where(prior["date"].notna(), pd.array(prior["year"], dtype="Int64").astype(str))
-    return prior.assign(received=column + " " + value.astype(str))[PRIOR_COLUMNS]
+    return prior.assign(received=column + " " + value.astype(str))[[*PRIOR_COLUMNS, "same_team"]]
 
 
 def _specs() -> dict[str, Program]:
@@ -362,9 +364,11 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     valid = typed[~invalid & ~totals]
     context = context or RunContext.today()
     if PRIOR_INCENTIVES in program.needs and program.prior_incentive and len(context.prior):
-        # a record of an earlier run with the ID of a row of this sheet (valid or not) is that row's
-        # earlier version: the row counts, by its own result, not the ledger's record (a round trip)
-        mine = context.prior["sheet"].eq(spec.name) & context.prior["record_id"].isin(spec.record_ids(typed[~totals]))
+        # a record of an earlier run of this team with the ID of a row of this sheet (valid or not) is
+        # that row's earlier version: the row counts, by its own result, not the ledger's record (a
+        # round trip); another team's record of that ID is another record
+        ours = context.prior["same_team"] if "same_team" in context.prior else True
+        mine = context.prior["sheet"].eq(spec.name) & context.prior["record_id"].isin(spec.record_ids(typed[~totals])) & ours
         context = replace(context, prior=context.prior[~mine.to_numpy()])
     calc = calculate_in_chunks(program, valid, rules, context)
     clock = result.timed("calculate", clock) if result else clock
@@ -498,6 +502,7 @@ def process(
     ledger: Path | None = None,
     run_id: str | None = None,
     scratch: Path | None = None,
+    team: str | None = None,
 ) -> Result:
     """Read, validate and calculate one workbook (no output written).
 
@@ -506,7 +511,9 @@ def process(
     then annotated (`Result.source`); `Result.discard()` removes it, as does the end of the process.
 
     `as_of` is the run's as-of date (default: today, in local time). `ledger`, when given, is read
-    (never written) for the prior incentive records of earlier runs, leaving out those of `run_id`.
+    (never written) for the prior incentive records of earlier runs, leaving out those of `run_id`,
+    and for the reviewer decisions of `team`'s records (a record is known by its team, sheet and
+    record ID; `team` None: the file's folder, as a run of that folder's).
 
     The file is opened once (`batch.workbook.opened.Opened`) and handed down: its hash, the check
     for encryption, every stage of reading and the check that it can be annotated in place take it
@@ -527,7 +534,7 @@ def process(
             opened = Opened(result.source, path.name)
         result.opened = opened
         weakref.finalize(result, opened.close)
-        return _process(result, opened, clock, limits, ledger, run_id, scratch)
+        return _process(result, opened, clock, limits, ledger, run_id, scratch, team or str(path.absolute().parent))
     except BaseException:
         opened.close()
         if result is not None:
@@ -536,7 +543,14 @@ def process(
 
 
 def _process(
-    result: Result, opened: Opened, clock: float, limits: Limits, ledger: Path | None, run_id: str | None, scratch: Path | None
+    result: Result,
+    opened: Opened,
+    clock: float,
+    limits: Limits,
+    ledger: Path | None,
+    run_id: str | None,
+    scratch: Path | None,
+    team: str,
 ) -> Result:
     """`process` of the workbook `opened` (the file itself, or its decrypted copy)."""
     path = result.path
@@ -550,7 +564,7 @@ def _process(
     if ledger is not None and Path(ledger).exists() and any(isinstance(s, IntakeSheet) and s.reviews is not None for s in book.sheets):
         from batch.run.ledger import read_decisions
 
-        result.decisions_before = read_decisions(Path(ledger))
+        result.decisions_before = read_decisions(Path(ledger), team)
     result.timed("read", clock)
     # a record of this workbook is named by its file name and the run's date (UTC, as the ledger's)
     context = RunContext(result.as_of, workbook=path.name, run_date=result.started.strftime("%Y-%m-%d"))
@@ -565,7 +579,7 @@ def _process(
     for i, sheet, program in sorted(intake, key=lambda t: PRIOR_INCENTIVES in t[2].needs):
         if PRIOR_INCENTIVES in program.needs and not prior_ready:
             result.sheets = [done[k] for k in sorted(done)]  # the prior incentive sheets, computed above
-            context = replace(context, prior=prior_records(result, ledger, run_id))
+            context = replace(context, prior=prior_records(result, ledger, run_id, team))
             prior_ready = True
         done[i] = process_sheet(sheet, program, result, context)
     result.sheets = []

@@ -318,6 +318,8 @@ def test_odd_names_are_processed(tmp_path):
 
 # -- two inboxes, one outbox ----------------------------------------------------------------------
 def test_two_inboxes_sharing_an_outbox(tmp_path):
+    """Two teams' inboxes, one outbox (and so one ledger), each run from the team's folder, whose
+    njcredits.toml names the team (a shared ledger needs it)."""
     outbox = tmp_path / "outbox"
     inboxes = []
     for side in ("east", "west"):
@@ -326,8 +328,10 @@ def test_two_inboxes_sharing_an_outbox(tmp_path):
         for i in range(3):
             book(inbox / f"{side}{i}.xlsx", rows=5_000, tag=f"{side}{i}")
         inboxes.append(inbox)
+        (tmp_path / f"{side}-team").mkdir()
+        (tmp_path / f"{side}-team" / "njcredits.toml").write_text(f'team = "{side}"\n', encoding="utf-8")
     args = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
-    procs = [launcher.popen(["run", i, "--out", outbox, "--workers", "1"], **args) for i in inboxes]
+    procs = [launcher.popen(["run", i, "--out", outbox, "--workers", "1"], cwd=tmp_path / f"{i.name}-team", **args) for i in inboxes]
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert len(list(outbox.glob("*.annotated.xlsx"))) == 6

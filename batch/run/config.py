@@ -13,6 +13,7 @@ max_uncompressed_mb = 2048      # refuse a workbook that would inflate beyond th
 max_compression_ratio = 100     # refuse a part (1 MiB or more) that inflates more than this many times
 max_cells = 60000000            # refuse a sheet declaring more rows x columns than this
 as_of = 2026-11-30              # the run's as-of date (default: the day each file is processed)
+team = "Finance East"           # whose records the run's are (default: the inbox's absolute path)
 ```
 """
 
@@ -52,6 +53,7 @@ class Settings:
     max_compression_ratio: int = 100
     max_cells: int = 60_000_000
     as_of: dt.date | None = None  # None: the day each file is processed, in local time
+    team: str | None = None  # None: the inbox's absolute path (`team_name`)
 
     @property
     def limits(self):
@@ -64,6 +66,12 @@ class Settings:
         """Inputs are moved to the archive. When not (the samples, --keep-inputs, `run FILE`), nothing
         is written in the inbox: the lock and the staging copies live beside the ledger."""
         return not (self.keep_inputs or self.inputs_protected)
+
+    @property
+    def team_name(self) -> str:
+        """Whose records the run's are: a record is known by its team, sheet and record ID, so two
+        teams sharing a ledger may number their rows alike. `team`, or the inbox's absolute path."""
+        return self.team or str(self.inbox)
 
     @property
     def inputs_protected(self) -> bool:
@@ -109,6 +117,7 @@ class FileSettings(BaseModel):
     max_compression_ratio: int | None = Field(None, ge=1)
     max_cells: int | None = Field(None, ge=1)
     as_of: object = None  # checked by _as_of: a TOML date or YYYY-MM-DD text
+    team: str | None = Field(None, max_length=200)
 
 
 def _checked(values: dict, path: Path) -> dict:
@@ -119,6 +128,8 @@ def _checked(values: dict, path: Path) -> dict:
         first = err.errors()[0]
         key = ".".join(str(k) for k in first["loc"])
         raise ConfigError(f"{path}: {key} = {values.get(key)!r}: {first['msg'].lower()}.") from None
+    if values.get("team") is not None and not values["team"].strip():
+        raise ConfigError(f"{path}: team = {values['team']!r}: name the team (it says whose records the run's are), or leave it out.")
     return values
 
 
@@ -151,6 +162,7 @@ def load(cwd: Path | None = None, **flags) -> Settings:
         wait=bool(values.get("wait", False)),
         settle_seconds=float(values.get("settle_seconds", 2.0)),
         as_of=_as_of(values.get("as_of"), path),
+        team=values.get("team"),
         **{
             k: type(getattr(Settings, k))(values[k])
             for k in ("memory_limit_mb", "timeout_seconds", "max_uncompressed_mb", "max_compression_ratio", "max_cells")

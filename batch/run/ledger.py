@@ -75,6 +75,23 @@ MIGRATIONS.append(
         """,
     )
 )
+# A record is known by its team, sheet and record ID (a ledger may be shared by teams that number
+# their rows alike). The runs before this migration were their inbox's: each was its own team.
+MIGRATIONS.append(
+    (
+        5,
+        """
+        ALTER TABLE runs ADD COLUMN team TEXT;
+        ALTER TABLE records ADD COLUMN team TEXT;
+        ALTER TABLE decisions ADD COLUMN team TEXT;
+        UPDATE runs SET team = inbox;
+        UPDATE records SET team = (SELECT u.team FROM runs u WHERE u.run_id = records.run_id);
+        UPDATE decisions SET team = (SELECT u.team FROM runs u WHERE u.run_id = decisions.run_id);
+        CREATE INDEX IF NOT EXISTS records_identity ON records(team, sheet, record_id);
+        CREATE INDEX IF NOT EXISTS decisions_identity ON decisions(team, sheet, record_id);
+        """,
+    )
+)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 DECISION_FIELDS = ["sheet", "record_id", "codes", "decision", "reviewer", "note", "digest", "applied"]
 RECORD_FIELDS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date"]
@@ -83,7 +100,7 @@ RECORD_FIELDS = ["sheet", "record_id", "status", "award_cents", "codes", "area",
 def version_by_tables(db: sqlite3.Connection) -> int:
     """The last migration whose tables and columns the database has (0: no ledger tables at all).
     Each migration's mark: 1 the `runs` table, 2 `records.business_name`, 3 `runs.note`, 4 the
-    `decisions` table. For a ledger whose `user_version` was lost (restored from a `.dump`)."""
+    `decisions` table, 5 `runs.team`. For a ledger whose `user_version` was lost (restored from a `.dump`)."""
     tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
     def columns(table: str) -> set[str]:
@@ -94,6 +111,7 @@ def version_by_tables(db: sqlite3.Connection) -> int:
         "business_name" in columns("records"),
         "note" in columns("runs"),
         "decisions" in tables,
+        "team" in columns("runs"),
     ]
     version = 0
     for number, present in enumerate(marks, start=1):
@@ -140,43 +158,55 @@ def migrate(db: sqlite3.Connection) -> int:
     return db.execute("PRAGMA user_version").fetchone()[0]
 
 
-def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | None = None) -> pd.DataFrame:
-    """The latest record of each (sheet, record ID) of `sheets` in the ledger, with its Business Name,
-    status and date, the workbook and the run's date; one whose latest version has no Business Name
-    is left out (an earlier version's name no longer stands). Only runs that had ended before
-    `exclude_run` started count (every ended run when it is None), so what a run reads never depends
-    on another run still going on. The ledger is opened read-only (`LedgerUnreadable` when it cannot
-    be read); a ledger from before migration 2 has no names and gives nothing."""
+def _team_of(db: sqlite3.Connection, table: str) -> str:
+    """The SQL of a row's team: its `team`, or, in a ledger from before migration 5 (read as it is),
+    its run's inbox (what migration 5 gives it)."""
+    if "team" in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+        return f"{table[0]}.team"
+    return f"(SELECT inbox FROM runs WHERE run_id = {table[0]}.run_id)"
+
+
+def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | None = None, team: str | None = None) -> pd.DataFrame:
+    """The latest record of each (team, sheet, record ID) of `sheets` in the ledger, with its Business
+    Name, status and date, the workbook, the run's date and whether it is `team`'s (`same_team`); one
+    whose latest version has no Business Name is left out (an earlier version's name no longer
+    stands). Only runs that had ended before `exclude_run` started count (every ended run when it is
+    None), so what a run reads never depends on another run still going on. The ledger is opened
+    read-only (`LedgerUnreadable` when it cannot be read); a ledger from before migration 2 has no
+    names and gives nothing."""
     cols = ["sheet", "record_id", "business_name", "status", "date", "year", "workbook", "run_date"]  # PRIOR_COLUMNS but `received`
     marks = ",".join("?" * len(sheets))
-    query = f"""
-        SELECT r.sheet, r.record_id, r.business_name, r.status, r.record_date AS date, r.year, r.file AS workbook,
-               substr(u.started, 1, 10) AS run_date
-        FROM records r JOIN runs u ON u.run_id = r.run_id
-        WHERE r.sheet IN ({marks}) AND u.ended IS NOT NULL
-          AND (? IS NULL OR u.ended <= (SELECT started FROM runs WHERE run_id = ?))
-        ORDER BY u.started DESC, r.rowid DESC
-    """
     try:
         with closing(_read_only(path)) as db:
             if "business_name" not in {row[1] for row in db.execute("PRAGMA table_info(records)")}:
-                return pd.DataFrame(columns=cols)
+                return pd.DataFrame(columns=[*cols, "same_team"])
+            query = f"""
+                SELECT {_team_of(db, "records")} AS team, r.sheet, r.record_id, r.business_name, r.status, r.record_date AS date,
+                       r.year, r.file AS workbook, substr(u.started, 1, 10) AS run_date
+                FROM records r JOIN runs u ON u.run_id = r.run_id
+                WHERE r.sheet IN ({marks}) AND u.ended IS NOT NULL
+                  AND (? IS NULL OR u.ended <= (SELECT started FROM runs WHERE run_id = ?))
+                ORDER BY u.started DESC, r.rowid DESC
+            """
             found = pd.read_sql_query(query, db, params=(*sheets, exclude_run, exclude_run))
     except sqlite3.Error as err:
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
-    latest = found.drop_duplicates(["sheet", "record_id"], keep="first")
-    return latest[latest["business_name"].notna()][cols].reset_index(drop=True)
+    latest = found.drop_duplicates(["team", "sheet", "record_id"], keep="first")
+    latest = latest[latest["business_name"].notna()]
+    return latest[cols].assign(same_team=(latest["team"] == team).to_numpy(dtype=bool)).reset_index(drop=True)
 
 
-def read_decisions(path: Path) -> pd.DataFrame:
-    """Every reviewer decision the ledger holds (sheet, record_id, decision, reviewer, note, digest),
-    oldest first; empty for a ledger from before migration 4. Opened read-only."""
+def read_decisions(path: Path, team: str | None) -> pd.DataFrame:
+    """Every reviewer decision the ledger holds of `team`'s records (sheet, record_id, decision,
+    reviewer, note, digest), oldest first; empty for a ledger from before migration 4. Opened
+    read-only."""
     cols = ["sheet", "record_id", "decision", "reviewer", "note", "digest"]
     try:
         with closing(_read_only(path)) as db:
             if not db.execute("SELECT 1 FROM sqlite_master WHERE name='decisions'").fetchone():
                 return pd.DataFrame(columns=cols)
-            return pd.read_sql_query(f"SELECT {', '.join(cols)} FROM decisions ORDER BY rowid", db)
+            query = f"SELECT {', '.join('d.' + c for c in cols)} FROM decisions d WHERE {_team_of(db, 'decisions')} IS ? ORDER BY d.rowid"
+            return pd.read_sql_query(query, db, params=(team,))
     except sqlite3.Error as err:
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
 
@@ -255,12 +285,26 @@ class Ledger:
         db.execute("PRAGMA journal_mode=WAL")
         return db
 
-    def start_run(self, run_id: str, started: str, tool_version: str, inbox: str, outbox: str) -> None:
+    def start_run(self, run_id: str, started: str, tool_version: str, inbox: str, outbox: str, team: str | None = None) -> None:
+        """Begin a run in the ledger: `team` (default: the inbox) is whose records and decisions it records."""
         with closing(self._connect()) as db, db:
             db.execute(
-                "INSERT INTO runs (run_id, started, tool_version, inbox, outbox) VALUES (?,?,?,?,?)",
-                (run_id, started, tool_version, inbox, outbox),
+                "INSERT INTO runs (run_id, started, tool_version, inbox, outbox, team) VALUES (?,?,?,?,?,?)",
+                (run_id, started, tool_version, inbox, outbox, team or inbox),
             )
+
+    def teams(self) -> list[str]:
+        """The teams whose runs this ledger holds (before migration 5: their inboxes)."""
+        with closing(self._connect()) as db:
+            team = "team" if "team" in {row[1] for row in db.execute("PRAGMA table_info(runs)")} else "inbox"
+            return [t for (t,) in db.execute(f"SELECT DISTINCT {team} FROM runs WHERE {team} IS NOT NULL ORDER BY 1")]
+
+    def other_inboxes(self, inbox: str) -> list[str]:
+        """The inboxes other than `inbox` whose runs this ledger holds (a ledger shared by inboxes)."""
+        with closing(self._connect()) as db:
+            found = [i for (i,) in db.execute("SELECT DISTINCT inbox FROM runs WHERE inbox IS NOT ? ORDER BY inbox", (inbox,))]
+        same = Path(inbox).resolve()
+        return [i for i in found if i and Path(i).resolve() != same]
 
     def end_run(self, run_id: str, ended: str, counts: dict, report: str | None, rules_versions: dict, note: str | None = None) -> None:
         with closing(self._connect()) as db, db:
@@ -355,10 +399,14 @@ class Ledger:
         with closing(self._connect()) as db, db:
             rowid = db.execute(f"INSERT INTO files (run_id, {', '.join(cols)}) VALUES (?{', ?' * len(cols)})", [run_id, *values]).lastrowid
             if records is not None and len(records):
+                (team,) = db.execute("SELECT team FROM runs WHERE run_id=?", (run_id,)).fetchone()  # a record is its run's team's
                 db.executemany(
                     "INSERT INTO records (run_id, file, sheet, record_id, status, award_cents, codes, area, year, business_name,"
-                    " record_date) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    ((run_id, info["name"], *row) for row in records.reindex(columns=RECORD_FIELDS).itertuples(index=False, name=None)),
+                    " record_date, team) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        (run_id, info["name"], *row, team)
+                        for row in records.reindex(columns=RECORD_FIELDS).itertuples(index=False, name=None)
+                    ),
                 )
             decisions = info.get("decisions")
             if records is not None and decisions is not None and len(decisions):
@@ -368,17 +416,19 @@ class Ledger:
     @staticmethod
     def _add_decisions(db: sqlite3.Connection, run_id: str, info: dict, decisions: pd.DataFrame) -> None:
         """Record the decisions that are new or changed: one seen before with the same decision,
-        reviewer, note and digest for its record is not recorded twice."""
+        reviewer, note and digest for its record (team, sheet, record ID) is not recorded twice. A
+        decision is its run's team's."""
+        (team,) = db.execute("SELECT team FROM runs WHERE run_id=?", (run_id,)).fetchone()
         same = (
             "SELECT 1 FROM decisions WHERE sheet=? AND record_id=? AND decision=? AND reviewer IS ? AND note IS ? AND digest IS ?"
-            " AND rowid = (SELECT MAX(rowid) FROM decisions WHERE sheet=? AND record_id=?)"
+            " AND rowid = (SELECT MAX(rowid) FROM decisions WHERE team IS ? AND sheet=? AND record_id=?)"
         )
         for d in decisions.reindex(columns=DECISION_FIELDS).itertuples(index=False):
-            if db.execute(same, (d.sheet, d.record_id, d.decision, d.reviewer, d.note, d.digest, d.sheet, d.record_id)).fetchone():
+            if db.execute(same, (d.sheet, d.record_id, d.decision, d.reviewer, d.note, d.digest, team, d.sheet, d.record_id)).fetchone():
                 continue
             db.execute(
-                "INSERT INTO decisions (run_id, file, sha256, sheet, record_id, codes, decision, reviewer, note, digest, applied)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO decisions (run_id, file, sha256, sheet, record_id, codes, decision, reviewer, note, digest, applied, team)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     run_id,
                     info["name"],
@@ -391,6 +441,7 @@ class Ledger:
                     d.note,
                     d.digest,
                     int(bool(d.applied)),
+                    team,
                 ),
             )
 
@@ -413,12 +464,14 @@ class Ledger:
             return pd.read_sql_query("SELECT * FROM files ORDER BY rowid", db)
 
     def previous_records(self, run_id: str) -> pd.DataFrame:
-        """For each (sheet, record ID) of this run, its latest appearance in an earlier run (the first
-        row with that ID in that run: later repeats were DUPLICATE_ID)."""
+        """For each record (team, sheet, record ID) of this run, its latest appearance in an earlier run
+        (the first row with that ID in that run: later repeats were DUPLICATE_ID)."""
         query = """
             SELECT r.* FROM records r JOIN runs u ON u.run_id = r.run_id
             WHERE u.started < (SELECT started FROM runs WHERE run_id = ?)
-              AND EXISTS (SELECT 1 FROM records c WHERE c.run_id = ? AND c.sheet = r.sheet AND c.record_id = r.record_id)
+              AND EXISTS (
+                SELECT 1 FROM records c WHERE c.run_id = ? AND c.team IS r.team AND c.sheet = r.sheet AND c.record_id = r.record_id
+              )
             ORDER BY u.started DESC, r.rowid ASC
         """
         with closing(self._connect()) as db:

@@ -209,6 +209,7 @@ def write_report(
     records: pd.DataFrame,
     per_year: pd.DataFrame,
     rules_versions: dict,
+    team: str = "",
 ) -> Path:
     """`records`: the run's per-record results (as the ledger keeps them), across every file;
     `per_year`: the records that count against limits across workbooks (`Program.records`), with
@@ -284,7 +285,7 @@ def write_report(
     if previous.empty and ledger.runs().shape[0] <= 1:
         # the first run of a ledger has nothing to compare with: every record would be "New record"
         ws.write_string(0, 0, "No earlier run in the ledger: every record of this run is new, and later runs are compared with it.")
-        return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions)
+        return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions, team)
     ch = changes(records, previous)
     money = {c: "money" for c in CHANGE_COLUMNS if c.endswith("($)")}
     _fit_columns(ws, [SummaryTable("", ch, money)], low=12, wrap=fmts.get(wrap=True), wrapped=("Findings Appeared", "Findings Cleared"))
@@ -302,7 +303,7 @@ def write_report(
         ws.write_string(1, 0, "No record changed since its latest earlier appearance in the ledger.")
     ws.freeze_panes(1, 2)
     ws.autofilter(0, 0, max(len(ch), 1), len(CHANGE_COLUMNS) - 1)
-    return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions)
+    return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions, team)
 
 
 def rules_lines(rules_versions: dict) -> list[tuple[str, str]]:
@@ -312,12 +313,13 @@ def rules_lines(rules_versions: dict) -> list[tuple[str, str]]:
     return [(f"Rules version: {sheet}", str(rules_versions[sheet])) for sheet in sorted(rules_versions, key=str)]
 
 
-def _finish_report(wb, tmp: Path, path: Path, run_id: str, started, outcomes, rules_versions: dict) -> Path:
+def _finish_report(wb, tmp: Path, path: Path, run_id: str, started, outcomes, rules_versions: dict, team: str = "") -> Path:
     ws = wb.add_worksheet("Run")
     count = {s: sum(o.status == s for o in outcomes) for s in ("processed", "skipped", "failed", "returned", "gone")}
     lines: list[tuple[str, str | int]] = [
         ("Run", run_id),
         ("Started (UTC)", started.strftime("%Y-%m-%d %H:%M:%S")),
+        *([("Team", team)] if team else []),
         ("njcredits version", __version__),
         *rules_lines(rules_versions),
         *[(f"Files {s}", count[s]) for s in ("processed", "skipped", "failed")],

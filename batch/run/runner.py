@@ -43,7 +43,7 @@ from pathlib import Path
 import pandas as pd
 
 from batch import __version__
-from batch.run.config import Settings
+from batch.run.config import CONFIG_NAME, Settings
 from batch.run.environment import EnvironmentStop, environment_message, is_environment, os_error
 from batch.run.faults import fault
 from batch.run.ledger import Ledger, LedgerUnreadable
@@ -63,6 +63,23 @@ class RunLocked(Exception):
 
 class UnsafeLink(Exception):
     """A folder the tool writes inside the inbox is a link; nothing is written through it."""
+
+
+class TeamNeeded(Exception):
+    """The ledger is shared with another inbox and the run names no team: a usage error."""
+
+
+def refuse_shared_without_team(settings: Settings, ledger: Ledger) -> None:
+    """A ledger shared by inboxes needs `team` set: by default a team is its inbox's path, and the
+    same shared folder mounted at two paths would be two teams whose records never supersede each
+    other. Raised before the run begins (nothing touched)."""
+    if settings.team is None and (others := ledger.other_inboxes(str(settings.inbox))):
+        more = f" and {len(others) - 1} more" if len(others) > 1 else ""
+        raise TeamNeeded(
+            f"The ledger {printable(str(settings.ledger))} is shared with the inbox {printable(others[0])}{more}: a shared ledger "
+            f'needs each team named. Set team = "..." in {CONFIG_NAME} where njcredits runs (records are known by team, sheet '
+            "and record ID, so two teams may number their rows alike)."
+        )
 
 
 @dataclass
@@ -359,6 +376,7 @@ class Run:
                 if (settings.archive / where).is_symlink():
                     raise UnsafeLink(f"{settings.archive / where} is a link; njcredits never writes through a link: remove it.")
         self.ledger = Ledger(settings.ledger)
+        refuse_shared_without_team(settings, self.ledger)
 
     def recover(self) -> None:
         """Finish what a killed run of this inbox left (`recover`), then begin this run in the ledger;
@@ -366,7 +384,9 @@ class Run:
         settings = self.settings
         try:
             recover(settings, self.ledger, self.work, self.run_id, self.echo)
-            self.ledger.start_run(self.run_id, self.started.isoformat(), __version__, str(settings.inbox), str(settings.outbox))
+            self.ledger.start_run(
+                self.run_id, self.started.isoformat(), __version__, str(settings.inbox), str(settings.outbox), settings.team_name
+            )
         except sqlite3.Error as err:  # before any input is touched
             raise LedgerUnreadable(environment_message(err, "the ledger")) from err
 
@@ -510,6 +530,7 @@ class Run:
                 pd.concat(self.records, ignore_index=True) if self.records else pd.DataFrame(columns=RECORD_COLUMNS),
                 pd.concat(self.per_year, ignore_index=True) if self.per_year else pd.DataFrame(),
                 self.rules_versions,
+                settings.team_name,
             )
         except Exception as err:  # noqa: BLE001 - written last: its failure never changes a file's outcome
             if is_environment(err):

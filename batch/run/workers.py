@@ -271,20 +271,36 @@ class Job:
     as_of: dt.date | None
     ledger: str
     run_id: str
+    team: str | None = None
     modules: tuple[str, ...] = WORKER_MODULES
     product: dict = field(default_factory=dict)
 
 
-def work(path: str, partial: str, limits=None, as_of: dt.date | None = None, ledger: str | None = None, run_id: str | None = None) -> dict:
+def work(
+    path: str,
+    partial: str,
+    limits=None,
+    as_of: dt.date | None = None,
+    ledger: str | None = None,
+    run_id: str | None = None,
+    team: str | None = None,
+) -> dict:
     """Process one workbook and write its output under the partial name. `as_of` None means the day
-    the file is processed (local time); the ledger is only read (prior incentive records)."""
+    the file is processed (local time); the ledger is only read (prior incentive records, and the
+    reviewer decisions of `team`'s records)."""
     from batch.pipeline import process
     from batch.workbook.safety import Limits
     from batch.workbook.writing import write
 
     started = time.perf_counter()
     result = process(
-        Path(path), limits or Limits(), as_of=as_of, ledger=Path(ledger) if ledger else None, run_id=run_id, scratch=Path(partial)
+        Path(path),
+        limits or Limits(),
+        as_of=as_of,
+        ledger=Path(ledger) if ledger else None,
+        run_id=run_id,
+        team=team,
+        scratch=Path(partial),
     )
     try:
         fault("child-partial", partial)
@@ -406,7 +422,7 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
     path, partial = job.path, job.partial
     try:
         fault("child-read", partial, reused=again)
-        return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id), True
+        return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id, job.team), True
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
         if by_memory(err):
             if again:  # what the files before it left may be what it lacked: read again in a new worker
@@ -515,7 +531,7 @@ class Workers:
         on the workers' path."""
         s = self.settings
         job = Job(str(item.staged), str(partial), s.memory_limit_mb, s.limits, s.as_of, str(s.ledger), self.run_id,
-                  modules=self.modules, product=self.product)  # fmt: skip
+                  s.team_name, modules=self.modules, product=self.product)  # fmt: skip
         while self.idle and not fresh:
             w = self.idle.pop()
             try:

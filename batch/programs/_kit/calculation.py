@@ -27,9 +27,11 @@ class RunContext:
 
     - `as_of`: the run's as-of date (deadlines that depend on the day of the run);
     - `prior`: records of earlier incentives (BEIP and BRRAP rows of this workbook, and BEIP, BRRAP
-      and Grow NJ records of earlier runs in the ledger), with the columns PRIOR_COLUMNS; empty when
-      there are none. A sheet's own rows that are prior incentives of each other (Grow NJ) are not
-      here: its calculator reads them from the sheet;
+      and Grow NJ records of earlier runs in the ledger), with the columns PRIOR_COLUMNS and, from a
+      run, `same_team` (a record of this workbook or of the run's team: one of a sheet's record IDs
+      is that row's earlier version; another team's is another record); empty when there are none.
+      A sheet's own rows that are prior incentives of each other (Grow NJ) are not here: its
+      calculator reads them from the sheet;
     - `workbook`, `run_date`: how a record of this workbook is named when a finding lists it (the
       workbook's file name, the run's date; `run_date` None: the as-of date).
     """

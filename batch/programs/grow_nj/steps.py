@@ -530,10 +530,12 @@ def prior_incentives_247e(s: Sheet) -> None:
     bar = s.common["prior_incentive_bar"]
     keys = business_key(f[NAME])
     outside = s.context.prior
-    # a record of an earlier run with the Project ID of a row of this sheet is an earlier version of
-    # that row (the sheet's row counts instead), not another project
+    # a record of an earlier run of this team with the Project ID of a row of this sheet is an earlier
+    # version of that row (the sheet's row counts instead), not another project; another team's
+    # record of that ID is another record (a record is known by its team, sheet and record ID)
     if len(outside):
-        outside = _counted(outside[~((outside["sheet"] == SPEC.name) & outside["record_id"].isin(f[ID].astype(str)))])
+        ours = outside["same_team"].to_numpy(dtype=bool) if "same_team" in outside else True
+        outside = _counted(outside[~((outside["sheet"] == SPEC.name) & outside["record_id"].isin(f[ID].astype(str)) & ours)])
     satisfied = f[SATISFIED].astype("boolean").to_numpy(dtype=object, na_value=None)
     separate = f[SEPARATE].astype("boolean").to_numpy(dtype=object, na_value=None)
     either_yes = (satisfied == True) | (separate == True)  # noqa: E712 - nullable booleans: True, False or None
