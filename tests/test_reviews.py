@@ -69,17 +69,23 @@ def _findings(path: Path) -> list[dict]:
     return [dict(zip(rows[0], r, strict=True)) for r in rows[1:]]
 
 
-@pytest.fixture
-def first(tmp_path) -> tuple[Path, Path]:
-    """The first run of the workbook: its returned workbook, and the ledger."""
+def transfers_workbook(path: Path, rows=ROWS) -> Path:
+    """A workbook of one Transfers sheet holding `rows`, saved by openpyxl at `path`."""
     book = openpyxl.Workbook()
     ws = book.active
     ws.title = "Transfers"
     ws.append(HEADERS)
-    for r in ROWS:
+    for r in rows:
         ws.append(r)
-    (tmp_path / "in").mkdir()
-    book.save(tmp_path / "in" / "review.xlsx")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    book.save(path)
+    return path
+
+
+@pytest.fixture
+def first(tmp_path) -> tuple[Path, Path]:
+    """The first run of the workbook: its returned workbook, and the ledger."""
+    transfers_workbook(tmp_path / "in" / "review.xlsx")
     ledger = tmp_path / "ledger.sqlite"
     return _run(tmp_path / "in" / "review.xlsx", tmp_path / "out1", ledger), ledger
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import openpyxl
 import pytest
 from click.testing import CliRunner
-from test_reviews import HEADERS, ROWS, _decide, _sheet
+from test_reviews import ROWS, _decide, _sheet, transfers_workbook
 
 from batch.cli import main
 from batch.run.ledger import MIGRATIONS, Ledger, migrate
@@ -20,14 +19,7 @@ AS_OF = "2026-11-30"
 
 def _inbox(folder: Path, rows=ROWS, name: str = "review.xlsx") -> Path:
     """An inbox holding one Transfers workbook, `name`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    book = openpyxl.Workbook()
-    ws = book.active
-    ws.title = "Transfers"
-    ws.append(HEADERS)
-    for r in rows:
-        ws.append(r)
-    book.save(folder / name)
+    transfers_workbook(folder / name, rows)
     return folder
 
 
