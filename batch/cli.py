@@ -32,30 +32,13 @@ def _ledger(path):
         raise click.ClickException(printable(err)) from err
 
 
-def _file_team(settings):
-    """`run FILE` names no inbox of its own: with no `team` set, the file is the team's whose runs
-    the ledger holds (a returned workbook run from the outbox, say, is its inbox's team's, and its
-    reviewer decisions are found); with no runs yet, the file's folder is its team. A ledger of
-    several teams needs `team` set (`refuse_shared_without_team`)."""
-    from dataclasses import replace
-
-    from batch.run.ledger import Ledger, LedgerUnreadable
-
-    if settings.team is not None or not settings.ledger.is_file():
-        return settings
-    try:
-        teams = Ledger.for_reading(settings.ledger).teams()
-    except (LedgerUnreadable, sqlite3.Error):  # an older ledger or one that cannot be read: the run says so
-        return settings
-    return replace(settings, team=teams[0]) if len(teams) == 1 else settings
-
-
-def _team_checked(settings, ledger) -> None:
-    """A ledger shared with another inbox and no team named: a usage error (`refuse_shared_without_team`)."""
-    from batch.run.runner import TeamNeeded, refuse_shared_without_team
+def _team(settings, ledger, file: Path | None = None) -> str:
+    """The team whose records and decisions a command reads (`batch.run.teams.team_for`); a shared
+    ledger whose team cannot be told is a usage error."""
+    from batch.run.teams import TeamNeeded, team_for
 
     try:
-        refuse_shared_without_team(settings, ledger)
+        return team_for(settings, ledger.places() if ledger is not None else [], file).name
     except TeamNeeded as err:
         raise click.UsageError(str(err)) from err
 
@@ -109,7 +92,8 @@ def run(inbox: Path | None, **flags):
     OUTBOX; inputs move to processed/<run-id>/ or failed/<run-id>/ (with NAME.reason.txt). With a FILE
     instead of a folder, process that one workbook and leave it where it is (unless --archive is given)."""
     from batch.run.ledger import LedgerUnreadable
-    from batch.run.runner import RunLocked, TeamNeeded, UnsafeLink, run_batch
+    from batch.run.runner import RunLocked, UnsafeLink, run_batch
+    from batch.run.teams import TeamNeeded
     from batch.run.watch import folder_problem
     from batch.run.workers import start_fork_server
 
@@ -122,14 +106,12 @@ def run(inbox: Path | None, **flags):
     settings = _settings(inbox=inbox, **flags)
     if not settings.inbox.is_dir():
         raise click.UsageError(f"Inbox {settings.inbox} does not exist; give a folder of intake workbooks, or one workbook.")
-    if files is not None:
-        settings = _file_team(settings)
     problem = folder_problem(settings) if files is None else None
     if problem:
         raise click.UsageError(problem)
     start_fork_server()
     try:
-        outcome = run_batch(settings, files=files, echo=click.echo, progress=sys.stderr.isatty())
+        outcome = run_batch(settings, files=files, echo=click.echo, progress=sys.stderr.isatty(), one_file=files is not None)
     except RunLocked as err:
         click.echo(str(err), err=True)
         sys.exit(1)
@@ -245,7 +227,7 @@ def watch(inbox: Path | None, **flags):
     if problem:
         raise click.UsageError(problem)
     settings.inbox.mkdir(parents=True, exist_ok=True)
-    _team_checked(settings, _ledger(settings.ledger))  # an unusable ledger is said once, before watching
+    _team(settings, _ledger(settings.ledger))  # an unusable ledger or an unknown team is said once, before watching
     start_fork_server()
     sys.exit(watch_inbox(settings, echo=click.echo))  # 3: a stop cut a run short, its files wait in the inbox
 
@@ -285,14 +267,20 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: s
     import pandas as pd
 
     from batch.pipeline import process
-    from batch.run.ledger import LedgerUnreadable
+    from batch.run.ledger import Ledger, LedgerUnreadable
     from batch.run.workers import file_reason as _reason
 
     settings = _settings(as_of=as_of, ledger=ledger, outbox=outbox)
     book = settings.ledger if settings.ledger.is_file() else None
+    team = None
+    if book is not None:
+        try:
+            team = _team(settings, Ledger.for_reading(book), file)  # the decisions read are the file's team's, as `run FILE`
+        except (LedgerUnreadable, sqlite3.Error):  # said below, when the file is processed
+            pass
     try:
         try:
-            result = process(file, settings.limits, as_of=settings.as_of, ledger=book, team=settings.team)
+            result = process(file, settings.limits, as_of=settings.as_of, ledger=book, team=team)
         except LedgerUnreadable as err:
             click.echo(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
             book = None

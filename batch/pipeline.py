@@ -513,7 +513,7 @@ def process(
     `as_of` is the run's as-of date (default: today, in local time). `ledger`, when given, is read
     (never written) for the prior incentive records of earlier runs, leaving out those of `run_id`,
     and for the reviewer decisions of `team`'s records (a record is known by its team, sheet and
-    record ID; `team` None: the file's folder, as a run of that folder's).
+    record ID; `team` None: the file's folder, resolved, as a run of that folder's).
 
     The file is opened once (`batch.workbook.opened.Opened`) and handed down: its hash, the check
     for encryption, every stage of reading and the check that it can be annotated in place take it
@@ -534,7 +534,7 @@ def process(
             opened = Opened(result.source, path.name)
         result.opened = opened
         weakref.finalize(result, opened.close)
-        return _process(result, opened, clock, limits, ledger, run_id, scratch, team or str(path.absolute().parent))
+        return _process(result, opened, clock, limits, ledger, run_id, scratch, team or str(path.resolve().parent))
     except BaseException:
         opened.close()
         if result is not None:

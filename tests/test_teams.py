@@ -4,6 +4,7 @@ inboxes needs `team` named in njcredits.toml."""
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from pathlib import Path
 
@@ -59,8 +60,9 @@ def test_two_teams_numbering_alike_keep_their_own_records_and_decisions(tmp_path
     _decide(outbox / "review.annotated.xlsx", east / "review.xlsx", {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", note)})
     assert _run(tmp_path / "e", east, outbox, "East", monkeypatch).exit_code == 0
     assert _sheet(outbox / "review.annotated.xlsx")["T-2"]["Status"] == "OK"
-    # west waives its own T-2 with another note: its decision is judged by its own record's history
-    _decide(outbox / "west.annotated.xlsx", west / "west.xlsx", {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "KL", "Other minutes")})
+    # west waives its own T-2 in the very words of east's decision: its decision is judged by its own
+    # record's history, and east's, identical in words but over other figures, is not west's
+    _decide(outbox / "west.annotated.xlsx", west / "west.xlsx", {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", note)})
     assert _run(tmp_path / "w", west, outbox, "West", monkeypatch).exit_code == 0
     # east's unchanged workbook, dropped back once more: its decision still stands (not stale by west's)
     assert _run(tmp_path / "e", east, outbox, "East", monkeypatch).exit_code == 0
@@ -69,7 +71,8 @@ def test_two_teams_numbering_alike_keep_their_own_records_and_decisions(tmp_path
     with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
         recorded = db.execute("SELECT team, record_id, note FROM decisions ORDER BY rowid").fetchall()
         runs = [r for (r,) in db.execute("SELECT run_id FROM runs ORDER BY started")]
-    assert recorded == [("East", "T-2", note), ("West", "T-2", "Other minutes")]  # each recorded once, as its team's
+    assert recorded == [("East", "T-2", note), ("West", "T-2", note)]  # each recorded once, as its team's
+    assert _sheet(outbox / "west.annotated.xlsx")["T-2"]["Status"] == "OK"
     # a record's earlier version is its own team's: west's first run had no earlier T-1, T-2, T-3
     book = Ledger(outbox / ".njcredits" / "ledger.sqlite")
     assert book.previous_records(runs[1]).empty
@@ -77,13 +80,16 @@ def test_two_teams_numbering_alike_keep_their_own_records_and_decisions(tmp_path
 
 
 @pytest.mark.parametrize("team", ["East", None])
-def test_run_file_is_the_ledgers_team_when_it_has_one(tmp_path, monkeypatch, team):
-    """A returned workbook run as a FILE from another folder is the ledger's one team's."""
+def test_run_file_from_elsewhere_is_the_ledgers_one_team(tmp_path, monkeypatch, team):
+    """A returned workbook run as a FILE from a folder no run of the ledger used is the ledger's one team's."""
     outbox = tmp_path / "outbox"
     east = _inbox(tmp_path / "east")
     assert _run(tmp_path / "e", east, outbox, team, monkeypatch).exit_code == 0
     monkeypatch.chdir(tmp_path)  # no njcredits.toml here
-    again = CliRunner().invoke(main, ["run", str(outbox / "review.annotated.xlsx"), "--out", str(tmp_path / "o2"),
+    elsewhere = tmp_path / "downloads" / "review.annotated.xlsx"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes((outbox / "review.annotated.xlsx").read_bytes())
+    again = CliRunner().invoke(main, ["run", str(elsewhere), "--out", str(tmp_path / "o2"),
                                       "--ledger", str(outbox / ".njcredits" / "ledger.sqlite"), "--as-of", AS_OF, "--force"])  # fmt: skip
     assert again.exit_code == 0, again.output
     with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
@@ -106,3 +112,163 @@ def test_migration_5_makes_each_earlier_run_its_inboxs_team(tmp_path):
         assert db.execute("SELECT run_id, team FROM runs ORDER BY run_id").fetchall() == [("R1", "/teams/east"), ("R2", "/w")]
         assert db.execute("SELECT run_id, team FROM records ORDER BY run_id").fetchall() == [("R1", "/teams/east"), ("R2", "/w")]
         assert db.execute("SELECT team, decision FROM decisions").fetchall() == [("/w", "Approved")]
+
+
+def test_migration_5_makes_a_returned_workbooks_run_its_inboxs_team(tmp_path):
+    """Before migration 5 a `run FILE` of a returned workbook recorded the outbox as its inbox: it is
+    the team's whose runs wrote that outbox, and a run of one file, so it never makes the ledger shared."""
+    path = tmp_path / "ledger.sqlite"
+    with sqlite3.connect(path, isolation_level=None) as db:
+        for _number, script in MIGRATIONS[:4]:
+            for statement in filter(None, (s.strip() for s in script.split(";"))):
+                db.execute(statement)
+        db.execute("PRAGMA user_version = 4")
+        db.execute(
+            "INSERT INTO runs (run_id, started, inbox, outbox) VALUES ('R1', '2026-10-01', '/east', '/out'),"
+            " ('R2', '2026-10-02', '/out', '/out'), ('R3', '2026-10-03', '/dl', '/out')"
+        )
+        db.execute("INSERT INTO records (run_id, file, sheet, record_id) VALUES ('R2', 'a.annotated.xlsx', 'BEIP', 'B-1')")
+        assert migrate(db) == 5
+        got = db.execute("SELECT run_id, team, one_file FROM runs ORDER BY run_id").fetchall()
+        assert got == [("R1", "/east", 0), ("R2", "/east", 1), ("R3", "/dl", 0)]
+        assert db.execute("SELECT team FROM records").fetchall() == [("/east",)]
+
+
+# team_for over the ledger's runs (latest first): folders as the runs recorded them
+def _place(inbox, team, outbox="/srv/out", one_file=0):
+    return {"inbox": inbox, "outbox": outbox, "team": team, "one_file": one_file}
+
+
+EAST, WEST = _place("/srv/east", "/srv/east"), _place("/srv/west", "West")
+FILE_RUN = _place("/srv/out", "/srv/east", one_file=1)  # a returned workbook run from the outbox
+
+
+@pytest.mark.parametrize(
+    ("team", "places", "file", "expected"),
+    [
+        # a folder run, no team named: the inbox's latest team, else its path
+        (None, [], None, "/srv/east"),
+        (None, [EAST], None, "/srv/east"),
+        (None, [EAST, FILE_RUN], None, "/srv/east"),  # a run of one file never makes the ledger shared
+        (None, [_place("/srv/east", "East")], None, "East"),  # named before, not now: still the team it was
+        (None, [EAST, WEST], None, "refused"),
+        (None, [WEST], None, "refused"),
+        # named: that team, adopting the runs the inbox recorded under its path
+        ("East", [EAST, WEST], None, ("East", ("/srv/east",))),
+        ("East", [_place("/srv/east", "East")], None, ("East", ())),
+        ("Other", [_place("/srv/east", "East")], None, ("Other", ())),  # a renamed team adopts nothing
+        # one file, no team named: the team of the folder's runs (inbox, outbox, or a folder inside them)
+        (None, [EAST, FILE_RUN], "/srv/out/a.annotated.xlsx", "/srv/east"),
+        (None, [EAST, WEST], "/srv/west/a.xlsx", "West"),
+        (None, [EAST, WEST], "/srv/east/processed/r1/a.xlsx", "/srv/east"),
+        (None, [EAST, WEST], "/srv/out/a.annotated.xlsx", "refused"),  # the outbox both share: whose?
+        (None, [EAST], "/home/dl/a.xlsx", "/srv/east"),  # from elsewhere: the ledger's one team
+        (None, [EAST, WEST], "/home/dl/a.xlsx", "refused"),
+        (None, [], "/home/dl/a.xlsx", "/home/dl"),
+        ("West", [EAST], "/srv/east/a.xlsx", ("West", ())),
+    ],
+)
+def test_a_runs_team(tmp_path, team, places, file, expected):
+    from batch.run.config import Settings
+    from batch.run.teams import Team, TeamNeeded, team_for
+
+    settings = Settings(
+        inbox=Path("/srv/east"), outbox=Path("/srv/out"), archive=Path("/srv/east"), ledger=tmp_path / "l", workers=1, team=team
+    )
+    if expected == "refused":
+        with pytest.raises(TeamNeeded, match='a shared ledger needs each team named. Set team = "..."'):
+            team_for(settings, places, Path(file) if file else None)
+        return
+    name, adopts = expected if isinstance(expected, tuple) else (expected, ())
+    assert team_for(settings, places, Path(file) if file else None) == Team(name, adopts)
+
+
+def test_a_returned_workbook_run_from_the_outbox_keeps_the_inbox_its_own(tmp_path, monkeypatch):
+    outbox = tmp_path / "outbox"
+    east = _inbox(tmp_path / "east")
+    assert _run(tmp_path / "e", east, outbox, None, monkeypatch).exit_code == 0
+    returned = CliRunner().invoke(main, ["run", str(outbox / "review.annotated.xlsx"), "--out", str(outbox), "--as-of", AS_OF, "--force"])
+    assert returned.exit_code == 0, returned.output
+    # the inbox again, by a link and by a `..` path: the same inbox, the same team, not a shared ledger
+    (tmp_path / "link").symlink_to(east)
+    for inbox in (east, tmp_path / "link", tmp_path / "e" / ".." / "east"):
+        again = _run(tmp_path / "e", inbox, outbox, None, monkeypatch)
+        assert again.exit_code == 0, again.output
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        assert db.execute("SELECT DISTINCT team FROM runs").fetchall() == [(str(east.resolve()),)]
+        assert db.execute("SELECT one_file, COUNT(*) FROM runs GROUP BY one_file").fetchall() == [(0, 4), (1, 1)]
+
+
+def test_a_file_from_another_teams_folder_is_that_teams(tmp_path, monkeypatch):
+    outbox = tmp_path / "outbox"
+    east, west = _inbox(tmp_path / "east"), _inbox(tmp_path / "west", name="west.xlsx")
+    assert _run(tmp_path / "e", east, outbox, "East", monkeypatch).exit_code == 0
+    assert _run(tmp_path / "w", west, outbox, "West", monkeypatch).exit_code == 0
+    monkeypatch.chdir(tmp_path)  # no team named here
+    ledger = ["--ledger", str(outbox / ".njcredits" / "ledger.sqlite"), "--as-of", AS_OF, "--force"]
+    ok = CliRunner().invoke(main, ["run", str(west / "west.xlsx"), "--out", str(tmp_path / "o2"), *ledger])
+    assert ok.exit_code == 0, ok.output
+    # the outbox both teams' runs write, or a folder neither used: whose the file is cannot be told
+    for file in (outbox / "west.annotated.xlsx", transfers_workbook(tmp_path / "dl" / "x.xlsx")):
+        refused = CliRunner().invoke(main, ["run", str(file), "--out", str(tmp_path / "o3"), *ledger])
+        assert refused.exit_code == 2 and 'team = "..."' in refused.output, refused.output
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        assert db.execute("SELECT team, one_file FROM runs ORDER BY started").fetchall() == [("East", 0), ("West", 0), ("West", 1)]
+
+
+def test_naming_the_team_later_keeps_the_inboxs_history(tmp_path, monkeypatch):
+    outbox = tmp_path / "outbox"
+    east = _inbox(tmp_path / "east")
+    assert _run(tmp_path / "e", east, outbox, None, monkeypatch).exit_code == 0
+    assert _run(tmp_path / "e", east, outbox, None, monkeypatch).exit_code == 0
+    named = _run(tmp_path / "e", east, outbox, "East", monkeypatch)
+    assert named.exit_code == 0 and "The ledger's 2 earlier runs of" in named.output and "are now East's" in named.output
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        assert db.execute("SELECT team, COUNT(*) FROM runs GROUP BY team").fetchall() == [("East", 3)]
+        assert db.execute("SELECT DISTINCT team FROM records").fetchall() == [("East",)]
+        last = db.execute("SELECT run_id FROM runs ORDER BY started DESC").fetchone()[0]
+    assert len(Ledger(outbox / ".njcredits" / "ledger.sqlite").previous_records(last)) == 3  # its records' earlier versions
+
+
+def test_validate_of_a_returned_workbook_reads_its_teams_decisions(tmp_path, monkeypatch):
+    outbox = tmp_path / "outbox"
+    east = _inbox(tmp_path / "east")
+    assert _run(tmp_path / "e", east, outbox, None, monkeypatch).exit_code == 0
+    note = "Board-approved premium, minutes 2026-11"
+    decision = {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", note)}
+    _decide(outbox / "review.annotated.xlsx", east / "review.xlsx", decision)
+    assert _run(tmp_path / "e", east, outbox, None, monkeypatch).exit_code == 0
+    # the consideration changed from 44,000 to 48,000 in the returned workbook, in the outbox: the
+    # decision recorded for east's T-2 no longer covers the row
+    changed = _decide(outbox / "review.annotated.xlsx", outbox / "review.annotated.xlsx", decision, {"T-2": {9: 48_000}})
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["validate", str(changed), "--out", str(outbox), "--as-of", AS_OF, "--format", "csv"])
+    assert "T-2" in result.output and "REVIEW_DECISION_STALE" in result.output, result.output
+
+
+def test_another_teams_grow_nj_and_beip_records_of_the_same_ids_are_prior_incentives(tmp_path, monkeypatch):
+    from conftest import write_workbook
+    from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, findings, grow
+
+    outbox = tmp_path / "outbox"
+    east, west = tmp_path / "east", tmp_path / "west"
+    east.mkdir(), west.mkdir()
+    write_workbook(east / "east.xlsx", {"GrowNJ": [GROW_HEADERS, grow()], "BEIP": [BEIP_HEADERS, beip()]})  # applied 2016-01-04
+    # west numbers its rows alike: its own BEIP B-1 (agreed 2014-03-01), and its own G-1 of the same
+    # business, applied for on 2016-06-01, after east's G-1 (2016-01-04)
+    later = grow(date=dt.date(2016, 6, 1))
+    write_workbook(west / "west.xlsx", {"GrowNJ": [GROW_HEADERS, later], "BEIP": [BEIP_HEADERS, beip(date=dt.date(2014, 3, 1))]})
+    assert _run(tmp_path / "e", east, outbox, "East", monkeypatch).exit_code == 0
+    assert _run(tmp_path / "w", west, outbox, "West", monkeypatch).exit_code == 0
+    (f,) = findings(outbox / "west.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")
+    # west's G-1 counts east's B-1 and G-1, other records of the same IDs, beside its own B-1
+    said = f["Message"]
+    assert "BEIP B-1 (Agreement Date 2014-03-01; west.xlsx" in said and "BEIP B-1 (Agreement Date 2015-06-01; east.xlsx" in said
+    assert "GrowNJ G-1 (Application Date 2016-01-04; east.xlsx" in said
+    # east's workbook dropped back: its B-1 is that workbook's row, named once; west's B-1 is another
+    # record; west's G-1 came after east's application and is no prior incentive of it
+    assert _run(tmp_path / "e", east, outbox, "East", monkeypatch).exit_code == 0
+    (f,) = findings(outbox / "east.annotated.xlsx", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN")
+    said = f["Message"]
+    assert said.count("BEIP B-1") == 2 and "GrowNJ" not in said
+    assert "BEIP B-1 (Agreement Date 2015-06-01; east.xlsx" in said and "BEIP B-1 (Agreement Date 2014-03-01; west.xlsx" in said

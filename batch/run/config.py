@@ -53,7 +53,7 @@ class Settings:
     max_compression_ratio: int = 100
     max_cells: int = 60_000_000
     as_of: dt.date | None = None  # None: the day each file is processed, in local time
-    team: str | None = None  # None: the inbox's absolute path (`team_name`)
+    team: str | None = None  # whose records the run's are; None: told by `batch.run.teams.team_for`
 
     @property
     def limits(self):
@@ -66,12 +66,6 @@ class Settings:
         """Inputs are moved to the archive. When not (the samples, --keep-inputs, `run FILE`), nothing
         is written in the inbox: the lock and the staging copies live beside the ledger."""
         return not (self.keep_inputs or self.inputs_protected)
-
-    @property
-    def team_name(self) -> str:
-        """Whose records the run's are: a record is known by its team, sheet and record ID, so two
-        teams sharing a ledger may number their rows alike. `team`, or the inbox's absolute path."""
-        return self.team or str(self.inbox)
 
     @property
     def inputs_protected(self) -> bool:

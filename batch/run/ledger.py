@@ -76,15 +76,24 @@ MIGRATIONS.append(
     )
 )
 # A record is known by its team, sheet and record ID (a ledger may be shared by teams that number
-# their rows alike). The runs before this migration were their inbox's: each was its own team.
+# their rows alike). The runs before this migration were their inbox's: each inbox its own team. A
+# run of one file (`run FILE`, `one_file`) was not an inbox's: one whose folder is another run's
+# outbox ran a returned workbook, and is the team's of the latest inbox whose run wrote there before.
 MIGRATIONS.append(
     (
         5,
         """
         ALTER TABLE runs ADD COLUMN team TEXT;
+        ALTER TABLE runs ADD COLUMN one_file INTEGER DEFAULT 0;
         ALTER TABLE records ADD COLUMN team TEXT;
         ALTER TABLE decisions ADD COLUMN team TEXT;
-        UPDATE runs SET team = inbox;
+        UPDATE runs SET one_file = 1 WHERE inbox IN (SELECT o.outbox FROM runs o WHERE o.inbox IS NOT runs.inbox);
+        UPDATE runs SET team = COALESCE(
+            CASE WHEN one_file = 1 THEN (
+                SELECT o.inbox FROM runs o WHERE o.outbox = runs.inbox AND o.one_file = 0 AND o.started < runs.started
+                ORDER BY o.started DESC LIMIT 1
+            ) END,
+            inbox);
         UPDATE records SET team = (SELECT u.team FROM runs u WHERE u.run_id = records.run_id);
         UPDATE decisions SET team = (SELECT u.team FROM runs u WHERE u.run_id = decisions.run_id);
         CREATE INDEX IF NOT EXISTS records_identity ON records(team, sheet, record_id);
@@ -285,26 +294,35 @@ class Ledger:
         db.execute("PRAGMA journal_mode=WAL")
         return db
 
-    def start_run(self, run_id: str, started: str, tool_version: str, inbox: str, outbox: str, team: str | None = None) -> None:
-        """Begin a run in the ledger: `team` (default: the inbox) is whose records and decisions it records."""
+    def start_run(self, run_id: str, started: str, tool_version: str, inbox: str, outbox: str, team=None, one_file=False) -> int:
+        """Begin a run in the ledger. `team` (`batch.run.teams.Team`; default: the inbox's path) is
+        whose records and decisions it records; the runs, records and decisions of the team names it
+        `adopts` become its own in the same transaction. Returns how many runs changed team."""
+        name, adopts = (team.name, team.adopts) if team is not None else (inbox, ())
         with closing(self._connect()) as db, db:
+            moved = 0
+            for old in adopts:
+                moved += db.execute("UPDATE runs SET team=? WHERE team=?", (name, old)).rowcount
+                for table in ("records", "decisions"):
+                    db.execute(f"UPDATE {table} SET team=? WHERE team=?", (name, old))
             db.execute(
-                "INSERT INTO runs (run_id, started, tool_version, inbox, outbox, team) VALUES (?,?,?,?,?,?)",
-                (run_id, started, tool_version, inbox, outbox, team or inbox),
+                "INSERT INTO runs (run_id, started, tool_version, inbox, outbox, team, one_file) VALUES (?,?,?,?,?,?,?)",
+                (run_id, started, tool_version, inbox, outbox, name, int(one_file)),
             )
+        return moved
 
-    def teams(self) -> list[str]:
-        """The teams whose runs this ledger holds (before migration 5: their inboxes)."""
+    def places(self) -> list[dict]:
+        """Each inbox, outbox and team the ledger's runs recorded, and whether they were runs of one
+        file (`one_file`), latest first (`batch.run.teams`). Before migration 5 (a ledger read as it
+        is) each run is its inbox's team's, as the migration makes it."""
         with closing(self._connect()) as db:
-            team = "team" if "team" in {row[1] for row in db.execute("PRAGMA table_info(runs)")} else "inbox"
-            return [t for (t,) in db.execute(f"SELECT DISTINCT {team} FROM runs WHERE {team} IS NOT NULL ORDER BY 1")]
-
-    def other_inboxes(self, inbox: str) -> list[str]:
-        """The inboxes other than `inbox` whose runs this ledger holds (a ledger shared by inboxes)."""
-        with closing(self._connect()) as db:
-            found = [i for (i,) in db.execute("SELECT DISTINCT inbox FROM runs WHERE inbox IS NOT ? ORDER BY inbox", (inbox,))]
-        same = Path(inbox).resolve()
-        return [i for i in found if i and Path(i).resolve() != same]
+            has = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+            team, one = ("team", "one_file") if "team" in has else ("inbox", "0")
+            query = (
+                f"SELECT inbox, outbox, {team} AS team, {one} AS one_file FROM runs GROUP BY inbox, outbox, {team}, {one}"
+                " ORDER BY MAX(started) DESC"
+            )
+            return [dict(zip(("inbox", "outbox", "team", "one_file"), row, strict=True)) for row in db.execute(query)]
 
     def end_run(self, run_id: str, ended: str, counts: dict, report: str | None, rules_versions: dict, note: str | None = None) -> None:
         with closing(self._connect()) as db, db:

@@ -37,17 +37,18 @@ import sqlite3
 import stat
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
 from batch import __version__
-from batch.run.config import CONFIG_NAME, Settings
+from batch.run.config import Settings
 from batch.run.environment import EnvironmentStop, environment_message, is_environment, os_error
 from batch.run.faults import fault
 from batch.run.ledger import Ledger, LedgerUnreadable
 from batch.run.names import fit, output_name, printable, shown, temporary
+from batch.run.teams import team_for
 from batch.run.workers import file_reason, isolated, remove_temporary
 
 INTAKE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv")
@@ -63,23 +64,6 @@ class RunLocked(Exception):
 
 class UnsafeLink(Exception):
     """A folder the tool writes inside the inbox is a link; nothing is written through it."""
-
-
-class TeamNeeded(Exception):
-    """The ledger is shared with another inbox and the run names no team: a usage error."""
-
-
-def refuse_shared_without_team(settings: Settings, ledger: Ledger) -> None:
-    """A ledger shared by inboxes needs `team` set: by default a team is its inbox's path, and the
-    same shared folder mounted at two paths would be two teams whose records never supersede each
-    other. Raised before the run begins (nothing touched)."""
-    if settings.team is None and (others := ledger.other_inboxes(str(settings.inbox))):
-        more = f" and {len(others) - 1} more" if len(others) > 1 else ""
-        raise TeamNeeded(
-            f"The ledger {printable(str(settings.ledger))} is shared with the inbox {printable(others[0])}{more}: a shared ledger "
-            f'needs each team named. Set team = "..." in {CONFIG_NAME} where njcredits runs (records are known by team, sheet '
-            "and record ID, so two teams may number their rows alike)."
-        )
 
 
 @dataclass
@@ -303,10 +287,13 @@ class Item:
         return os.path.dirname(self.rel)
 
 
-def run_batch(settings: Settings, files: list[Path] | None = None, echo=print, progress: bool = False) -> RunOutcome:
-    """One run over the inbox (or over `files`, all inside the inbox): the steps of the module's docstring."""
+def run_batch(
+    settings: Settings, files: list[Path] | None = None, echo=print, progress: bool = False, one_file: bool = False
+) -> RunOutcome:
+    """One run over the inbox (or over `files`, all inside the inbox): the steps of the module's docstring.
+    `one_file`: `run FILE`, a run of the one file given rather than of the inbox (`batch.run.teams`)."""
     with stop_signals() as stop, inbox_lock(settings, echo):  # lock
-        run = Run(settings, echo, stop)
+        run = Run(settings, echo, stop, Path(files[0]) if one_file and files else None)
         run.open()
         run.recover()
         try:
@@ -349,8 +336,8 @@ def stop_signals():
 class Run:
     """One run, under the inbox lock: its steps, and the bookkeeping of each file."""
 
-    def __init__(self, settings: Settings, echo, stop: threading.Event):
-        self.settings, self.echo, self.stop = settings, echo, stop
+    def __init__(self, settings: Settings, echo, stop: threading.Event, one_file: Path | None = None):
+        self.settings, self.echo, self.stop, self.one_file = settings, echo, stop, one_file
         self.run_id = new_run_id()
         self.started = dt.datetime.now(dt.UTC)
         self.keep = not settings.moves_inputs
@@ -365,8 +352,8 @@ class Run:
 
     # -- the steps -----------------------------------------------------------------------------
     def open(self) -> None:
-        """Refuse a link where the run would write (its folder in the inbox, the archive folders), and
-        open the ledger."""
+        """Refuse a link where the run would write (its folder in the inbox, the archive folders), open
+        the ledger, and tell the run's team (`team_for`: a shared ledger without one is refused)."""
         settings = self.settings
         for part in [WORK_DIR] if settings.moves_inputs else []:
             if (settings.inbox / part).is_symlink():
@@ -376,7 +363,11 @@ class Run:
                 if (settings.archive / where).is_symlink():
                     raise UnsafeLink(f"{settings.archive / where} is a link; njcredits never writes through a link: remove it.")
         self.ledger = Ledger(settings.ledger)
-        refuse_shared_without_team(settings, self.ledger)
+        try:
+            self.team = team_for(settings, self.ledger.places(), self.one_file)
+        except sqlite3.Error as err:  # before any input is touched
+            raise LedgerUnreadable(environment_message(err, "the ledger")) from err
+        self.settings = replace(settings, team=self.team.name)  # the workers and the report read it
 
     def recover(self) -> None:
         """Finish what a killed run of this inbox left (`recover`), then begin this run in the ledger;
@@ -384,11 +375,15 @@ class Run:
         settings = self.settings
         try:
             recover(settings, self.ledger, self.work, self.run_id, self.echo)
-            self.ledger.start_run(
-                self.run_id, self.started.isoformat(), __version__, str(settings.inbox), str(settings.outbox), settings.team_name
-            )
+            where = (str(settings.inbox), str(settings.outbox))
+            moved = self.ledger.start_run(self.run_id, self.started.isoformat(), __version__, *where, self.team, bool(self.one_file))
         except sqlite3.Error as err:  # before any input is touched
             raise LedgerUnreadable(environment_message(err, "the ledger")) from err
+        if moved:
+            self.echo(
+                f"The ledger's {moved} earlier run{'' if moved == 1 else 's'} of {printable(str(settings.inbox))}, recorded before "
+                f"its team was named, {'is' if moved == 1 else 'are'} now {printable(self.team.name)}'s, with their records and decisions."
+            )
 
     def list(self, files) -> list[Path]:
         """The inputs: `files`, or the inbox's regular files (`list_inputs`). The outbox is made first."""
@@ -530,7 +525,7 @@ class Run:
                 pd.concat(self.records, ignore_index=True) if self.records else pd.DataFrame(columns=RECORD_COLUMNS),
                 pd.concat(self.per_year, ignore_index=True) if self.per_year else pd.DataFrame(),
                 self.rules_versions,
-                settings.team_name,
+                settings.team,
             )
         except Exception as err:  # noqa: BLE001 - written last: its failure never changes a file's outcome
             if is_environment(err):

@@ -48,6 +48,7 @@ from watchdog.observers import Observer
 from batch.run.config import Settings
 from batch.run.names import printable
 from batch.run.runner import ARCHIVE_DIRS, WORK_DIR, RunLocked, list_inputs, run_batch
+from batch.run.teams import TeamNeeded
 
 try:  # close-write events exist only with inotify (Linux)
     from watchdog.observers.api import BaseObserver
@@ -400,7 +401,8 @@ def _observer():
 
 def watch_inbox(settings: Settings, echo=print, stop: threading.Event | None = None) -> int:
     """Watch until `stop` is set (or Ctrl-C, SIGTERM). Returns the exit status: 3 when the stop cut a run
-    short and its files were left in the inbox, else 0."""
+    short and its files were left in the inbox, 2 when the ledger came to be shared with another team
+    and this inbox names none (`batch.run.teams`), else 0."""
     problem = folder_problem(settings)
     if problem:
         raise FoldersRefused(problem)
@@ -457,6 +459,10 @@ def watch_inbox(settings: Settings, echo=print, stop: threading.Event | None = N
                         echo(f"{err} Trying again every {settings.settle_seconds:g} s.")
                     locked = True
                     pending.after_run(ready)
+                except TeamNeeded as err:  # another inbox began sharing the ledger: nothing was touched
+                    echo(f"{err} The files wait in the inbox.")
+                    status = 2
+                    break
                 except Exception as err:  # noqa: BLE001 - the watcher survives whatever one run meets
                     locked = False
                     again = f"; tried again in {settings.settle_seconds:g} s ({RUN_ATTEMPTS} runs at most)" if ready else ""

@@ -531,7 +531,7 @@ class Workers:
         on the workers' path."""
         s = self.settings
         job = Job(str(item.staged), str(partial), s.memory_limit_mb, s.limits, s.as_of, str(s.ledger), self.run_id,
-                  s.team_name, modules=self.modules, product=self.product)  # fmt: skip
+                  s.team, modules=self.modules, product=self.product)  # fmt: skip
         while self.idle and not fresh:
             w = self.idle.pop()
             try:
