@@ -32,13 +32,13 @@ def _ledger(path):
         raise click.ClickException(printable(err)) from err
 
 
-def _team(settings, ledger, file: Path | None = None) -> str:
+def _team(settings, ledger, file: Path | None = None):
     """The team whose records and decisions a command reads (`batch.run.teams.team_for`); a shared
     ledger whose team cannot be told is a usage error."""
     from batch.run.teams import TeamNeeded, team_for
 
     try:
-        return team_for(settings, ledger.places() if ledger is not None else [], file).name
+        return team_for(settings, ledger.places() if ledger is not None else [], file)
     except TeamNeeded as err:
         raise click.UsageError(str(err)) from err
 
@@ -152,21 +152,15 @@ def history(ledger: Path | None, outbox: Path | None, run_id: str | None, decisi
     if decisions:
         title = "Reviewer decisions" + (f" recorded by run {run_id}" if run_id else "")
         columns = ("run", "file", "sheet", "record", "decision", "codes", "reviewer", "note", "applied", "sha256")
+        found = book.decisions(run_id)
         rows = [
-            (
-                d.run_id,
-                d.file,
-                d.sheet,
-                d.record_id,
-                d.decision,
-                d.codes,
-                d.reviewer,
-                d.note,
-                "yes" if d.applied else "no",
-                (d.sha256 or "")[:16],
-            )
-            for d in book.decisions(run_id).itertuples(index=False)
-        ]
+            (d.run_id, d.file, d.sheet, d.record_id, d.decision, d.codes, d.reviewer, d.note, "yes" if d.applied else "no",
+             (d.sha256 or "")[:16])
+            for d in found.itertuples(index=False)
+        ]  # fmt: skip
+        if "team" in found and found["team"].nunique() > 1:  # a ledger shared by teams: whose each decision is
+            columns = ("team", *columns)
+            rows = [(team or "", *row) for team, row in zip(found["team"], rows, strict=True)]
     elif run_id:
         title = f"Files of run {run_id}"
         columns = ("name", "status", "reason", "rows_per_sheet", "errors", "warnings", "output", "archived", "sha256")
@@ -226,8 +220,8 @@ def watch(inbox: Path | None, **flags):
         problem = f"The settle time must be more than 0 seconds (it is {settings.settle_seconds:g}); give --settle 2, say."
     if problem:
         raise click.UsageError(problem)
-    settings.inbox.mkdir(parents=True, exist_ok=True)
     _team(settings, _ledger(settings.ledger))  # an unusable ledger or an unknown team is said once, before watching
+    settings.inbox.mkdir(parents=True, exist_ok=True)
     start_fork_server()
     sys.exit(watch_inbox(settings, echo=click.echo))  # 3: a stop cut a run short, its files wait in the inbox
 
@@ -275,9 +269,10 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: s
     team = None
     if book is not None:
         try:
-            team = _team(settings, Ledger.for_reading(book), file)  # the decisions read are the file's team's, as `run FILE`
-        except (LedgerUnreadable, sqlite3.Error):  # said below, when the file is processed
-            pass
+            team = _team(settings, Ledger.for_reading(book), file).names  # the file's team's decisions, as `run FILE` reads them
+        except (LedgerUnreadable, sqlite3.Error) as err:  # nothing of the ledger is read
+            click.echo(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
+            book = None
     try:
         try:
             result = process(file, settings.limits, as_of=settings.as_of, ledger=book, team=team)

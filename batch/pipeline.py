@@ -161,11 +161,11 @@ def _prior_fields(r: SheetResult) -> dict:
     return {"business_name": name.to_numpy(dtype=object), "record_date": date.astype(object).where(date.notna(), None).to_numpy()}
 
 
-def prior_records(result: Result, ledger: Path | None, run_id: str | None, team: str | None = None) -> pd.DataFrame:
+def prior_records(result: Result, ledger: Path | None, run_id: str | None, team: tuple[str, ...] = ()) -> pd.DataFrame:
     """The prior incentive records a Grow NJ row is checked against (C.34:1B-247 e.): every row of
     this workbook's prior-incentive sheets computed so far (BEIP, BRRAP), and the latest record of
     each record (team, sheet, record ID) of earlier runs in the ledger (BEIP, BRRAP, GrowNJ). A ledger
-    record of `team` with the sheet and record ID of a row of this workbook is that row, and the
+    record of `team` (its names) with the sheet and record ID of a row of this workbook is that row, and the
     workbook wins, so a round trip or a forced rerun names each record once (a GrowNJ row's own sheet
     is computed after this: `process_sheet` leaves out the ledger's records of its IDs, and its
     calculator reads its rows); another team's record of that ID is another record. Columns:
@@ -502,7 +502,7 @@ def process(
     ledger: Path | None = None,
     run_id: str | None = None,
     scratch: Path | None = None,
-    team: str | None = None,
+    team: str | tuple[str, ...] | None = None,
 ) -> Result:
     """Read, validate and calculate one workbook (no output written).
 
@@ -513,7 +513,8 @@ def process(
     `as_of` is the run's as-of date (default: today, in local time). `ledger`, when given, is read
     (never written) for the prior incentive records of earlier runs, leaving out those of `run_id`,
     and for the reviewer decisions of `team`'s records (a record is known by its team, sheet and
-    record ID; `team` None: the file's folder, resolved, as a run of that folder's).
+    record ID; `team`: the team's name, or every name its records are found by; None: the file's
+    folder, resolved, as a run of that folder's).
 
     The file is opened once (`batch.workbook.opened.Opened`) and handed down: its hash, the check
     for encryption, every stage of reading and the check that it can be annotated in place take it
@@ -534,7 +535,8 @@ def process(
             opened = Opened(result.source, path.name)
         result.opened = opened
         weakref.finalize(result, opened.close)
-        return _process(result, opened, clock, limits, ledger, run_id, scratch, team or str(path.resolve().parent))
+        names = (team,) if isinstance(team, str) else tuple(team or ()) or (str(path.resolve().parent),)
+        return _process(result, opened, clock, limits, ledger, run_id, scratch, names)
     except BaseException:
         opened.close()
         if result is not None:
@@ -550,7 +552,7 @@ def _process(
     ledger: Path | None,
     run_id: str | None,
     scratch: Path | None,
-    team: str,
+    team: tuple[str, ...],
 ) -> Result:
     """`process` of the workbook `opened` (the file itself, or its decrypted copy)."""
     path = result.path

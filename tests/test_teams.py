@@ -72,6 +72,8 @@ def test_two_teams_numbering_alike_keep_their_own_records_and_decisions(tmp_path
         recorded = db.execute("SELECT team, record_id, note FROM decisions ORDER BY rowid").fetchall()
         runs = [r for (r,) in db.execute("SELECT run_id FROM runs ORDER BY started")]
     assert recorded == [("East", "T-2", note), ("West", "T-2", note)]  # each recorded once, as its team's
+    shown = CliRunner().invoke(main, ["history", "--ledger", str(outbox / ".njcredits" / "ledger.sqlite"), "--decisions"])
+    assert shown.exit_code == 0 and "team" in shown.output and "East" in shown.output and "West" in shown.output  # whose each is
     assert _sheet(outbox / "west.annotated.xlsx")["T-2"]["Status"] == "OK"
     # a record's earlier version is its own team's: west's first run had no earlier T-1, T-2, T-3
     book = Ledger(outbox / ".njcredits" / "ledger.sqlite")
@@ -130,7 +132,7 @@ def test_migration_5_makes_a_returned_workbooks_run_its_inboxs_team(tmp_path):
         db.execute("INSERT INTO records (run_id, file, sheet, record_id) VALUES ('R2', 'a.annotated.xlsx', 'BEIP', 'B-1')")
         assert migrate(db) == 5
         got = db.execute("SELECT run_id, team, one_file FROM runs ORDER BY run_id").fetchall()
-        assert got == [("R1", "/east", 0), ("R2", "/east", 1), ("R3", "/dl", 0)]
+        assert got == [("R1", "/east", None), ("R2", "/east", 1), ("R3", "/dl", None)]  # whether R1 and R3 were of one file: not known
         assert db.execute("SELECT team FROM records").fetchall() == [("/east",)]
 
 
@@ -141,6 +143,8 @@ def _place(inbox, team, outbox="/srv/out", one_file=0):
 
 EAST, WEST = _place("/srv/east", "/srv/east"), _place("/srv/west", "West")
 FILE_RUN = _place("/srv/out", "/srv/east", one_file=1)  # a returned workbook run from the outbox
+OLD_DL = _place("/home/dl", "/home/dl", one_file=None)  # a run from before migration 5: of one file or not, not known
+RENAMED = "This run is team 'Other''s; earlier runs here were team 'East''s"
 
 
 @pytest.mark.parametrize(
@@ -150,27 +154,42 @@ FILE_RUN = _place("/srv/out", "/srv/east", one_file=1)  # a returned workbook ru
         (None, [], None, "/srv/east"),
         (None, [EAST], None, "/srv/east"),
         (None, [EAST, FILE_RUN], None, "/srv/east"),  # a run of one file never makes the ledger shared
+        (None, [EAST, OLD_DL], None, "/srv/east"),  # nor an earlier run that may have been one
         (None, [_place("/srv/east", "East")], None, "East"),  # named before, not now: still the team it was
+        (None, [_place("/srv/x/../east", "/srv/x/../east"), EAST], None, ("/srv/east", ("/srv/x/../east",))),  # one inbox, two spellings
         (None, [EAST, WEST], None, "refused"),
         (None, [WEST], None, "refused"),
-        # named: that team, adopting the runs the inbox recorded under its path
+        # named: that team, adopting the inbox's default team; another named team never (a note says so)
         ("East", [EAST, WEST], None, ("East", ("/srv/east",))),
-        ("East", [_place("/srv/east", "East")], None, ("East", ())),
-        ("Other", [_place("/srv/east", "East")], None, ("Other", ())),  # a renamed team adopts nothing
-        # one file, no team named: the team of the folder's runs (inbox, outbox, or a folder inside them)
+        ("East", [_place("/srv/east", "East")], None, "East"),
+        ("Other", [_place("/srv/east", "East")], None, ("Other", (), RENAMED)),
+        (
+            "East Finance",
+            [_place("/srv/east", "east")],
+            None,
+            ("East Finance", (), "earlier runs here were team 'east''s"),
+        ),  # a name, not a path
+        # one file, no team named: the team of the runs whose inbox or outbox holds its folder
         (None, [EAST, FILE_RUN], "/srv/out/a.annotated.xlsx", "/srv/east"),
         (None, [EAST, WEST], "/srv/west/a.xlsx", "West"),
         (None, [EAST, WEST], "/srv/east/processed/r1/a.xlsx", "/srv/east"),
         (None, [EAST, WEST], "/srv/out/a.annotated.xlsx", "refused"),  # the outbox both share: whose?
         (None, [EAST], "/home/dl/a.xlsx", "/srv/east"),  # from elsewhere: the ledger's one team
+        (
+            None,
+            [_place("/home/dl", "East", one_file=1), _place("/srv/east", "East"), WEST],
+            "/home/dl/b.xlsx",
+            "refused",
+        ),  # a file's folder is no team's
         (None, [EAST, WEST], "/home/dl/a.xlsx", "refused"),
         (None, [], "/home/dl/a.xlsx", "/home/dl"),
-        ("West", [EAST], "/srv/east/a.xlsx", ("West", ())),
+        ("West", [EAST], "/srv/east/a.xlsx", ("West", ("/srv/east",))),
+        ("East", [EAST, FILE_RUN], "/srv/out/a.annotated.xlsx", ("East", ("/srv/east",))),  # named later: the outbox's history is East's
     ],
 )
 def test_a_runs_team(tmp_path, team, places, file, expected):
     from batch.run.config import Settings
-    from batch.run.teams import Team, TeamNeeded, team_for
+    from batch.run.teams import TeamNeeded, team_for
 
     settings = Settings(
         inbox=Path("/srv/east"), outbox=Path("/srv/out"), archive=Path("/srv/east"), ledger=tmp_path / "l", workers=1, team=team
@@ -179,8 +198,28 @@ def test_a_runs_team(tmp_path, team, places, file, expected):
         with pytest.raises(TeamNeeded, match='a shared ledger needs each team named. Set team = "..."'):
             team_for(settings, places, Path(file) if file else None)
         return
-    name, adopts = expected if isinstance(expected, tuple) else (expected, ())
-    assert team_for(settings, places, Path(file) if file else None) == Team(name, adopts)
+    name, adopts, note = (*expected, "")[:3] if isinstance(expected, tuple) else (expected, (), "")
+    got = team_for(settings, places, Path(file) if file else None)
+    assert (got.name, got.adopts) == (name, adopts) and note in got.note and bool(note) == bool(got.note)
+
+
+def test_a_refusal_names_the_other_teams(tmp_path):
+    from batch.run.config import Settings
+    from batch.run.teams import TeamNeeded, team_for
+
+    settings = Settings(inbox=Path("/srv/east"), outbox=Path("/srv/out"), archive=Path("/srv/east"), ledger=tmp_path / "l", workers=1)
+    with pytest.raises(TeamNeeded) as refused:
+        team_for(settings, [_place("/srv/east", "East"), WEST], None)
+    assert "is shared with team 'West' (inbox /srv/west)" in str(refused.value)
+
+
+@pytest.mark.parametrize("name", [" East", "East ", "East\tWest", "   "])
+def test_a_team_name_is_written_exactly(tmp_path, name):
+    from batch.run.config import ConfigError, load
+
+    (tmp_path / "njcredits.toml").write_text(f'team = "{name}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="team = "):
+        load(tmp_path)
 
 
 def test_a_returned_workbook_run_from_the_outbox_keeps_the_inbox_its_own(tmp_path, monkeypatch):
@@ -230,7 +269,10 @@ def test_naming_the_team_later_keeps_the_inboxs_history(tmp_path, monkeypatch):
     assert len(Ledger(outbox / ".njcredits" / "ledger.sqlite").previous_records(last)) == 3  # its records' earlier versions
 
 
-def test_validate_of_a_returned_workbook_reads_its_teams_decisions(tmp_path, monkeypatch):
+@pytest.mark.parametrize("named_later", [False, True])
+def test_a_returned_workbook_run_or_validated_reads_its_teams_decisions(tmp_path, monkeypatch, named_later):
+    """`validate FILE` and `run FILE` of a returned workbook read the decisions of the file's team,
+    also when the team was named after the decisions were recorded (before any run of the inbox)."""
     outbox = tmp_path / "outbox"
     east = _inbox(tmp_path / "east")
     assert _run(tmp_path / "e", east, outbox, None, monkeypatch).exit_code == 0
@@ -238,12 +280,42 @@ def test_validate_of_a_returned_workbook_reads_its_teams_decisions(tmp_path, mon
     decision = {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", note)}
     _decide(outbox / "review.annotated.xlsx", east / "review.xlsx", decision)
     assert _run(tmp_path / "e", east, outbox, None, monkeypatch).exit_code == 0
+    if named_later:
+        (tmp_path / "e" / "njcredits.toml").write_text('team = "East"\n', encoding="utf-8")
     # the consideration changed from 44,000 to 48,000 in the returned workbook, in the outbox: the
     # decision recorded for east's T-2 no longer covers the row
     changed = _decide(outbox / "review.annotated.xlsx", outbox / "review.annotated.xlsx", decision, {"T-2": {9: 48_000}})
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path / "e")
     result = CliRunner().invoke(main, ["validate", str(changed), "--out", str(outbox), "--as-of", AS_OF, "--format", "csv"])
     assert "T-2" in result.output and "REVIEW_DECISION_STALE" in result.output, result.output
+    book = str(outbox / ".njcredits" / "ledger.sqlite")
+    result = CliRunner().invoke(main, ["run", str(changed), "--out", str(tmp_path / "o2"), "--ledger", book, "--as-of", AS_OF, "--force"])
+    assert result.exit_code == 0, result.output
+    assert _sheet(tmp_path / "o2" / "review.annotated.xlsx")["T-2"]["Findings"] == "CONSIDERATION_ABOVE_FACE; REVIEW_DECISION_STALE"
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        assert {t for (t,) in db.execute("SELECT team FROM runs")} == {"East" if named_later else str(east.resolve())}
+
+
+def test_an_upgraded_ledger_of_one_team_is_not_shared(tmp_path, monkeypatch):
+    """Runs recorded before migration 5: the inbox as a `..` path, and a run of one file from another
+    folder (not known as one then). The inbox's next run is its one team's, not refused."""
+    outbox, east = tmp_path / "outbox", _inbox(tmp_path / "east")
+    (tmp_path / "x").mkdir()
+    ledger = outbox / ".njcredits" / "ledger.sqlite"
+    ledger.parent.mkdir(parents=True)
+    with sqlite3.connect(ledger, isolation_level=None) as db:
+        for _number, script in MIGRATIONS[:4]:
+            for statement in filter(None, (s.strip() for s in script.split(";"))):
+                db.execute(statement)
+        db.execute("PRAGMA user_version = 4")
+        for run, inbox in (("R1", tmp_path / "x" / ".." / "east"), ("R2", tmp_path / "dl")):
+            db.execute("INSERT INTO runs (run_id, started, ended, inbox, outbox) VALUES (?, '2026-10-01', '2026-10-01', ?, ?)",
+                       (run, str(inbox), str(outbox)))  # fmt: skip
+    result = _run(tmp_path / "e", east, outbox, None, monkeypatch)
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(ledger) as db:
+        got = db.execute("SELECT run_id, team FROM runs ORDER BY started, run_id").fetchall()
+    assert got[:2] == [("R1", str(east.resolve())), ("R2", str(tmp_path / "dl"))] and got[2][1] == str(east.resolve())
 
 
 def test_another_teams_grow_nj_and_beip_records_of_the_same_ids_are_prior_incentives(tmp_path, monkeypatch):

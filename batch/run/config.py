@@ -122,8 +122,14 @@ def _checked(values: dict, path: Path) -> dict:
         first = err.errors()[0]
         key = ".".join(str(k) for k in first["loc"])
         raise ConfigError(f"{path}: {key} = {values.get(key)!r}: {first['msg'].lower()}.") from None
-    if values.get("team") is not None and not values["team"].strip():
-        raise ConfigError(f"{path}: team = {values['team']!r}: name the team (it says whose records the run's are), or leave it out.")
+    team = values.get("team")
+    if team is not None and not team.strip():
+        raise ConfigError(f"{path}: team = {team!r}: name the team (it says whose records the run's are), or leave it out.")
+    if team is not None and (team != team.strip() or not team.isprintable()):
+        raise ConfigError(
+            f"{path}: team = {team!r}: a team's name has no spaces at its ends and no control characters (records are found by "
+            "the name exactly as written)."
+        )
     return values
 
 

@@ -76,21 +76,22 @@ MIGRATIONS.append(
     )
 )
 # A record is known by its team, sheet and record ID (a ledger may be shared by teams that number
-# their rows alike). The runs before this migration were their inbox's: each inbox its own team. A
-# run of one file (`run FILE`, `one_file`) was not an inbox's: one whose folder is another run's
-# outbox ran a returned workbook, and is the team's of the latest inbox whose run wrote there before.
+# their rows alike). The runs before this migration were their inbox's: each inbox its own team.
+# Whether a run was of one file (`run FILE`) is recorded from now on (`one_file` 1, an inbox's 0);
+# of an earlier run it is not known (NULL), but for one whose folder is another run's outbox: it
+# ran a returned workbook, and is the team's of the latest inbox whose run wrote there before it.
 MIGRATIONS.append(
     (
         5,
         """
         ALTER TABLE runs ADD COLUMN team TEXT;
-        ALTER TABLE runs ADD COLUMN one_file INTEGER DEFAULT 0;
+        ALTER TABLE runs ADD COLUMN one_file INTEGER;
         ALTER TABLE records ADD COLUMN team TEXT;
         ALTER TABLE decisions ADD COLUMN team TEXT;
         UPDATE runs SET one_file = 1 WHERE inbox IN (SELECT o.outbox FROM runs o WHERE o.inbox IS NOT runs.inbox);
         UPDATE runs SET team = COALESCE(
             CASE WHEN one_file = 1 THEN (
-                SELECT o.inbox FROM runs o WHERE o.outbox = runs.inbox AND o.one_file = 0 AND o.started < runs.started
+                SELECT o.inbox FROM runs o WHERE o.outbox = runs.inbox AND o.one_file IS NOT 1 AND o.started < runs.started
                 ORDER BY o.started DESC LIMIT 1
             ) END,
             inbox);
@@ -175,9 +176,10 @@ def _team_of(db: sqlite3.Connection, table: str) -> str:
     return f"(SELECT inbox FROM runs WHERE run_id = {table[0]}.run_id)"
 
 
-def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | None = None, team: str | None = None) -> pd.DataFrame:
+def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | None = None, team: tuple[str, ...] = ()) -> pd.DataFrame:
     """The latest record of each (team, sheet, record ID) of `sheets` in the ledger, with its Business
-    Name, status and date, the workbook, the run's date and whether it is `team`'s (`same_team`); one
+    Name, status and date, the workbook, the run's date and whether it is `team`'s (`same_team`: its
+    team is one of the names `team`); one
     whose latest version has no Business Name is left out (an earlier version's name no longer
     stands). Only runs that had ended before `exclude_run` started count (every ended run when it is
     None), so what a run reads never depends on another run still going on. The ledger is opened
@@ -202,20 +204,22 @@ def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | N
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
     latest = found.drop_duplicates(["team", "sheet", "record_id"], keep="first")
     latest = latest[latest["business_name"].notna()]
-    return latest[cols].assign(same_team=(latest["team"] == team).to_numpy(dtype=bool)).reset_index(drop=True)
+    return latest[cols].assign(same_team=latest["team"].isin(team).to_numpy(dtype=bool)).reset_index(drop=True)
 
 
-def read_decisions(path: Path, team: str | None) -> pd.DataFrame:
-    """Every reviewer decision the ledger holds of `team`'s records (sheet, record_id, decision,
-    reviewer, note, digest), oldest first; empty for a ledger from before migration 4. Opened
-    read-only."""
+def read_decisions(path: Path, team: tuple[str, ...]) -> pd.DataFrame:
+    """Every reviewer decision the ledger holds of the records of `team` (its names: sheet,
+    record_id, decision, reviewer, note, digest), oldest first; empty for a ledger from before
+    migration 4. Opened read-only."""
     cols = ["sheet", "record_id", "decision", "reviewer", "note", "digest"]
     try:
         with closing(_read_only(path)) as db:
             if not db.execute("SELECT 1 FROM sqlite_master WHERE name='decisions'").fetchone():
                 return pd.DataFrame(columns=cols)
-            query = f"SELECT {', '.join('d.' + c for c in cols)} FROM decisions d WHERE {_team_of(db, 'decisions')} IS ? ORDER BY d.rowid"
-            return pd.read_sql_query(query, db, params=(team,))
+            marks = ",".join("?" * len(team))
+            chosen = ", ".join("d." + c for c in cols)
+            query = f"SELECT {chosen} FROM decisions d WHERE {_team_of(db, 'decisions')} IN ({marks}) ORDER BY d.rowid"
+            return pd.read_sql_query(query, db, params=tuple(team))
     except sqlite3.Error as err:
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
 
@@ -294,35 +298,42 @@ class Ledger:
         db.execute("PRAGMA journal_mode=WAL")
         return db
 
-    def start_run(self, run_id: str, started: str, tool_version: str, inbox: str, outbox: str, team=None, one_file=False) -> int:
-        """Begin a run in the ledger. `team` (`batch.run.teams.Team`; default: the inbox's path) is
-        whose records and decisions it records; the runs, records and decisions of the team names it
-        `adopts` become its own in the same transaction. Returns how many runs changed team."""
-        name, adopts = (team.name, team.adopts) if team is not None else (inbox, ())
-        with closing(self._connect()) as db, db:
-            moved = 0
-            for old in adopts:
-                moved += db.execute("UPDATE runs SET team=? WHERE team=?", (name, old)).rowcount
-                for table in ("records", "decisions"):
-                    db.execute(f"UPDATE {table} SET team=? WHERE team=?", (name, old))
-            db.execute(
-                "INSERT INTO runs (run_id, started, tool_version, inbox, outbox, team, one_file) VALUES (?,?,?,?,?,?,?)",
-                (run_id, started, tool_version, inbox, outbox, name, int(one_file)),
-            )
-        return moved
-
     def places(self) -> list[dict]:
         """Each inbox, outbox and team the ledger's runs recorded, and whether they were runs of one
-        file (`one_file`), latest first (`batch.run.teams`). Before migration 5 (a ledger read as it
-        is) each run is its inbox's team's, as the migration makes it."""
+        file (`one_file`: 1, an inbox's 0, not known None), latest first (`batch.run.teams`). Before
+        migration 5 (a ledger read as it is) each run is its inbox's team's, as the migration makes it."""
         with closing(self._connect()) as db:
-            has = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
-            team, one = ("team", "one_file") if "team" in has else ("inbox", "0")
-            query = (
-                f"SELECT inbox, outbox, {team} AS team, {one} AS one_file FROM runs GROUP BY inbox, outbox, {team}, {one}"
-                " ORDER BY MAX(started) DESC"
+            return self._places(db)
+
+    @staticmethod
+    def _places(db: sqlite3.Connection) -> list[dict]:
+        if "team" in {row[1] for row in db.execute("PRAGMA table_info(runs)")}:
+            query = "SELECT inbox, outbox, team, one_file FROM runs GROUP BY inbox, outbox, team, one_file ORDER BY MAX(started) DESC"
+        else:
+            query = "SELECT inbox, outbox, inbox AS team, NULL AS one_file FROM runs GROUP BY inbox, outbox ORDER BY MAX(started) DESC"
+        return [dict(zip(("inbox", "outbox", "team", "one_file"), row, strict=True)) for row in db.execute(query)]
+
+    def start_run(self, run_id: str, started: str, tool_version: str, inbox: str, outbox: str, decide=None, one_file: bool = False):
+        """Begin a run in the ledger, as the team `decide(places)` tells from the ledger's runs
+        (`batch.run.teams.team_for`), in one transaction that holds the ledger's write lock: two runs
+        starting at once never both see a ledger without the other. The runs, records and decisions
+        of the team names the team `adopts` become its own. Returns the team and how many runs changed
+        team; `TeamNeeded` from `decide` begins nothing. No `decide`: the inbox's own team."""
+        from batch.run.teams import Team
+
+        with closing(self._connect()) as db, db:
+            db.execute("BEGIN IMMEDIATE")
+            team = decide(self._places(db)) if decide is not None else Team(inbox)
+            moved = 0
+            for old in team.adopts:
+                moved += db.execute("UPDATE runs SET team=? WHERE team=?", (team.name, old)).rowcount
+                for table in ("records", "decisions"):
+                    db.execute(f"UPDATE {table} SET team=? WHERE team=?", (team.name, old))
+            db.execute(
+                "INSERT INTO runs (run_id, started, tool_version, inbox, outbox, team, one_file) VALUES (?,?,?,?,?,?,?)",
+                (run_id, started, tool_version, inbox, outbox, team.name, int(one_file)),
             )
-            return [dict(zip(("inbox", "outbox", "team", "one_file"), row, strict=True)) for row in db.execute(query)]
+        return team, moved
 
     def end_run(self, run_id: str, ended: str, counts: dict, report: str | None, rules_versions: dict, note: str | None = None) -> None:
         with closing(self._connect()) as db, db:

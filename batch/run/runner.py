@@ -364,10 +364,9 @@ class Run:
                     raise UnsafeLink(f"{settings.archive / where} is a link; njcredits never writes through a link: remove it.")
         self.ledger = Ledger(settings.ledger)
         try:
-            self.team = team_for(settings, self.ledger.places(), self.one_file)
+            team_for(settings, self.ledger.places(), self.one_file)  # a shared ledger without a team: refused here, told again below
         except sqlite3.Error as err:  # before any input is touched
             raise LedgerUnreadable(environment_message(err, "the ledger")) from err
-        self.settings = replace(settings, team=self.team.name)  # the workers and the report read it
 
     def recover(self) -> None:
         """Finish what a killed run of this inbox left (`recover`), then begin this run in the ledger;
@@ -376,14 +375,25 @@ class Run:
         try:
             recover(settings, self.ledger, self.work, self.run_id, self.echo)
             where = (str(settings.inbox), str(settings.outbox))
-            moved = self.ledger.start_run(self.run_id, self.started.isoformat(), __version__, *where, self.team, bool(self.one_file))
+            # the team told again in the transaction that begins the run: no other run began between
+            team, moved = self.ledger.start_run(
+                self.run_id,
+                self.started.isoformat(),
+                __version__,
+                *where,
+                lambda places: team_for(settings, places, self.one_file),
+                bool(self.one_file),
+            )
         except sqlite3.Error as err:  # before any input is touched
             raise LedgerUnreadable(environment_message(err, "the ledger")) from err
-        if moved:
+        self.settings = replace(settings, team=team.name)  # the workers and the report read it
+        if moved and settings.team is not None:
             self.echo(
                 f"The ledger's {moved} earlier run{'' if moved == 1 else 's'} of {printable(str(settings.inbox))}, recorded before "
-                f"its team was named, {'is' if moved == 1 else 'are'} now {printable(self.team.name)}'s, with their records and decisions."
+                f"its team was named, {'is' if moved == 1 else 'are'} now {printable(team.name)}'s, with their records and decisions."
             )
+        if team.note:
+            self.echo(team.note)
 
     def list(self, files) -> list[Path]:
         """The inputs: `files`, or the inbox's regular files (`list_inputs`). The outbox is made first."""

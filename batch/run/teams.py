@@ -1,19 +1,28 @@
 """Whose records a run's are: a record is known by its team, sheet and record ID, so two teams
 sharing a ledger may number their rows alike.
 
-One rule decides a run's team (`team_for`), for `run`, `watch` and `validate --ledger` alike:
+A team is named (`team = "..."` in njcredits.toml) or, by default, its inbox: the inbox's absolute
+path. The ledger's runs each recorded their team's name; a default team is known by the folder its
+name resolves to, so the same inbox reached by a link or a `..` path, or recorded before paths were
+resolved, is one team. One rule (`team_for`) decides a run's team, for `run`, `watch` and
+`validate --ledger` alike:
 
-- `team` named in njcredits.toml (or `--team`): that team. The runs this inbox recorded before it
-  was named, under its default team, become the named team's (`Team.adopts`), so naming a team
-  later keeps the inbox's history, decisions and records its own.
-- A folder run with no team: the team of this inbox's latest run in the ledger (an inbox is known
-  by its resolved path, so a link or `..` to it is the same inbox), else the inbox's resolved path.
-  A ledger holding another team's folder runs is shared: `TeamNeeded`, since the same shared
-  folder mounted at two paths would be two teams whose records never supersede each other.
-- One file (`run FILE`, `validate FILE`) with no team: the team of the runs whose inbox or outbox
-  holds the file's folder (a returned workbook run from the outbox is its inbox's team's); a file
-  from another folder is the ledger's one team's; with no runs yet, its folder's. A folder several
-  teams' runs hold, or a file from elsewhere in a ledger of several teams: `TeamNeeded`.
+- `team` named: that team. The default team of the inbox's earlier runs (for one file: of the runs
+  whose inbox or outbox holds its folder) becomes the named team's (`Team.adopts`: a run adopts it
+  in the transaction that begins it; `validate` reads both as one), so naming a team later keeps
+  the inbox's history, decisions and records its own. Another named team is never adopted: a
+  renamed team starts anew, and the run says so (`Team.note`).
+- A run of the inbox, no team named: the team of this inbox's latest run, else the inbox. A ledger
+  holding another team's runs of an inbox is shared: `TeamNeeded`, since the same shared folder
+  mounted at two paths would be two teams whose records never supersede each other.
+- One file (`run FILE`, `validate FILE`), no team named: the team of the inbox runs whose inbox, or
+  the runs whose outbox, holds the file's folder (a returned workbook run from the outbox is its
+  inbox's team's); a file from a folder no run used is the ledger's one team's, or its folder's
+  when the ledger has no runs. A folder of several teams' runs, or a file from elsewhere when the
+  ledger has several teams: `TeamNeeded`. A run of one file never makes a ledger shared.
+
+A run recorded before migration 5 may have been of one file: which it was is not known
+(`one_file` None), so it never makes a ledger shared either.
 """
 
 from __future__ import annotations
@@ -33,7 +42,13 @@ class TeamNeeded(Exception):
 @dataclass(frozen=True)
 class Team:
     name: str
-    adopts: tuple[str, ...] = ()  # default team names (inbox paths) of this inbox's earlier runs, now `name`'s
+    adopts: tuple[str, ...] = ()  # default team names of earlier runs that are this team's
+    note: str = ""  # what the run says of its team (a renamed team), "" when nothing
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name the team's records are found by until the adoption is recorded."""
+        return (self.name, *self.adopts)
 
 
 def _resolved(path: str | None) -> Path | None:
@@ -50,8 +65,36 @@ def _holds(folder: str | None, here: Path) -> bool:
     return where is not None and (here == where or here.is_relative_to(where))
 
 
-def _distinct(names) -> list[str]:
-    return list(dict.fromkeys(n for n in names if n))
+def _default(place: dict) -> bool:
+    """A run of a default team: its team is an absolute path, an inbox's (a named team is never taken
+    for a path, whatever folder its name would be relative to)."""
+    team = place["team"]
+    return bool(team) and Path(team).is_absolute()
+
+
+def _identity(place: dict) -> tuple[str, str]:
+    """Who a run's team is: a named team by its name, a default team by the folder its name (a path) resolves to."""
+    if _default(place):
+        return ("inbox", str(_resolved(place["team"])))
+    return ("named", place["team"] or "")
+
+
+def _distinct(values) -> list:
+    return list(dict.fromkeys(values))
+
+
+def _shown(places: list[dict]) -> str:
+    """The teams of `places` as a message names them: a named team with its inbox, a default one by its inbox."""
+    words = []
+    for identity in _distinct(_identity(p) for p in places):
+        inbox = next(p["inbox"] for p in places if _identity(p) == identity)
+        words.append(
+            f"the inbox {printable(str(inbox))}"
+            if identity[0] == "inbox"
+            else f"team {printable(identity[1])!r} (inbox {printable(str(inbox))})"
+        )
+    more = f" and {len(words) - 2} more" if len(words) > 2 else ""
+    return " and ".join(words[:2]) + more
 
 
 def _needed(settings: Settings, why: str) -> TeamNeeded:
@@ -62,36 +105,52 @@ def _needed(settings: Settings, why: str) -> TeamNeeded:
     )
 
 
-def _shown(names: list[str]) -> str:
-    more = f" and {len(names) - 1} more" if len(names) > 1 else ""
-    return f"{printable(names[0])}{more}"
+def _as(identity: tuple[str, str], places: list[dict], note: str = "") -> Team:
+    """The team of `identity`, adopting the other names its runs of `places` were recorded under."""
+    name = identity[1]
+    adopts = _distinct(p["team"] for p in places if _identity(p) == identity and p["team"] != name)
+    return Team(name, tuple(adopts), note)
+
+
+def _named(name: str, places: list[dict], inbox: bool) -> Team:
+    """Team `name`, adopting the one default team of `places` (the runs of its inbox or folder); for
+    a run of the `inbox`, a note when its runs were another named team's."""
+    defaults = _distinct(_identity(p) for p in places if _default(p))
+    adopts = tuple(_distinct(p["team"] for p in places if _default(p))) if len(defaults) == 1 else ()
+    others = _distinct(p["team"] for p in places if inbox and not _default(p) and p["team"] != name)
+    note = ""
+    if others:
+        note = (
+            f"This run is team {printable(name)!r}'s; earlier runs here were team {printable(others[0])!r}'s, whose records and "
+            "decisions stay that team's (a renamed team starts anew: set the earlier name back to keep them)."
+        )
+    return Team(name, adopts, note)
 
 
 def team_for(settings: Settings, places: list[dict], file: Path | None = None) -> Team:
     """The run's team (module docstring). `places`: the ledger's runs, latest first, each with its
-    `inbox`, `outbox`, `team` and `one_file` (`Ledger.places`); `file`: the one file of `run FILE`
-    or `validate FILE`, None for a run of the inbox."""
+    `inbox`, `outbox`, `team` and `one_file` (1: a run of one file, 0: of an inbox, None: not known)
+    (`Ledger.places`); `file`: the one file of `run FILE` or `validate FILE`, None for a run of the inbox."""
     here = (file.parent if file is not None else settings.inbox).resolve()
-    folder_runs = [p for p in places if not p["one_file"]]
+    inbox_runs = [p for p in places if p["one_file"] == 0]  # those that make a ledger shared
     if file is None:
-        mine = [p for p in folder_runs if _resolved(p["inbox"]) == here]
+        mine = [p for p in places if p["one_file"] != 1 and _resolved(p["inbox"]) == here]
         if settings.team is not None:
-            defaults = _distinct(p["team"] for p in mine if p["team"] != settings.team and _resolved(p["team"]) == here)
-            return Team(settings.team, tuple(defaults))
-        name = mine[0]["team"] if mine else str(here)
-        others = _distinct(p["team"] for p in folder_runs if p["team"] != name)
+            return _named(settings.team, mine, inbox=True)
+        identity = _identity(mine[0]) if mine else ("inbox", str(here))
+        others = [p for p in inbox_runs if _identity(p) != identity]
         if others:
-            inboxes = _distinct(p["inbox"] for p in folder_runs if p["team"] != name)
-            raise _needed(settings, f"is shared with the inbox {_shown(inboxes)}")
-        return Team(name)
+            raise _needed(settings, f"is shared with {_shown(others)}")
+        return _as(identity, mine)
+    holders = [p for p in places if (p["one_file"] != 1 and _holds(p["inbox"], here)) or _holds(p["outbox"], here)]
     if settings.team is not None:
-        return Team(settings.team)
-    known = _distinct(p["team"] for p in places if _holds(p["inbox"], here) or _holds(p["outbox"], here))
+        return _named(settings.team, holders, inbox=False)
+    known = _distinct(_identity(p) for p in holders)
     if len(known) > 1:
-        raise _needed(settings, f"holds runs of {len(known)} teams whose folders hold {printable(str(file))}")
+        raise _needed(settings, f"holds runs of {_shown(holders)} whose folders hold {printable(str(file))}")
     if known:
-        return Team(known[0])
-    teams = _distinct(p["team"] for p in folder_runs) or _distinct(p["team"] for p in places)
+        return _as(known[0], holders)
+    teams = _distinct(_identity(p) for p in inbox_runs) or _distinct(_identity(p) for p in places)
     if len(teams) > 1:
-        raise _needed(settings, f"is shared by {len(teams)} teams, and {printable(str(file))} is in none of their folders")
-    return Team(teams[0] if teams else str(here))
+        raise _needed(settings, f"is shared by {_shown(inbox_runs or places)}, and {printable(str(file))} is in none of their folders")
+    return _as(teams[0], places) if teams else Team(str(here))
