@@ -269,7 +269,10 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: s
     team = None
     if book is not None:
         try:
-            team = _team(settings, Ledger.for_reading(book), file).names  # the file's team's decisions, as `run FILE` reads them
+            found = _team(settings, Ledger.for_reading(book), file)  # the file's team's decisions, as `run FILE` reads them
+            if found.note:
+                click.echo(found.note, err=True)
+            team = found.names
         except (LedgerUnreadable, sqlite3.Error) as err:  # nothing of the ledger is read
             click.echo(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
             book = None

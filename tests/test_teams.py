@@ -144,7 +144,8 @@ def _place(inbox, team, outbox="/srv/out", one_file=0):
 EAST, WEST = _place("/srv/east", "/srv/east"), _place("/srv/west", "West")
 FILE_RUN = _place("/srv/out", "/srv/east", one_file=1)  # a returned workbook run from the outbox
 OLD_DL = _place("/home/dl", "/home/dl", one_file=None)  # a run from before migration 5: of one file or not, not known
-RENAMED = "This run is team 'Other''s; earlier runs here were team 'East''s"
+RENAMED = "This run is team 'Other''s; this inbox's earlier runs were team 'East''s"
+NO_RUN_YET = "has no run of an inbox in this ledger yet"
 
 
 @pytest.mark.parametrize(
@@ -163,11 +164,12 @@ RENAMED = "This run is team 'Other''s; earlier runs here were team 'East''s"
         ("East", [EAST, WEST], None, ("East", ("/srv/east",))),
         ("East", [_place("/srv/east", "East")], None, "East"),
         ("Other", [_place("/srv/east", "East")], None, ("Other", (), RENAMED)),
+        ("Other", [_place("/srv/east", "Other"), _place("/srv/east", "East")], None, "Other"),  # said once, at the rename
         (
             "East Finance",
             [_place("/srv/east", "east")],
             None,
-            ("East Finance", (), "earlier runs here were team 'east''s"),
+            ("East Finance", (), "earlier runs were team 'east''s"),
         ),  # a name, not a path
         # one file, no team named: the team of the runs whose inbox or outbox holds its folder
         (None, [EAST, FILE_RUN], "/srv/out/a.annotated.xlsx", "/srv/east"),
@@ -183,8 +185,11 @@ RENAMED = "This run is team 'Other''s; earlier runs here were team 'East''s"
         ),  # a file's folder is no team's
         (None, [EAST, WEST], "/home/dl/a.xlsx", "refused"),
         (None, [], "/home/dl/a.xlsx", "/home/dl"),
-        ("West", [EAST], "/srv/east/a.xlsx", ("West", ("/srv/east",))),
-        ("East", [EAST, FILE_RUN], "/srv/out/a.annotated.xlsx", ("East", ("/srv/east",))),  # named later: the outbox's history is East's
+        (None, [EAST, OLD_DL], "/srv/out/a.annotated.xlsx", "/srv/east"),  # an inbox's run holds it: an older run is not asked
+        # one file, named: the team's own inboxes' default team is its own; never the file's folder's
+        ("West", [EAST], "/srv/east/a.xlsx", ("West", (), NO_RUN_YET)),
+        ("East", [_place("/srv/east", "East"), EAST, FILE_RUN], "/srv/out/a.annotated.xlsx", ("East", ("/srv/east",))),
+        ("East", [_place("/srv/east", "East"), _place("/srv/west", "/srv/west")], "/srv/out/a.annotated.xlsx", "East"),  # not west's
     ],
 )
 def test_a_runs_team(tmp_path, team, places, file, expected):
@@ -280,8 +285,12 @@ def test_a_returned_workbook_run_or_validated_reads_its_teams_decisions(tmp_path
     decision = {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", note)}
     _decide(outbox / "review.annotated.xlsx", east / "review.xlsx", decision)
     assert _run(tmp_path / "e", east, outbox, None, monkeypatch).exit_code == 0
-    if named_later:
+    if named_later:  # named: the inbox's next run makes its earlier runs East's; until then a file run says so
         (tmp_path / "e" / "njcredits.toml").write_text('team = "East"\n', encoding="utf-8")
+        monkeypatch.chdir(tmp_path / "e")
+        early = CliRunner().invoke(main, ["validate", str(outbox / "review.annotated.xlsx"), "--out", str(outbox), "--as-of", AS_OF])
+        assert "Team 'East' has no run of an inbox in this ledger yet" in early.output, early.output
+        assert _run(tmp_path / "e", east, outbox, "East", monkeypatch).exit_code == 0
     # the consideration changed from 44,000 to 48,000 in the returned workbook, in the outbox: the
     # decision recorded for east's T-2 no longer covers the row
     changed = _decide(outbox / "review.annotated.xlsx", outbox / "review.annotated.xlsx", decision, {"T-2": {9: 48_000}})
@@ -344,3 +353,20 @@ def test_another_teams_grow_nj_and_beip_records_of_the_same_ids_are_prior_incent
     said = f["Message"]
     assert said.count("BEIP B-1") == 2 and "GrowNJ" not in said
     assert "BEIP B-1 (Agreement Date 2015-06-01; east.xlsx" in said and "BEIP B-1 (Agreement Date 2014-03-01; west.xlsx" in said
+
+
+def test_a_named_teams_file_run_never_takes_another_teams_history(tmp_path, monkeypatch):
+    """West runs with no team, East with its name, both into one outbox; East's run of a returned
+    workbook from that outbox leaves West's runs and records West's."""
+    outbox = tmp_path / "outbox"
+    west, east = _inbox(tmp_path / "west", name="west.xlsx"), _inbox(tmp_path / "east")
+    assert _run(tmp_path / "w", west, outbox, None, monkeypatch).exit_code == 0
+    assert _run(tmp_path / "e", east, outbox, "East", monkeypatch).exit_code == 0
+    monkeypatch.chdir(tmp_path / "e")
+    result = CliRunner().invoke(main, ["run", str(outbox / "review.annotated.xlsx"), "--out", str(outbox), "--as-of", AS_OF, "--force"])
+    assert result.exit_code == 0 and "now East's" not in result.output, result.output
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        assert db.execute("SELECT team, COUNT(*) FROM records GROUP BY team ORDER BY team").fetchall() == [
+            (str(west.resolve()), 3),
+            ("East", 6),
+        ]

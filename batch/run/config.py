@@ -127,8 +127,8 @@ def _checked(values: dict, path: Path) -> dict:
         raise ConfigError(f"{path}: team = {team!r}: name the team (it says whose records the run's are), or leave it out.")
     if team is not None and (team != team.strip() or not team.isprintable()):
         raise ConfigError(
-            f"{path}: team = {team!r}: a team's name has no spaces at its ends and no control characters (records are found by "
-            "the name exactly as written)."
+            f"{path}: team = {team!r}: a team's name has no spaces at its ends and only printing characters (not a tab, nor a "
+            "no-break space): records are found by the name exactly as written."
         )
     return values
 

@@ -388,9 +388,10 @@ class Run:
             raise LedgerUnreadable(environment_message(err, "the ledger")) from err
         self.settings = replace(settings, team=team.name)  # the workers and the report read it
         if moved and settings.team is not None:
+            where = ", ".join(printable(old) for old in team.adopts)
             self.echo(
-                f"The ledger's {moved} earlier run{'' if moved == 1 else 's'} of {printable(str(settings.inbox))}, recorded before "
-                f"its team was named, {'is' if moved == 1 else 'are'} now {printable(team.name)}'s, with their records and decisions."
+                f"The ledger's {moved} earlier run{'' if moved == 1 else 's'} of {where}, recorded before its team was named, "
+                f"{'is' if moved == 1 else 'are'} now {printable(team.name)}'s, with their records and decisions."
             )
         if team.note:
             self.echo(team.note)

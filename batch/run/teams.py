@@ -7,18 +7,20 @@ name resolves to, so the same inbox reached by a link or a `..` path, or recorde
 resolved, is one team. One rule (`team_for`) decides a run's team, for `run`, `watch` and
 `validate --ledger` alike:
 
-- `team` named: that team. The default team of the inbox's earlier runs (for one file: of the runs
-  whose inbox or outbox holds its folder) becomes the named team's (`Team.adopts`: a run adopts it
-  in the transaction that begins it; `validate` reads both as one), so naming a team later keeps
-  the inbox's history, decisions and records its own. Another named team is never adopted: a
-  renamed team starts anew, and the run says so (`Team.note`).
+- `team` named: that team. The default team of the inbox's earlier runs becomes the named team's
+  (`Team.adopts`: a run of the inbox adopts it in the transaction that begins it), so naming a team
+  later keeps the inbox's history, decisions and records its own; one file (`run FILE`, `validate`)
+  reads as the team's own the default team of the inboxes the team's runs recorded, never of the
+  file's folder (an outbox other teams may share). Another named team is never adopted: a renamed
+  team starts anew, and the run says so (`Team.note`).
 - A run of the inbox, no team named: the team of this inbox's latest run, else the inbox. A ledger
   holding another team's runs of an inbox is shared: `TeamNeeded`, since the same shared folder
   mounted at two paths would be two teams whose records never supersede each other.
-- One file (`run FILE`, `validate FILE`), no team named: the team of the inbox runs whose inbox, or
-  the runs whose outbox, holds the file's folder (a returned workbook run from the outbox is its
-  inbox's team's); a file from a folder no run used is the ledger's one team's, or its folder's
-  when the ledger has no runs. A folder of several teams' runs, or a file from elsewhere when the
+- One file (`run FILE`, `validate FILE`), no team named: the team of the runs of an inbox whose
+  inbox or outbox holds the file's folder (a returned workbook run from the outbox is its inbox's
+  team's; runs from before migration 5 and runs of one file are asked only when no such run holds
+  it); a file from a folder no run used is the ledger's one team's, or its folder's when the
+  ledger has no runs. A folder of several teams' runs, or a file from elsewhere when the
   ledger has several teams: `TeamNeeded`. A run of one file never makes a ledger shared.
 
 A run recorded before migration 5 may have been of one file: which it was is not known
@@ -112,19 +114,43 @@ def _as(identity: tuple[str, str], places: list[dict], note: str = "") -> Team:
     return Team(name, tuple(adopts), note)
 
 
-def _named(name: str, places: list[dict], inbox: bool) -> Team:
-    """Team `name`, adopting the one default team of `places` (the runs of its inbox or folder); for
-    a run of the `inbox`, a note when its runs were another named team's."""
-    defaults = _distinct(_identity(p) for p in places if _default(p))
-    adopts = tuple(_distinct(p["team"] for p in places if _default(p))) if len(defaults) == 1 else ()
-    others = _distinct(p["team"] for p in places if inbox and not _default(p) and p["team"] != name)
+def _named(name: str, mine: list[dict]) -> Team:
+    """Team `name` for a run of its inbox, whose runs are `mine` (latest first): it adopts the
+    inbox's default team; a note when the inbox's latest run was another named team's (a rename)."""
+    adopts = tuple(_distinct(p["team"] for p in mine if _default(p)))
     note = ""
-    if others:
+    if mine and not _default(mine[0]) and mine[0]["team"] != name:
         note = (
-            f"This run is team {printable(name)!r}'s; earlier runs here were team {printable(others[0])!r}'s, whose records and "
-            "decisions stay that team's (a renamed team starts anew: set the earlier name back to keep them)."
+            f"This run is team {printable(name)!r}'s; this inbox's earlier runs were team {printable(mine[0]['team'])!r}'s, whose "
+            "records and decisions stay that team's (a renamed team starts anew: set the earlier name back to keep them)."
         )
     return Team(name, adopts, note)
+
+
+def _named_file(name: str, places: list[dict]) -> Team:
+    """Team `name` for one file: it reads, as its own, the default team of the inboxes its own runs
+    recorded (their runs before it was named; adopted at the inbox's next run). Never another
+    folder's: a file's folder may be an outbox other teams share."""
+    inboxes = {_resolved(p["inbox"]) for p in places if p["team"] == name and p["one_file"] != 1}
+    adopts = _distinct(p["team"] for p in places if _default(p) and _resolved(p["team"]) in inboxes)
+    note = ""
+    if not inboxes:
+        note = (
+            f"Team {printable(name)!r} has no run of an inbox in this ledger yet: its inbox's earlier runs, recorded before it was "
+            "named, are read as its own from the inbox's next run on."
+        )
+    return Team(name, tuple(adopts), note)
+
+
+def _holding(places: list[dict], here: Path) -> list[dict]:
+    """The runs whose folders hold `here`, the surest first: runs of an inbox (its inbox or outbox);
+    else runs from before migration 5 (not known whether of one file); else the outboxes of runs of
+    one file. Only the first kind that holds it counts."""
+    for kind in (0, None):
+        found = [p for p in places if p["one_file"] == kind and (_holds(p["inbox"], here) or _holds(p["outbox"], here))]
+        if found:
+            return found
+    return [p for p in places if p["one_file"] == 1 and _holds(p["outbox"], here)]
 
 
 def team_for(settings: Settings, places: list[dict], file: Path | None = None) -> Team:
@@ -136,15 +162,15 @@ def team_for(settings: Settings, places: list[dict], file: Path | None = None) -
     if file is None:
         mine = [p for p in places if p["one_file"] != 1 and _resolved(p["inbox"]) == here]
         if settings.team is not None:
-            return _named(settings.team, mine, inbox=True)
+            return _named(settings.team, mine)
         identity = _identity(mine[0]) if mine else ("inbox", str(here))
         others = [p for p in inbox_runs if _identity(p) != identity]
         if others:
             raise _needed(settings, f"is shared with {_shown(others)}")
         return _as(identity, mine)
-    holders = [p for p in places if (p["one_file"] != 1 and _holds(p["inbox"], here)) or _holds(p["outbox"], here)]
     if settings.team is not None:
-        return _named(settings.team, holders, inbox=False)
+        return _named_file(settings.team, places)
+    holders = _holding(places, here)
     known = _distinct(_identity(p) for p in holders)
     if len(known) > 1:
         raise _needed(settings, f"holds runs of {_shown(holders)} whose folders hold {printable(str(file))}")
