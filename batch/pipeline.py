@@ -7,6 +7,7 @@ Nothing here knows a program: every intake sheet goes through its program's decl
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 import weakref
 from dataclasses import dataclass, field, replace
@@ -86,6 +87,7 @@ class Result:
     in_place: bool = False  # the returned workbook is the input's own package with the tool's additions (batch.workbook.inplace)
     tool_sheets: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook (left out)
     decisions_before: pd.DataFrame | None = None  # the reviewer decisions the ledger holds (batch.reviews)
+    portfolio_from: tuple[Path, str | None, tuple[str, ...]] | None = None  # the ledger, run and team whose portfolio the rules read
     source: Path | None = None  # the decrypted copy read and annotated in place of `path` (see `process`)
     opened: Opened | None = field(default=None, repr=False, compare=False)  # `reading`, opened once (see `process`)
 
@@ -139,14 +141,38 @@ class Result:
                         "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
                     }
                 )
-                .assign(**_prior_fields(r))
+                .assign(**_prior_fields(r), **_portfolio_fields(r))
                 .loc[r.counted]  # a totals row is no record
             )
-        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date"]
+        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields", "keys"]
         return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
     def rules_versions(self) -> dict[str, str]:
         return {r.program.name: rules_mod.load(r.program.rules).label for r in self.intake}
+
+
+def _json_lines(frame: pd.DataFrame) -> np.ndarray:
+    """Each row of `frame` as one JSON object (text), by pandas' writer over the whole frame."""
+    if frame.empty:
+        return np.full(len(frame), None, dtype=object)
+    lines = frame.to_json(orient="records", lines=True, force_ascii=False, date_format="iso").splitlines()
+    return np.array(lines, dtype=object)
+
+
+def _portfolio_fields(r: SheetResult) -> dict:
+    """The fields the program's portfolio rules read (`fields`, JSON) and the key of each of its
+    groups (`keys`, JSON), for each row computed (None for an Invalid row, and for a program without
+    portfolio rules): what the ledger keeps of each record for later runs."""
+    n = len(r.typed)
+    fields, keys = np.full(n, None, dtype=object), np.full(n, None, dtype=object)
+    portfolio = r.program.portfolio
+    if portfolio is not None:
+        computed = (r.status.isin(["OK", "Flagged", "Ineligible"])).to_numpy()
+        if computed.any():
+            of = portfolio.of(r.typed[computed])
+            fields[computed] = _json_lines(of[portfolio.kept])
+            keys[computed] = _json_lines(of[list(portfolio.groupings)])
+    return {"fields": fields, "keys": keys}
 
 
 def _prior_fields(r: SheetResult) -> dict:
@@ -338,6 +364,36 @@ def calculate_in_chunks(program: Program, valid: pd.DataFrame, rules, context: R
     return across.sheet(valid, joined, rules, context) if across else joined
 
 
+NOT_COUNTED = ("Invalid", "Ineligible")  # statuses of records that count in no limit
+
+
+def _portfolio(
+    program: Program, valid: pd.DataFrame, ids: pd.Series, ledger: Path, run_id: str | None, team: tuple[str, ...]
+) -> pd.DataFrame:
+    """The records of earlier runs the sheet's portfolio rules read (`RunContext.portfolio`): the
+    latest version of each record in the groups of the `valid` rows, among the runs that ended
+    before `run_id` started, that counts and is still in one of those groups. A record of `team`
+    (its names) with the ID of a row of the sheet (`ids`, every row's) is that row's earlier version, and the
+    row counts instead; another team's record of that ID is another record."""
+    from batch.run.ledger import read_portfolio
+
+    portfolio = program.portfolio
+    mine = portfolio.of(valid)
+    keys = {g: mine[g].dropna().astype(str).unique().tolist() for g in portfolio.groupings}
+    found = read_portfolio(ledger, program.name, keys, exclude_run=run_id)
+    found = found[~(found["team"].isin(team) & found["record_id"].isin(ids)) & ~found["status"].isin(NOT_COUNTED)]
+    found = found[found["fields"].notna()]
+    if found.empty:
+        return pd.DataFrame(columns=[*portfolio.kept, "sheet", "record_id", "workbook", "run_date", "ended"])
+    fields = pd.DataFrame([json.loads(text) for text in found["fields"]], index=found.index).reindex(columns=portfolio.kept)
+    inside = np.zeros(len(found), dtype=bool)
+    for g in portfolio.groupings:  # the record's latest version is still in one of the sheet's groups
+        inside |= fields[g].isin(keys[g]).to_numpy()
+    out = fields.assign(sheet=program.name, record_id=found["record_id"], workbook=found["workbook"], run_date=found["run_date"])
+    out = out.assign(ended=found["ended"])
+    return out[inside].reset_index(drop=True)
+
+
 def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = None, context: RunContext | None = None) -> SheetResult:
     spec = sheet.spec
     rules = rules_mod.load(program.rules)
@@ -370,6 +426,8 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         ours = context.prior["same_team"] if "same_team" in context.prior else True
         mine = context.prior["sheet"].eq(spec.name) & context.prior["record_id"].isin(spec.record_ids(typed[~totals])) & ours
         context = replace(context, prior=context.prior[~mine.to_numpy()])
+    if program.portfolio is not None and result is not None and result.portfolio_from is not None and len(valid):
+        context = replace(context, portfolio=_portfolio(program, valid, spec.record_ids(typed[~totals]), *result.portfolio_from))
     calc = calculate_in_chunks(program, valid, rules, context)
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
@@ -567,6 +625,8 @@ def _process(
         from batch.run.ledger import read_decisions
 
         result.decisions_before = read_decisions(Path(ledger), team)
+    if ledger is not None and Path(ledger).exists():
+        result.portfolio_from = (Path(ledger), run_id, team)
     result.timed("read", clock)
     # a record of this workbook is named by its file name and the run's date (UTC, as the ledger's)
     context = RunContext(result.as_of, workbook=path.name, run_date=result.started.strftime("%Y-%m-%d"))

@@ -102,15 +102,30 @@ MIGRATIONS.append(
         """,
     )
 )
+# The portfolio (limits across workbooks, runs and months): each record keeps the fields its
+# program's portfolio rules read (`fields`, JSON), and the key of each group a rule reads it in
+# (`record_keys`: a certificate, say), by which a workbook's groups are found.
+MIGRATIONS.append(
+    (
+        6,
+        """
+        ALTER TABLE records ADD COLUMN fields TEXT;
+        CREATE TABLE IF NOT EXISTS record_keys (
+            run_id TEXT NOT NULL, team TEXT, sheet TEXT NOT NULL, record_id TEXT NOT NULL, grouping TEXT NOT NULL, key TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS record_keys_group ON record_keys(sheet, grouping, key);
+        """,
+    )
+)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 DECISION_FIELDS = ["sheet", "record_id", "codes", "decision", "reviewer", "note", "digest", "applied"]
-RECORD_FIELDS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date"]
+RECORD_FIELDS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields"]
 
 
 def version_by_tables(db: sqlite3.Connection) -> int:
     """The last migration whose tables and columns the database has (0: no ledger tables at all).
     Each migration's mark: 1 the `runs` table, 2 `records.business_name`, 3 `runs.note`, 4 the
-    `decisions` table, 5 `runs.team`. For a ledger whose `user_version` was lost (restored from a `.dump`)."""
+    `decisions` table, 5 `runs.team`, 6 the `record_keys` table. For a ledger whose `user_version` was lost (restored from a `.dump`)."""
     tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
     def columns(table: str) -> set[str]:
@@ -122,6 +137,7 @@ def version_by_tables(db: sqlite3.Connection) -> int:
         "note" in columns("runs"),
         "decisions" in tables,
         "team" in columns("runs"),
+        "record_keys" in tables,
     ]
     version = 0
     for number, present in enumerate(marks, start=1):
@@ -205,6 +221,49 @@ def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | N
     latest = found.drop_duplicates(["team", "sheet", "record_id"], keep="first")
     latest = latest[latest["business_name"].notna()]
     return latest[cols].assign(same_team=latest["team"].isin(team).to_numpy(dtype=bool)).reset_index(drop=True)
+
+
+def read_portfolio(path: Path, sheet: str, keys: dict[str, list[str]], exclude_run: str | None = None) -> pd.DataFrame:
+    """The latest version of each record (team, sheet, record ID) of `sheet` that was, in some
+    version, in one of the groups `keys` names ({grouping: [key, ...]}), among the runs that ended
+    before `exclude_run` started (every ended run when it is None): the portfolio a workbook's rules
+    read. Columns: team, record_id, status, fields (JSON), workbook, run_date, ended, seq (the
+    record's place in its run). A version that left the group is returned too: the caller keeps
+    the records whose latest fields are in it. Opened read-only; a ledger from before migration 6
+    kept no portfolio and gives nothing."""
+    cols = ["team", "record_id", "status", "fields", "workbook", "run_date", "ended", "seq"]
+    pairs = [(g, k) for g, ks in keys.items() for k in dict.fromkeys(ks) if k is not None]
+    if not pairs:
+        return pd.DataFrame(columns=cols)
+    try:
+        with closing(_read_only(path)) as db:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='record_keys'").fetchone():
+                return pd.DataFrame(columns=cols)
+            db.execute("CREATE TEMP TABLE wanted (grouping TEXT, key TEXT)")
+            db.executemany("INSERT INTO wanted VALUES (?,?)", pairs)
+            query = """
+                WITH before AS (
+                    SELECT run_id, ended, started FROM runs
+                    WHERE ended IS NOT NULL AND (? IS NULL OR ended <= (SELECT started FROM runs WHERE run_id = ?))
+                ),
+                hit AS (
+                    SELECT DISTINCT k.team, k.record_id FROM wanted w
+                    JOIN record_keys k ON k.sheet = ? AND k.grouping = w.grouping AND k.key = w.key
+                    JOIN before b ON b.run_id = k.run_id
+                ),
+                versions AS (
+                    SELECT r.team, r.record_id, r.status, r.fields, r.file AS workbook, substr(b.started, 1, 10) AS run_date,
+                           b.ended, r.rowid AS seq,
+                           ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended DESC, r.rowid ASC) AS latest
+                    FROM hit h JOIN records r ON r.team IS h.team AND r.sheet = ? AND r.record_id = h.record_id
+                    JOIN before b ON b.run_id = r.run_id
+                )
+                SELECT team, record_id, status, fields, workbook, run_date, ended, seq FROM versions WHERE latest = 1
+                ORDER BY ended, seq
+            """
+            return pd.read_sql_query(query, db, params=(exclude_run, exclude_run, sheet, sheet))
+    except sqlite3.Error as err:
+        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
 
 
 def read_decisions(path: Path, team: tuple[str, ...]) -> pd.DataFrame:
@@ -327,7 +386,7 @@ class Ledger:
             moved = 0
             for old in team.adopts:
                 moved += db.execute("UPDATE runs SET team=? WHERE team=?", (team.name, old)).rowcount
-                for table in ("records", "decisions"):
+                for table in ("records", "decisions", "record_keys"):
                     db.execute(f"UPDATE {table} SET team=? WHERE team=?", (team.name, old))
             db.execute(
                 "INSERT INTO runs (run_id, started, tool_version, inbox, outbox, team, one_file) VALUES (?,?,?,?,?,?,?)",
@@ -431,12 +490,23 @@ class Ledger:
                 (team,) = db.execute("SELECT team FROM runs WHERE run_id=?", (run_id,)).fetchone()  # a record is its run's team's
                 db.executemany(
                     "INSERT INTO records (run_id, file, sheet, record_id, status, award_cents, codes, area, year, business_name,"
-                    " record_date, team) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    " record_date, fields, team) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         (run_id, info["name"], *row, team)
                         for row in records.reindex(columns=RECORD_FIELDS).itertuples(index=False, name=None)
                     ),
                 )
+                if "keys" in records:
+                    keyed = records[records["keys"].notna()]
+                    db.executemany(
+                        "INSERT INTO record_keys (run_id, team, sheet, record_id, grouping, key) VALUES (?,?,?,?,?,?)",
+                        (
+                            (run_id, team, sheet, record_id, grouping, key)
+                            for sheet, record_id, keys in keyed[["sheet", "record_id", "keys"]].itertuples(index=False, name=None)
+                            for grouping, key in json.loads(keys).items()
+                            if key is not None
+                        ),
+                    )
             decisions = info.get("decisions")
             if records is not None and decisions is not None and len(decisions):
                 self._add_decisions(db, run_id, info, decisions)

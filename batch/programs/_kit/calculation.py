@@ -33,11 +33,17 @@ class RunContext:
       A sheet's own rows that are prior incentives of each other (Grow NJ) are not here: its
       calculator reads them from the sheet;
     - `workbook`, `run_date`: how a record of this workbook is named when a finding lists it (the
-      workbook's file name, the run's date; `run_date` None: the as-of date).
+      workbook's file name, the run's date; `run_date` None: the as-of date);
+    - `portfolio`: for a program with portfolio rules (`Program.portfolio`), the latest version of
+      each record of earlier runs in the groups of the sheet's rows, that counts (neither Invalid
+      nor Ineligible) and is not a row of this sheet: the program's fields, with `sheet`,
+      `record_id`, `workbook`, `run_date` (to name it) and `ended` (its run's end, to order it), in
+      the order of their runs' ends; set for each sheet by the run, empty when there are none.
     """
 
     as_of: dt.date
     prior: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PRIOR_COLUMNS))
+    portfolio: pd.DataFrame = field(default_factory=pd.DataFrame)
     workbook: str = "this workbook"
     run_date: str | None = None
 

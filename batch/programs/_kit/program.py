@@ -101,6 +101,25 @@ class Records:
 
 
 @dataclass(frozen=True)
+class Portfolio:
+    """How a program's records enter the portfolio: the limits that run across workbooks, runs and
+    months. `of(typed) -> DataFrame` gives, for each valid row of the sheet (indexed like it), the
+    `fields` its portfolio rules read (text, integer cents, ISO dates) and, in a column per name of
+    `groupings`, the key of the group each rule reads it in (a certificate, say; None: in none). The
+    ledger keeps them with the record; a workbook's calculator is given the latest version of every
+    record of earlier runs in its rows' groups (`RunContext.portfolio`), with these fields."""
+
+    of: Callable
+    fields: tuple[str, ...]
+    groupings: tuple[str, ...]
+
+    @property
+    def kept(self) -> list[str]:
+        """What the ledger keeps of each record: its fields, then its group keys."""
+        return list(dict.fromkeys([*self.fields, *self.groupings]))
+
+
+@dataclass(frozen=True)
 class Program:
     """A program, declared once in its folder's `__init__.py` (`PROGRAM = Program(...)`). Every
     field the run reads is required, but those whose absence the run handles (each says how)."""
@@ -120,6 +139,7 @@ class Program:
     needs: frozenset[str] = field(default_factory=frozenset)
     prior_incentive: PriorIncentive | None = None  # its rows are prior incentives of Grow NJ (Grow NJ's own too; None: they are not)
     records: Records | None = None  # its records count against limits across workbooks (None: no such limit)
+    portfolio: Portfolio | None = None  # its rules read records of earlier runs (None: they do not)
 
     def __post_init__(self):
         unknown = set(self.needs) - NEEDS

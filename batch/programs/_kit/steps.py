@@ -103,3 +103,34 @@ def installments(total_cents: np.ndarray, num: np.ndarray, den: np.ndarray) -> n
         out[:, i] = part
         paid += part
     return out
+
+
+def named_before(group: pd.Series, listed: np.ndarray, label: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows in their order, each in a `group`: for each row, how many `listed` rows of its group
+    come before it, and the text naming them (the first `limit` labels joined by "; ", then
+    "; and N more"; "" where none). One pass per rank up to `limit`, never group by group."""
+    n = len(group)
+    codes = pd.factorize(group.to_numpy())[0]
+    listed = np.asarray(listed, dtype=bool)
+    before = pd.Series(listed.astype(np.int64)).groupby(codes).cumsum().to_numpy() - listed
+    text = np.full(n, "", dtype=object)
+    if not listed.any():
+        return before, text
+    at = np.flatnonzero(listed)
+    rank = before[at] + 1
+    first = at[rank <= limit]
+    order = np.lexsort((rank[rank <= limit], codes[first]))  # by group, then rank: each label follows its group's previous one
+    first, ranks = first[order], (rank[rank <= limit])[order]
+    prefix = np.asarray(label, dtype=object)[first].copy()
+    for r in range(2, limit + 1):
+        i = np.flatnonzero(ranks == r)
+        prefix[i] = prefix[i - 1] + "; " + prefix[i]
+    table = pd.DataFrame({"group": codes[first], "shown": ranks, "text": prefix})
+    some = np.flatnonzero(before > 0)
+    rows = pd.DataFrame({"group": codes[some], "shown": np.minimum(before[some], limit)})
+    found = rows.merge(table, on=["group", "shown"], how="left")["text"].to_numpy(dtype=object)
+    more = before[some] > limit
+    distinct, inverse = np.unique(before[some][more] - limit, return_inverse=True)  # each count's words once
+    found[more] = found[more] + np.array([f"; and {m:,} more" for m in distinct.tolist()], dtype=object)[inverse]
+    text[some] = found
+    return before, text

@@ -1,7 +1,7 @@
 """This program's declaration, found by `batch.programs`: its sheet, its steps, its intake text and what
 it needs from the run (its rules are this folder's YAML files)."""
 
-from batch.programs._kit.program import Program
+from batch.programs._kit.program import Portfolio, Program
 from batch.programs.transfers import intake, steps
 from batch.programs.transfers.sheet import TRANSFERS
 
@@ -15,4 +15,10 @@ PROGRAM = Program(
     area_column="Program",
     year_column="Transfer Date",
     month_column="Transfer Date",
+    # a certificate's transfers arrive month by month: its amount and total count the portfolio
+    portfolio=Portfolio(
+        steps.portfolio_fields,
+        fields=("program", "certificate", "certificate_amount", "transferor", "transferee", "date", "credit"),
+        groupings=("certificate_key",),
+    ),
 )

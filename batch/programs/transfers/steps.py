@@ -21,9 +21,9 @@ import pandas as pd
 from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by, sum_table, totals_by
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
-from batch.programs._kit.findings import BASIS_POINTS
+from batch.programs._kit.findings import BASIS_POINTS, money_text
 from batch.programs._kit.rules import Rules, lookup
-from batch.programs._kit.steps import business_key, date_order, name_key, running_over
+from batch.programs._kit.steps import business_key, date_order, name_key, named_before
 from batch.programs.transfers.sheet import TRANSFERS
 
 SPEC = TRANSFERS
@@ -45,11 +45,74 @@ def _party(names: pd.Series) -> pd.Series:
     return key.where(key.notna(), pd.Series("\x00row " + names.index.astype(str), index=names.index))
 
 
+LISTED_RECORDS = 10  # records of other workbooks a finding names, then "and N more"
+
+
+def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
+    """What the ledger keeps of each transfer for the certificate's later transfers (`Portfolio`):
+    its certificate (and the certificate's key: IDs compared trimmed and case-insensitively), the
+    Certificate Amount, the parties, the Transfer Date and the credit transferred (cents)."""
+    return pd.DataFrame(
+        {
+            "program": f[PROGRAM],
+            "certificate": f[CERT],
+            "certificate_amount": f[CERT_AMT],
+            "transferor": f[FROM],
+            "transferee": f[TO],
+            "date": f[DATE].dt.strftime("%Y-%m-%d"),
+            "credit": f[CREDIT],
+            "certificate_key": name_key(f[CERT]),
+        },
+        index=f.index,
+    )
+
+
+def _portfolio_rows(s: Transfers) -> pd.DataFrame:
+    """Every transfer of the certificates of the sheet across the portfolio, in the order the rules
+    count them: Transfer Date, and on one date the records of earlier runs first (by their run's
+    end, as `RunContext.portfolio` comes), then the sheet's rows in row order. `row` is the sheet
+    row's position (-1: a record of another workbook), `label` names a record of another workbook."""
+    f, out = s.f, s.context.portfolio
+    own = pd.DataFrame(
+        {
+            "cert": s.cert.to_numpy(dtype=object),
+            "date": s.dates.to_numpy(),
+            "credit": s.credit.to_numpy(),
+            "amount": pd.array(f[CERT_AMT], dtype="Int64"),
+            "program": s.program.to_numpy(dtype=object),
+            "far": False,
+            "tie": s.rank.to_numpy(),
+            "row": np.arange(s.n),
+            "label": None,
+        }
+    )
+    if not len(out):
+        return own.sort_values(["date", "tie"], kind="stable").reset_index(drop=True)
+    far = pd.DataFrame(
+        {
+            "cert": out["certificate_key"].to_numpy(dtype=object),
+            "date": pd.to_datetime(out["date"]).to_numpy(dtype=own["date"].dtype),
+            "credit": pd.array(out["credit"], dtype="Int64").astype("int64"),
+            "amount": pd.array(out["certificate_amount"], dtype="Int64"),
+            "program": out["program"].to_numpy(dtype=object),
+            "far": True,
+            "tie": np.arange(len(out)),
+            "row": -1,
+            "label": (
+                out["sheet"] + " " + out["record_id"].astype(str) + " (" + out["workbook"].astype(str) + ", run " + out["run_date"] + ")"
+            ).to_numpy(dtype=object),
+        }
+    )
+    both = pd.concat([far, own], ignore_index=True)
+    return both.sort_values(["date", "far", "tie"], ascending=[True, False, True], kind="stable").reset_index(drop=True)
+
+
 class Transfers(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far."""
 
-    def __init__(self, f: pd.DataFrame, rules: Rules):
+    def __init__(self, f: pd.DataFrame, rules: Rules, context: RunContext):
         super().__init__(f, rules)
+        self.context = context
         self.dates, self.program = f[DATE], f[PROGRAM]
         self.credit = f[CREDIT].astype("int64")
         self.paid = f[PAID].astype("int64")
@@ -58,9 +121,33 @@ class Transfers(Steps):
         self.rank = pd.Series(np.arange(len(self.order)), index=self.order).reindex(f.index)
         self.transferor = _party(f[FROM])
         self.cert = name_key(f[CERT])
+        self.across = _portfolio_rows(self)
+        certificate_amount_across(self)
 
 
 # -- the steps ----------------------------------------------------------------------------------
+
+
+def certificate_amount_across(s: Transfers) -> None:
+    """transfers.md, portfolio.md: a Certificate Amount given on any record of a certificate (a row of
+    the sheet or a record of an earlier run) applies to every record of it; of two different amounts
+    the latest given, in the order the rules count, is used. Read by the BEIP minimum and the
+    certificate total, so computed with the rows, before the steps."""
+    a = s.across
+    given = a.dropna(subset=["amount"])
+    s.amount_of = given.groupby("cert", sort=False)["amount"].last()  # per certificate key
+    s.cert_amount = pd.Series(s.cert.map(s.amount_of).to_numpy(), index=s.idx, dtype="Int64")
+    firsts = given.drop_duplicates(["cert", "amount"])
+    several = firsts["cert"].duplicated(keep=False).to_numpy()
+    s.amount_conflict = s.cert.isin(firsts["cert"][several]).to_numpy()
+    s.amounts_given = pd.Series("", index=s.idx, dtype=object)
+    if s.amount_conflict.any():
+        firsts = firsts[several]
+        own_label = SPEC.name + " " + s.f[ID].astype(str).to_numpy(dtype=object) + " (this workbook)"
+        label = firsts["label"].where(firsts["row"] < 0, pd.Series(own_label[firsts["row"].clip(lower=0)], index=firsts.index))
+        text = "$" + pd.Series(money_text(firsts["amount"].astype("int64")), index=firsts.index) + " (" + label + ")"
+        listing = text.groupby(firsts["cert"].to_numpy(), sort=False).agg("; ".join)
+        s.amounts_given = s.cert.map(listing).fillna("")
 
 
 def minimum_transfer_248(s: Transfers) -> None:
@@ -70,8 +157,8 @@ def minimum_transfer_248(s: Transfers) -> None:
     minimum, s.min_cite = lookup(s.rules["minimum_transfer"], s.program, s.dates)
     minimum = _cents(minimum)
     capped, _ = lookup(s.rules["minimum_capped_at_certificate"], s.program)
-    cap = capped.astype(bool) & s.f[CERT_AMT].notna()
-    s.minimum = minimum.where(~cap, np.minimum(minimum, s.f[CERT_AMT]))
+    cap = capped.astype(bool) & s.cert_amount.notna()
+    s.minimum = minimum.where(~cap, np.minimum(minimum, s.cert_amount))
     s.below = s.credit < s.minimum
 
 
@@ -139,21 +226,50 @@ def consideration_ratio_248(s: Transfers) -> None:
 
 def certificate_total_248(s: Transfers) -> None:
     """C.34:1B-248, C.34:1B-209.1, C.34:1B-129 g.(3), C.52:27D-489f b.(3): the credit transferred from one
-    certificate, summed in Transfer Date order, may not exceed its Certificate Amount; every row from
-    the one that crosses it onward is over."""
-    f = s.f
+    certificate, summed in Transfer Date order over the portfolio (this sheet's rows and the records
+    of earlier runs), may not exceed its Certificate Amount; every row from the one that crosses it
+    onward is over. A certificate given no amount on any record is not checked, and says so; one
+    given two amounts is checked against the latest, and says so."""
+    f, a = s.f, s.across
     limited, limit_cite = lookup(s.rules["certificate_amount_limit"], s.program)
-    s.to_date, over = running_over(s.order, s.cert, s.credit, f[CERT_AMT].where(limited.astype(bool)))
-    cert_amount = f[CERT_AMT][s.order].groupby(s.cert[s.order].to_numpy()).ffill().reindex(f.index)
+    limited = limited.astype(bool).to_numpy()
+    by = a["cert"].to_numpy()
+    total = a["credit"].groupby(by, sort=False).cumsum().to_numpy()
+    limit = a["cert"].map(s.amount_of).astype("Int64")
+    crossed = pd.Series((total > limit).fillna(False).to_numpy(dtype=bool).astype(int)).groupby(by, sort=False).cummax()
+    elsewhere = (a["credit"] * a["far"]).groupby(by, sort=False).cumsum().to_numpy()
+    counted, named = named_before(a["cert"], a["far"].to_numpy(), a["label"].to_numpy(dtype=object), LISTED_RECORDS)
+    own = a["row"].to_numpy() >= 0
+    at = s.idx[a["row"].to_numpy()[own]]
+    s.to_date = pd.Series(total[own], index=at).reindex(s.idx)
+    over = pd.Series(crossed.to_numpy()[own].astype(bool), index=at).reindex(s.idx).to_numpy() & limited
+    far_count = pd.Series(counted[own], index=at).reindex(s.idx)
+    far_cents = pd.Series(elsewhere[own], index=at).reindex(s.idx)
+    far_named = pd.Series(named[own], index=at).reindex(s.idx)
     s.emit(
         "CERTIFICATE_OVERTRANSFERRED",
-        over,
+        over & (far_count == 0).to_numpy(),
         certificate=f[CERT],
         to_date=s.to_date,
-        certificate_amount=cert_amount,
-        excess=s.to_date - cert_amount,
+        certificate_amount=s.cert_amount,
+        excess=s.to_date - s.cert_amount,
         citation=limit_cite,
     )
+    s.emit(
+        "CERTIFICATE_OVERTRANSFERRED",
+        over & (far_count > 0).to_numpy(),
+        variant="elsewhere",
+        certificate=f[CERT],
+        to_date=s.to_date,
+        certificate_amount=s.cert_amount,
+        excess=s.to_date - s.cert_amount,
+        elsewhere=far_cents,
+        records=far_named,
+        citation=limit_cite,
+    )
+    s.emit("CERTIFICATE_AMOUNT_CONFLICT", s.amount_conflict & limited, certificate=f[CERT], amounts=s.amounts_given,
+           used=s.cert_amount, citation=limit_cite)  # fmt: skip
+    s.emit("CERTIFICATE_AMOUNT_NOT_GIVEN", s.cert_amount.isna().to_numpy() & limited, certificate=f[CERT], citation=limit_cite)
 
 
 def beip_no_retransfer_129g3(s: Transfers) -> None:
@@ -204,7 +320,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = run(Transfers(frame, rules), STEPS)
+    s = run(Transfers(frame, rules, context or RunContext.today()), STEPS)
     computed = pd.DataFrame(
         {MINIMUM: s.minimum, RATIO: s.ratio.astype("float64"), TO_DATE: s.to_date.astype("Int64")},
         index=frame.index,

@@ -28,7 +28,7 @@ def row(
     paid=90_000,
     date=None,
     cert="C-1",
-    cert_amount=None,
+    cert_amount=10_000_000,  # None: blank (CERTIFICATE_AMOUNT_NOT_GIVEN)
     frm="Seller LLC",
     to="Buyer Inc.",
 ):
@@ -266,12 +266,53 @@ CERTIFICATE_CASES = [
         [
             row("a", credit=90_000, paid=90_000, cert_amount=100_000, date=D(2026, 1, 1)),
             row("b", credit=30_000, paid=30_000, cert_amount=100_000, date=D(2026, 2, 1)),
-            row("c", credit=25_000, paid=25_000, date=D(2026, 3, 1)),
+            row("c", credit=25_000, paid=25_000, cert_amount=None, date=D(2026, 3, 1)),
         ],
         [[], ["CERTIFICATE_OVERTRANSFERRED"], ["CERTIFICATE_OVERTRANSFERRED"]],
     ),
-    # no certificate amount: never over
-    ("no amount given", [row("a", credit=900_000, paid=900_000), row("b", credit=900_000, paid=900_000)], [[], []]),
+    # no certificate amount on any row: not checked, and each row says so (a warning: never OK unchecked)
+    (
+        "no amount given",
+        [row("a", credit=900_000, paid=900_000, cert_amount=None), row("b", credit=900_000, paid=900_000, cert_amount=None)],
+        [["CERTIFICATE_AMOUNT_NOT_GIVEN"], ["CERTIFICATE_AMOUNT_NOT_GIVEN"]],
+    ),
+    # an amount given on a later row applies to the earlier one too: 120,000 > 100,000 on a
+    (
+        "amount given later applies earlier",
+        [
+            row("a", credit=120_000, paid=120_000, cert_amount=None, date=D(2026, 1, 1)),
+            row("b", credit=10_000, paid=10_000, cert_amount=100_000, date=D(2026, 2, 1)),
+        ],
+        [["CERTIFICATE_OVERTRANSFERRED"], ["TRANSFER_BELOW_MINIMUM", "CERTIFICATE_OVERTRANSFERRED"]],
+    ),
+    # two amounts: both rows warned; the latest given (b's 80,000) is used: 60,000 fits, 60,000 + 30,000 = 90,000 > 80,000
+    (
+        "two amounts, the latest used",
+        [
+            row("a", credit=60_000, paid=60_000, cert_amount=100_000, date=D(2026, 1, 1)),
+            row("b", credit=30_000, paid=30_000, cert_amount=80_000, date=D(2026, 2, 1)),
+        ],
+        [["CERTIFICATE_AMOUNT_CONFLICT"], ["CERTIFICATE_OVERTRANSFERRED", "CERTIFICATE_AMOUNT_CONFLICT"]],
+    ),
+    # the same amount twice (100,000 and 100,000.00) is no conflict
+    (
+        "one amount given twice",
+        [
+            row("a", credit=60_000, paid=60_000, cert_amount=100_000, date=D(2026, 1, 1)),
+            row("b", credit=40_000, paid=40_000, cert_amount=100_000.00, date=D(2026, 2, 1)),
+        ],
+        [[], []],
+    ),
+    # BEIP's minimum is the certificate's amount when smaller, given on any row: a's blank amount is
+    # b's 50,000, so a's 50,000 is not below it; 50,000 + 50,000 = 100,000 > 50,000 on b
+    (
+        "BEIP minimum from another row's amount",
+        [
+            row("a", program="BEIP", credit=50_000, paid=50_000, cert_amount=None, date=D(2026, 1, 1)),
+            row("b", program="BEIP", credit=50_000, paid=50_000, cert_amount=50_000, date=D(2026, 2, 1)),
+        ],
+        [[], ["CERTIFICATE_OVERTRANSFERRED"]],
+    ),
     # other certificates keep their own totals
     (
         "per certificate",
@@ -532,3 +573,94 @@ def test_summary_by_program_counts_and_adds_up():
     ]
     # credit by year of transfer: 2025 T-2 5,000,000 cents; 2026 T-1 10,000,000 cents
     assert by_year.table.to_dict("records") == [{"Program": "Grow NJ", "2025": 5_000_000, "2026": 10_000_000}]
+
+
+# -- the portfolio: records of earlier runs (RunContext.portfolio) ---------------------------------
+
+
+def far(rid, credit, date, cert="C-1", cert_amount=None, workbook="nov.xlsx", program="Grow NJ"):
+    """A transfer of an earlier run, as the ledger gives it (money in cents, dates as ISO text)."""
+    return {
+        "program": program, "certificate": cert, "certificate_amount": None if cert_amount is None else cert_amount * 100,
+        "transferor": "Seller LLC", "transferee": "Buyer Inc.", "date": date.isoformat(), "credit": credit * 100,
+        "certificate_key": cert.strip().casefold(), "sheet": "Transfers", "record_id": rid, "workbook": workbook,
+        "run_date": "2026-11-30", "ended": "2026-11-30T12:00:00",
+    }  # fmt: skip
+
+
+def across(outside, rows):
+    from batch.programs._kit.calculation import RunContext
+
+    frame = typed_frame(TRANSFERS, rows)
+    context = RunContext(D(2026, 12, 1), portfolio=pd.DataFrame(outside), workbook="dec.xlsx", run_date="2026-12-01")
+    calc = transfers.calculate(frame, RULES, context)
+    found = pd.concat([f for f in calc.findings if len(f)] or [pd.DataFrame(columns=["row", "code"])])
+    per_row = found.groupby("row")["code"].agg(list)
+    return [per_row.get(i, []) for i in frame.index], calc
+
+
+NOV, DEC = D(2026, 11, 10), D(2026, 12, 5)
+PORTFOLIO_CASES = [
+    # November moved the whole 6,000,000; December's 500,000 makes 6,500,000 > 6,000,000 (the amount given in November)
+    ("fully transferred last month", [far("T-1", 6_000_000, NOV, cert_amount=6_000_000)],
+     [row("d", credit=500_000, paid=450_000, cert_amount=None, date=DEC)], [["CERTIFICATE_OVERTRANSFERRED"]], [6_500_000]),
+    # 1,000,000 + 500,000 = 1,500,000 <= 6,000,000 given in November: fits, and the amount is given
+    ("partly transferred last month", [far("T-1", 1_000_000, NOV, cert_amount=6_000_000)],
+     [row("d", credit=500_000, paid=450_000, cert_amount=None, date=DEC)], [[]], [1_500_000]),
+    # a record dated after the row is counted after it: 500,000 to date on the row
+    ("an earlier run's later transfer", [far("T-9", 5_800_000, D(2027, 3, 1), cert_amount=6_000_000)],
+     [row("d", credit=500_000, paid=450_000, cert_amount=None, date=DEC)], [[]], [500_000]),
+    # on one date the earlier run's record comes first: 5,900,000 + 200,000 = 6,100,000 > 6,000,000
+    ("same date: earlier runs first", [far("T-1", 5_900_000, DEC, cert_amount=6_000_000)],
+     [row("d", credit=200_000, paid=200_000, cert_amount=None, date=DEC)], [["CERTIFICATE_OVERTRANSFERRED"]], [6_100_000]),
+    # 6,000,000 in November, 5,000,000 now: the latest (this row's) is used; 5,000,000 + 100,000 > 5,000,000
+    ("two amounts across runs", [far("T-1", 5_000_000, NOV, cert_amount=6_000_000)],
+     [row("d", credit=100_000, paid=100_000, cert_amount=5_000_000, date=DEC)],
+     [["CERTIFICATE_OVERTRANSFERRED", "CERTIFICATE_AMOUNT_CONFLICT"]], [5_100_000]),
+    # no amount in November nor now: not checked, said
+    ("no amount anywhere", [far("T-1", 9_000_000, NOV)], [row("d", credit=500_000, paid=450_000, cert_amount=None, date=DEC)],
+     [["CERTIFICATE_AMOUNT_NOT_GIVEN"]], [9_500_000]),
+    # another certificate's record is not this one's
+    ("another certificate", [far("T-1", 6_000_000, NOV, cert="C-2", cert_amount=6_000_000)],
+     [row("d", credit=500_000, paid=450_000, cert_amount=1_000_000, date=DEC)], [[]], [500_000]),
+    # certificate IDs compared trimmed and case-insensitively: " c-1 " is C-1
+    ("the certificate ID as typed", [far("T-1", 6_000_000, NOV, cert=" c-1 ", cert_amount=6_000_000)],
+     [row("d", credit=500_000, paid=450_000, cert_amount=None, date=DEC)], [["CERTIFICATE_OVERTRANSFERRED"]], [6_500_000]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,outside,rows,expected,to_date", PORTFOLIO_CASES, ids=[c[0] for c in PORTFOLIO_CASES])
+def test_the_certificate_counts_the_portfolio(name, outside, rows, expected, to_date):
+    got, calc = across(outside, rows)
+    assert got == expected
+    assert calc.computed["Certificate Transferred To Date ($)"].tolist() == [d * 100 for d in to_date]
+
+
+def test_a_finding_names_the_records_of_other_workbooks_it_counted():
+    from batch.programs._kit.findings import render
+
+    # twelve November transfers of 100,000 (1,200,000) and December's 100,000: 1,300,000 > 1,000,000
+    outside = [far(f"T-{i}", 100_000, NOV, cert_amount=1_000_000) for i in range(1, 13)]
+    got, calc = across(outside, [row("d", credit=100_000, paid=100_000, cert_amount=None, date=DEC)])
+    assert got == [["CERTIFICATE_OVERTRANSFERRED"]]
+    found = render(pd.concat([f for f in calc.findings if len(f)]), "Transfers", RULES.findings)
+    (message,) = found.loc[found["Code"] == "CERTIFICATE_OVERTRANSFERRED", "Message"]
+    named = "; ".join(f"Transfers T-{i} (nov.xlsx, run 2026-11-30)" for i in range(1, 11))
+    assert (
+        "Certificate C-1 has $1,300,000.00 transferred to date with this row, $1,200,000.00 of it in other workbooks "
+        f"({named}; and 2 more), $300,000.00 more than its Certificate Amount of $1,000,000.00" in message
+    )
+
+
+def test_two_amounts_are_both_named():
+    from batch.programs._kit.findings import render
+
+    got, calc = across(
+        [far("T-1", 100_000, NOV, cert_amount=6_000_000)], [row("d", credit=100_000, paid=100_000, cert_amount=5_000_000, date=DEC)]
+    )
+    found = render(pd.concat([f for f in calc.findings if len(f)]), "Transfers", RULES.findings)
+    (message,) = found.loc[found["Code"] == "CERTIFICATE_AMOUNT_CONFLICT", "Message"]
+    assert message.startswith(
+        "Certificate C-1 is given different Certificate Amounts: $6,000,000.00 (Transfers T-1 (nov.xlsx, run 2026-11-30)); "
+        "$5,000,000.00 (Transfers d (this workbook)); the latest given, $5,000,000.00, is the certificate's total"
+    )
