@@ -13,10 +13,10 @@ from pathlib import Path
 
 import openpyxl
 import xlsxwriter
-from conftest import TRANSFER_HEADERS, write_workbook
+from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
 
 HEADERS = TRANSFER_HEADERS
-ROW = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000]
+ROW = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000, CERTIFICATE]
 FORMULA_LIKE = ['=HYPERLINK("http://x.test","click")', "+1 555 0100", "-see memo", "@SUM(A1)", "\t=1+1", "\r=2+2", "=cmd|'/c calc'!A1"]
 
 
@@ -92,7 +92,7 @@ def macro_workbook(folder: Path) -> Path:
 def csv_named_after_sheet(folder: Path) -> Path:
     p = folder / "Transfers.csv"
     p.write_text(
-        ",".join(HEADERS) + '\nT-1,Grow NJ,C-1,Seller LLC,Buyer Inc.,2026-01-05,"$30,000","27,000"\n'
+        ",".join(HEADERS) + '\nT-1,Grow NJ,C-1,Seller LLC,Buyer Inc.,2026-01-05,"$30,000","27,000","1,000,000"\n'
         "T-2,BEIP,C-2,Seller LLC,Buyer Inc.,1/6/2026,50000,30000\n",
         encoding="utf-8",
     )
@@ -133,7 +133,8 @@ def messy_headers(folder: Path) -> Path:
     for j, h in enumerate(headers):
         ws.write_string(3, j, h)
     ws.merge_range(3, 9, 3, 10, "Notes (merged header)")
-    row = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", "2026-01-05", 30_000, 27_000, "BEIP", "note", "more"]
+    ws.write_string(3, 11, "Certificate Amount ($)")
+    row = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", "2026-01-05", 30_000, 27_000, "BEIP", "note", "more", CERTIFICATE]
     for j, v in enumerate(row):
         ws.write(4, j, v)
     wb.close()
@@ -169,9 +170,9 @@ def odd_values(folder: Path) -> Path:
     """Numbers stored as text with spaces and currency signs, dates in odd text spellings, a 32,767-character text."""
     rows = [
         HEADERS + ["Notes"],
-        ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", "March 5, 2026", " $ 30,000.00 ", "USD 27000", "x" * 32767],
-        ["T-2", "grow nj", "C-2", "Seller LLC", "Buyer Inc.", "05-Mar-2026", "(30,000)", "27 000", "ok"],
-        ["T-3", "Grow NJ", "C-3", "Seller LLC", "Buyer Inc.", "5/3/26", "30000", "27000", "two-digit year"],
+        ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", "March 5, 2026", " $ 30,000.00 ", "USD 27000", CERTIFICATE, "x" * 32767],
+        ["T-2", "grow nj", "C-2", "Seller LLC", "Buyer Inc.", "05-Mar-2026", "(30,000)", "27 000", CERTIFICATE, "ok"],
+        ["T-3", "Grow NJ", "C-3", "Seller LLC", "Buyer Inc.", "5/3/26", "30000", "27000", CERTIFICATE, "two-digit year"],
     ]
     return write_workbook(folder / "odd.xlsx", {"Transfers": rows})
 
@@ -244,7 +245,7 @@ def zip_bomb(folder: Path) -> Path:
 def formula_text_everywhere(folder: Path) -> Path:
     rows = [HEADERS + ["Notes"]]
     for i, text in enumerate(FORMULA_LIKE):
-        rows.append([f"T-{i}{text}", "Grow NJ", text, text, text, dt.date(2026, 1, 5), 30_000, 27_000, text])
+        rows.append([f"T-{i}{text}", "Grow NJ", text, text, text, dt.date(2026, 1, 5), 30_000, 27_000, CERTIFICATE, text])
     return write_workbook(folder / "formula-text.xlsx", {"Transfers": rows, text_sheet_name(): [["Note"], [FORMULA_LIKE[0]]]})
 
 

@@ -17,7 +17,7 @@ import pytest
 import python_calamine
 import samples
 from click.testing import CliRunner
-from conftest import TRANSFER_HEADERS, write_workbook
+from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
 from batch.run.config import load
@@ -29,7 +29,7 @@ def transfers_book(path: Path, rows: list[list]) -> Path:
 
 
 def transfer(tid, credit, paid, date=dt.date(2026, 1, 5)):
-    return [tid, "Grow NJ", "C-" + tid, "Seller LLC", "Buyer Inc.", date, credit, paid]
+    return [tid, "Grow NJ", "C-" + tid, "Seller LLC", "Buyer Inc.", date, credit, paid, CERTIFICATE]
 
 
 def folders(tmp_path):

@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 import python_calamine
 from click.testing import CliRunner
-from conftest import TRANSFER_HEADERS, write_workbook
+from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
 
@@ -25,11 +25,11 @@ def transfers(path, rows):
 
 
 def good(tid):
-    return [tid, "Grow NJ", f"C-{tid}", "Seller LLC", "Buyer Inc.", D, 30_000, 27_000]
+    return [tid, "Grow NJ", f"C-{tid}", "Seller LLC", "Buyer Inc.", D, 30_000, 27_000, CERTIFICATE]
 
 
 def bad(tid):  # consideration 18,000 of 30,000 = 60%: an error finding, the row Flagged
-    return [tid, "Grow NJ", f"C-{tid}", "Seller LLC", "Buyer Inc.", D, 30_000, 18_000]
+    return [tid, "Grow NJ", f"C-{tid}", "Seller LLC", "Buyer Inc.", D, 30_000, 18_000, CERTIFICATE]
 
 
 def invoke(*args):

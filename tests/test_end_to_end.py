@@ -15,7 +15,7 @@ import openpyxl
 import pytest
 import python_calamine
 from click.testing import CliRunner
-from conftest import ROOT, TRANSFER_HEADERS, foreign_formulas
+from conftest import CERTIFICATE, ROOT, TRANSFER_HEADERS, foreign_formulas
 
 from batch.cli import main
 from batch.programs.transfers.sheet import TRANSFERS
@@ -229,7 +229,7 @@ def test_blank_rows_skipped_but_rows_keep_their_numbers(workbook):
     from batch.pipeline import process
 
     header = TRANSFER_HEADERS
-    row = lambda i, credit: [f"T-{i}", "Grow NJ", f"C-{i}", "A", "B", dt.date(2026, 1, 1), credit, credit]  # noqa: E731
+    row = lambda i, credit: [f"T-{i}", "Grow NJ", f"C-{i}", "A", "B", dt.date(2026, 1, 1), credit, credit, CERTIFICATE]  # noqa: E731
     path = workbook({"Transfers": [header, row(1, 30_000), [], [None, ""], row(2, 20_000)]})
     res = process(path).intake[0]
     assert res.counts["rows"] == 2

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import launcher
 import pytest
-from conftest import TRANSFER_HEADERS, write_workbook
+from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
 
 from batch.run.config import load
 from batch.run.names import shown
@@ -32,7 +32,10 @@ NAMES = ["a.xlsx", "b.xlsx", "c.xlsx"]
 
 
 def book(path: Path, rows: int = 50, tag: str = "") -> Path:
-    data = [[f"T{tag}-{i}", "Grow NJ", f"C-{i}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000 + i, 27_000] for i in range(rows)]
+    data = [
+        [f"T{tag}-{i}", "Grow NJ", f"C-{i}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000 + i, 27_000, CERTIFICATE]
+        for i in range(rows)
+    ]
     return write_workbook(path, {"Transfers": [HEADERS, *data]})
 
 

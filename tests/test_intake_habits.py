@@ -15,7 +15,7 @@ import pytest
 import python_calamine
 import xlsxwriter
 from click.testing import CliRunner
-from conftest import TRANSFER_HEADERS, write_workbook
+from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
 from batch.pipeline import _specs, process
@@ -31,7 +31,17 @@ TRANSFERS = TRANSFER_HEADERS
 
 
 def transfer(i: int, credit: float = 30_000, paid: float | None = None) -> list:
-    return [f"T-{i}", "Grow NJ", f"C-{i}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), credit, credit if paid is None else paid]
+    return [
+        f"T-{i}",
+        "Grow NJ",
+        f"C-{i}",
+        "Seller LLC",
+        "Buyer Inc.",
+        dt.date(2026, 1, 5),
+        credit,
+        credit if paid is None else paid,
+        CERTIFICATE,
+    ]
 
 
 def grid(path: Path, sheet: str) -> list[list]:
@@ -76,7 +86,7 @@ def test_a_sheet_named_as_the_team_pleases_is_routed_by_its_header_row(tmp_path)
 
 def test_a_csv_of_any_name_is_routed_by_its_header_row(tmp_path):
     src = tmp_path / "export 2026-11-30.csv"
-    src.write_text(",".join(TRANSFERS) + '\nT-1,Grow NJ,C-1,A,B,2026-01-05,"$30,000","27,000"\n', encoding="utf-8")
+    src.write_text(",".join(TRANSFERS) + '\nT-1,Grow NJ,C-1,A,B,2026-01-05,"$30,000","27,000","1,000,000"\n', encoding="utf-8")
     result = process(src, as_of=AS_OF)
     assert [(s.sheet.name, s.sheet.spec.name) for s in result.intake] == [("export 2026-11-30", "Transfers")]
     assert result.intake[0].status.tolist() == ["OK"]
@@ -84,7 +94,7 @@ def test_a_csv_of_any_name_is_routed_by_its_header_row(tmp_path):
 
 
 def test_a_routed_sheet_missing_a_required_column_is_validated_like_any_other(tmp_path):
-    # 7 of the 8 required columns of Transfers: routed (at least half), then MISSING_COLUMN
+    # 7 of the 8 required columns of Transfers (and the Certificate Amount): routed (at least half), then MISSING_COLUMN
     headers = [h for h in TRANSFERS if h != "Transferee"]
     row = [v for h, v in zip(TRANSFERS, transfer(1), strict=True) if h != "Transferee"]
     result = process(write_workbook(tmp_path / "a.xlsx", {"Dec": [headers, row]}), as_of=AS_OF)
@@ -331,8 +341,8 @@ def test_cells_under_a_blank_header_are_an_unknown_column(tmp_path):
     rows = [[*TRANSFERS, None, "Notes"], [*transfer(1), "orphan", ""], transfer(2)]
     result = process(write_workbook(tmp_path / "b.xlsx", {"Transfers": rows}), as_of=AS_OF)
     messages = result.findings.loc[result.findings["Code"] == "UNKNOWN_COLUMN", "Message"].tolist()
-    assert messages[0].startswith("Column I holds cells but has no header")
-    assert messages[1].startswith('Column J "Notes" matches no column')
+    assert messages[0].startswith("Column J holds cells but has no header")
+    assert messages[1].startswith('Column K "Notes" matches no column')
     assert result.intake[0].status.tolist() == ["OK", "OK"]
 
 
@@ -481,8 +491,8 @@ def test_a_totals_row_of_formulas_without_values_is_a_totals_row(tmp_path):
 def test_in_a_csv_only_the_id_text_marks_a_totals_row(tmp_path):
     src = tmp_path / "Transfers.csv"
     src.write_text(
-        ",".join(TRANSFERS) + "\nT-1,Grow NJ,C-1,A,B,2026-01-05,30000,30000\n"
-        "T-2,Grow NJ,C-2,A,B,2026-01-05,=SUM(G2:G3),=SUM(H2:H3)\n"
+        ",".join(TRANSFERS) + "\nT-1,Grow NJ,C-1,A,B,2026-01-05,30000,30000,1000000\n"
+        "T-2,Grow NJ,C-2,A,B,2026-01-05,=SUM(G2:G3),=SUM(H2:H3),1000000\n"
         "Total,,,,,,60000,60000\n",
         encoding="utf-8",
     )

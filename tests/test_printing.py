@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
-from conftest import TRANSFER_HEADERS, write_workbook
+from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
 from batch.run.ledger import BASE_SCHEMA, MIGRATIONS, SCHEMA_VERSION, Ledger, migrate, version_by_tables
@@ -28,7 +28,7 @@ def invoke(*args):
 
 
 def good(tid):
-    return [tid, "Grow NJ", f"C-{tid}", "Seller LLC", "Buyer Inc.", D, 30_000, 27_000]
+    return [tid, "Grow NJ", f"C-{tid}", "Seller LLC", "Buyer Inc.", D, 30_000, 27_000, CERTIFICATE]
 
 
 @pytest.mark.parametrize(

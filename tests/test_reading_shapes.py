@@ -27,7 +27,7 @@ REL_STRICT = "http://purl.oclc.org/ooxml/officeDocument/relationships"
 PKG = "http://schemas.openxmlformats.org/package/2006/relationships"
 CT = "http://schemas.openxmlformats.org/package/2006/content-types"
 HEADERS = [*TRANSFER_HEADERS, "Notes"]
-ROW = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30000.0, 27000.0, ""]
+ROW = ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30000.0, 27000.0, 1000000.0, ""]
 EPOCH = dt.date(1899, 12, 30)  # serial 46027 = 2026-01-05 (dates after 1900-03-01)
 DECL = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
 
@@ -595,7 +595,7 @@ REASONS = {
     "a row 0": (_row_zero, "sheet 'Transfers' of row0.xlsx numbers a row 0"),
     "a cell referring to a shared string the table does not hold": (
         _string_beyond_table,
-        "sheet 'Transfers' of beta.xlsx: cell B1 refers to shared string 99, but the workbook's shared string table holds 15",
+        "sheet 'Transfers' of beta.xlsx: cell B1 refers to shared string 99, but the workbook's shared string table holds 16",
     ),
     "parts whose names differ only in case": (_case_twins, "xl/worksheets/sheet1.xml and xl/worksheets/Sheet1.xml"),
     "two sheets of one name": (_two_sheets_one_name, "two sheets named 'Transfers' and 'TRANSFERS'"),

@@ -17,7 +17,7 @@ import openpyxl
 import pytest
 import python_calamine
 from click.testing import CliRunner
-from conftest import ROOT, TRANSFER_HEADERS, write_workbook
+from conftest import CERTIFICATE, ROOT, TRANSFER_HEADERS, write_workbook
 from defusedxml import ElementTree
 
 from batch.cli import main
@@ -42,7 +42,7 @@ HOSTILE = [
 
 
 def _row(i: int, note, when, certificate="C-1") -> list:
-    return [f"T-{i}", "Grow NJ", certificate, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 100_000, 90_000, note, when]
+    return [f"T-{i}", "Grow NJ", certificate, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 100_000, 90_000, CERTIFICATE, note, when]
 
 
 def annotate(src: Path, tmp_path: Path) -> Path:
@@ -199,9 +199,9 @@ def test_text_over_the_limit_is_cut_and_reported(tmp_path):
     with src.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(TRANSFER_HEADERS + ["Note"])
-        w.writerow(["T-1", "Grow NJ", "C-1", "A", "B", "2026-01-05", "100000", "90000", "x" * 40_000])
-        w.writerow(["T-2", "Grow NJ", "C-2", "A", "B", "2026-01-05", "100000", "90000", "x" * 32_767])
-        w.writerow(["T-3", "Grow NJ", "C-3", "😀" * 16_384, "B", "2026-01-05", "100000", "90000", "ok"])
+        w.writerow(["T-1", "Grow NJ", "C-1", "A", "B", "2026-01-05", "100000", "90000", "1000000", "x" * 40_000])
+        w.writerow(["T-2", "Grow NJ", "C-2", "A", "B", "2026-01-05", "100000", "90000", "1000000", "x" * 32_767])
+        w.writerow(["T-3", "Grow NJ", "C-3", "😀" * 16_384, "B", "2026-01-05", "100000", "90000", "1000000", "ok"])
     result = process(src, as_of=AS_OF)
     out = write(result, tmp_path / "long.annotated.xlsx")
     f = result.findings[result.findings["Code"] == "TEXT_TRUNCATED"]
@@ -212,7 +212,7 @@ def test_text_over_the_limit_is_cut_and_reported(tmp_path):
     assert "32,768 characters" in f["Message"].iloc[1] and "keeps the first 32,766 " in f["Message"].iloc[1]
     g = calamine(out, "long")
     status = g[0].index("Status")
-    assert [len(g[1][8]), len(g[2][8]), g[3][3]] == [32_767, 32_767, "😀" * 16_383]
+    assert [len(g[1][9]), len(g[2][9]), g[3][3]] == [32_767, 32_767, "😀" * 16_383]
     assert [g[1][status], g[2][status], g[3][status]] == ["Flagged", "OK", "Flagged"]
 
 
@@ -249,7 +249,7 @@ def _odd_names_workbook(tmp_path: Path, names: list[str]) -> Path:
     for i, _name in enumerate(names):
         ws = wb.create_sheet(f"S{i}QQ")
         ws.append(TRANSFER_HEADERS)
-        ws.append([f"T-{i}", "Grow NJ", f"C-{i}", "A", "B", dt.date(2026, 1, 5), 30_000, "27,000x"])  # a BAD_TYPE
+        ws.append([f"T-{i}", "Grow NJ", f"C-{i}", "A", "B", dt.date(2026, 1, 5), 30_000, "27,000x", CERTIFICATE])  # a BAD_TYPE
     wb.save(tmp_path / "src.xlsx")
     path = tmp_path / "in" / "odd.xlsx"
     path.parent.mkdir()

@@ -12,7 +12,7 @@ import openpyxl
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from conftest import TRANSFER_HEADERS, write_workbook
+from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
 
 from batch.cli import main
 from batch.run.ledger import RECORD_FIELDS, Ledger
@@ -295,7 +295,7 @@ def test_first_run_report(tmp_path):
 
 
 def transfer(tid, credit, paid, program="Grow NJ"):
-    return [tid, program, "C-" + tid, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), credit, paid]
+    return [tid, program, "C-" + tid, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), credit, paid, CERTIFICATE]
 
 
 def test_two_runs_of_the_cli_read_clean(tmp_path):

@@ -42,7 +42,7 @@ HEADERS = [c.header for c in TRANSFERS_SPEC.columns]
 ROWS = [
     ["T-1", "Grow NJ", "C-1", 500_000, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000],
     ["T-2", "Grow NJ", "C-1", 500_000, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 6), 20_000, 10_000],
-    ["T-3", "BEIP", "C-2", None, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 7), 150_000, 140_000],
+    ["T-3", "BEIP", "C-2", 1_000_000, "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 7), 150_000, 140_000],
 ]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import TRANSFER_HEADERS, write_workbook
+from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
 
 import batch.run.watch as watch_module
 from batch.cli import main
@@ -28,7 +28,7 @@ inotify_only = pytest.mark.skipif(watch_module.InotifyObserver is None, reason="
 
 
 def workbook_bytes(tmp_path: Path, n: int = 3) -> bytes:
-    rows = [[f"T-{i}", "Grow NJ", f"C-{i}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000] for i in range(n)]
+    rows = [[f"T-{i}", "Grow NJ", f"C-{i}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000, CERTIFICATE] for i in range(n)]
     return write_workbook(tmp_path / "source.xlsx", {"Transfers": [HEADERS, *rows]}).read_bytes()
 
 
@@ -95,7 +95,7 @@ def test_complete_zip_tells_a_workbook_still_arriving(tmp_path):
 @inotify_only
 def test_a_csv_written_in_two_halves_while_open_is_read_once_with_all_rows(tmp_path):
     header = ",".join(HEADERS) + "\n"
-    rows = [f"T-{i},Grow NJ,C-{i},Seller LLC,Buyer Inc.,2026-01-05,30000,27000\n" for i in range(40)]
+    rows = [f"T-{i},Grow NJ,C-{i},Seller LLC,Buyer Inc.,2026-01-05,30000,27000,1000000\n" for i in range(40)]
     with Watcher(tmp_path) as w:
         with open(w.inbox / "Transfers.csv", "w", encoding="utf-8") as fh:
             fh.write(header + "".join(rows[:20]))

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import TRANSFER_HEADERS, write_workbook
+from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
 
 import batch.run.workers as workers
 from batch.run.config import load
@@ -48,7 +48,7 @@ def notes(folder: Path, kind: str) -> list[str]:
 
 
 def transfers(path: Path, tag: str) -> Path:
-    row = [f"T-{tag}", "Grow NJ", f"C-{tag}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000]
+    row = [f"T-{tag}", "Grow NJ", f"C-{tag}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 27_000, CERTIFICATE]
     return write_workbook(path, {"Transfers": [TRANSFER_HEADERS, row]})
 
 

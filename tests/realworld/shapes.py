@@ -15,7 +15,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from conftest import TRANSFER_HEADERS
+from conftest import CERTIFICATE, TRANSFER_HEADERS
 
 from realworld.packages import (
     EXCEL,
@@ -34,11 +34,11 @@ from realworld.packages import (
 HEADERS = TRANSFER_HEADERS
 ROWS = [
     # $30,000 >= the $25,000 Grow NJ minimum (C.34:1B-248); $27,000 / $30,000 = 90% consideration -> OK
-    ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30000, 27000],
+    ["T-1", "Grow NJ", "C-1", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30000, 27000, CERTIFICATE],
     # $1,000 < the $25,000 Grow NJ minimum -> Flagged, a fill and a note on G3 ($900 / $1,000 = 90%)
-    ["T-2", "Grow NJ", "C-2", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 6), 1000, 900],
+    ["T-2", "Grow NJ", "C-2", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 6), 1000, 900, CERTIFICATE],
     # $150,000 >= the $100,000 BEIP minimum (C.34:1B-129 g.(3)); $140,000 / $150,000 = 93% -> OK
-    ["T-3", "BEIP", "C-3", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 7), 150000, 140000],
+    ["T-3", "BEIP", "C-3", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 7), 150000, 140000, CERTIFICATE],
 ]
 STATUSES = ["OK", "Flagged", "OK"]  # T-1, T-2, T-3
 FLAGGED_CELL = "G3"  # T-2's Credit Amount Transferred
@@ -47,7 +47,7 @@ DEFAULT_PASSWORD = "VelvetSweatshop"  # what Excel encrypts with when only the s
 
 
 def transfers(extra_columns: list[list] | None = None) -> Sheet:
-    """The intake sheet; `extra_columns` are columns of the user's after the eight (header first)."""
+    """The intake sheet; `extra_columns` are columns of the user's after the nine (header first)."""
     rows = [list(HEADERS), *(list(r) for r in ROWS)]
     for column in extra_columns or []:
         for row, value in zip(rows, column, strict=True):
@@ -154,7 +154,7 @@ def _doctype_book() -> bytes:
 def _case_pair_book() -> bytes:
     """sheet1.xml holds T-2 at $1,000 (Flagged); Sheet1.xml the same rows with T-2 at $30,000
     (OK): a reader of one part and a writer of the other would return $1,000 as OK."""
-    other = package(Book([Sheet(INTAKE, [HEADERS, ROWS[0], [*ROWS[1][:6], 30000, 27000], ROWS[2]])]))
+    other = package(Book([Sheet(INTAKE, [HEADERS, ROWS[0], [*ROWS[1][:6], 30000, 27000, CERTIFICATE], ROWS[2]])]))
     return _with_part(lambda: zipped(package(_PLAIN)), "xl/worksheets/Sheet1.xml", other["xl/worksheets/sheet1.xml"])()
 
 
@@ -171,8 +171,8 @@ SHAPES: list[Shape] = [
     ),
     Shape(
         "dimension-with-space",
-        'openpyxl and pandas: <dimension ref="A1:H4" /> with a space before />',
-        _xlsx(_PLAIN, ("xl/worksheets/sheet1.xml", '<dimension ref="A1:H4"/>', '<dimension ref="A1:H4" />')),
+        'openpyxl and pandas: <dimension ref="A1:I4" /> with a space before />',
+        _xlsx(_PLAIN, ("xl/worksheets/sheet1.xml", '<dimension ref="A1:I4"/>', '<dimension ref="A1:I4" />')),
     ),
     Shape(
         "single-quotes",

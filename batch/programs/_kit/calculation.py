@@ -43,9 +43,9 @@ class RunContext:
 
     as_of: dt.date
     prior: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PRIOR_COLUMNS))
-    portfolio: pd.DataFrame = field(default_factory=pd.DataFrame)
     workbook: str = "this workbook"
     run_date: str | None = None
+    portfolio: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def run_day(self) -> str:
