@@ -144,8 +144,11 @@ class Result:
                 .assign(**_prior_fields(r), **_portfolio_fields(r))
                 .loc[r.counted]  # a totals row is no record
             )
-        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields", "keys"]
-        return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields"]
+        if not parts:
+            return pd.DataFrame(columns=cols)
+        found = pd.concat(parts, ignore_index=True)
+        return found[[*cols, *(c for c in found.columns if c.startswith("key:"))]]  # the group keys of the sheets that have them
 
     def rules_versions(self) -> dict[str, str]:
         return {r.program.name: rules_mod.load(r.program.rules).label for r in self.intake}
@@ -161,18 +164,21 @@ def _json_lines(frame: pd.DataFrame) -> np.ndarray:
 
 def _portfolio_fields(r: SheetResult) -> dict:
     """The fields the program's portfolio rules read (`fields`, JSON) and the key of each of its
-    groups (`keys`, JSON), for each row computed (None for an Invalid row, and for a program without
-    portfolio rules): what the ledger keeps of each record for later runs."""
+    groups (a column `key:<grouping>` each), for each row computed (None for an Invalid row, and for
+    a program without portfolio rules): what the ledger keeps of each record for later runs."""
     n = len(r.typed)
-    fields, keys = np.full(n, None, dtype=object), np.full(n, None, dtype=object)
+    fields = np.full(n, None, dtype=object)
     portfolio = r.program.portfolio
-    if portfolio is not None:
-        computed = (r.status.isin(["OK", "Flagged", "Ineligible"])).to_numpy()
-        if computed.any():
-            of = portfolio.of(r.typed[computed])
-            fields[computed] = _json_lines(of[portfolio.kept])
-            keys[computed] = _json_lines(of[list(portfolio.groupings)])
-    return {"fields": fields, "keys": keys}
+    if portfolio is None:
+        return {"fields": fields}
+    keys = {f"key:{g}": np.full(n, None, dtype=object) for g in portfolio.groupings}
+    computed = (r.status.isin(["OK", "Flagged", "Ineligible"])).to_numpy()
+    if computed.any():
+        of = portfolio.of(r.typed[computed])
+        fields[computed] = _json_lines(of[portfolio.kept])
+        for g in portfolio.groupings:
+            keys[f"key:{g}"][computed] = of[g].astype(object).where(of[g].notna(), None).to_numpy()
+    return {"fields": fields, **keys}
 
 
 def _prior_fields(r: SheetResult) -> dict:

@@ -20,6 +20,7 @@ import os
 import sqlite3
 import time
 from contextlib import closing
+from itertools import repeat
 from pathlib import Path
 
 import pandas as pd
@@ -496,15 +497,17 @@ class Ledger:
                         for row in records.reindex(columns=RECORD_FIELDS).itertuples(index=False, name=None)
                     ),
                 )
-                if "keys" in records:
-                    keyed = records[records["keys"].notna()]
+                for column in (c for c in records.columns if c.startswith("key:")):  # a record's key in each group its rules read
+                    keyed = records[records[column].notna()]
                     db.executemany(
                         "INSERT INTO record_keys (run_id, team, sheet, record_id, grouping, key) VALUES (?,?,?,?,?,?)",
-                        (
-                            (run_id, team, sheet, record_id, grouping, key)
-                            for sheet, record_id, keys in keyed[["sheet", "record_id", "keys"]].itertuples(index=False, name=None)
-                            for grouping, key in json.loads(keys).items()
-                            if key is not None
+                        zip(
+                            repeat(run_id),
+                            repeat(team),
+                            keyed["sheet"].tolist(),
+                            keyed["record_id"].tolist(),
+                            repeat(column.removeprefix("key:")),
+                            keyed[column].tolist(),
                         ),
                     )
             decisions = info.get("decisions")

@@ -9,8 +9,12 @@ The calculation is a sequence of named steps, one per provision of the transfer 
 b.(3) ERG Residential). Each step reads the columns earlier steps left on the `Transfers` and
 adds its own findings and columns; the steps run in the order their findings are reported:
 
-    minimum_transfer_248 -> small_transfer_allowance_209_1 -> erg_no_minimum_489f_b3
-    -> consideration_ratio_248 -> certificate_total_248 -> beip_no_retransfer_129g3
+    certificate_amount_248 -> minimum_transfer_248 -> small_transfer_allowance_209_1
+    -> erg_no_minimum_489f_b3 -> consideration_ratio_248 -> certificate_total_248
+    -> beip_no_retransfer_129g3
+
+A certificate's amount and its total count the portfolio (`RunContext.portfolio`: the records of
+earlier runs of the sheet's certificates) beside the sheet's rows (`_portfolio_rows`).
 """
 
 from __future__ import annotations
@@ -122,17 +126,17 @@ class Transfers(Steps):
         self.transferor = _party(f[FROM])
         self.cert = name_key(f[CERT])
         self.across = _portfolio_rows(self)
-        certificate_amount_across(self)
 
 
 # -- the steps ----------------------------------------------------------------------------------
 
 
-def certificate_amount_across(s: Transfers) -> None:
-    """transfers.md, portfolio.md: a Certificate Amount given on any record of a certificate (a row of
-    the sheet or a record of an earlier run) applies to every record of it; of two different amounts
-    the latest given, in the order the rules count, is used. Read by the BEIP minimum and the
-    certificate total, so computed with the rows, before the steps."""
+def certificate_amount_248(s: Transfers) -> None:
+    """C.34:1B-248, C.34:1B-209.1, C.34:1B-129 g.(3), C.52:27D-489f b.(3): the certificate's amount, which
+    the certificate total is held to and which caps the BEIP minimum. Given on any record of a
+    certificate (a row of the sheet or a record of an earlier run), it applies to every record of it;
+    of two different amounts the latest given, in the order the rules count, is used (the conflict is
+    reported with the certificate total)."""
     a = s.across
     given = a.dropna(subset=["amount"])
     s.amount_of = given.groupby("cert", sort=False)["amount"].last()  # per certificate key
@@ -310,6 +314,7 @@ def beip_no_retransfer_129g3(s: Transfers) -> None:
 
 
 STEPS = (
+    certificate_amount_248,
     minimum_transfer_248,
     small_transfer_allowance_209_1,
     erg_no_minimum_489f_b3,

@@ -1,0 +1,146 @@
+"""The portfolio through `njcredits run`: a certificate's amount and transfers to date count the
+records of earlier runs in the ledger (the latest version of each), month after month."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_reviews import _findings, _sheet, transfers_workbook
+
+from batch.cli import main
+from batch.run.ledger import MIGRATIONS, migrate
+
+D = dt.date
+
+
+def transfer(tid, cert, amount, date, credit, paid=None):
+    # Transfer ID, Program, Certificate ID, Certificate Amount, Transferor, Transferee, Transfer Date, Credit, Consideration
+    return [tid, "Grow NJ", cert, amount, "Seller LLC", "Buyer Inc.", date, credit, credit * 0.9 if paid is None else paid]
+
+
+def run(inbox: Path, outbox: Path, *args: str):
+    result = CliRunner().invoke(main, ["run", str(inbox), "--out", str(outbox), "--as-of", "2026-12-15", *args])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture
+def november(tmp_path):
+    """November's run: certificate C-1 ($6,000,000) fully transferred by T-1 ($6,000,000); C-2
+    ($1,000,000) partly, by T-2 ($400,000). Returns the inbox and the outbox."""
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    transfers_workbook(inbox / "nov.xlsx", [transfer("T-1", "C-1", 6_000_000, D(2026, 11, 10), 6_000_000),
+                                            transfer("T-2", "C-2", 1_000_000, D(2026, 11, 12), 400_000)])  # fmt: skip
+    run(inbox, outbox)
+    return inbox, outbox
+
+
+def test_december_counts_novembers_transfers(november):
+    inbox, outbox = november
+    # December: $500,000 more of C-1 (amount left blank: November gave it): 6,000,000 + 500,000 = 6,500,000 > 6,000,000;
+    # $500,000 of C-2: 400,000 + 500,000 = 900,000 <= 1,000,000
+    transfers_workbook(inbox / "dec.xlsx", [transfer("T-9", "C-1", None, D(2026, 12, 5), 500_000),
+                                            transfer("T-10", " c-2 ", None, D(2026, 12, 6), 500_000)])  # fmt: skip
+    run(inbox, outbox)
+    rows = _sheet(outbox / "dec.annotated.xlsx")
+    assert (rows["T-9"]["Status"], rows["T-9"]["Findings"]) == ("Flagged", "CERTIFICATE_OVERTRANSFERRED")
+    assert (rows["T-10"]["Status"], rows["T-10"]["Findings"]) == ("OK", None)
+    (over,) = [f for f in _findings(outbox / "dec.annotated.xlsx") if f["Code"] == "CERTIFICATE_OVERTRANSFERRED"]
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert over["Message"].startswith(
+        "Certificate C-1 has $6,500,000.00 transferred to date with this row, $6,000,000.00 of it in other workbooks "
+        f"(Transfers T-1 (nov.xlsx, run {today})), $500,000.00 more than its Certificate Amount of $6,000,000.00"
+    )
+    import openpyxl
+
+    ws = openpyxl.load_workbook(outbox / "dec.annotated.xlsx")["Transfers"]
+    header = [c.value for c in ws[1]]
+    to_date = [r[header.index("Certificate Transferred To Date ($)")] for r in ws.iter_rows(min_row=2, values_only=True)]
+    assert to_date == [6_500_000, 900_000]
+
+
+def test_a_correction_dropped_back_supersedes_the_earlier_version(november):
+    inbox, outbox = november
+    # the reviewer corrects T-1 to $5,000,000 and drops November's returned workbook back
+    import openpyxl
+
+    book = openpyxl.load_workbook(outbox / "nov.annotated.xlsx")
+    book["Transfers"]["H2"] = 5_000_000
+    book.save(inbox / "nov.annotated.xlsx")
+    run(inbox, outbox)
+    # December: 5,000,000 (T-1's latest version, not its first) + 500,000 = 5,500,000 <= 6,000,000
+    transfers_workbook(inbox / "dec.xlsx", [transfer("T-9", "C-1", None, D(2026, 12, 5), 500_000)])
+    run(inbox, outbox)
+    assert _sheet(outbox / "dec.annotated.xlsx")["T-9"]["Findings"] is None
+
+
+def test_a_certificate_given_no_amount_anywhere_is_said_unchecked(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    transfers_workbook(inbox / "nov.xlsx", [transfer("T-1", "C-7", None, D(2026, 11, 10), 9_000_000)])
+    run(inbox, outbox)
+    transfers_workbook(inbox / "dec.xlsx", [transfer("T-2", "C-7", None, D(2026, 12, 10), 500_000)])
+    run(inbox, outbox)
+    rows = _sheet(outbox / "dec.annotated.xlsx")
+    assert (rows["T-2"]["Status"], rows["T-2"]["Findings"]) == ("Flagged", "CERTIFICATE_AMOUNT_NOT_GIVEN")
+    (said,) = [f for f in _findings(outbox / "dec.annotated.xlsx") if f["Code"] == "CERTIFICATE_AMOUNT_NOT_GIVEN"]
+    assert "the certificate total is not checked" in said["Message"] and said["Severity"] == "warning"
+
+
+def test_two_amounts_across_months_are_both_named(november):
+    inbox, outbox = november
+    # December says C-2 is a $300,000 certificate: the latest given, used: 400,000 + 100,000 = 500,000 > 300,000
+    transfers_workbook(inbox / "dec.xlsx", [transfer("T-9", "C-2", 300_000, D(2026, 12, 5), 100_000)])
+    run(inbox, outbox)
+    assert _sheet(outbox / "dec.annotated.xlsx")["T-9"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED; CERTIFICATE_AMOUNT_CONFLICT"
+    (conflict,) = [f for f in _findings(outbox / "dec.annotated.xlsx") if f["Code"] == "CERTIFICATE_AMOUNT_CONFLICT"]
+    assert (
+        "$1,000,000.00 (Transfers T-2 (nov.xlsx, run" in conflict["Message"]
+        and "$300,000.00 (Transfers T-9 (this workbook))" in conflict["Message"]
+    )
+
+
+def test_a_rerun_of_the_same_workbook_counts_each_record_once(november):
+    inbox, outbox = november
+    shutil.copy(outbox / "nov.annotated.xlsx", inbox / "nov.annotated.xlsx")  # dropped back unchanged
+    run(inbox, outbox)
+    rows = _sheet(outbox / "nov.annotated.xlsx")
+    assert rows["T-1"]["Findings"] is None and rows["T-2"]["Findings"] is None  # its own rows, not the ledger's versions as well
+
+
+def test_another_teams_transfers_of_a_certificate_count_too(tmp_path, monkeypatch):
+    """A certificate is the same whoever processes it: team West's transfer of C-1 counts team East's
+    $6,000,000 of November, although West numbers its rows alike (T-1 of each is its own record)."""
+    outbox = tmp_path / "outbox"
+    for team, name, row in (("East", "nov.xlsx", transfer("T-1", "C-1", 6_000_000, D(2026, 11, 10), 6_000_000)),
+                            ("West", "west.xlsx", transfer("T-1", "C-1", None, D(2026, 12, 1), 100_000))):  # fmt: skip
+        where = tmp_path / team
+        transfers_workbook(where / "inbox" / name, [row])
+        (where / "njcredits.toml").write_text(f'team = "{team}"\n', encoding="utf-8")
+        monkeypatch.chdir(where)
+        run(where / "inbox", outbox)
+    # 6,000,000 (East's T-1) + 100,000 (West's T-1) = 6,100,000 > 6,000,000
+    assert _sheet(outbox / "west.annotated.xlsx")["T-1"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        assert db.execute("SELECT team, record_id, key FROM record_keys ORDER BY team").fetchall() == [
+            ("East", "T-1", "c-1"),
+            ("West", "T-1", "c-1"),
+        ]
+
+
+def test_a_ledger_of_migration_4_gains_the_portfolio_and_its_records_keep_no_fields(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    with sqlite3.connect(path, isolation_level=None) as db:
+        for _number, script in MIGRATIONS[:4]:
+            for statement in filter(None, (s.strip() for s in script.split(";"))):
+                db.execute(statement)
+        db.execute("PRAGMA user_version = 4")
+        db.execute("INSERT INTO runs (run_id, started, ended, inbox) VALUES ('R1', '2026-10-01', '2026-10-01', '/in')")
+        db.execute("INSERT INTO records (run_id, file, sheet, record_id, status) VALUES ('R1', 'a.xlsx', 'Transfers', 'T-1', 'OK')")
+        assert migrate(db) == 6
+        assert db.execute("SELECT team, fields FROM records").fetchall() == [("/in", None)]
+        assert db.execute("SELECT COUNT(*) FROM record_keys").fetchone() == (0,)
