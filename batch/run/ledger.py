@@ -105,7 +105,8 @@ MIGRATIONS.append(
 )
 # The portfolio (limits across workbooks, runs and months): each record keeps the fields its
 # program's portfolio rules read (`fields`, JSON), and the key of each group a rule reads it in
-# (`record_keys`: a certificate, say), by which a workbook's groups are found.
+# (`record_keys`: a certificate, say), by which a workbook's groups are found. A run's records are
+# found by their run (`records_run`), never by scanning the ledger.
 MIGRATIONS.append(
     (
         6,
@@ -115,6 +116,7 @@ MIGRATIONS.append(
             run_id TEXT NOT NULL, team TEXT, sheet TEXT NOT NULL, record_id TEXT NOT NULL, grouping TEXT NOT NULL, key TEXT NOT NULL
         );
         CREATE INDEX IF NOT EXISTS record_keys_group ON record_keys(sheet, grouping, key);
+        CREATE INDEX IF NOT EXISTS records_run ON records(run_id);
         """,
     )
 )
@@ -249,14 +251,14 @@ def read_portfolio(path: Path, sheet: str, keys: dict[str, list[str]], exclude_r
                 ),
                 hit AS (
                     SELECT DISTINCT k.team, k.record_id FROM wanted w
-                    JOIN record_keys k ON k.sheet = ? AND k.grouping = w.grouping AND k.key = w.key
+                    CROSS JOIN record_keys k ON k.sheet = ? AND k.grouping = w.grouping AND k.key = w.key
                     JOIN before b ON b.run_id = k.run_id
                 ),
                 versions AS (
                     SELECT r.team, r.record_id, r.status, r.fields, r.file AS workbook, substr(b.started, 1, 10) AS run_date,
                            b.ended, r.rowid AS seq,
                            ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended DESC, r.rowid ASC) AS latest
-                    FROM hit h JOIN records r ON r.team IS h.team AND r.sheet = ? AND r.record_id = h.record_id
+                    FROM hit h CROSS JOIN records r ON r.team = h.team AND r.sheet = ? AND r.record_id = h.record_id
                     JOIN before b ON b.run_id = r.run_id
                 )
                 SELECT team, record_id, status, fields, workbook, run_date, ended, seq FROM versions WHERE latest = 1
@@ -569,13 +571,12 @@ class Ledger:
         """For each record (team, sheet, record ID) of this run, its latest appearance in an earlier run
         (the first row with that ID in that run: later repeats were DUPLICATE_ID)."""
         query = """
-            SELECT r.* FROM records r JOIN runs u ON u.run_id = r.run_id
+            WITH mine AS (SELECT DISTINCT team, sheet, record_id FROM records WHERE run_id = ?)
+            SELECT r.* FROM mine c CROSS JOIN records r ON r.team = c.team AND r.sheet = c.sheet AND r.record_id = c.record_id
+            JOIN runs u ON u.run_id = r.run_id
             WHERE u.started < (SELECT started FROM runs WHERE run_id = ?)
-              AND EXISTS (
-                SELECT 1 FROM records c WHERE c.run_id = ? AND c.team IS r.team AND c.sheet = r.sheet AND c.record_id = r.record_id
-              )
             ORDER BY u.started DESC, r.rowid ASC
-        """
+        """  # from this run's records, by index: never a scan of the ledger's
         with closing(self._connect()) as db:
             earlier = pd.read_sql_query(query, db, params=(run_id, run_id))
         return earlier.drop_duplicates(["sheet", "record_id"], keep="first")
