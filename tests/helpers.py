@@ -35,3 +35,14 @@ def run_rows(module, rows: list[dict], money_in_dollars: bool = True) -> list[di
         got["ineligible"] = bool(calc.ineligible.loc[i])
         out.append(got)
     return out
+
+
+def ledger_at(db, version: int) -> None:
+    """Make `db` (a sqlite3 connection in autocommit) the ledger an earlier release left: the first
+    `version` migrations applied statement by statement, and its user_version set."""
+    from batch.run.ledger import MIGRATIONS
+
+    for _number, script in MIGRATIONS[:version]:
+        for statement in filter(None, (s.strip() for s in script.split(";"))):
+            db.execute(statement)
+    db.execute(f"PRAGMA user_version = {version}")

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import ledger_at
 from test_reviews import _findings, _sheet, transfers_workbook
 
 from batch.cli import main
-from batch.run.ledger import MIGRATIONS, migrate
+from batch.run.ledger import migrate
 
 D = dt.date
 
@@ -135,10 +136,7 @@ def test_another_teams_transfers_of_a_certificate_count_too(tmp_path, monkeypatc
 def test_a_ledger_of_migration_4_gains_the_portfolio_and_its_records_keep_no_fields(tmp_path):
     path = tmp_path / "ledger.sqlite"
     with sqlite3.connect(path, isolation_level=None) as db:
-        for _number, script in MIGRATIONS[:4]:
-            for statement in filter(None, (s.strip() for s in script.split(";"))):
-                db.execute(statement)
-        db.execute("PRAGMA user_version = 4")
+        ledger_at(db, 4)
         db.execute("INSERT INTO runs (run_id, started, ended, inbox) VALUES ('R1', '2026-10-01', '2026-10-01', '/in')")
         db.execute("INSERT INTO records (run_id, file, sheet, record_id, status) VALUES ('R1', 'a.xlsx', 'Transfers', 'T-1', 'OK')")
         assert migrate(db) == 6

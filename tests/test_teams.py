@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import ledger_at
 from test_reviews import ROWS, _decide, _sheet, transfers_workbook
 
 from batch.cli import main
-from batch.run.ledger import MIGRATIONS, Ledger, migrate
+from batch.run.ledger import Ledger, migrate
 
 AS_OF = "2026-11-30"
 
@@ -101,10 +102,7 @@ def test_run_file_from_elsewhere_is_the_ledgers_one_team(tmp_path, monkeypatch, 
 def test_migration_5_makes_each_earlier_run_its_inboxs_team(tmp_path):
     path = tmp_path / "ledger.sqlite"
     with sqlite3.connect(path, isolation_level=None) as db:
-        for _number, script in MIGRATIONS[:4]:
-            for statement in filter(None, (s.strip() for s in script.split(";"))):
-                db.execute(statement)
-        db.execute("PRAGMA user_version = 4")
+        ledger_at(db, 4)
         db.execute("INSERT INTO runs (run_id, started, inbox) VALUES ('R1', '2026-10-01', '/teams/east'), ('R2', '2026-10-02', '/w')")
         db.execute(
             "INSERT INTO records (run_id, file, sheet, record_id) VALUES ('R1', 'a.xlsx', 'BEIP', 'B-1'), ('R2', 'b', 'BEIP', 'B-1')"
@@ -121,10 +119,7 @@ def test_migration_5_makes_a_returned_workbooks_run_its_inboxs_team(tmp_path):
     the team's whose runs wrote that outbox, and a run of one file, so it never makes the ledger shared."""
     path = tmp_path / "ledger.sqlite"
     with sqlite3.connect(path, isolation_level=None) as db:
-        for _number, script in MIGRATIONS[:4]:
-            for statement in filter(None, (s.strip() for s in script.split(";"))):
-                db.execute(statement)
-        db.execute("PRAGMA user_version = 4")
+        ledger_at(db, 4)
         db.execute(
             "INSERT INTO runs (run_id, started, inbox, outbox) VALUES ('R1', '2026-10-01', '/east', '/out'),"
             " ('R2', '2026-10-02', '/out', '/out'), ('R3', '2026-10-03', '/dl', '/out')"
@@ -313,10 +308,7 @@ def test_an_upgraded_ledger_of_one_team_is_not_shared(tmp_path, monkeypatch):
     ledger = outbox / ".njcredits" / "ledger.sqlite"
     ledger.parent.mkdir(parents=True)
     with sqlite3.connect(ledger, isolation_level=None) as db:
-        for _number, script in MIGRATIONS[:4]:
-            for statement in filter(None, (s.strip() for s in script.split(";"))):
-                db.execute(statement)
-        db.execute("PRAGMA user_version = 4")
+        ledger_at(db, 4)
         for run, inbox in (("R1", tmp_path / "x" / ".." / "east"), ("R2", tmp_path / "dl")):
             db.execute("INSERT INTO runs (run_id, started, ended, inbox, outbox) VALUES (?, '2026-10-01', '2026-10-01', ?, ?)",
                        (run, str(inbox), str(outbox)))  # fmt: skip
