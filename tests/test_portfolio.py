@@ -142,3 +142,70 @@ def test_a_ledger_of_migration_4_gains_the_portfolio_and_its_records_keep_no_fie
         assert migrate(db) == 6
         assert db.execute("SELECT team, fields FROM records").fetchall() == [("/in", None)]
         assert db.execute("SELECT COUNT(*) FROM record_keys").fetchone() == (0,)
+
+
+def test_an_amount_typed_on_every_row_is_named_ten_times_at_most(tmp_path):
+    """Fifteen rows of one certificate, each giving another amount (a team typing the balance left):
+    each warning names the first ten amounts, then how many more, and which one is used."""
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    rows = [transfer(f"T-{i}", "C-1", 10_000_000 - i * 100_000, D(2026, 11, i), 50_000) for i in range(1, 16)]
+    transfers_workbook(inbox / "nov.xlsx", rows)
+    run(inbox, outbox)
+    said = [f["Message"] for f in _findings(outbox / "nov.annotated.xlsx") if f["Code"] == "CERTIFICATE_AMOUNT_CONFLICT"]
+    assert len(said) == 15 and len(set(said)) == 1
+    # T-15's $8,500,000.00 is the latest given (2026-11-15): used; the list holds T-1 .. T-10, then 5 more
+    assert (
+        "$9,900,000.00 (Transfers T-1 (this workbook))" in said[0]
+        and "$9,000,000.00 (Transfers T-10 (this workbook)); and 5 more" in said[0]
+    )
+    assert "the latest given, $8,500,000.00, is the certificate's total" in said[0] and len(said[0]) < 1_000
+
+
+def _ledger_of_one_run(path: Path, rows: list[tuple[str, str, int, int | None]]) -> None:
+    """A ledger holding one ended run whose records (workbook, record ID, credit, amount) of C-1 are
+    written in the order given (the order their workbooks' workers finished)."""
+    import json
+
+    from batch.run.ledger import Ledger
+
+    Ledger(path)
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO runs (run_id, started, ended, inbox, team, one_file) VALUES ('R1', '2026-11-30', '2026-11-30', '/in', 'T', 0)"
+        )
+        for workbook, rid, credit, amount in rows:
+            fields = {"program": "Grow NJ", "certificate": "C-1", "certificate_amount": amount, "transferor": "A", "transferee": "B",
+                      "date": "2026-11-10", "credit": credit, "certificate_key": "c-1"}  # fmt: skip
+            db.execute(
+                "INSERT INTO records (run_id, file, sheet, record_id, status, fields, team) VALUES ('R1', ?, 'Transfers', ?, 'OK', ?, 'T')",
+                (workbook, rid, json.dumps(fields)),
+            )
+            db.execute("INSERT INTO record_keys VALUES ('R1', 'T', 'Transfers', ?, 'certificate_key', 'c-1')", (rid,))
+
+
+@pytest.mark.parametrize("finished", ["a first", "b first"])
+def test_records_of_one_run_are_read_in_workbook_order_whichever_finished_first(tmp_path, finished):
+    from batch.run.ledger import read_portfolio
+
+    a, b = ("a.xlsx", "T-1", 100, 600_000_000), ("b.xlsx", "T-2", 100, 500_000_000)
+    _ledger_of_one_run(tmp_path / "l.sqlite", [a, b] if finished == "a first" else [b, a])
+    found = read_portfolio(tmp_path / "l.sqlite", "Transfers", {"certificate_key": ["c-1"]})
+    assert found["workbook"].tolist() == ["a.xlsx", "b.xlsx"]  # so b's amount is the latest given, either way
+
+
+def test_a_record_in_two_workbooks_of_one_run_counts_in_both(tmp_path):
+    from batch.run.ledger import read_portfolio
+
+    _ledger_of_one_run(tmp_path / "l.sqlite", [("b.xlsx", "T-1", 100, None), ("a.xlsx", "T-1", 200, None)])
+    found = read_portfolio(tmp_path / "l.sqlite", "Transfers", {"certificate_key": ["c-1"]})
+    assert list(zip(found["workbook"], found["record_id"], strict=True)) == [("a.xlsx", "T-1"), ("b.xlsx", "T-1")]
+
+
+def test_a_ledger_of_a_newer_njcredits_is_not_written(tmp_path):
+    from batch.run.ledger import SCHEMA_VERSION, Ledger, LedgerUnreadable
+
+    Ledger(tmp_path / "l.sqlite")
+    with sqlite3.connect(tmp_path / "l.sqlite") as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(LedgerUnreadable, match="written by a newer njcredits"):
+        Ledger(tmp_path / "l.sqlite")

@@ -230,10 +230,13 @@ def read_portfolio(path: Path, sheet: str, keys: dict[str, list[str]], exclude_r
     """The latest version of each record (team, sheet, record ID) of `sheet` that was, in some
     version, in one of the groups `keys` names ({grouping: [key, ...]}), among the runs that ended
     before `exclude_run` started (every ended run when it is None): the portfolio a workbook's rules
-    read. Columns: team, record_id, status, fields (JSON), workbook, run_date, ended, seq (the
-    record's place in its run). A version that left the group is returned too: the caller keeps
-    the records whose latest fields are in it. Opened read-only; a ledger from before migration 6
-    kept no portfolio and gives nothing."""
+    read. The latest version is the one of the latest run holding the record; a run whose two
+    workbooks held it (RECORD_IN_TWO_WORKBOOKS) gives both, which both count; within a workbook, its
+    first row (a repeat was DUPLICATE_ID). In the order the rules break ties in: by run's end, then
+    workbook name, then row, never by when a workbook's worker finished. Columns: team, record_id,
+    status, fields (JSON), workbook, run_date, ended, seq. A version that left the group is returned
+    too: the caller keeps the records whose latest fields are in it. Opened read-only; a ledger from
+    before migration 6 kept no portfolio and gives nothing."""
     cols = ["team", "record_id", "status", "fields", "workbook", "run_date", "ended", "seq"]
     pairs = [(g, k) for g, ks in keys.items() for k in dict.fromkeys(ks) if k is not None]
     if not pairs:
@@ -256,13 +259,14 @@ def read_portfolio(path: Path, sheet: str, keys: dict[str, list[str]], exclude_r
                 ),
                 versions AS (
                     SELECT r.team, r.record_id, r.status, r.fields, r.file AS workbook, substr(b.started, 1, 10) AS run_date,
-                           b.ended, r.rowid AS seq,
-                           ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended DESC, r.rowid ASC) AS latest
+                           b.ended, b.run_id, r.rowid AS seq,
+                           RANK() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended DESC, b.run_id DESC) AS latest,
+                           ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id, r.run_id, r.file ORDER BY r.rowid) AS first
                     FROM hit h CROSS JOIN records r ON r.team = h.team AND r.sheet = ? AND r.record_id = h.record_id
                     JOIN before b ON b.run_id = r.run_id
                 )
-                SELECT team, record_id, status, fields, workbook, run_date, ended, seq FROM versions WHERE latest = 1
-                ORDER BY ended, seq
+                SELECT team, record_id, status, fields, workbook, run_date, ended, seq FROM versions WHERE latest = 1 AND first = 1
+                ORDER BY ended, run_id, workbook, seq
             """
             return pd.read_sql_query(query, db, params=(exclude_run, exclude_run, sheet, sheet))
     except sqlite3.Error as err:
@@ -327,6 +331,12 @@ class Ledger:
         try:
             with closing(sqlite3.connect(self.path, timeout=60, isolation_level=None)) as db:
                 _wal(db)
+                if (found := db.execute("PRAGMA user_version").fetchone()[0]) > SCHEMA_VERSION:
+                    raise LedgerUnreadable(
+                        f"The ledger {self.path} was written by a newer njcredits (its schema is version {found}; this njcredits "
+                        f"knows {SCHEMA_VERSION}): what this one would write there, the newer one could misread. Upgrade "
+                        "njcredits; `njcredits history` reads the ledger as it is."
+                    )
                 migrate(db)
         except sqlite3.Error as err:
             if any(w in str(err) for w in ("full", "readonly", "read-only", "disk I/O", "unable to open")):  # the disk, not the file

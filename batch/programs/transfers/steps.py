@@ -145,12 +145,17 @@ def certificate_amount_248(s: Transfers) -> None:
     several = firsts["cert"].duplicated(keep=False).to_numpy()
     s.amount_conflict = s.cert.isin(firsts["cert"][several]).to_numpy()
     s.amounts_given = pd.Series("", index=s.idx, dtype=object)
-    if s.amount_conflict.any():
+    if s.amount_conflict.any():  # each amount named with the record that first gave it: the first ten, then how many more
         firsts = firsts[several]
+        rank = firsts.groupby("cert", sort=False).cumcount().to_numpy()
+        shown = firsts[rank < LISTED_RECORDS]
         own_label = SPEC.name + " " + s.f[ID].astype(str).to_numpy(dtype=object) + " (this workbook)"
-        label = firsts["label"].where(firsts["row"] < 0, pd.Series(own_label[firsts["row"].clip(lower=0)], index=firsts.index))
-        text = "$" + pd.Series(money_text(firsts["amount"].astype("int64")), index=firsts.index) + " (" + label + ")"
-        listing = text.groupby(firsts["cert"].to_numpy(), sort=False).agg("; ".join)
+        label = shown["label"].where(shown["row"] < 0, pd.Series(own_label[shown["row"].clip(lower=0)], index=shown.index))
+        text = "$" + pd.Series(money_text(shown["amount"].astype("int64")), index=shown.index) + " (" + label + ")"
+        listing = text.groupby(shown["cert"].to_numpy(), sort=False).agg("; ".join)
+        more = firsts.groupby("cert", sort=False).size() - LISTED_RECORDS
+        more = more[more > 0]
+        listing[more.index] = listing[more.index] + [f"; and {m:,} more" for m in more.tolist()]
         s.amounts_given = s.cert.map(listing).fillna("")
 
 
