@@ -426,3 +426,21 @@ def test_a_file_whose_close_was_lost_in_an_overflow_is_not_held_as_never_closed(
     assert said.endswith("listed again, 0 files not seen before.")
     # said once, in words: not again by watchdog, with the repr of a path in bytes
     assert not [r.getMessage() for r in caplog.records if r.levelno >= 30 and r.name.startswith("watchdog")]
+
+
+def test_each_file_the_watch_processes_counts_the_runs_before_it_in_the_portfolio(tmp_path):
+    """November's workbook, then December's, dropped in turn: December's run sees November's run,
+    which ended before it began (certificate C-1: 6,000,000 + 500,000 > 6,000,000)."""
+    from test_reviews import _sheet, transfers_workbook
+
+    def row(tid, amount, date, credit):
+        return [tid, "Grow NJ", "C-1", amount, "Seller LLC", "Buyer Inc.", date, credit, credit]
+
+    src = tmp_path / "src"
+    with Watcher(tmp_path) as w:
+        for name, rows in (("nov.xlsx", [row("T-1", 6_000_000, dt.date(2026, 11, 10), 6_000_000)]),
+                           ("dec.xlsx", [row("T-9", None, dt.date(2026, 12, 5), 500_000)])):  # fmt: skip
+            transfers_workbook(src / name, rows).rename(w.inbox / name)
+            done = w.outbox / name.replace(".xlsx", ".annotated.xlsx")
+            assert w.wait_for(done.exists, 30), w.log
+    assert _sheet(w.outbox / "dec.annotated.xlsx")["T-9"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
