@@ -224,9 +224,9 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None, team:
         sheets = tuple(m.name for m in PROGRAMS if m.prior_incentive)
         earlier = read_prior_records(Path(ledger), sheets, exclude_run=run_id, team=team)
         if len(earlier):
-            known = set(zip(here["sheet"], here["record_id"], strict=True))
-            keep = [not (ours and (s, r) in known) for s, r, ours in earlier[["sheet", "record_id", "same_team"]].itertuples(index=False)]
-            parts.append(earlier[keep])
+            known = pd.MultiIndex.from_arrays([here["sheet"], here["record_id"]])
+            again = pd.MultiIndex.from_arrays([earlier["sheet"], earlier["record_id"]]).isin(known)
+            parts.append(earlier[~(again & earlier["same_team"].to_numpy(dtype=bool))])
     prior = pd.concat(parts, ignore_index=True)
     # the fact that decides "received before", in the words of the record's own sheet
     column = prior["sheet"].map({m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive})

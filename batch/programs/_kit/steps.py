@@ -10,6 +10,7 @@ import pandas as pd
 
 from batch.programs._kit.exact import Q
 from batch.programs._kit.rules import Tier
+from batch.programs._kit.text import each
 
 
 def tier_applies(tier: Tier, f: pd.DataFrame, area_column: str = "Area") -> np.ndarray:
@@ -105,7 +106,10 @@ def installments(total_cents: np.ndarray, num: np.ndarray, den: np.ndarray) -> n
     return out
 
 
-def named_before(group: pd.Series, listed: np.ndarray, label: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+LISTED_RECORDS = 10  # records of other workbooks a finding names, then "and N more"
+
+
+def named_before(group: pd.Series, listed: np.ndarray, label: np.ndarray, limit: int = LISTED_RECORDS) -> tuple[np.ndarray, np.ndarray]:
     """Rows in their order, each in a `group`: for each row, how many `listed` rows of its group
     come before it, and the text naming them (the first `limit` labels joined by "; ", then
     "; and N more"; "" where none). One pass per rank up to `limit`, never group by group."""
@@ -130,7 +134,6 @@ def named_before(group: pd.Series, listed: np.ndarray, label: np.ndarray, limit:
     rows = pd.DataFrame({"group": codes[some], "shown": np.minimum(before[some], limit)})
     found = rows.merge(table, on=["group", "shown"], how="left")["text"].to_numpy(dtype=object)
     more = before[some] > limit
-    distinct, inverse = np.unique(before[some][more] - limit, return_inverse=True)  # each count's words once
-    found[more] = found[more] + np.array([f"; and {m:,} more" for m in distinct.tolist()], dtype=object)[inverse]
+    found[more] = found[more] + each(before[some][more] - limit, "; and {:,} more")
     text[some] = found
     return before, text

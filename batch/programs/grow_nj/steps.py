@@ -36,6 +36,7 @@ from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import emit
 from batch.programs._kit.rules import Rules, lookup
+from batch.programs._kit.steps import LISTED_RECORDS as LISTED_PRIOR_RECORDS
 from batch.programs._kit.steps import business_key, first_tier, pick, tier_applies
 from batch.programs._kit.text import cents_of, dollars, each
 from batch.programs.grow_nj.sheet import GROW_NJ as SPEC
@@ -65,7 +66,6 @@ MRERA_AREA = "Growth Zone (MRERA)"
 # statuses of a prior record that do not count (running totals and limits count neither)
 NOT_COUNTED = ("Invalid", "Ineligible")
 # a prior-incentive finding names this many records, then says how many more there are
-LISTED_PRIOR_RECORDS = 10
 
 
 class _Rows(Steps):

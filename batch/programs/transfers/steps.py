@@ -27,7 +27,8 @@ from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import BASIS_POINTS, money_text
 from batch.programs._kit.rules import Rules, lookup
-from batch.programs._kit.steps import business_key, date_order, name_key, named_before
+from batch.programs._kit.steps import LISTED_RECORDS, business_key, date_order, name_key, named_before
+from batch.programs._kit.text import each
 from batch.programs.transfers.sheet import TRANSFERS
 
 SPEC = TRANSFERS
@@ -47,9 +48,6 @@ def _party(names: pd.Series) -> pd.Series:
     and `ACME Corporation` are one party). A blank name matches nothing: such a row is a party of its own."""
     key = business_key(names).astype(object)
     return key.where(key.notna(), pd.Series("\x00row " + names.index.astype(str), index=names.index))
-
-
-LISTED_RECORDS = 10  # records of other workbooks a finding names, then "and N more"
 
 
 def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
@@ -83,7 +81,6 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
             "date": s.dates.to_numpy(),
             "credit": s.credit.to_numpy(),
             "amount": pd.array(f[CERT_AMT], dtype="Int64"),
-            "program": s.program.to_numpy(dtype=object),
             "far": False,
             "tie": s.rank.to_numpy(),
             "row": np.arange(s.n),
@@ -98,7 +95,6 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
             "date": pd.to_datetime(out["date"]).to_numpy(dtype=own["date"].dtype),
             "credit": pd.array(out["credit"], dtype="Int64").astype("int64"),
             "amount": pd.array(out["certificate_amount"], dtype="Int64"),
-            "program": out["program"].to_numpy(dtype=object),
             "far": True,
             "tie": np.arange(len(out)),
             "row": -1,
@@ -155,7 +151,7 @@ def certificate_amount_248(s: Transfers) -> None:
         listing = text.groupby(shown["cert"].to_numpy(), sort=False).agg("; ".join)
         more = firsts.groupby("cert", sort=False).size() - LISTED_RECORDS
         more = more[more > 0]
-        listing[more.index] = listing[more.index] + [f"; and {m:,} more" for m in more.tolist()]
+        listing[more.index] = listing[more.index] + each(more.to_numpy(), "; and {:,} more")
         s.amounts_given = s.cert.map(listing).fillna("")
 
 
@@ -247,7 +243,7 @@ def certificate_total_248(s: Transfers) -> None:
     limit = a["cert"].map(s.amount_of).astype("Int64")
     crossed = pd.Series((total > limit).fillna(False).to_numpy(dtype=bool).astype(int)).groupby(by, sort=False).cummax()
     elsewhere = (a["credit"] * a["far"]).groupby(by, sort=False).cumsum().to_numpy()
-    counted, named = named_before(a["cert"], a["far"].to_numpy(), a["label"].to_numpy(dtype=object), LISTED_RECORDS)
+    counted, named = named_before(a["cert"], a["far"].to_numpy(), a["label"].to_numpy(dtype=object))
     own = a["row"].to_numpy() >= 0
     at = s.idx[a["row"].to_numpy()[own]]
     s.to_date = pd.Series(total[own], index=at).reindex(s.idx)
