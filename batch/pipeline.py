@@ -20,6 +20,8 @@ from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
 from batch.programs._kit import rules as rules_mod
 from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
+from batch.programs._kit.steps import LISTED_RECORDS
+from batch.programs._kit.text import each
 from batch.reviews import DECISION_COLUMNS, review
 from batch.workbook import cells
 from batch.workbook.cells import column_letters
@@ -88,6 +90,7 @@ class Result:
     tool_sheets: list[str] = field(default_factory=list)  # the tool's own sheets of a returned workbook (left out)
     decisions_before: pd.DataFrame | None = None  # the reviewer decisions the ledger holds (batch.reviews)
     portfolio_from: tuple[Path, str | None, tuple[str, ...]] | None = None  # the ledger, run and team whose portfolio the rules read
+    same_run: object | None = None  # the records of this run's other workbooks it reads (batch.run.samerun.SameRun)
     source: Path | None = None  # the decrypted copy read and annotated in place of `path` (see `process`)
     opened: Opened | None = field(default=None, repr=False, compare=False)  # `reading`, opened once (see `process`)
 
@@ -373,31 +376,63 @@ def calculate_in_chunks(program: Program, valid: pd.DataFrame, rules, context: R
 NOT_COUNTED = ("Invalid", "Ineligible")  # statuses of records that count in no limit
 
 
-def _portfolio(
-    program: Program, valid: pd.DataFrame, ids: pd.Series, ledger: Path, run_id: str | None, team: tuple[str, ...]
-) -> pd.DataFrame:
-    """The records of earlier runs the sheet's portfolio rules read (`RunContext.portfolio`): the
-    latest version of each record in the groups of the `valid` rows, among the runs that ended
-    before `run_id` started, that counts and is still in one of those groups. A record of `team`
-    (its names) with the ID of a row of the sheet (`ids`, every row's) is that row's earlier version, and the
-    row counts instead; another team's record of that ID is another record."""
-    from batch.run.ledger import read_portfolio
-
+def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Result, run_date: str) -> pd.DataFrame:
+    """The records of other workbooks the sheet's portfolio rules read (`RunContext.portfolio`), in the
+    groups of the `valid` rows, that count (neither Invalid nor Ineligible) and are still in one of
+    those groups: the latest version of each record of the runs that ended before this run started
+    (`Result.portfolio_from`), then the records of this run's other workbooks the run gave it
+    (`Result.same_run`, `batch.run.samerun`), by their workbooks' places and rows. A record of the
+    run's team (its names) with the ID of a row of the sheet (`ids`, every row's) or of a record of
+    this run's other workbooks is superseded by this run's version; another team's record of that ID
+    is another record. `after`: a record of this run whose workbook comes after this one."""
     portfolio = program.portfolio
+    cols = [*portfolio.kept, "sheet", "record_id", "workbook", "run_date", "ended", "after"]
     mine = portfolio.of(valid)
     keys = {g: mine[g].dropna().astype(str).unique().tolist() for g in portfolio.groupings}
-    found = read_portfolio(ledger, program.name, keys, exclude_run=run_id)
-    found = found[~(found["team"].isin(team) & found["record_id"].isin(ids)) & ~found["status"].isin(NOT_COUNTED)]
-    found = found[found["fields"].notna()]
+    same = result.same_run
+    others = same.others[same.others["sheet"].eq(program.name)] if same is not None else pd.DataFrame(columns=["record_id"])
+    parts = []
+    if result.portfolio_from is not None:
+        from batch.run.ledger import read_portfolio
+
+        ledger, run_id, team = result.portfolio_from
+        found = read_portfolio(ledger, program.name, keys, exclude_run=run_id)
+        mine_too = found["team"].isin(team) & (found["record_id"].isin(ids) | found["record_id"].isin(others["record_id"]))
+        parts.append(found[~mine_too].assign(after=False))
+    if len(others):
+        parts.append(others.assign(run_date=run_date, ended=None, after=others["place"].gt(same.place)))
+    found = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["status", "fields"])
+    found = found[~found["status"].isin(NOT_COUNTED) & found["fields"].notna()]
     if found.empty:
-        return pd.DataFrame(columns=[*portfolio.kept, "sheet", "record_id", "workbook", "run_date", "ended"])
+        return pd.DataFrame(columns=cols)
     fields = pd.DataFrame([json.loads(text) for text in found["fields"]], index=found.index).reindex(columns=portfolio.kept)
     inside = np.zeros(len(found), dtype=bool)
     for g in portfolio.groupings:  # the record's latest version is still in one of the sheet's groups
         inside |= fields[g].isin(keys[g]).to_numpy()
-    out = fields.assign(sheet=program.name, record_id=found["record_id"], workbook=found["workbook"], run_date=found["run_date"])
-    out = out.assign(ended=found["ended"])
-    return out[inside].reset_index(drop=True)
+    out = fields.assign(sheet=program.name, **{c: found[c] for c in ("record_id", "workbook", "run_date", "ended", "after")})
+    return out[inside].reset_index(drop=True)[cols]
+
+
+def _in_two_workbooks(program: Program, ids: np.ndarray, result: Result | None, skip: np.ndarray) -> list[pd.DataFrame]:
+    """RECORD_IN_TWO_WORKBOOKS on each row (not a totals row) whose record ID another workbook of this
+    run also holds on this sheet (`Result.same_run`): the record counts in both, and each names the
+    others (the first ten by place, then how many more)."""
+    same = result.same_run if result is not None else None
+    if same is None or program.portfolio is None or not len(same.others):
+        return []
+    others = same.others[same.others["sheet"].eq(program.name)].drop_duplicates(["record_id", "place"])
+    listed = others[others.groupby("record_id", sort=False).cumcount().lt(LISTED_RECORDS).to_numpy()]
+    where = listed.groupby("record_id", sort=False)["workbook"].agg(", ".join)
+    more = others.groupby("record_id", sort=False).size() - LISTED_RECORDS
+    more = more[more > 0]
+    where[more.index] = where[more.index] + each(more.to_numpy(), " and {:,} more")
+    named = pd.Series(ids, dtype=object).map(where)
+    hit = named.notna().to_numpy() & ~skip
+    if not hit.any():
+        return []
+    rows = np.flatnonzero(hit)
+    found = {"row": rows, "column": program.schema.key[0], "code": "RECORD_IN_TWO_WORKBOOKS", "value": ids[rows]}
+    return [pd.DataFrame({**found, "workbooks": named.to_numpy()[rows]})]
 
 
 def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = None, context: RunContext | None = None) -> SheetResult:
@@ -432,20 +467,22 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         ours = context.prior["same_team"] if "same_team" in context.prior else True
         mine = context.prior["sheet"].eq(spec.name) & context.prior["record_id"].isin(spec.record_ids(typed[~totals])) & ours
         context = replace(context, prior=context.prior[~mine.to_numpy()])
-    if program.portfolio is not None and result is not None and result.portfolio_from is not None and len(valid):
-        context = replace(context, portfolio=_portfolio(program, valid, spec.record_ids(typed[~totals]), *result.portfolio_from))
+    reads = result is not None and (result.portfolio_from is not None or result.same_run is not None)
+    if program.portfolio is not None and reads and len(valid):
+        context = replace(context, portfolio=_portfolio(program, valid, spec.record_ids(typed[~totals]), result, context.run_day))
     calc = calculate_in_chunks(program, valid, rules, context)
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
 
     reader = [] if sheet.no_room else _reader_findings(sheet)
-    raw_found = stack([*_routed(sheet), vfind, *reader, *[f for f in calc.findings if len(f)]])
+    record_ids = spec.record_ids(typed).to_numpy(dtype=object)
+    twice = _in_two_workbooks(program, record_ids, result, totals)
+    raw_found = stack([*_routed(sheet), vfind, *reader, *twice, *[f for f in calc.findings if len(f)]])
     if totals.any():  # a totals row says only that it was skipped
         at = raw_found["row"].astype(int).to_numpy()
         raw_found = raw_found[(at < 0) | ~totals[np.clip(at, 0, None)]]
     raw_found = stack([raw_found, totals_found.drop(columns="record_id")])
-    record_ids = spec.record_ids(typed).to_numpy(dtype=object)
     record_ids[totals_found["row"].to_numpy(dtype=int)] = totals_found["record_id"].to_numpy(dtype=object)
 
     def as_findings(raw: pd.DataFrame) -> pd.DataFrame:
@@ -567,6 +604,7 @@ def process(
     run_id: str | None = None,
     scratch: Path | None = None,
     team: str | tuple[str, ...] | None = None,
+    same_run=None,
 ) -> Result:
     """Read, validate and calculate one workbook (no output written).
 
@@ -578,7 +616,8 @@ def process(
     (never written) for the prior incentive records of earlier runs, leaving out those of `run_id`,
     and for the reviewer decisions of `team`'s records (a record is known by its team, sheet and
     record ID; `team`: the team's name, or every name its records are found by; None: the file's
-    folder, resolved, as a run of that folder's).
+    folder, resolved, as a run of that folder's). `same_run` (`batch.run.samerun.SameRun`): the
+    records of the run's other workbooks its portfolio rules read, and its place among them.
 
     The file is opened once (`batch.workbook.opened.Opened`) and handed down: its hash, the check
     for encryption, every stage of reading and the check that it can be annotated in place take it
@@ -590,7 +629,7 @@ def process(
     opened = Opened(path)
     result = None
     try:
-        result = Result(path, opened.sha256(), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today())
+        result = Result(path, opened.sha256(), dt.datetime.now(dt.UTC), as_of=as_of or dt.date.today(), same_run=same_run)
         clock = time.perf_counter()
         if encrypted(opened):
             result.source = decrypt_default(opened, scratch_file(scratch, "decrypted"), path.name)

@@ -24,6 +24,12 @@ def good(folder: Path, name: str = "good.xlsx") -> Path:
     return write_workbook(folder / name, {"Transfers": [HEADERS, ROW]})
 
 
+def companion(folder: Path) -> Path:
+    """A good workbook run beside a hostile one: a record and a certificate of its own, so that the
+    two share nothing but the run (two workbooks of a run holding T-1 are RECORD_IN_TWO_WORKBOOKS)."""
+    return write_workbook(folder / "good.xlsx", {"Transfers": [HEADERS, ["G-1", ROW[1], "C-9", *ROW[3:]]]})
+
+
 def text_renamed(folder: Path) -> Path:
     p = folder / "notes.xlsx"
     p.write_text("Quarterly notes, not a workbook.\n")

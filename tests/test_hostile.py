@@ -17,7 +17,7 @@ def run_folder(tmp_path, builder, **flags):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     inbox.mkdir()
     path = builder(inbox)
-    hostile.good(inbox)
+    hostile.companion(inbox)
     settings = load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=2, **flags)
     outcome = run_batch(settings, echo=lambda *_: None)
     return path, {f.name: f for f in outcome.files}, outcome, inbox, outbox

@@ -273,6 +273,32 @@ def read_portfolio(path: Path, sheet: str, keys: dict[str, list[str]], exclude_r
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
 
 
+def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame) -> pd.DataFrame:
+    """Every version the ledger keeps of the records `wanted` (sheet, record_id) of `team` (its names)
+    that was computed: sheet, record_id, fields (JSON), by index (team, sheet, record ID). What a run
+    needs to know which groups its records were in before (`batch.run.samerun.decide`). Opened
+    read-only; a ledger from before migration 6 kept no portfolio and gives nothing."""
+    cols = ["sheet", "record_id", "fields"]
+    pairs = list(dict.fromkeys(zip(wanted["sheet"], wanted["record_id"], strict=True)))
+    if not pairs or not team:
+        return pd.DataFrame(columns=cols)
+    try:
+        with closing(_read_only(path)) as db:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='record_keys'").fetchone():
+                return pd.DataFrame(columns=cols)
+            db.execute("CREATE TEMP TABLE wanted (sheet TEXT, record_id TEXT)")
+            db.executemany("INSERT INTO wanted VALUES (?,?)", pairs)
+            marks = ",".join("?" * len(team))
+            query = f"""
+                SELECT r.sheet, r.record_id, r.fields FROM wanted w
+                CROSS JOIN records r ON r.team IN ({marks}) AND r.sheet = w.sheet AND r.record_id = w.record_id
+                WHERE r.fields IS NOT NULL
+            """
+            return pd.read_sql_query(query, db, params=tuple(team))
+    except sqlite3.Error as err:
+        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
+
+
 def read_decisions(path: Path, team: tuple[str, ...]) -> pd.DataFrame:
     """Every reviewer decision the ledger holds of the records of `team` (its names: sheet,
     record_id, decision, reviewer, note, digest), oldest first; empty for a ledger from before

@@ -14,6 +14,8 @@
               intake file fails; a copy of a file earlier in the run waits for it (`Run.sort`)
     process   each file in its own worker process (memory limit, timeout), which writes the output
               under a temporary name owned by the run (`Run.process`, with `batch.run.workers`)
+    decide    in a run of several files, the files whose portfolio rules read another workbook of
+              the run are processed again with its records (`Run.decide`, with `batch.run.samerun`)
     place     the output renamed to its final name (an earlier one moved to previous/<run-id>/) (`Run.place`)
     archive   a ledger row begun, the input moved to processed/ or failed/ (with its reason), the row
               completed (`Run.archive`)
@@ -46,8 +48,9 @@ from batch import __version__
 from batch.run.config import Settings
 from batch.run.environment import EnvironmentStop, environment_message, is_environment, os_error
 from batch.run.faults import fault
-from batch.run.ledger import Ledger, LedgerUnreadable
+from batch.run.ledger import Ledger, LedgerUnreadable, read_versions
 from batch.run.names import fit, output_name, printable, shown, temporary
+from batch.run.samerun import SameRun, decide, earlier_keys, held, places
 from batch.run.teams import team_for
 from batch.run.workers import file_reason, isolated, remove_temporary
 
@@ -472,14 +475,67 @@ class Run:
 
     def process(self, todo: list, progress: bool) -> None:
         """Each file read in a worker of its own (`batch.run.workers.isolated`); as each is done, its
-        output is placed and the input archived and recorded (`done`)."""
+        output is placed and the input archived and recorded (`done`). In a run of several files, a
+        file with portfolio records waits for the run's decision (`decide`, `batch.run.samerun`): the
+        files whose results depend on another workbook of the run are processed again with its
+        records; then every waiting file is placed, archived and recorded, in the order listed. A run
+        that stops or is killed before then has recorded none of them (they go back to the inbox)."""
+        several = len(todo) > 1
+        waiting = []  # [item, partial, kind, payload, its portfolio records], in the order listed
         bar = _progress(progress and len(todo) > 3, len(todo))
-        for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop):
+        try:
+            for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop):
+                if bar:
+                    bar.advance()
+                mine = held(payload["records"]) if several and kind == "ok" else None
+                if mine is not None and len(mine):
+                    waiting.append([item, partial, kind, payload, mine])
+                    continue
+                self.by_item[id(item)] = self.done(item, partial, kind, payload)
+        finally:
             if bar:
-                bar.advance()
-            self.by_item[id(item)] = self.done(item, partial, kind, payload)
-        if bar:
-            bar.stop()
+                bar.stop()
+        if not waiting:
+            return
+        listed = {id(item): n for n, (item, _partial) in enumerate(todo)}
+        waiting.sort(key=lambda w: listed[id(w[0])])
+        try:
+            self.check_stop()
+            again = self.decide(waiting)
+            fault("decided")
+            if again:
+                by_item = {id(w[0]): w for w in waiting}
+                todo_again = [(w[0], w[1]) for w in waiting if id(w[0]) in again]
+                bar = _progress(progress and len(todo_again) > 3, len(todo_again))
+                try:
+                    for item, _partial, kind, payload in isolated(todo_again, self.settings, self.run_id, self.stop, again):
+                        if bar:
+                            bar.advance()
+                        by_item[id(item)][2:4] = kind, payload
+                finally:
+                    if bar:
+                        bar.stop()
+            for item, partial, kind, payload, _mine in waiting:
+                self.by_item[id(item)] = self.done(item, partial, kind, payload)
+        except BaseException:
+            for item, partial, *_ in waiting:
+                if not item.done:
+                    remove_temporary(Path(partial))
+            raise
+
+    def decide(self, waiting: list) -> dict:
+        """Over the portfolio records of the run's waiting files, which are processed again and with
+        what of the others (`batch.run.samerun.decide`): {id(item): SameRun}."""
+        names = [shown(w[0].name) for w in waiting]
+        place = places(names)
+        books = {place[i]: w[4].assign(workbook=names[i]) for i, w in enumerate(waiting)}
+        ids = pd.concat([b[["sheet", "record_id"]] for b in books.values()], ignore_index=True)
+        try:
+            versions = read_versions(self.settings.ledger, (self.settings.team,), ids)
+        except LedgerUnreadable as err:
+            raise EnvironmentStop(str(err)) from err
+        given = decide(books, earlier_keys(versions))
+        return {id(w[0]): SameRun(place[i], given[place[i]]) for i, w in enumerate(waiting) if place[i] in given}
 
     def settle_copies(self, copies: list) -> None:
         """A copy of a file earlier in this run follows it: skipped when it was processed, failed when it

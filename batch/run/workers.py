@@ -272,6 +272,7 @@ class Job:
     ledger: str
     run_id: str
     team: str | None = None
+    same_run: object = None  # the run's other workbooks' records it reads (batch.run.samerun.SameRun)
     modules: tuple[str, ...] = WORKER_MODULES
     product: dict = field(default_factory=dict)
 
@@ -284,10 +285,12 @@ def work(
     ledger: str | None = None,
     run_id: str | None = None,
     team: str | None = None,
+    same_run=None,
 ) -> dict:
     """Process one workbook and write its output under the partial name. `as_of` None means the day
-    the file is processed (local time); the ledger is only read (prior incentive records, and the
-    reviewer decisions of `team`'s records)."""
+    the file is processed (local time); the ledger is only read (prior incentive records, the
+    portfolio, and the reviewer decisions of `team`'s records); `same_run`: what it reads of the
+    run's other workbooks (batch.run.samerun)."""
     from batch.pipeline import process
     from batch.workbook.safety import Limits
     from batch.workbook.writing import write
@@ -301,6 +304,7 @@ def work(
         run_id=run_id,
         team=team,
         scratch=Path(partial),
+        same_run=same_run,
     )
     try:
         fault("child-partial", partial)
@@ -422,7 +426,7 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
     path, partial = job.path, job.partial
     try:
         fault("child-read", partial, reused=again)
-        return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id, job.team), True
+        return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id, job.team, job.same_run), True
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
         if by_memory(err):
             if again:  # what the files before it left may be what it lacked: read again in a new worker
@@ -512,8 +516,9 @@ class Workers:
     per file. A file that fails by memory or by a crash in a worker that had read other files is read
     again in a new worker of its own (`again`), so that only a file's own outcome is ever its outcome."""
 
-    def __init__(self, settings, run_id: str, stop: threading.Event):
+    def __init__(self, settings, run_id: str, stop: threading.Event, same_run: dict | None = None):
         self.settings, self.run_id, self.stop = settings, run_id, stop
+        self.same_run = same_run or {}  # id(item) -> what it reads of the run's other workbooks
         self.ctx = multiprocessing.get_context("forkserver")  # workers do not inherit the inbox lock
         self.ctx.set_forkserver_preload(list(WORKER_MODULES))
         self.path, self.modules, self.product = worker_path(), WORKER_MODULES, product_folders()
@@ -531,7 +536,7 @@ class Workers:
         on the workers' path."""
         s = self.settings
         job = Job(str(item.staged), str(partial), s.memory_limit_mb, s.limits, s.as_of, str(s.ledger), self.run_id,
-                  s.team, modules=self.modules, product=self.product)  # fmt: skip
+                  s.team, self.same_run.get(id(item)), modules=self.modules, product=self.product)  # fmt: skip
         while self.idle and not fresh:
             w = self.idle.pop()
             try:
@@ -674,12 +679,13 @@ class _NotStarted(Exception):
     """A worker could not be started at all (Workers.broken says why)."""
 
 
-def isolated(todo: list, settings, run_id: str, stop: threading.Event):
-    """Process each (item, partial) in a worker (`Workers`). Yields (item, partial, kind, payload): kind
+def isolated(todo: list, settings, run_id: str, stop: threading.Event, same_run: dict | None = None):
+    """Process each (item, partial) in a worker (`Workers`), given what it reads of the run's other
+    workbooks (`same_run`: id(item) -> batch.run.samerun.SameRun, for a second pass). Yields (item, partial, kind, payload): kind
     `ok` (payload: the result), `error` (the file's reason) or `environment` (the environment's reason:
     the file goes back). When `stop` is set the running workers are ended and everything not done is
     yielded as stopped; when workers cannot start, everything not done is yielded with the reason."""
-    workers = Workers(settings, run_id, stop)
+    workers = Workers(settings, run_id, stop, same_run)
     queue = [(item, partial, False) for item, partial in todo]  # False: any worker may read it
     try:
         while queue or workers.running:

@@ -34,11 +34,14 @@ class RunContext:
       calculator reads them from the sheet;
     - `workbook`, `run_date`: how a record of this workbook is named when a finding lists it (the
       workbook's file name, the run's date; `run_date` None: the as-of date);
-    - `portfolio`: for a program with portfolio rules (`Program.portfolio`), the latest version of
-      each record of earlier runs in the groups of the sheet's rows, that counts (neither Invalid
-      nor Ineligible) and is not a row of this sheet: the program's fields, with `sheet`,
-      `record_id`, `workbook`, `run_date` (to name it) and `ended` (its run's end, to order it), in
-      the order of their runs' ends; set for each sheet by the run, empty when there are none.
+    - `portfolio`: for a program with portfolio rules (`Program.portfolio`), the records of other
+      workbooks in the groups of the sheet's rows that count (neither Invalid nor Ineligible): the
+      latest version of each record of earlier runs, in the order of their runs' ends, then the
+      records of the run's other workbooks, by workbook and row (a record of this run supersedes its
+      ledger versions; one in two workbooks of the run counts in both). The program's fields, with `sheet`,
+      `record_id`, `workbook`, `run_date` (to name it), `ended` (its run's end; None for this run)
+      and `after` (a record of a workbook of this run that comes after this one: on one date it is
+      counted after the sheet's rows); set for each sheet by the run, empty when there are none.
     """
 
     as_of: dt.date

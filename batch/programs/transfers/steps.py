@@ -14,7 +14,8 @@ adds its own findings and columns; the steps run in the order their findings are
     -> beip_no_retransfer_129g3
 
 A certificate's amount and its total count the portfolio (`RunContext.portfolio`: the records of
-earlier runs of the sheet's certificates) beside the sheet's rows (`_portfolio_rows`).
+earlier runs and of the run's other workbooks of the sheet's certificates) beside the sheet's rows
+(`_portfolio_rows`).
 """
 
 from __future__ import annotations
@@ -72,8 +73,10 @@ def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
 def _portfolio_rows(s: Transfers) -> pd.DataFrame:
     """Every transfer of the certificates of the sheet across the portfolio, in the order the rules
     count them: Transfer Date, and on one date the records of earlier runs first (by their run's
-    end, as `RunContext.portfolio` comes), then the sheet's rows in row order. `row` is the sheet
-    row's position (-1: a record of another workbook), `label` names a record of another workbook."""
+    end), then this run's workbooks by their places, this sheet's rows in row order among them (as
+    `RunContext.portfolio` comes, `after` marking the records of workbooks after this one). `row` is
+    the sheet row's position (-1: a record of another workbook), `label` names a record of another
+    workbook."""
     f, out = s.f, s.context.portfolio
     own = pd.DataFrame(
         {
@@ -82,6 +85,7 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
             "credit": s.credit.to_numpy(),
             "amount": pd.array(f[CERT_AMT], dtype="Int64"),
             "far": False,
+            "slot": 1,
             "tie": s.rank.to_numpy(),
             "row": np.arange(s.n),
             "label": None,
@@ -96,6 +100,7 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
             "credit": pd.array(out["credit"], dtype="Int64").astype("int64"),
             "amount": pd.array(out["certificate_amount"], dtype="Int64"),
             "far": True,
+            "slot": np.where(out["after"].to_numpy(dtype=bool), 2, 0) if "after" in out else 0,
             "tie": np.arange(len(out)),
             "row": -1,
             "label": (
@@ -104,7 +109,7 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
         }
     )
     both = pd.concat([far, own], ignore_index=True)
-    return both.sort_values(["date", "far", "tie"], ascending=[True, False, True], kind="stable").reset_index(drop=True)
+    return both.sort_values(["date", "slot", "tie"], kind="stable").reset_index(drop=True)
 
 
 class Transfers(Steps):

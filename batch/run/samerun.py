@@ -1,0 +1,136 @@
+"""The workbooks of one run seeing each other: calculate, decide, write.
+
+A workbook's portfolio rules read its own rows, the records of every other workbook of its run and
+the latest records of earlier runs. A run does it in three steps:
+
+    calculate  every workbook is processed on its own, with the records of earlier runs, and written
+               under its temporary name; its records (`held`) come back to the run, nothing else
+    decide     over the records of all of them (`decide`), the run finds each workbook whose results
+               can depend on another workbook of the run: one that holds a group (a certificate, say)
+               another workbook holds, or held in an earlier version of one of its records, or that
+               holds a record another workbook holds (RECORD_IN_TWO_WORKBOOKS)
+    write      each of those is processed again, given the records of the other workbooks it reads
+               (`SameRun`), and its output replaces the first; every other workbook's first output is
+               its output, since nothing it reads changed
+
+The results never depend on file order, workers or timing: what a workbook is given is decided over
+the whole run, after every workbook's first step, and the records it is given are ordered by the
+workbooks' places (`places`: their paths as printed), then row. The run holds each workbook's records
+(a few fields a row), never its results. A workbook's records are the same in both steps: the fields
+the rules read are the row's own validated cells, and a record's Status counts in a limit only as
+Invalid or Ineligible, which no other workbook changes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+KEY = "key:"  # the records' group-key columns, one per grouping (`batch.pipeline._portfolio_fields`)
+HELD = ["sheet", "record_id", "status", "fields"]
+
+
+@dataclass(frozen=True)
+class SameRun:
+    """What a workbook of a run is given of the run's other workbooks: its place among them, and the
+    records of theirs its rules read (`decide`): `sheet`, `record_id`, `status`, `fields` (JSON),
+    `workbook` (as printed), `place`, `seq` (row order in its workbook), in place and row order."""
+
+    place: int
+    others: pd.DataFrame
+
+
+def portfolio_sheets() -> dict[str, tuple[str, ...]]:
+    """Each sheet whose program keeps portfolio records, with the names of its groupings."""
+    from batch.programs import PROGRAMS
+
+    return {m.name: tuple(m.portfolio.groupings) for m in PROGRAMS if m.portfolio is not None}
+
+
+def held(records: pd.DataFrame) -> pd.DataFrame:
+    """Of a workbook's records (`Result.records()`), those of sheets with portfolio rules that have a
+    record ID: what the run holds of it until the decision (its group keys and the fields the rules
+    read, for the rows that were computed)."""
+    sheets = portfolio_sheets()
+    ids = records["record_id"]
+    mine = records[records["sheet"].isin(list(sheets)) & ids.notna() & ids.astype(str).ne("")]
+    keys = [c for c in records.columns if c.startswith(KEY)]
+    return mine[[*HELD, *keys]].assign(seq=np.arange(len(mine))).reset_index(drop=True)
+
+
+def places(names: list[str]) -> list[int]:
+    """Each workbook's place in the run, by its path as printed (`east/a.xlsx` before `west/a.xlsx`),
+    then by the order it was listed in: the order the rules break ties between workbooks in."""
+    order = sorted(range(len(names)), key=lambda i: (names[i], i))
+    place = [0] * len(names)
+    for p, i in enumerate(order):
+        place[i] = p
+    return place
+
+
+def earlier_keys(fields: pd.DataFrame) -> pd.DataFrame:
+    """The group keys of the ledger's versions of a run's records (`fields`: sheet, record_id and the
+    fields JSON of each version), long: sheet, record_id, grouping, key."""
+    groupings = portfolio_sheets()
+    parts = []
+    for sheet, names in groupings.items():
+        mine = fields[fields["sheet"].eq(sheet) & fields["fields"].notna()]
+        if mine.empty:
+            continue
+        parsed = pd.DataFrame([json.loads(t) for t in mine["fields"]], index=mine.index).reindex(columns=list(names))
+        parts.append(
+            parsed.assign(sheet=sheet, record_id=mine["record_id"]).melt(
+                id_vars=["sheet", "record_id"], var_name="grouping", value_name="key"
+            )
+        )
+    if not parts:
+        return pd.DataFrame(columns=["sheet", "record_id", "grouping", "key"])
+    long = pd.concat(parts, ignore_index=True)
+    return long[long["key"].notna()].assign(key=lambda f: f["key"].astype(str))
+
+
+def _long_keys(records: pd.DataFrame) -> pd.DataFrame:
+    """The current group keys of the run's records: place, sheet, record_id, grouping, key."""
+    keys = [c for c in records.columns if c.startswith(KEY)]
+    if not keys:
+        return pd.DataFrame(columns=["place", "sheet", "record_id", "grouping", "key"])
+    long = records[["place", "sheet", "record_id", *keys]].melt(
+        id_vars=["place", "sheet", "record_id"], value_vars=keys, var_name="grouping", value_name="key"
+    )
+    long = long[long["key"].notna()]
+    return long.assign(grouping=long["grouping"].str.slice(len(KEY)), key=long["key"].astype(str))
+
+
+def decide(books: dict[int, pd.DataFrame], earlier: pd.DataFrame) -> dict[int, pd.DataFrame]:
+    """Which workbooks of a run are processed again, each with the other workbooks' records it reads.
+
+    `books`: each workbook's place and its records (`held`, with `workbook`, its path as printed);
+    `earlier`: the group keys of the ledger's versions of those records (`earlier_keys`). A workbook
+    reads the groups of its computed records (their current keys). It is given every record of
+    another workbook that is in one of those groups now, or whose ledger version was (this run's
+    version supersedes it), or that has the ID of one of its own records; a workbook given none is
+    left as it was first processed. Returns {place: records (HELD, workbook, place, seq)}."""
+    if len(books) < 2:
+        return {}
+    run = pd.concat([b.assign(place=p) for p, b in sorted(books.items())], ignore_index=True)
+    now = _long_keys(run)
+    before = earlier.merge(run[["place", "sheet", "record_id"]].drop_duplicates(), on=["sheet", "record_id"])
+    touched = pd.concat([now, before[now.columns]], ignore_index=True).drop_duplicates()
+    reads = now[["place", "sheet", "grouping", "key"]].drop_duplicates()
+    by_group = reads.merge(touched, on=["sheet", "grouping", "key"], suffixes=("", "_other"))
+    ids = run[["place", "sheet", "record_id"]].drop_duplicates()
+    by_id = ids.merge(ids, on=["sheet", "record_id"], suffixes=("", "_other"))
+    cols = ["place", "place_other", "sheet", "record_id"]
+    pairs = pd.concat([by_group[cols], by_id[cols]], ignore_index=True)
+    pairs = pairs[pairs["place"].ne(pairs["place_other"])].drop_duplicates()
+    if pairs.empty:
+        return {}
+    given = run.merge(pairs.rename(columns={"place": "reader", "place_other": "place"}), on=["place", "sheet", "record_id"])
+    out = {}
+    for reader, part in given.groupby("reader", sort=True):
+        part = part.sort_values(["place", "seq"], kind="stable")
+        out[int(reader)] = part[[*HELD, "workbook", "place", "seq"]].reset_index(drop=True)
+    return out

@@ -1,0 +1,210 @@
+"""The workbooks of one run see each other (batch.run.samerun): which workbooks a run processes again
+and with what (`decide`), and through `run_batch` a certificate shared by two and three workbooks of
+one run, in both file orders and on one and two workers, a record in two workbooks, a correction
+that moves a record out of a certificate, and a run killed between the calculation and the decision."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_faults import run_cli
+from test_portfolio import run, transfer
+from test_reviews import _findings, _sheet, transfers_workbook
+
+from batch.run.config import load
+from batch.run.runner import run_batch
+from batch.run.samerun import decide, earlier_keys, places
+
+D = dt.date
+
+
+# -- decide: which workbooks read another, and what they are given --------------------------------
+
+
+def book(*records):
+    """A workbook's held records: (record ID, certificate key or None for a row not computed)."""
+    return pd.DataFrame(
+        {
+            "sheet": "Transfers",
+            "record_id": [r for r, _ in records],
+            "status": ["Invalid" if k is None else "OK" for _, k in records],
+            "fields": [None if k is None else json.dumps({"certificate_key": k}) for _, k in records],
+            "key:certificate_key": [k for _, k in records],
+            "seq": range(len(records)),
+            "workbook": "",
+        }
+    )
+
+
+def versions(*records):
+    """The ledger's versions of records: (record ID, certificate key)."""
+    return pd.DataFrame(
+        {"sheet": "Transfers", "record_id": [r for r, _ in records], "fields": [json.dumps({"certificate_key": k}) for _, k in records]}
+    )
+
+
+DECIDE_CASES = [
+    # (case, books by place, ledger versions, {reader: [(place, record ID) it is given]})
+    ("one workbook reads no other", {0: book(("T-1", "c-1"))}, versions(), {}),
+    ("two certificates apart: neither is processed again", {0: book(("T-1", "c-1")), 1: book(("T-2", "c-2"))}, versions(), {}),
+    ("one certificate: each is given the other's transfer", {0: book(("T-1", "c-1")), 1: book(("T-2", "c-1"))}, versions(),
+     {0: [(1, "T-2")], 1: [(0, "T-1")]}),
+    # one ID in two workbooks, in two certificates: RECORD_IN_TWO_WORKBOOKS on both
+    ("one record ID in two workbooks", {0: book(("T-1", "c-1")), 1: book(("T-1", "c-2"))}, versions(),
+     {0: [(1, "T-1")], 1: [(0, "T-1")]}),
+    # T-1 was in c-1 in the ledger and moves to c-2 in workbook 1: workbook 0 (c-1) is given it, so
+    # that its ledger version no longer counts in c-1; workbook 1 reads c-2 only, which 0 never held
+    ("a record moved out of a certificate", {0: book(("T-5", "c-1")), 1: book(("T-1", "c-2"))}, versions(("T-1", "c-1")),
+     {0: [(1, "T-1")]}),
+    # a row that was not computed reads nothing and is read by no group
+    ("an Invalid row of the same certificate", {0: book(("T-1", "c-1")), 1: book(("T-2", None))}, versions(), {}),
+    # 0 and 1 share c-1, 1 and 2 share c-2: each is given only the records of its own groups
+    ("three workbooks in a chain", {0: book(("T-1", "c-1")), 1: book(("T-2", "c-1"), ("T-3", "c-2")), 2: book(("T-4", "c-2"))},
+     versions(), {0: [(1, "T-2")], 1: [(0, "T-1"), (2, "T-4")], 2: [(1, "T-3")]}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case, books, ledger, expected", DECIDE_CASES, ids=[c[0] for c in DECIDE_CASES])
+def test_decide(case, books, ledger, expected):
+    given = decide(books, earlier_keys(ledger))
+    assert {p: list(zip(g["place"], g["record_id"], strict=True)) for p, g in given.items()} == expected
+
+
+def test_decide_does_not_depend_on_the_order_workbooks_finished():
+    books = {0: book(("T-1", "c-1"), ("T-2", "c-1")), 1: book(("T-3", "c-1")), 2: book(("T-4", "c-1"))}
+    forward = decide(books, earlier_keys(versions()))
+    backward = decide(dict(reversed(list(books.items()))), earlier_keys(versions()))
+    assert forward.keys() == backward.keys() and all(forward[p].equals(backward[p]) for p in forward)
+    assert list(zip(forward[2]["place"], forward[2]["record_id"], strict=True)) == [(0, "T-1"), (0, "T-2"), (1, "T-3")]
+
+
+def test_places_follow_the_printed_paths():
+    # east/a.xlsx before west/a.xlsx, whatever order they were listed in; one name twice: listed order
+    assert places(["west/a.xlsx", "east/a.xlsx", "b.xlsx", "b.xlsx"]) == [3, 2, 0, 1]
+
+
+# -- through a run ---------------------------------------------------------------------------------
+
+
+def two_workbooks(inbox: Path) -> list[Path]:
+    """Certificate C-1 ($6,000,000), moved in two workbooks of one run: east/a.xlsx $4,000,000 and
+    west/a.xlsx $3,000,000 on one date (together 7,000,000 > 6,000,000), and each T-1."""
+    return [
+        transfers_workbook(inbox / "west" / "a.xlsx", [transfer("T-2", "C-1", None, D(2026, 11, 10), 3_000_000),
+                                                       transfer("T-1", "C-3", 500_000, D(2026, 11, 1), 100_000)]),
+        transfers_workbook(inbox / "east" / "a.xlsx", [transfer("T-1", "C-1", 6_000_000, D(2026, 11, 10), 4_000_000)]),
+    ]  # fmt: skip
+
+
+def outputs(outbox: Path) -> dict:
+    """Each returned workbook's Findings sheet and its rows' Status and Findings, as read back."""
+    found = {}
+    for path in sorted(outbox.rglob("*.annotated.xlsx")):
+        found[str(path.relative_to(outbox))] = (_findings(path), _sheet(path))
+    return found
+
+
+def test_a_shared_certificate_gives_the_same_findings_in_both_file_orders_and_on_one_and_two_workers(tmp_path):
+    seen = []
+    for n, (order, workers) in enumerate([(1, 1), (-1, 1), (1, 2), (-1, 2)]):
+        base = tmp_path / str(n)
+        files = two_workbooks(base / "inbox")[::order]
+        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
+        run_batch(settings, files=files, echo=lambda *_: None)
+        seen.append(outputs(base / "outbox"))
+    assert seen[1:] == seen[:1] * 3
+    east, west = seen[0]["east/a.annotated.xlsx"], seen[0]["west/a.annotated.xlsx"]
+    # on 2026-11-10 east/a.xlsx comes first: 4,000,000 <= 6,000,000; then west's 4,000,000 + 3,000,000 = 7,000,000 > 6,000,000
+    assert east[1]["T-1"]["Findings"] == "RECORD_IN_TWO_WORKBOOKS"
+    assert west[1]["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED" and west[1]["T-1"]["Findings"] == "RECORD_IN_TWO_WORKBOOKS"
+    over = next(f for f in west[0] if f["Code"] == "CERTIFICATE_OVERTRANSFERRED")["Message"]
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert over.startswith(
+        "Certificate C-1 has $7,000,000.00 transferred to date with this row, $4,000,000.00 of it in other workbooks "
+        f"(Transfers T-1 (east/a.xlsx, run {today})), $1,000,000.00 more than its Certificate Amount of $6,000,000.00"
+    )
+    twice = next(f for f in east[0] if f["Code"] == "RECORD_IN_TWO_WORKBOOKS")
+    assert twice["Severity"] == "error"
+    assert twice["Message"].startswith('Transfer ID "T-1" is also a record of sheet Transfers in west/a.xlsx, in this run')
+
+
+def test_three_workbooks_of_one_certificate_count_in_place_order(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # C-1 ($1,000,000; given in c.xlsx only): a.xlsx 400,000 and b.xlsx 400,000 on 11-10, c.xlsx 300,000 on 11-01.
+    # By date: c 300,000; then a 700,000; then b 1,100,000 > 1,000,000. d.xlsx (C-2) reads none of them.
+    for name, row in (("a", transfer("T-1", "C-1", None, D(2026, 11, 10), 400_000)),
+                      ("b", transfer("T-2", "C-1", None, D(2026, 11, 10), 400_000)),
+                      ("c", transfer("T-3", "C-1", 1_000_000, D(2026, 11, 1), 300_000)),
+                      ("d", transfer("T-4", "C-2", 1_000_000, D(2026, 11, 1), 300_000))):  # fmt: skip
+        transfers_workbook(inbox / f"{name}.xlsx", [row])
+    run(inbox, outbox)
+    found = {name: _sheet(outbox / f"{name}.annotated.xlsx") for name in "abcd"}
+    assert [found[n][f"T-{i}"]["Findings"] for i, n in enumerate("abcd", start=1)] == [None, "CERTIFICATE_OVERTRANSFERRED", None, None]
+    import openpyxl
+
+    ws = openpyxl.load_workbook(outbox / "b.annotated.xlsx")["Transfers"]
+    header = [c.value for c in ws[1]]
+    assert ws.cell(2, header.index("Certificate Transferred To Date ($)") + 1).value == 1_100_000
+
+
+def test_a_record_moved_to_another_certificate_in_one_workbook_leaves_it_in_the_other(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # November: T-1 moved all of C-1's $6,000,000
+    transfers_workbook(inbox / "nov.xlsx", [transfer("T-1", "C-1", 6_000_000, D(2026, 11, 10), 6_000_000)])
+    run(inbox, outbox)
+    # December, one run: a.xlsx corrects T-1's certificate to C-2; b.xlsx moves $500,000 of C-1. This run's
+    # T-1 supersedes November's, so C-1 holds 500,000 <= 6,000,000 (not 6,500,000)
+    transfers_workbook(inbox / "a.xlsx", [transfer("T-1", "C-2", 6_000_000, D(2026, 11, 10), 6_000_000)])
+    transfers_workbook(inbox / "b.xlsx", [transfer("T-9", "C-1", 6_000_000, D(2026, 12, 5), 500_000)])
+    run(inbox, outbox)
+    assert _sheet(outbox / "b.annotated.xlsx")["T-9"]["Findings"] is None
+
+
+def test_a_run_killed_between_the_calculation_and_the_decision_records_nothing_of_it(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    two_workbooks(inbox)
+    killed = run_cli(inbox, outbox, fault="decided:run")
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM records").fetchone() == (0,)
+        assert db.execute("SELECT COUNT(*) FROM files").fetchone() == (0,)
+    assert not list(outbox.rglob("*.annotated.xlsx"))  # no output placed
+    # the next run returns both to the inbox, removes the partial outputs, and processes both
+    run(inbox, outbox)
+    assert sorted(p.name for p in outbox.rglob("*.annotated.xlsx")) == ["a.annotated.xlsx", "a.annotated.xlsx"]
+    assert not [p for p in outbox.rglob("*.partial*")]  # the killed run's temporary outputs removed
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM records WHERE fields IS NOT NULL").fetchone() == (3,)
+    assert _sheet(outbox / "west" / "a.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
+
+
+def test_a_record_in_twelve_workbooks_names_ten_then_how_many_more():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from batch.pipeline import _in_two_workbooks
+    from batch.programs import BY_NAME
+    from batch.run.samerun import SameRun
+
+    others = pd.DataFrame(
+        {
+            "sheet": "Transfers",
+            "record_id": "T-1",
+            "status": "OK",
+            "fields": None,
+            "workbook": [f"w{p:02d}.xlsx" for p in range(1, 13)],
+            "place": range(1, 13),
+            "seq": 0,
+        }  # fmt: skip
+    )
+    result = SimpleNamespace(same_run=SameRun(0, others))
+    (found,) = _in_two_workbooks(BY_NAME["Transfers"], np.array(["T-1", "T-2"], dtype=object), result, np.zeros(2, dtype=bool))
+    # T-1 in w01 .. w12 (12 other workbooks): w01 .. w10 named, then 12 - 10 = 2 more; T-2 in none
+    assert found[["row", "code", "value"]].values.tolist() == [[0, "RECORD_IN_TWO_WORKBOOKS", "T-1"]]
+    assert found["workbooks"].tolist() == [", ".join(f"w{p:02d}.xlsx" for p in range(1, 11)) + " and 2 more"]
