@@ -432,6 +432,7 @@ def _in_two_workbooks(program: Program, ids: np.ndarray, result: Result | None, 
         return []
     rows = np.flatnonzero(hit)
     found = {"row": rows, "column": program.schema.key[0], "code": "RECORD_IN_TWO_WORKBOOKS", "value": ids[rows]}
+    found["records_sheet"] = program.name  # the intake sheet's name: a CSV's sheet is its file's
     return [pd.DataFrame({**found, "workbooks": named.to_numpy()[rows]})]
 
 

@@ -72,13 +72,14 @@ DECIDE_CASES = [
 @pytest.mark.parametrize("case, books, ledger, expected", DECIDE_CASES, ids=[c[0] for c in DECIDE_CASES])
 def test_decide(case, books, ledger, expected):
     given = decide(books, earlier_keys(ledger))
-    assert {p: list(zip(g["place"], g["record_id"], strict=True)) for p, g in given.items()} == expected
+    found = {p: given.records(p) for p in given.readers()}
+    assert {p: list(zip(g["place"], g["record_id"], strict=True)) for p, g in found.items()} == expected
 
 
 def test_decide_does_not_depend_on_the_order_workbooks_finished():
     books = {0: book(("T-1", "c-1"), ("T-2", "c-1")), 1: book(("T-3", "c-1")), 2: book(("T-4", "c-1"))}
-    forward = decide(books, earlier_keys(versions()))
-    backward = decide(dict(reversed(list(books.items()))), earlier_keys(versions()))
+    forward, backward = (decide(b, earlier_keys(versions())) for b in (books, dict(reversed(list(books.items())))))
+    forward, backward = ({p: g.records(p) for p in g.readers()} for g in (forward, backward))
     assert forward.keys() == backward.keys() and all(forward[p].equals(backward[p]) for p in forward)
     assert list(zip(forward[2]["place"], forward[2]["record_id"], strict=True)) == [(0, "T-1"), (0, "T-2"), (1, "T-3")]
 
@@ -208,3 +209,68 @@ def test_a_record_in_twelve_workbooks_names_ten_then_how_many_more():
     # T-1 in w01 .. w12 (12 other workbooks): w01 .. w10 named, then 12 - 10 = 2 more; T-2 in none
     assert found[["row", "code", "value"]].values.tolist() == [[0, "RECORD_IN_TWO_WORKBOOKS", "T-1"]]
     assert found["workbooks"].tolist() == [", ".join(f"w{p:02d}.xlsx" for p in range(1, 11)) + " and 2 more"]
+
+
+# -- a group of workbooks that read each other is recorded whole ------------------------------------
+
+
+def pair(inbox: Path) -> None:
+    """C-1 ($1,000,000): a.xlsx moves $600,000 and b.xlsx $600,000 on one date. Run whole: a (first by
+    its path) is OK at 600,000 and b is over at 1,200,000."""
+    transfers_workbook(inbox / "a.xlsx", [transfer("T-1", "C-1", 1_000_000, D(2026, 11, 10), 600_000)])
+    transfers_workbook(inbox / "b.xlsx", [transfer("T-2", "C-1", 1_000_000, D(2026, 11, 10), 600_000)])
+
+
+def second_pass(monkeypatch, change):
+    """`isolated` as the run calls it, with `change(item name, kind, payload, stop)` applied to what the
+    second pass (the call given what the files read of each other) yields."""
+    import batch.run.runner as runner
+
+    real = runner.isolated
+
+    def isolated(todo, settings, run_id, stop, same_run=None):
+        for item, partial, kind, payload in real(todo, settings, run_id, stop, same_run):
+            if same_run is not None:
+                kind, payload = change(item.name, kind, payload, stop)
+            yield item, partial, kind, payload
+
+    monkeypatch.setattr(runner, "isolated", isolated)
+
+
+def test_a_file_failing_when_processed_again_leaves_the_portfolio_of_the_others(tmp_path, monkeypatch):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    pair(inbox)
+    second_pass(monkeypatch, lambda name, kind, payload, stop: ("error", "it broke") if name == "a.xlsx" else (kind, payload))
+    outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=2), echo=lambda *_: None)
+    assert {f.name: f.status for f in outcome.files} == {"a.xlsx": "failed", "b.xlsx": "processed"}
+    # b is decided again without a, whose record the ledger does not hold: 600,000 <= 1,000,000
+    assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] is None
+
+
+def test_a_stop_while_files_are_processed_again_records_none_of_them(tmp_path, monkeypatch):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    pair(inbox)
+
+    def stop_after_one(name, kind, payload, stop):
+        stop.set()
+        return kind, payload
+
+    second_pass(monkeypatch, stop_after_one)
+    outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=2), echo=lambda *_: None)
+    assert {f.name: f.status for f in outcome.files} == {"a.xlsx": "returned", "b.xlsx": "returned"}
+    assert sorted(p.name for p in inbox.glob("*.xlsx")) == ["a.xlsx", "b.xlsx"]
+    assert not list(outbox.rglob("*.annotated.xlsx")) and not list(outbox.rglob("*.partial*"))
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM records").fetchone() == (0,)
+
+
+def test_a_run_killed_while_placing_a_group_leaves_the_next_run_its_recorded_files(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    pair(inbox)
+    killed = run_cli(inbox, outbox, fault="archived:run")  # killed after a.xlsx is archived, before b.xlsx
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    # the next run finishes the killed one (a recorded), which ended before it starts: b reads a's
+    # 600,000 as an earlier run's, 600,000 + 600,000 = 1,200,000 > 1,000,000
+    run(inbox, outbox)
+    assert _sheet(outbox / "a.annotated.xlsx")["T-1"]["Findings"] is None
+    assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"

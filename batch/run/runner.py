@@ -15,7 +15,7 @@
     process   each file in its own worker process (memory limit, timeout), which writes the output
               under a temporary name owned by the run (`Run.process`, with `batch.run.workers`)
     decide    in a run of several files, the files whose portfolio rules read another workbook of
-              the run are processed again with its records (`Run.decide`, with `batch.run.samerun`)
+              the run are processed again with its records (`Run.settle`, with `batch.run.samerun`)
     place     the output renamed to its final name (an earlier one moved to previous/<run-id>/) (`Run.place`)
     archive   a ledger row begun, the input moved to processed/ or failed/ (with its reason), the row
               completed (`Run.archive`)
@@ -336,6 +336,19 @@ def stop_signals():
             signal.signal(sig, handler)
 
 
+class _SameRuns:
+    """For the workers (`isolated`): the SameRun of a file processed again, its records built when
+    its worker is given it (`get`)."""
+
+    def __init__(self, given, place: dict[int, int]):
+        self.given, self.place = given, place
+
+    def get(self, key: int):
+        if key not in self.place:
+            return None
+        return SameRun(self.place[key], self.given.records(self.place[key]))
+
+
 class Run:
     """One run, under the inbox lock: its steps, and the bookkeeping of each file."""
 
@@ -377,6 +390,8 @@ class Run:
         settings = self.settings
         try:
             recover(settings, self.ledger, self.work, self.run_id, self.echo)
+            # a killed run finished here ended before this one starts: the files it recorded count for it
+            self.started = dt.datetime.now(dt.UTC)
             where = (str(settings.inbox), str(settings.outbox))
             # the team told again in the transaction that begins the run: no other run began between
             team, moved = self.ledger.start_run(
@@ -501,20 +516,7 @@ class Run:
         waiting.sort(key=lambda w: listed[id(w[0])])
         try:
             self.check_stop()
-            again = self.decide(waiting)
-            fault("decided")
-            if again:
-                by_item = {id(w[0]): w for w in waiting}
-                todo_again = [(w[0], w[1]) for w in waiting if id(w[0]) in again]
-                bar = _progress(progress and len(todo_again) > 3, len(todo_again))
-                try:
-                    for item, _partial, kind, payload in isolated(todo_again, self.settings, self.run_id, self.stop, again):
-                        if bar:
-                            bar.advance()
-                        by_item[id(item)][2:4] = kind, payload
-                finally:
-                    if bar:
-                        bar.stop()
+            self.settle(waiting, progress)
             for item, partial, kind, payload, _mine in waiting:
                 self.by_item[id(item)] = self.done(item, partial, kind, payload)
         except BaseException:
@@ -523,19 +525,55 @@ class Run:
                     remove_temporary(Path(partial))
             raise
 
-    def decide(self, waiting: list) -> dict:
-        """Over the portfolio records of the run's waiting files, which are processed again and with
-        what of the others (`batch.run.samerun.decide`): {id(item): SameRun}."""
-        names = [shown(w[0].name) for w in waiting]
-        place = places(names)
-        books = {place[i]: w[4].assign(workbook=names[i]) for i, w in enumerate(waiting)}
-        ids = pd.concat([b[["sheet", "record_id"]] for b in books.values()], ignore_index=True)
-        try:
-            versions = read_versions(self.settings.ledger, (self.settings.team,), ids)
-        except LedgerUnreadable as err:
-            raise EnvironmentStop(str(err)) from err
-        given = decide(books, earlier_keys(versions))
-        return {id(w[0]): SameRun(place[i], given[place[i]]) for i, w in enumerate(waiting) if place[i] in given}
+    def settle(self, waiting: list, progress: bool) -> None:
+        """Decide over the waiting files' records which are processed again, and with what of the
+        others (`batch.run.samerun.decide`), and process them again. A file that fails or goes back
+        this time leaves the run's portfolio: it is recorded so (`done`, and out of `waiting`) and the
+        run decides again over the rest, processing again every file processed again before, so
+        that no file is placed counting a record the ledger will not hold. A stop signal stops it
+        with none of the waiting files recorded."""
+        redone: set[int] = set()
+        first = True
+        while waiting:
+            names = [shown(w[0].name) for w in waiting]
+            place = places(names)
+            books = {place[i]: w[4].assign(workbook=names[i]) for i, w in enumerate(waiting)}
+            ids = pd.concat([b[["sheet", "record_id"]] for b in books.values()], ignore_index=True)
+            try:
+                versions = read_versions(self.settings.ledger, (self.settings.team,), ids)
+            except LedgerUnreadable as err:
+                raise EnvironmentStop(str(err)) from err
+            given = decide(books, earlier_keys(versions))
+            if first:
+                fault("decided")
+                first = False
+            readers = set(given.readers())
+            # a file processed again before that reads no other now is processed again with none
+            again = {id(w[0]): place[i] for i, w in enumerate(waiting) if place[i] in readers or id(w[0]) in redone}
+            if not again:
+                return
+            by_item = {id(w[0]): w for w in waiting}
+            todo = [(w[0], w[1]) for w in waiting if id(w[0]) in again]
+            bar = _progress(progress and len(todo) > 3, len(todo))
+            try:
+                for item, _partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, _SameRuns(given, again)):
+                    if bar:
+                        bar.advance()
+                    w = by_item[id(item)]
+                    if kind == "ok":  # both reads of the file are its time
+                        payload["seconds"] = round(payload["seconds"] + w[3]["seconds"], 3)
+                    w[2:4] = kind, payload
+            finally:
+                if bar:
+                    bar.stop()
+            self.check_stop()
+            redone |= set(again)
+            lost = [w for w in waiting if w[2] != "ok"]
+            if not lost:
+                return
+            for item, partial, kind, payload, _mine in lost:
+                self.by_item[id(item)] = self.done(item, partial, kind, payload)
+            waiting[:] = [w for w in waiting if w[2] == "ok"]
 
     def settle_copies(self, copies: list) -> None:
         """A copy of a file earlier in this run follows it: skipped when it was processed, failed when it

@@ -104,7 +104,44 @@ def _long_keys(records: pd.DataFrame) -> pd.DataFrame:
     return long.assign(grouping=long["grouping"].str.slice(len(KEY)), key=long["key"].astype(str))
 
 
-def decide(books: dict[int, pd.DataFrame], earlier: pd.DataFrame) -> dict[int, pd.DataFrame]:
+class Given:
+    """What `decide` gives each workbook that reads another (`readers`): the records of the other
+    workbooks it reads (`records`), found when its worker is given it, so the run holds one reader's
+    at a time beside the run's records and their group keys (never a pair per reader and record)."""
+
+    def __init__(self, run: pd.DataFrame | None = None, now: pd.DataFrame | None = None, touched: pd.DataFrame | None = None):
+        self.run, self.now, self.touched = run, now, touched
+        self.shared: set[int] = set()
+        if run is None:
+            return
+        # a group two workbooks touch, or a record two workbooks hold: each of them reads another
+        groups = touched.groupby(["sheet", "grouping", "key"], sort=False)["place"].nunique()
+        groups = groups[groups > 1].reset_index()[["sheet", "grouping", "key"]]
+        ids = run[["place", "sheet", "record_id"]].drop_duplicates()
+        twice = ids[ids.duplicated(["sheet", "record_id"], keep=False)]
+        self.shared = set(now.merge(groups, on=["sheet", "grouping", "key"])["place"].tolist()) | set(twice["place"].tolist())
+
+    def readers(self) -> list[int]:
+        return sorted(int(p) for p in self.shared)
+
+    def records(self, reader: int) -> pd.DataFrame:
+        """The records `reader` is given (HELD, workbook, place, seq), in place and row order: every
+        record of another workbook in a group it reads now or in an earlier version, or with the ID
+        of one of its own."""
+        cols = [*HELD, "workbook", "place", "seq"]
+        if reader not in self.shared:
+            return pd.DataFrame(columns=cols)
+        reads = self.now[self.now["place"].eq(reader)][["sheet", "grouping", "key"]].drop_duplicates()
+        by_group = self.touched.merge(reads, on=["sheet", "grouping", "key"])[["place", "sheet", "record_id"]]
+        mine = self.run[self.run["place"].eq(reader)][["sheet", "record_id"]].drop_duplicates()
+        by_id = self.run[["place", "sheet", "record_id"]].merge(mine, on=["sheet", "record_id"])
+        wanted = pd.concat([by_group, by_id], ignore_index=True).drop_duplicates()
+        wanted = wanted[wanted["place"].ne(reader)]
+        given = self.run.merge(wanted, on=["place", "sheet", "record_id"])
+        return given.sort_values(["place", "seq"], kind="stable")[cols].reset_index(drop=True)
+
+
+def decide(books: dict[int, pd.DataFrame], earlier: pd.DataFrame) -> Given:
     """Which workbooks of a run are processed again, each with the other workbooks' records it reads.
 
     `books`: each workbook's place and its records (`held`, with `workbook`, its path as printed);
@@ -112,25 +149,11 @@ def decide(books: dict[int, pd.DataFrame], earlier: pd.DataFrame) -> dict[int, p
     reads the groups of its computed records (their current keys). It is given every record of
     another workbook that is in one of those groups now, or whose ledger version was (this run's
     version supersedes it), or that has the ID of one of its own records; a workbook given none is
-    left as it was first processed. Returns {place: records (HELD, workbook, place, seq)}."""
+    left as it was first processed (`Given.readers` leaves it out)."""
     if len(books) < 2:
-        return {}
+        return Given()
     run = pd.concat([b.assign(place=p) for p, b in sorted(books.items())], ignore_index=True)
     now = _long_keys(run)
     before = earlier.merge(run[["place", "sheet", "record_id"]].drop_duplicates(), on=["sheet", "record_id"])
     touched = pd.concat([now, before[now.columns]], ignore_index=True).drop_duplicates()
-    reads = now[["place", "sheet", "grouping", "key"]].drop_duplicates()
-    by_group = reads.merge(touched, on=["sheet", "grouping", "key"], suffixes=("", "_other"))
-    ids = run[["place", "sheet", "record_id"]].drop_duplicates()
-    by_id = ids.merge(ids, on=["sheet", "record_id"], suffixes=("", "_other"))
-    cols = ["place", "place_other", "sheet", "record_id"]
-    pairs = pd.concat([by_group[cols], by_id[cols]], ignore_index=True)
-    pairs = pairs[pairs["place"].ne(pairs["place_other"])].drop_duplicates()
-    if pairs.empty:
-        return {}
-    given = run.merge(pairs.rename(columns={"place": "reader", "place_other": "place"}), on=["place", "sheet", "record_id"])
-    out = {}
-    for reader, part in given.groupby("reader", sort=True):
-        part = part.sort_values(["place", "seq"], kind="stable")
-        out[int(reader)] = part[[*HELD, "workbook", "place", "seq"]].reset_index(drop=True)
-    return out
+    return Given(run, now, touched)
