@@ -376,41 +376,81 @@ def calculate_in_chunks(program: Program, valid: pd.DataFrame, rules, context: R
 NOT_COUNTED = ("Invalid", "Ineligible")  # statuses of records that count in no limit
 
 
-def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Result, run_date: str) -> pd.DataFrame:
+def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Result, run_date: str) -> tuple[pd.DataFrame, pd.Series]:
     """The records of other workbooks the sheet's portfolio rules read (`RunContext.portfolio`), in the
     groups of the `valid` rows, that count (neither Invalid nor Ineligible) and are still in one of
     those groups: the latest version of each record of the runs that ended before this run started
-    (`Result.portfolio_from`), then the records of this run's other workbooks the run gave it
-    (`Result.same_run`, `batch.run.samerun`), by their workbooks' places and rows. A record of the
-    run's team (its names) with the ID of a row of the sheet (`ids`, every row's) or of a record of
-    this run's other workbooks is superseded by this run's version; another team's record of that ID
-    is another record. `after`: a record of this run whose workbook comes after this one."""
+    (`Result.portfolio_from`) and the records of this run's other workbooks the run gave it
+    (`Result.same_run`, `batch.run.samerun`). A record of the run's team (its names) with the ID of
+    a row of the sheet (`ids`, every row's) or of a record of this run's other workbooks is
+    superseded by this run's version; another team's record of that ID is another record.
+
+    With them, the order in which records of one date count (`_entry_order`): `tie` for each record,
+    and for the `valid` rows (`RunContext.portfolio_order`, indexed like them)."""
     portfolio = program.portfolio
-    cols = [*portfolio.kept, "sheet", "record_id", "workbook", "run_date", "ended", "after"]
+    cols = [*portfolio.kept, "sheet", "record_id", "workbook", "run_date", "tie"]
     mine = portfolio.of(valid)
     keys = {g: mine[g].dropna().astype(str).unique().tolist() for g in portfolio.groupings}
     same = result.same_run
     others = same.others[same.others["sheet"].eq(program.name)] if same is not None else pd.DataFrame(columns=["record_id"])
+    team = result.portfolio_from[2] if result.portfolio_from is not None else ()
     parts = []
     if result.portfolio_from is not None:
         from batch.run.ledger import read_portfolio
 
-        ledger, run_id, team = result.portfolio_from
+        ledger, run_id, _team = result.portfolio_from
         found = read_portfolio(ledger, program.name, keys, exclude_run=run_id)
         mine_too = found["team"].isin(team) & (found["record_id"].isin(ids) | found["record_id"].isin(others["record_id"]))
-        parts.append(found[~mine_too].assign(after=False))
+        parts.append(found[~mine_too].assign(place=-1, seq=np.arange(len(found))[~mine_too.to_numpy()]))
     if len(others):
-        parts.append(others.assign(run_date=run_date, ended=None, after=others["place"].gt(same.place)))
+        parts.append(others.assign(run_date=run_date, team=team[0] if team else None))
     found = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["status", "fields"])
     found = found[~found["status"].isin(NOT_COUNTED) & found["fields"].notna()]
     if found.empty:
-        return pd.DataFrame(columns=cols)
+        return pd.DataFrame(columns=cols), pd.Series(dtype="float64")
     fields = pd.DataFrame([json.loads(text) for text in found["fields"]], index=found.index).reindex(columns=portfolio.kept)
     inside = np.zeros(len(found), dtype=bool)
     for g in portfolio.groupings:  # the record's latest version is still in one of the sheet's groups
         inside |= fields[g].isin(keys[g]).to_numpy()
-    out = fields.assign(sheet=program.name, **{c: found[c] for c in ("record_id", "workbook", "run_date", "ended", "after")})
-    return out[inside].reset_index(drop=True)[cols]
+    found, fields = found[inside], fields[inside]
+    if found.empty:
+        return pd.DataFrame(columns=cols), pd.Series(dtype="float64")
+    own = pd.DataFrame(
+        {
+            "team": team[0] if team else None,
+            "record_id": program.schema.record_ids(valid).to_numpy(dtype=object),
+            "place": same.place if same is not None else 0,
+            "seq": np.arange(len(valid)),
+        }  # fmt: skip
+    )
+    tie = _entry_order(program, pd.concat([found[["team", "record_id", "place", "seq"]], own], ignore_index=True), result)
+    out = fields.assign(sheet=program.name, **{c: found[c] for c in ("record_id", "workbook", "run_date")}, tie=tie[: len(found)])
+    return out.reset_index(drop=True)[cols], pd.Series(tie[len(found) :], index=valid.index)
+
+
+def _entry_order(program: Program, records: pd.DataFrame, result: Result) -> np.ndarray:
+    """The order in which `records` (team, record_id, place: -1 for the ledger's, else the workbook's
+    place in this run, seq: the order within it) count on one date: the records that entered the
+    portfolio in earlier runs first, by where each first entered it (its first version's run end,
+    run, workbook, row: a record processed again keeps its place), then the records new in this run,
+    by workbook place and row. Returns each record's rank."""
+    entered = pd.DataFrame(columns=["team", "record_id", "ended", "run_id", "workbook", "seq"])
+    if result.portfolio_from is not None:
+        from batch.run.ledger import read_entries
+
+        ledger, run_id, team = result.portfolio_from
+        wanted = records[["team", "record_id"]].dropna()
+        mine = records[records["place"].ge(0)]["record_id"]  # this run's records: of the run's team, by every name of it
+        wanted = pd.concat([wanted, *(pd.DataFrame({"team": name, "record_id": mine}) for name in team[1:])], ignore_index=True)
+        entered = read_entries(ledger, program.name, wanted, exclude_run=run_id)
+        entered["team"] = np.where(entered["team"].isin(team), team[0] if team else None, entered["team"])
+        entered = entered.sort_values(["ended", "run_id", "workbook", "seq"]).drop_duplicates(["team", "record_id"])
+    at = records.merge(entered.rename(columns={"seq": "e_seq"}), on=["team", "record_id"], how="left")
+    at = at.assign(new=at["ended"].isna(), pos=np.arange(len(at)))
+    order = at.sort_values(["new", "ended", "run_id", "workbook", "e_seq", "place", "seq", "pos"], kind="stable", na_position="last")
+    rank = np.empty(len(at), dtype=np.int64)
+    rank[order["pos"].to_numpy()] = np.arange(len(at))
+    return rank
 
 
 def _in_two_workbooks(program: Program, ids: np.ndarray, result: Result | None, skip: np.ndarray) -> list[pd.DataFrame]:
@@ -470,7 +510,8 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         context = replace(context, prior=context.prior[~mine.to_numpy()])
     reads = result is not None and (result.portfolio_from is not None or result.same_run is not None)
     if program.portfolio is not None and reads and len(valid):
-        context = replace(context, portfolio=_portfolio(program, valid, spec.record_ids(typed[~totals]), result, context.run_day))
+        far, order = _portfolio(program, valid, spec.record_ids(typed[~totals]), result, context.run_day)
+        context = replace(context, portfolio=far, portfolio_order=order)
     calc = calculate_in_chunks(program, valid, rules, context)
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)

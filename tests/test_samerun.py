@@ -274,3 +274,43 @@ def test_a_run_killed_while_placing_a_group_leaves_the_next_run_its_recorded_fil
     run(inbox, outbox)
     assert _sheet(outbox / "a.annotated.xlsx")["T-1"]["Findings"] is None
     assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
+
+
+# -- a record processed again keeps the place where it entered the portfolio ------------------------
+
+
+@pytest.fixture
+def november_t1(tmp_path):
+    """November's run: T-1 moves $600,000 of C-1 ($1,000,000) on 2026-11-10. Returns the inbox,
+    the outbox, and November's returned workbook (kept aside, to be dropped back later)."""
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    transfers_workbook(inbox / "nov.xlsx", [transfer("T-1", "C-1", 1_000_000, D(2026, 11, 10), 600_000)])
+    run(inbox, outbox)
+    kept = tmp_path / "nov-returned.xlsx"
+    kept.write_bytes((outbox / "nov.annotated.xlsx").read_bytes())
+    return inbox, outbox, kept
+
+
+def test_a_record_dropped_back_with_a_new_one_of_its_date_keeps_its_place(november_t1):
+    inbox, outbox, kept = november_t1
+    # December, one run: November's T-1 dropped back unchanged (as "nov-restated.xlsx", after b.xlsx by path) and
+    # b.xlsx's T-2, $600,000 of C-1 on the same date. T-1 entered the portfolio in November: it
+    # counts first, 600,000 <= 1,000,000; then T-2, 600,000 + 600,000 = 1,200,000 > 1,000,000
+    (inbox / "nov-restated.xlsx").write_bytes(kept.read_bytes())
+    transfers_workbook(inbox / "b.xlsx", [transfer("T-2", "C-1", None, D(2026, 11, 10), 600_000)])
+    run(inbox, outbox)
+    assert _sheet(outbox / "nov-restated.annotated.xlsx")["T-1"]["Findings"] is None
+    assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
+
+
+def test_a_record_dropped_back_after_a_later_one_of_its_date_keeps_its_place(november_t1):
+    inbox, outbox, kept = november_t1
+    # December: T-2 on the same date, 600,000 + 600,000 = 1,200,000 > 1,000,000: over
+    transfers_workbook(inbox / "dec.xlsx", [transfer("T-2", "C-1", None, D(2026, 11, 10), 600_000)])
+    run(inbox, outbox)
+    assert _sheet(outbox / "dec.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
+    # January: November's workbook dropped back unchanged; T-1 still counts before T-2 (it entered
+    # first): 600,000 <= 1,000,000, and its verdict does not move to it
+    (inbox / "nov-again.xlsx").write_bytes(kept.read_bytes())
+    run(inbox, outbox)
+    assert _sheet(outbox / "nov-again.annotated.xlsx")["T-1"]["Findings"] is None

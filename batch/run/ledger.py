@@ -273,6 +273,41 @@ def read_portfolio(path: Path, sheet: str, keys: dict[str, list[str]], exclude_r
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
 
 
+def read_entries(path: Path, sheet: str, wanted: pd.DataFrame, exclude_run: str | None = None) -> pd.DataFrame:
+    """Where each record `wanted` (team, record_id) of `sheet` entered the portfolio: its first
+    computed version among the runs that ended before `exclude_run` started (every ended run when
+    it is None): team, record_id, and that version's run end, run, workbook and row (`ended`,
+    `run_id`, `workbook`, `seq`). A record on one date counts in that place, however often it was
+    processed again since. Records that never entered are left out. Opened read-only."""
+    cols = ["team", "record_id", "ended", "run_id", "workbook", "seq"]
+    pairs = list(dict.fromkeys(zip(wanted["team"], wanted["record_id"], strict=True)))
+    if not pairs:
+        return pd.DataFrame(columns=cols)
+    try:
+        with closing(_read_only(path)) as db:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='record_keys'").fetchone():
+                return pd.DataFrame(columns=cols)
+            db.execute("CREATE TEMP TABLE wanted (team TEXT, record_id TEXT)")
+            db.executemany("INSERT INTO wanted VALUES (?,?)", pairs)
+            query = """
+                WITH before AS (
+                    SELECT run_id, ended FROM runs
+                    WHERE ended IS NOT NULL AND (? IS NULL OR ended <= (SELECT started FROM runs WHERE run_id = ?))
+                ),
+                versions AS (
+                    SELECT r.team, r.record_id, b.ended, b.run_id, r.file AS workbook, r.rowid AS seq,
+                           ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended, b.run_id, r.file, r.rowid) AS n
+                    FROM wanted w CROSS JOIN records r ON r.team = w.team AND r.sheet = ? AND r.record_id = w.record_id
+                    JOIN before b ON b.run_id = r.run_id
+                    WHERE r.fields IS NOT NULL
+                )
+                SELECT team, record_id, ended, run_id, workbook, seq FROM versions WHERE n = 1
+            """
+            return pd.read_sql_query(query, db, params=(exclude_run, exclude_run, sheet))
+    except sqlite3.Error as err:
+        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
+
+
 def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame) -> pd.DataFrame:
     """Every version the ledger keeps of the records `wanted` (sheet, record_id) of `team` (its names)
     that was computed: sheet, record_id, fields (JSON), by index (team, sheet, record ID). What a run

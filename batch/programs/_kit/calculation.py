@@ -36,12 +36,14 @@ class RunContext:
       workbook's file name, the run's date; `run_date` None: the as-of date);
     - `portfolio`: for a program with portfolio rules (`Program.portfolio`), the records of other
       workbooks in the groups of the sheet's rows that count (neither Invalid nor Ineligible): the
-      latest version of each record of earlier runs, in the order of their runs' ends, then the
-      records of the run's other workbooks, by workbook and row (a record of this run supersedes its
-      ledger versions; one in two workbooks of the run counts in both). The program's fields, with `sheet`,
-      `record_id`, `workbook`, `run_date` (to name it), `ended` (its run's end; None for this run)
-      and `after` (a record of a workbook of this run that comes after this one: on one date it is
-      counted after the sheet's rows); set for each sheet by the run, empty when there are none.
+      latest version of each record of earlier runs and the records of the run's other workbooks
+      (a record of this run supersedes its ledger versions; one in two workbooks of the run counts
+      in both). The program's fields, with `sheet`, `record_id`, `workbook`, `run_date` (to name
+      it) and `tie`: the order records of one date count in, shared with the sheet's own rows
+      (`portfolio_order`, indexed like them): the records that entered the portfolio in earlier
+      runs first, in the order they first entered it (a record processed again keeps its place),
+      then this run's new records by workbook (their paths as printed) and row. Set for each sheet
+      by the run; empty when there are none.
     """
 
     as_of: dt.date
@@ -49,6 +51,7 @@ class RunContext:
     workbook: str = "this workbook"
     run_date: str | None = None
     portfolio: pd.DataFrame = field(default_factory=pd.DataFrame)
+    portfolio_order: pd.Series = field(default_factory=lambda: pd.Series(dtype="float64"))
 
     @property
     def run_day(self) -> str:

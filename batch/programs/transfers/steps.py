@@ -72,11 +72,11 @@ def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
 
 def _portfolio_rows(s: Transfers) -> pd.DataFrame:
     """Every transfer of the certificates of the sheet across the portfolio, in the order the rules
-    count them: Transfer Date, and on one date the records of earlier runs first (by their run's
-    end), then this run's workbooks by their places, this sheet's rows in row order among them (as
-    `RunContext.portfolio` comes, `after` marking the records of workbooks after this one). `row` is
-    the sheet row's position (-1: a record of another workbook), `label` names a record of another
-    workbook."""
+    count them: Transfer Date, and on one date the order the run gives (`RunContext.portfolio`'s
+    `tie` and `portfolio_order`: records that entered the portfolio in earlier runs first, as they
+    first entered it, then this run's by workbook and row); without it, the records of other
+    workbooks first, as they come, then the sheet's rows in row order. `row` is the sheet row's
+    position (-1: a record of another workbook), `label` names a record of another workbook."""
     f, out = s.f, s.context.portfolio
     own = pd.DataFrame(
         {
@@ -85,7 +85,6 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
             "credit": s.credit.to_numpy(),
             "amount": pd.array(f[CERT_AMT], dtype="Int64"),
             "far": False,
-            "slot": 1,
             "tie": s.rank.to_numpy(),
             "row": np.arange(s.n),
             "label": None,
@@ -93,6 +92,11 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
     )
     if not len(out):
         return own.sort_values(["date", "tie"], kind="stable").reset_index(drop=True)
+    given = "tie" in out and len(s.context.portfolio_order)
+    if given:
+        own["tie"] = s.context.portfolio_order.reindex(f.index).to_numpy()
+    else:
+        own["tie"] += len(out)
     far = pd.DataFrame(
         {
             "cert": out["certificate_key"].to_numpy(dtype=object),
@@ -100,8 +104,7 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
             "credit": pd.array(out["credit"], dtype="Int64").astype("int64"),
             "amount": pd.array(out["certificate_amount"], dtype="Int64"),
             "far": True,
-            "slot": np.where(out["after"].to_numpy(dtype=bool), 2, 0) if "after" in out else 0,
-            "tie": np.arange(len(out)),
+            "tie": out["tie"].to_numpy() if given else np.arange(len(out)),
             "row": -1,
             "label": (
                 out["sheet"] + " " + out["record_id"].astype(str) + " (" + out["workbook"].astype(str) + ", run " + out["run_date"] + ")"
@@ -109,7 +112,7 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
         }
     )
     both = pd.concat([far, own], ignore_index=True)
-    return both.sort_values(["date", "slot", "tie"], kind="stable").reset_index(drop=True)
+    return both.sort_values(["date", "tie"], kind="stable").reset_index(drop=True)
 
 
 class Transfers(Steps):
