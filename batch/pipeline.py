@@ -460,7 +460,10 @@ def _in_two_workbooks(program: Program, ids: np.ndarray, result: Result | None, 
     same = result.same_run if result is not None else None
     if same is None or program.portfolio is None or not len(same.others):
         return []
-    others = same.others[same.others["sheet"].eq(program.name)].drop_duplicates(["record_id", "place"])
+    others = same.others[same.others["sheet"].eq(program.name) & same.others["record_id"].isin(ids[~skip])]
+    others = others.drop_duplicates(["record_id", "place"])
+    if others.empty:
+        return []
     listed = others[others.groupby("record_id", sort=False).cumcount().lt(LISTED_RECORDS).to_numpy()]
     where = listed.groupby("record_id", sort=False)["workbook"].agg(", ".join)
     more = others.groupby("record_id", sort=False).size() - LISTED_RECORDS
