@@ -227,6 +227,29 @@ def watch(inbox: Path | None, **flags):
 
 
 @main.command()
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for njcredits-portfolio.xlsx, an outbox whose ledger is read unless --ledger names one [the outbox].",
+)  # fmt: skip
+@click.option("--ledger", type=click.Path(path_type=Path), help="Ledger to read [OUTBOX/.njcredits/ledger.sqlite].")
+def portfolio(out_dir: Path | None, ledger: Path | None):
+    """Write njcredits-portfolio.xlsx: the standing position of the ledger's latest records (each
+    certificate's amount, transferred to date, remaining and open violations). The ledger is only read."""
+    from batch.run.ledger import LedgerUnreadable
+    from batch.run.standing import write_portfolio
+
+    settings = _settings(ledger=ledger, outbox=out_dir)
+    if not settings.ledger.exists():
+        raise click.ClickException(f"No ledger at {printable(settings.ledger)}: no run has recorded a portfolio yet.")
+    try:
+        path, counts = write_portfolio(settings.ledger, out_dir or settings.outbox)
+    except LedgerUnreadable as err:
+        raise click.ClickException(printable(err)) from err
+    sheets = ", ".join(f"{name} ({rows:,} rows)" for name, rows in counts.items())
+    click.echo(f"Wrote {printable(path)}: {sheets}, read from {printable(settings.ledger)}.")
+
+
+@main.command()
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Folder for the template.")
 def template(out_dir: Path):
     """Write the blank intake template: an Instructions sheet, then one sheet per intake sheet with drop-downs and checks."""

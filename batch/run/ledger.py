@@ -308,6 +308,40 @@ def read_entries(path: Path, sheet: str, wanted: pd.DataFrame, exclude_run: str 
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
 
 
+def read_standing(path: Path, sheet: str) -> pd.DataFrame:
+    """The standing position of `sheet` in the portfolio: the latest version of each of its records
+    (team, record ID) among the ended runs, as `read_portfolio` gives them (a run whose two workbooks
+    held it gives both), with its findings (`codes`), in the order records of one date count in:
+    where each first entered the portfolio (its first computed version's run end, run, workbook,
+    row), then its own run, workbook and row. Columns: team, record_id, status, codes, fields (JSON),
+    workbook, run_date, ended. Opened read-only; a ledger from before migration 6 gives nothing."""
+    cols = ["team", "record_id", "status", "codes", "fields", "workbook", "run_date", "ended"]
+    try:
+        with closing(_read_only(path)) as db:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='record_keys'").fetchone():
+                return pd.DataFrame(columns=cols)
+            query = """
+                WITH ended AS (SELECT run_id, ended, started FROM runs WHERE ended IS NOT NULL),
+                versions AS (
+                    SELECT r.team, r.record_id, r.status, r.codes, r.fields, r.file AS workbook,
+                           substr(b.started, 1, 10) AS run_date, b.ended, b.run_id, r.rowid AS seq,
+                           RANK() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended DESC, b.run_id DESC) AS latest,
+                           ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id, r.run_id, r.file ORDER BY r.rowid) AS first,
+                           FIRST_VALUE(b.ended) OVER entry AS e_ended, FIRST_VALUE(b.run_id) OVER entry AS e_run,
+                           FIRST_VALUE(r.file) OVER entry AS e_workbook, FIRST_VALUE(r.rowid) OVER entry AS e_seq
+                    FROM records r JOIN ended b ON b.run_id = r.run_id
+                    WHERE r.sheet = ?
+                    WINDOW entry AS (PARTITION BY r.team, r.record_id ORDER BY r.fields IS NULL, b.ended, b.run_id, r.file, r.rowid)
+                )
+                SELECT team, record_id, status, codes, fields, workbook, run_date, ended FROM versions
+                WHERE latest = 1 AND first = 1
+                ORDER BY e_ended, e_run, e_workbook, e_seq, ended, run_id, workbook, seq
+            """
+            return pd.read_sql_query(query, db, params=(sheet,))
+    except sqlite3.Error as err:
+        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
+
+
 def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame) -> pd.DataFrame:
     """Every version the ledger keeps of the records `wanted` (sheet, record_id) of `team` (its names)
     that was computed: sheet, record_id, fields (JSON), by index (team, sheet, record ID). What a run

@@ -107,11 +107,15 @@ class Portfolio:
     `fields` its portfolio rules read (text, integer cents, ISO dates) and, in a column per name of
     `groupings`, the key of the group each rule reads it in (a certificate, say; None: in none). The
     ledger keeps them with the record; a workbook's calculator is given the latest version of every
-    record of earlier runs in its rows' groups (`RunContext.portfolio`), with these fields."""
+    record of earlier runs in its rows' groups (`RunContext.portfolio`), with these fields.
+    `standing(records, rules) -> {sheet name: SummaryTable}`: the sheets `njcredits portfolio` writes
+    of the standing position, from the latest version of every record (its fields, `status`, `codes`,
+    `workbook`, `run_date`, `record_id`, `team` and `tie`, the order records of one date count in)."""
 
     of: Callable
     fields: tuple[str, ...]
     groupings: tuple[str, ...]
+    standing: Callable | None = None
 
     @property
     def kept(self) -> list[str]:

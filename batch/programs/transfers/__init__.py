@@ -20,5 +20,6 @@ PROGRAM = Program(
         steps.portfolio_fields,
         fields=("program", "certificate", "certificate_amount", "transferor", "transferee", "date", "credit"),
         groupings=("certificate_key",),
+        standing=steps.standing,
     ),
 )

@@ -29,7 +29,7 @@ from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import BASIS_POINTS, money_text
 from batch.programs._kit.rules import Rules, lookup
 from batch.programs._kit.steps import LISTED_RECORDS, business_key, date_order, name_key, named_before
-from batch.programs._kit.text import each
+from batch.programs._kit.text import each, join
 from batch.programs.transfers.sheet import TRANSFERS
 
 SPEC = TRANSFERS
@@ -368,3 +368,52 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
         SummaryTable("Rows by finding code and Program (the most frequent first)", by_code),
         SummaryTable("Credit transferred ($) by Program and year of transfer", by_year, {c: "money" for c in by_year.columns[1:]}),
     ]
+
+
+def standing(records: pd.DataFrame, rules: Rules) -> dict[str, SummaryTable]:
+    """The `Certificates` sheet of `njcredits portfolio`: each certificate's standing position over
+    the latest version of every transfer of it (`records`: the ledger's, with their portfolio fields,
+    Status and `tie`), counted as its rules count it (neither Invalid nor Ineligible, in Transfer
+    Date order, ties by `tie`): its amount (the latest given), the credit transferred to date, what
+    remains or how far it is over, its transfers and workbooks, and the violations standing now
+    (CERTIFICATE_OVERTRANSFERRED, CERTIFICATE_AMOUNT_CONFLICT, CERTIFICATE_AMOUNT_NOT_GIVEN, for the
+    programs whose certificates are held to their amount)."""
+    columns = ["Certificate", "Program", "Certificate Amount ($)", "Transferred To Date ($)", "Remaining ($)", "Over By ($)",
+               "Transfers", "Workbooks", "Rows Flagged", "Open Violations"]  # fmt: skip
+    money = {c: "money" for c in columns if c.endswith("($)")}
+    counted = records[~records["status"].isin(["Invalid", "Ineligible"]) & records["certificate_key"].notna()]
+    if counted.empty:
+        return {"Certificates": SummaryTable("Certificates", pd.DataFrame(columns=columns), money)}
+    a = counted.assign(credit=pd.array(counted["credit"], dtype="Int64"), amount=pd.array(counted["certificate_amount"], dtype="Int64"))
+    a = a.sort_values(["date", "tie"], kind="stable")
+    by = a.groupby("certificate_key", sort=True)
+    given = a.dropna(subset=["amount"]).groupby("certificate_key")["amount"]
+    amount = given.last().reindex(by.size().index).astype("Int64")
+    total = by["credit"].sum().astype("Int64")
+    program = by["program"].last()
+    limited, _cite = lookup(rules["certificate_amount_limit"], program)
+    limited = pd.Series(limited.astype(bool).to_numpy(), index=program.index)
+    over = (total - amount).clip(lower=0).where(amount.notna())
+    violations = [
+        pd.Series(np.where((over > 0).fillna(False) & limited, "CERTIFICATE_OVERTRANSFERRED", ""), index=amount.index),
+        pd.Series(
+            np.where((given.nunique().reindex(amount.index) > 1).fillna(False) & limited, "CERTIFICATE_AMOUNT_CONFLICT", ""),
+            index=amount.index,
+        ),  # fmt: skip
+        pd.Series(np.where(amount.isna() & limited, "CERTIFICATE_AMOUNT_NOT_GIVEN", ""), index=amount.index),
+    ]
+    table = pd.DataFrame(
+        {
+            "Certificate": by["certificate"].last(),  # as its latest transfer spells it
+            "Program": program,
+            "Certificate Amount ($)": amount,
+            "Transferred To Date ($)": total,
+            "Remaining ($)": (amount - total).clip(lower=0),
+            "Over By ($)": over,
+            "Transfers": by.size(),
+            "Workbooks": by["workbook"].nunique(),
+            "Rows Flagged": a["status"].eq("Flagged").groupby(a["certificate_key"]).sum(),
+            "Open Violations": pd.Series(join([v.to_numpy(dtype=object) for v in violations], "; "), index=amount.index).replace("", None),
+        }
+    ).reset_index(drop=True)
+    return {"Certificates": SummaryTable("Certificates: the standing position of every certificate in the ledger", table, money)}

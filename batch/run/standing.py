@@ -1,0 +1,84 @@
+"""`njcredits portfolio --out DIR`: the standing position of the ledger's latest records, written to
+DIR/njcredits-portfolio.xlsx. Each program that keeps portfolio records gives its sheets
+(`Portfolio.standing`: Transfers gives `Certificates`); a `Run` sheet says which ledger was read,
+when, its latest run, and which of the portfolio's sheets are not built yet. The ledger is only
+read (never migrated nor written). The workbook is written under a temporary name and then renamed,
+so a reader never sees half of it; every text is written as text, never as a formula."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import xlsxwriter
+
+from batch import __version__
+from batch.programs import PROGRAMS
+from batch.programs._kit import rules as rules_mod
+from batch.run.ledger import Ledger, read_standing
+from batch.run.report import _fit_columns
+from batch.workbook.toolsheets import Formats, write_table
+
+FILE_NAME = "njcredits-portfolio.xlsx"
+# the sheets portfolio.md lists whose rules do not read the portfolio yet (README, "The portfolio")
+NOT_BUILT = "BRRAP, ERG buckets, Compliance, Prior awards"
+
+
+def records_of(ledger: Path, program) -> pd.DataFrame:
+    """The latest version of every record of `program`'s sheet (`read_standing`), with its portfolio
+    fields as columns and `tie`, the order records of one date count in."""
+    found = read_standing(ledger, program.name)
+    kept = program.portfolio.kept
+    found = found[found["fields"].notna()].reset_index(drop=True)
+    fields = pd.DataFrame([json.loads(t) for t in found["fields"]], index=found.index).reindex(columns=kept)
+    return pd.concat([fields, found.drop(columns="fields")], axis=1).assign(tie=range(len(found)))
+
+
+def write_portfolio(ledger: Path, out: Path) -> tuple[Path, dict[str, int]]:
+    """Write `out`/njcredits-portfolio.xlsx from `ledger`; returns its path and the rows of each sheet."""
+    book = Ledger.for_reading(ledger)
+    runs = book.runs()
+    ended = runs[runs["ended"].notna()].sort_values("ended")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / FILE_NAME
+    tmp = out / f".{FILE_NAME}.{os.getpid()}.partial"
+    wb = xlsxwriter.Workbook(str(tmp), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
+    try:
+        fmts = Formats(wb)
+        counts = {}
+        for program in PROGRAMS:
+            if program.portfolio is None or program.portfolio.standing is None:
+                continue
+            rules = rules_mod.load(program.rules)
+            for name, table in program.portfolio.standing(records_of(ledger, program), rules).items():
+                ws = wb.add_worksheet(name)
+                _fit_columns(ws, [table], low=12)
+                write_table(ws, fmts, 0, table)
+                ws.freeze_panes(2, 1)
+                ws.autofilter(1, 0, 1 + len(table.table), len(table.table.columns) - 1)
+                counts[name] = len(table.table)
+        latest = ended.iloc[-1] if len(ended) else None
+        lines = [
+            ("Ledger", str(ledger)),
+            ("Read at (UTC)", dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")),
+            ("Latest run", f"{latest['run_id']}, ended {str(latest['ended'])[:19]}" if latest is not None else "no run has ended"),
+            ("Runs ended", str(len(ended))),
+            ("njcredits version", __version__),
+            ("Records counted", "the latest version of each record (team, sheet, record ID) of the runs that have ended"),
+            ("Not shown yet", f"{NOT_BUILT}: their limits do not read the portfolio yet"),
+        ]
+        ws = wb.add_worksheet("Run")
+        ws.set_column(0, 0, 20)
+        ws.set_column(1, 1, max(60, *(len(v) + 2 for _, v in lines)))
+        for i, (k, v) in enumerate(lines):
+            ws.write_string(i, 0, k)
+            ws.write_string(i, 1, v)
+        wb.close()
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path, counts

@@ -1,0 +1,69 @@
+"""`njcredits portfolio --out DIR`: the standing position of the ledger's latest records
+(batch/run/standing.py, the Transfers `Certificates` sheet)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import openpyxl
+from click.testing import CliRunner
+from test_portfolio import run, transfer
+from test_reviews import transfers_workbook
+
+from batch.cli import main
+
+D = dt.date
+
+
+def certificates(outbox: Path) -> dict[str, dict]:
+    ws = openpyxl.load_workbook(outbox / "njcredits-portfolio.xlsx")["Certificates"]
+    rows = list(ws.iter_rows(values_only=True))
+    header = rows[1]
+    return {r[0]: dict(zip(header, r, strict=True)) for r in rows[2:]}
+
+
+def test_the_standing_position_of_each_certificate(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    transfers_workbook(inbox / "nov.xlsx", [
+        transfer("T-1", "C-1", 6_000_000, D(2026, 11, 10), 6_000_000),
+        transfer("T-2", "C-2", 1_000_000, D(2026, 11, 12), 400_000),
+        transfer("T-3", "C-3", 900_000, D(2026, 11, 12), 100_000),
+        transfer("T-4", "C-4", None, D(2026, 11, 12), 100_000),
+        transfer("T-5", "@SUM(A1)", 500_000, D(2026, 11, 12), 100_000),
+        transfer("T-6", "C-2", 1_000_000, D(2026, 11, 12), "not money", paid=1),  # Invalid: counts in nothing
+    ])  # fmt: skip
+    run(inbox, outbox)
+    transfers_workbook(inbox / "dec.xlsx", [
+        transfer("T-9", "c-1 ", None, D(2026, 12, 5), 500_000),
+        transfer("T-10", "C-3", 800_000, D(2026, 12, 6), 100_000),
+        transfer("T-2", "C-2", 1_000_000, D(2026, 11, 12), 300_000),  # November's T-2 restated: its latest version counts
+    ])  # fmt: skip
+    run(inbox, outbox)
+    result = CliRunner().invoke(main, ["portfolio", "--out", str(outbox)])
+    assert result.exit_code == 0, result.output
+    assert "Certificates (5 rows)" in result.output
+    found = certificates(outbox)
+    cols = ("Certificate Amount ($)", "Transferred To Date ($)", "Remaining ($)", "Over By ($)", "Transfers", "Workbooks")
+    cols = (*cols, "Open Violations")
+    assert {c: tuple(r[k] for k in cols) for c, r in found.items()} == {
+        # 6,000,000 + 500,000 = 6,500,000 > 6,000,000: 500,000 over; shown as its latest transfer spells it
+        "c-1": (6_000_000, 6_500_000, 0, 500_000, 2, 2, "CERTIFICATE_OVERTRANSFERRED"),
+        # T-2's latest version, 300,000 (not 400,000 + 300,000); T-6 is Invalid
+        "C-2": (1_000_000, 300_000, 700_000, 0, 1, 1, None),
+        # 900,000 given in November, 800,000 in December (the latest, used): 200,000 <= 800,000
+        "C-3": (800_000, 200_000, 600_000, 0, 2, 2, "CERTIFICATE_AMOUNT_CONFLICT"),
+        "C-4": (None, 100_000, None, None, 1, 1, "CERTIFICATE_AMOUNT_NOT_GIVEN"),
+        "@SUM(A1)": (500_000, 100_000, 400_000, 0, 1, 1, None),  # text, never a formula
+    }
+    ws = openpyxl.load_workbook(outbox / "njcredits-portfolio.xlsx")["Certificates"]
+    assert ws.freeze_panes == "B3" and ws.auto_filter.ref == "A2:J7"
+    assert ws.cell(3, 3).number_format == "#,##0.00"
+    run_sheet = dict(openpyxl.load_workbook(outbox / "njcredits-portfolio.xlsx")["Run"].iter_rows(values_only=True))
+    assert run_sheet["Runs ended"] == "2" and "Prior awards" in run_sheet["Not shown yet"]
+
+
+def test_without_a_ledger_it_says_so(tmp_path):
+    result = CliRunner().invoke(main, ["portfolio", "--out", str(tmp_path / "outbox")])
+    assert result.exit_code == 1 and "No ledger at" in result.output
+    assert not (tmp_path / "outbox" / "njcredits-portfolio.xlsx").exists()
