@@ -314,3 +314,18 @@ def test_a_record_dropped_back_after_a_later_one_of_its_date_keeps_its_place(nov
     (inbox / "nov-again.xlsx").write_bytes(kept.read_bytes())
     run(inbox, outbox)
     assert _sheet(outbox / "nov-again.annotated.xlsx")["T-1"]["Findings"] is None
+
+
+def test_a_beip_transferee_selling_on_in_another_workbook_of_the_run_is_barred(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # a.xlsx: Acme Corp. buys $150,000 of BEIP certificate B-1; b.xlsx: ACME Corporation sells $100,000 of it on
+    bought = ["T-1", "BEIP", "B-1", 500_000, "Seller LLC", "Acme Corp.", D(2026, 11, 1), 150_000, 150_000]
+    sold = ["T-2", "BEIP", "B-1", None, "ACME Corporation", "Other Inc.", D(2026, 11, 20), 100_000, 100_000]
+    transfers_workbook(inbox / "a.xlsx", [bought])
+    transfers_workbook(inbox / "b.xlsx", [sold])
+    run(inbox, outbox)
+    assert _sheet(outbox / "a.annotated.xlsx")["T-1"]["Findings"] is None
+    assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] == "BEIP_RETRANSFER_PROHIBITED"
+    (barred,) = [f for f in _findings(outbox / "b.annotated.xlsx") if f["Code"] == "BEIP_RETRANSFER_PROHIBITED"]
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert f"on 2026-11-01, in another workbook (Transfers T-1 (a.xlsx, run {today}))" in barred["Message"]

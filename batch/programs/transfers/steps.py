@@ -88,6 +88,7 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
             "tie": s.rank.to_numpy(),
             "row": np.arange(s.n),
             "label": None,
+            "transferee": f[TO].to_numpy(dtype=object),
         }
     )
     if not len(out):
@@ -109,6 +110,7 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
             "label": (
                 out["sheet"] + " " + out["record_id"].astype(str) + " (" + out["workbook"].astype(str) + ", run " + out["run_date"] + ")"
             ).to_numpy(dtype=object),
+            "transferee": out["transferee"].to_numpy(dtype=object),
         }
     )
     both = pd.concat([far, own], ignore_index=True)
@@ -287,39 +289,45 @@ def certificate_total_248(s: Transfers) -> None:
 
 def beip_no_retransfer_129g3(s: Transfers) -> None:
     """C.34:1B-129 g.(3), last sentence: the transferee of a BEIP credit may not transfer it on. A BEIP row
-    whose Transferor is the Transferee of another row of the same certificate dated on or before this
-    row's Transfer Date is barred, wherever that row stands in the sheet (a same-day resale listed above
-    the purchase is still a resale); a purchase dated after the sale is not one.
+    whose Transferor is the Transferee of another transfer of the same certificate in the portfolio
+    (a row of the sheet, a record of another workbook of the run or of an earlier run) dated on or
+    before this row's Transfer Date is barred, wherever that transfer stands (a same-day resale listed
+    above the purchase is still a resale); a purchase dated after the sale is not one.
 
     Vectorized: only the first two purchases of each (certificate, transferee) in Transfer Date order
     can be a sale's earliest other purchase (the second stands in when the first is the sale itself),
     so each sale is merged with at most two rows, however large the certificate."""
-    f = s.f
+    f, a = s.f, s.across
     may_retransfer, retransfer_cite = lookup(s.rules["transferee_may_retransfer"], s.program)
     barred = ~may_retransfer.astype(bool).to_numpy()
     if not barred.any():  # only a sale of a program whose transferee may not transfer on can be barred
         return
-    who = _party(f[TO])
-    # nor a sale by a party that bought from no row of the same certificate (the keys joined by a NUL:
-    # text holding one may meet another key by mistake, which only costs the matching below)
-    if not (s.cert + "\x00" + s.transferor)[barred].isin(s.cert + "\x00" + who).any():
+    # each transfer's Transferee as a party: the business-name rule once per distinct name (a blank
+    # name is a party of its own, as `_party` makes it)
+    names = pd.Series(a["transferee"].to_numpy(dtype=object))
+    distinct = names.dropna().drop_duplicates()
+    key = pd.Series(business_key(distinct).astype(object).to_numpy(), index=distinct.to_numpy())
+    who = names.map(key)
+    a = a.assign(who=who.where(who.notna(), "\x00across " + names.index.astype(str)).to_numpy(dtype=object))
+    # nor a sale by a party that bought from no transfer of the same certificate (the keys joined by a
+    # NUL: text holding one may meet another key by mistake, which only costs the matching below)
+    if not (s.cert + "\x00" + s.transferor)[barred].isin(a["cert"] + "\x00" + a["who"]).any():
         return
-    bought = pd.DataFrame({"cert": s.cert, "who": who, "bought": f.index, "rank": s.rank, "id": f[ID], "date": s.dates})
-    bought = bought.sort_values("rank")
+    own = a["row"].to_numpy() >= 0
+    at = np.where(own, s.idx[np.clip(a["row"].to_numpy(), 0, None)], -1 - np.arange(len(a)))  # a record elsewhere: below 0
+    name = np.where(own, f[ID].astype(str).to_numpy(dtype=object)[np.clip(a["row"].to_numpy(), 0, None)], a["label"].to_numpy(dtype=object))
+    bought = pd.DataFrame({"cert": a["cert"], "who": a["who"], "bought": at, "rank": np.arange(len(a)), "id": name, "date": a["date"],
+                           "far": a["far"]})  # fmt: skip
     bought = bought[bought.groupby(["cert", "who"], sort=False).cumcount() < 2]
     sales = pd.DataFrame({"cert": s.cert, "who": s.transferor, "row": f.index, "sold": s.dates})[barred]
     pairs = sales.merge(bought, on=["cert", "who"], how="inner")
     pairs = pairs[(pairs["bought"] != pairs["row"]) & (pairs["date"] <= pairs["sold"])]
     resold = pairs.sort_values("rank").drop_duplicates("row").set_index("row")
-    s.emit(
-        "BEIP_RETRANSFER_PROHIBITED",
-        f.index.isin(resold.index),
-        transferor=f[FROM],
-        certificate=f[CERT],
-        earlier_date=resold["date"],
-        earlier_id=resold["id"],
-        citation=retransfer_cite,
-    )
+    far = resold["far"].reindex(f.index, fill_value=False).to_numpy(dtype=bool)
+    hit = f.index.isin(resold.index)
+    fields = dict(transferor=f[FROM], certificate=f[CERT], earlier_date=resold["date"], citation=retransfer_cite)
+    s.emit("BEIP_RETRANSFER_PROHIBITED", hit & ~far, earlier_id=resold["id"], **fields)
+    s.emit("BEIP_RETRANSFER_PROHIBITED", hit & far, variant="elsewhere", record=resold["id"], **fields)
 
 
 STEPS = (

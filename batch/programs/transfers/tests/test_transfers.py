@@ -626,6 +626,19 @@ PORTFOLIO_CASES = [
     # certificate IDs compared trimmed and case-insensitively: " c-1 " is C-1
     ("the certificate ID as typed", [far("T-1", 6_000_000, NOV, cert=" c-1 ", cert_amount=6_000_000)],
      [row("d", credit=500_000, paid=450_000, cert_amount=None, date=DEC)], [["CERTIFICATE_OVERTRANSFERRED"]], [6_500_000]),
+    # BEIP: November's transfer made Buyer Inc. the transferee; in December it sells on: barred
+    # (C.34:1B-129 g.(3)); 100,000 + 100,000 = 200,000 <= 10,000,000
+    ("a BEIP transferee of an earlier run sells on", [far("T-1", 100_000, NOV, cert_amount=10_000_000, program="BEIP")],
+     [row("d", "BEIP", credit=100_000, paid=100_000, frm=" BUYER INC. ", to="C", date=DEC)], [["BEIP_RETRANSFER_PROHIBITED"]], [200_000]),
+    # the earlier run's purchase is dated after the sale: not a resale of what it bought
+    ("a BEIP purchase dated after the sale", [far("T-1", 100_000, DEC, cert_amount=10_000_000, program="BEIP")],
+     [row("d", "BEIP", credit=100_000, paid=100_000, frm="Buyer Inc.", to="C", date=NOV)], [[]], [100_000]),
+    # a Grow NJ transferee may transfer on (C.34:1B-248)
+    ("a Grow NJ transferee of an earlier run sells on", [far("T-1", 100_000, NOV, cert_amount=10_000_000)],
+     [row("d", credit=100_000, paid=100_000, frm="Buyer Inc.", to="C", date=DEC)], [[]], [200_000]),
+    # another certificate's transferee is not this one's
+    ("a BEIP transferee of another certificate", [far("T-1", 100_000, NOV, cert="C-2", cert_amount=10_000_000, program="BEIP")],
+     [row("d", "BEIP", credit=100_000, paid=100_000, frm="Buyer Inc.", to="C", date=DEC)], [[]], [100_000]),
 ]  # fmt: skip
 
 
@@ -649,6 +662,21 @@ def test_a_finding_names_the_records_of_other_workbooks_it_counted():
     assert (
         "Certificate C-1 has $1,300,000.00 transferred to date with this row, $1,200,000.00 of it in other workbooks "
         f"({named}; and 2 more), $300,000.00 more than its Certificate Amount of $1,000,000.00" in message
+    )
+
+
+def test_a_resale_names_the_purchase_of_another_workbook():
+    from batch.programs._kit.findings import render
+
+    got, calc = across(
+        [far("T-1", 100_000, NOV, cert_amount=10_000_000, program="BEIP")],
+        [row("d", "BEIP", credit=100_000, paid=100_000, frm="Buyer Inc.", to="C", date=DEC)],
+    )
+    found = render(pd.concat([f for f in calc.findings if len(f)]), "Transfers", RULES.findings)
+    (message,) = found.loc[found["Code"] == "BEIP_RETRANSFER_PROHIBITED", "Message"]
+    assert message.startswith(
+        "Buyer Inc. received this BEIP credit as the transferee of certificate C-1 on 2026-11-10, in another workbook "
+        "(Transfers T-1 (nov.xlsx, run 2026-11-30)); a tax credit transferee may not transfer"
     )
 
 
