@@ -408,7 +408,7 @@ def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Re
     found = found[~found["status"].isin(NOT_COUNTED) & found["fields"].notna()]
     if found.empty:
         return pd.DataFrame(columns=cols), pd.Series(dtype="float64")
-    fields = pd.DataFrame([json.loads(text) for text in found["fields"]], index=found.index).reindex(columns=portfolio.kept)
+    fields = _fields_of(found, portfolio.kept)
     inside = np.zeros(len(found), dtype=bool)
     for g in portfolio.groupings:  # the record's latest version is still in one of the sheet's groups
         inside |= fields[g].isin(keys[g]).to_numpy()
@@ -451,6 +451,20 @@ def _entry_order(program: Program, records: pd.DataFrame, result: Result) -> np.
     rank = np.empty(len(at), dtype=np.int64)
     rank[order["pos"].to_numpy()] = np.arange(len(at))
     return rank
+
+
+def _fields_of(found: pd.DataFrame, kept: list[str]) -> pd.DataFrame:
+    """The portfolio fields of `found` records, a column each: read from their JSON (`fields`), but
+    for the records of this run's other workbooks, whose fields the run read once (`field:<name>`)."""
+    given = [f"field:{k}" for k in kept]
+    read = found[given].notna().any(axis=1) if set(given) <= set(found.columns) else pd.Series(False, index=found.index)
+    parts = []
+    if (~read).any():
+        texts = found.loc[~read.to_numpy(), "fields"]
+        parts.append(pd.DataFrame([json.loads(t) for t in texts], index=texts.index).reindex(columns=kept))
+    if read.any():
+        parts.append(found.loc[read.to_numpy(), given].set_axis(kept, axis=1))
+    return pd.concat(parts).reindex(found.index) if len(parts) > 1 else parts[0]
 
 
 def _in_two_workbooks(program: Program, ids: np.ndarray, result: Result | None, skip: np.ndarray) -> list[pd.DataFrame]:

@@ -30,14 +30,16 @@ import numpy as np
 import pandas as pd
 
 KEY = "key:"  # the records' group-key columns, one per grouping (`batch.pipeline._portfolio_fields`)
+FIELD = "field:"  # a record's portfolio fields, a column each (`held`)
 HELD = ["sheet", "record_id", "status", "fields"]
 
 
 @dataclass(frozen=True)
 class SameRun:
     """What a workbook of a run is given of the run's other workbooks: its place among them, and the
-    records of theirs its rules read (`decide`): `sheet`, `record_id`, `status`, `fields` (JSON),
-    `workbook` (as printed), `place`, `seq` (row order in its workbook), in place and row order."""
+    records of theirs its rules read (`decide`): `sheet`, `record_id`, `status`, `fields` (JSON) and
+    each field read (`field:<name>`), `workbook` (as printed), `place`, `seq` (row order in its
+    workbook), in place and row order."""
 
     place: int
     others: pd.DataFrame
@@ -53,12 +55,29 @@ def portfolio_sheets() -> dict[str, tuple[str, ...]]:
 def held(records: pd.DataFrame) -> pd.DataFrame:
     """Of a workbook's records (`Result.records()`), those of sheets with portfolio rules that have a
     record ID: what the run holds of it until the decision (its group keys and the fields the rules
-    read, for the rows that were computed)."""
+    read, for the rows that were computed: as JSON, and read once here into a column each,
+    `field:<name>`, so that a workbook given them does not read them again)."""
     sheets = portfolio_sheets()
     ids = records["record_id"]
     mine = records[records["sheet"].isin(list(sheets)) & ids.notna() & ids.astype(str).ne("")]
     keys = [c for c in records.columns if c.startswith(KEY)]
-    return mine[[*HELD, *keys]].assign(seq=np.arange(len(mine))).reset_index(drop=True)
+    mine = mine[[*HELD, *keys]].assign(seq=np.arange(len(mine))).reset_index(drop=True)
+    parsed = [
+        pd.DataFrame([json.loads(t) for t in part["fields"]], index=part.index).reindex(columns=list(kept))
+        for sheet, kept in kept_fields().items()
+        if len(part := mine[mine["sheet"].eq(sheet) & mine["fields"].notna()])
+    ]
+    if not parsed:
+        return mine
+    fields = pd.concat(parsed).reindex(mine.index)
+    return mine.join(fields.rename(columns=lambda c: FIELD + c))
+
+
+def kept_fields() -> dict[str, list[str]]:
+    """Each sheet whose program keeps portfolio records, with the fields it keeps."""
+    from batch.programs import PROGRAMS
+
+    return {m.name: m.portfolio.kept for m in PROGRAMS if m.portfolio is not None}
 
 
 def places(names: list[str]) -> list[int]:
@@ -128,9 +147,9 @@ class Given:
         """The records `reader` is given (HELD, workbook, place, seq), in place and row order: every
         record of another workbook in a group it reads now or in an earlier version, or with the ID
         of one of its own."""
-        cols = [*HELD, "workbook", "place", "seq"]
         if reader not in self.shared:
-            return pd.DataFrame(columns=cols)
+            return pd.DataFrame(columns=[*HELD, "workbook", "place", "seq"])
+        cols = [*HELD, *(c for c in self.run.columns if c.startswith(FIELD)), "workbook", "place", "seq"]
         reads = self.now[self.now["place"].eq(reader)][["sheet", "grouping", "key"]].drop_duplicates()
         by_group = self.touched.merge(reads, on=["sheet", "grouping", "key"])[["place", "sheet", "record_id"]]
         mine = self.run[self.run["place"].eq(reader)][["sheet", "record_id"]].drop_duplicates()
