@@ -226,6 +226,30 @@ def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | N
     return latest[cols].assign(same_team=latest["team"].isin(team).to_numpy(dtype=bool)).reset_index(drop=True)
 
 
+# the runs that ended before the run named by the query's two parameters started (every ended run
+# when they are None): what a run's portfolio reads, never a run still going on
+ENDED_BEFORE = """before AS (
+            SELECT run_id, ended, started FROM runs
+            WHERE ended IS NOT NULL AND (? IS NULL OR ended <= (SELECT started FROM runs WHERE run_id = ?))
+        )"""
+
+
+def _read_portfolio_query(path: Path, cols: list[str], query: str, params: tuple, wanted: str = "", rows: list[tuple] = ()) -> pd.DataFrame:
+    """A read of the portfolio: `query` with `params`, after the temporary table `wanted` (its
+    columns, `rows`) is made, the ledger opened read-only. A ledger from before migration 6 kept no
+    portfolio and gives nothing (`cols`, empty)."""
+    try:
+        with closing(_read_only(path)) as db:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='record_keys'").fetchone():
+                return pd.DataFrame(columns=cols)
+            if wanted:
+                db.execute(f"CREATE TEMP TABLE wanted ({wanted})")
+                db.executemany(f"INSERT INTO wanted VALUES ({','.join('?' * wanted.count(','))},?)", rows)
+            return pd.read_sql_query(query, db, params=params)
+    except sqlite3.Error as err:
+        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
+
+
 def read_portfolio(path: Path, sheet: str, keys: dict[str, list[str]], exclude_run: str | None = None) -> pd.DataFrame:
     """The latest version of each record (team, sheet, record ID) of `sheet` that was, in some
     version, in one of the groups `keys` names ({grouping: [key, ...]}), among the runs that ended
@@ -241,36 +265,25 @@ def read_portfolio(path: Path, sheet: str, keys: dict[str, list[str]], exclude_r
     pairs = [(g, k) for g, ks in keys.items() for k in dict.fromkeys(ks) if k is not None]
     if not pairs:
         return pd.DataFrame(columns=cols)
-    try:
-        with closing(_read_only(path)) as db:
-            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='record_keys'").fetchone():
-                return pd.DataFrame(columns=cols)
-            db.execute("CREATE TEMP TABLE wanted (grouping TEXT, key TEXT)")
-            db.executemany("INSERT INTO wanted VALUES (?,?)", pairs)
-            query = """
-                WITH before AS (
-                    SELECT run_id, ended, started FROM runs
-                    WHERE ended IS NOT NULL AND (? IS NULL OR ended <= (SELECT started FROM runs WHERE run_id = ?))
-                ),
-                hit AS (
-                    SELECT DISTINCT k.team, k.record_id FROM wanted w
-                    CROSS JOIN record_keys k ON k.sheet = ? AND k.grouping = w.grouping AND k.key = w.key
-                    JOIN before b ON b.run_id = k.run_id
-                ),
-                versions AS (
-                    SELECT r.team, r.record_id, r.status, r.fields, r.file AS workbook, substr(b.started, 1, 10) AS run_date,
-                           b.ended, b.run_id, r.rowid AS seq,
-                           RANK() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended DESC, b.run_id DESC) AS latest,
-                           ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id, r.run_id, r.file ORDER BY r.rowid) AS first
-                    FROM hit h CROSS JOIN records r ON r.team = h.team AND r.sheet = ? AND r.record_id = h.record_id
-                    JOIN before b ON b.run_id = r.run_id
-                )
-                SELECT team, record_id, status, fields, workbook, run_date, ended, seq FROM versions WHERE latest = 1 AND first = 1
-                ORDER BY ended, run_id, workbook, seq
-            """
-            return pd.read_sql_query(query, db, params=(exclude_run, exclude_run, sheet, sheet))
-    except sqlite3.Error as err:
-        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
+    query = f"""
+        WITH {ENDED_BEFORE},
+        hit AS (
+            SELECT DISTINCT k.team, k.record_id FROM wanted w
+            CROSS JOIN record_keys k ON k.sheet = ? AND k.grouping = w.grouping AND k.key = w.key
+            JOIN before b ON b.run_id = k.run_id
+        ),
+        versions AS (
+            SELECT r.team, r.record_id, r.status, r.fields, r.file AS workbook, substr(b.started, 1, 10) AS run_date,
+                   b.ended, b.run_id, r.rowid AS seq,
+                   RANK() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended DESC, b.run_id DESC) AS latest,
+                   ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id, r.run_id, r.file ORDER BY r.rowid) AS first
+            FROM hit h CROSS JOIN records r ON r.team = h.team AND r.sheet = ? AND r.record_id = h.record_id
+            JOIN before b ON b.run_id = r.run_id
+        )
+        SELECT team, record_id, status, fields, workbook, run_date, ended, seq FROM versions WHERE latest = 1 AND first = 1
+        ORDER BY ended, run_id, workbook, seq
+    """
+    return _read_portfolio_query(path, cols, query, (exclude_run, exclude_run, sheet, sheet), "grouping TEXT, key TEXT", pairs)
 
 
 def read_entries(path: Path, sheet: str, wanted: pd.DataFrame, exclude_run: str | None = None) -> pd.DataFrame:
@@ -283,29 +296,18 @@ def read_entries(path: Path, sheet: str, wanted: pd.DataFrame, exclude_run: str 
     pairs = list(dict.fromkeys(zip(wanted["team"], wanted["record_id"], strict=True)))
     if not pairs:
         return pd.DataFrame(columns=cols)
-    try:
-        with closing(_read_only(path)) as db:
-            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='record_keys'").fetchone():
-                return pd.DataFrame(columns=cols)
-            db.execute("CREATE TEMP TABLE wanted (team TEXT, record_id TEXT)")
-            db.executemany("INSERT INTO wanted VALUES (?,?)", pairs)
-            query = """
-                WITH before AS (
-                    SELECT run_id, ended FROM runs
-                    WHERE ended IS NOT NULL AND (? IS NULL OR ended <= (SELECT started FROM runs WHERE run_id = ?))
-                ),
-                versions AS (
-                    SELECT r.team, r.record_id, b.ended, b.run_id, r.file AS workbook, r.rowid AS seq,
-                           ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended, b.run_id, r.file, r.rowid) AS n
-                    FROM wanted w CROSS JOIN records r ON r.team = w.team AND r.sheet = ? AND r.record_id = w.record_id
-                    JOIN before b ON b.run_id = r.run_id
-                    WHERE r.fields IS NOT NULL
-                )
-                SELECT team, record_id, ended, run_id, workbook, seq FROM versions WHERE n = 1
-            """
-            return pd.read_sql_query(query, db, params=(exclude_run, exclude_run, sheet))
-    except sqlite3.Error as err:
-        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
+    query = f"""
+        WITH {ENDED_BEFORE},
+        versions AS (
+            SELECT r.team, r.record_id, b.ended, b.run_id, r.file AS workbook, r.rowid AS seq,
+                   ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended, b.run_id, r.file, r.rowid) AS n
+            FROM wanted w CROSS JOIN records r ON r.team = w.team AND r.sheet = ? AND r.record_id = w.record_id
+            JOIN before b ON b.run_id = r.run_id
+            WHERE r.fields IS NOT NULL
+        )
+        SELECT team, record_id, ended, run_id, workbook, seq FROM versions WHERE n = 1
+    """
+    return _read_portfolio_query(path, cols, query, (exclude_run, exclude_run, sheet), "team TEXT, record_id TEXT", pairs)
 
 
 def read_standing(path: Path, sheet: str) -> pd.DataFrame:
@@ -316,30 +318,24 @@ def read_standing(path: Path, sheet: str) -> pd.DataFrame:
     row), then its own run, workbook and row. Columns: team, record_id, status, codes, fields (JSON),
     workbook, run_date, ended. Opened read-only; a ledger from before migration 6 gives nothing."""
     cols = ["team", "record_id", "status", "codes", "fields", "workbook", "run_date", "ended"]
-    try:
-        with closing(_read_only(path)) as db:
-            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='record_keys'").fetchone():
-                return pd.DataFrame(columns=cols)
-            query = """
-                WITH ended AS (SELECT run_id, ended, started FROM runs WHERE ended IS NOT NULL),
-                versions AS (
-                    SELECT r.team, r.record_id, r.status, r.codes, r.fields, r.file AS workbook,
-                           substr(b.started, 1, 10) AS run_date, b.ended, b.run_id, r.rowid AS seq,
-                           RANK() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended DESC, b.run_id DESC) AS latest,
-                           ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id, r.run_id, r.file ORDER BY r.rowid) AS first,
-                           FIRST_VALUE(b.ended) OVER entry AS e_ended, FIRST_VALUE(b.run_id) OVER entry AS e_run,
-                           FIRST_VALUE(r.file) OVER entry AS e_workbook, FIRST_VALUE(r.rowid) OVER entry AS e_seq
-                    FROM records r JOIN ended b ON b.run_id = r.run_id
-                    WHERE r.sheet = ?
-                    WINDOW entry AS (PARTITION BY r.team, r.record_id ORDER BY r.fields IS NULL, b.ended, b.run_id, r.file, r.rowid)
-                )
-                SELECT team, record_id, status, codes, fields, workbook, run_date, ended FROM versions
-                WHERE latest = 1 AND first = 1
-                ORDER BY e_ended, e_run, e_workbook, e_seq, ended, run_id, workbook, seq
-            """
-            return pd.read_sql_query(query, db, params=(sheet,))
-    except sqlite3.Error as err:
-        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
+    query = """
+        WITH ended AS (SELECT run_id, ended, started FROM runs WHERE ended IS NOT NULL),
+        versions AS (
+            SELECT r.team, r.record_id, r.status, r.codes, r.fields, r.file AS workbook,
+                   substr(b.started, 1, 10) AS run_date, b.ended, b.run_id, r.rowid AS seq,
+                   RANK() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended DESC, b.run_id DESC) AS latest,
+                   ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id, r.run_id, r.file ORDER BY r.rowid) AS first,
+                   FIRST_VALUE(b.ended) OVER entry AS e_ended, FIRST_VALUE(b.run_id) OVER entry AS e_run,
+                   FIRST_VALUE(r.file) OVER entry AS e_workbook, FIRST_VALUE(r.rowid) OVER entry AS e_seq
+            FROM records r JOIN ended b ON b.run_id = r.run_id
+            WHERE r.sheet = ?
+            WINDOW entry AS (PARTITION BY r.team, r.record_id ORDER BY r.fields IS NULL, b.ended, b.run_id, r.file, r.rowid)
+        )
+        SELECT team, record_id, status, codes, fields, workbook, run_date, ended FROM versions
+        WHERE latest = 1 AND first = 1
+        ORDER BY e_ended, e_run, e_workbook, e_seq, ended, run_id, workbook, seq
+    """
+    return _read_portfolio_query(path, cols, query, (sheet,))
 
 
 def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame) -> pd.DataFrame:
@@ -351,21 +347,12 @@ def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame) -> pd
     pairs = list(dict.fromkeys(zip(wanted["sheet"], wanted["record_id"], strict=True)))
     if not pairs or not team:
         return pd.DataFrame(columns=cols)
-    try:
-        with closing(_read_only(path)) as db:
-            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='record_keys'").fetchone():
-                return pd.DataFrame(columns=cols)
-            db.execute("CREATE TEMP TABLE wanted (sheet TEXT, record_id TEXT)")
-            db.executemany("INSERT INTO wanted VALUES (?,?)", pairs)
-            marks = ",".join("?" * len(team))
-            query = f"""
-                SELECT r.sheet, r.record_id, r.fields FROM wanted w
-                CROSS JOIN records r ON r.team IN ({marks}) AND r.sheet = w.sheet AND r.record_id = w.record_id
-                WHERE r.fields IS NOT NULL
-            """
-            return pd.read_sql_query(query, db, params=tuple(team))
-    except sqlite3.Error as err:
-        raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
+    query = f"""
+        SELECT r.sheet, r.record_id, r.fields FROM wanted w
+        CROSS JOIN records r ON r.team IN ({",".join("?" * len(team))}) AND r.sheet = w.sheet AND r.record_id = w.record_id
+        WHERE r.fields IS NOT NULL
+    """
+    return _read_portfolio_query(path, cols, query, tuple(team), "sheet TEXT, record_id TEXT", pairs)
 
 
 def read_decisions(path: Path, team: tuple[str, ...]) -> pd.DataFrame:
