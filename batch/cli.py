@@ -241,10 +241,14 @@ def portfolio(out_dir: Path | None, ledger: Path | None):
     settings = _settings(ledger=ledger, outbox=out_dir)
     if not settings.ledger.exists():
         raise click.ClickException(f"No ledger at {printable(settings.ledger)}: no run has recorded a portfolio yet.")
+    out = out_dir or settings.outbox
     try:
-        path, counts = write_portfolio(settings.ledger, out_dir or settings.outbox)
+        path, counts = write_portfolio(settings.ledger, out)
     except LedgerUnreadable as err:
         raise click.ClickException(printable(err)) from err
+    except OSError as err:  # the folder cannot take it: the environment's, exit 3 as a run's
+        click.echo(f"Error: njcredits-portfolio.xlsx cannot be written in {printable(out)}: {err.strerror or err}.", err=True)
+        sys.exit(3)
     sheets = ", ".join(f"{name} ({rows:,} rows)" for name, rows in counts.items())
     click.echo(f"Wrote {printable(path)}: {sheets}, read from {printable(settings.ledger)}.")
 

@@ -406,23 +406,24 @@ def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Re
         parts.append(others.assign(run_date=run_date, team=team[0] if team else None))
     found = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["status", "fields"])
     found = found[~found["status"].isin(NOT_COUNTED) & found["fields"].notna()]
-    if found.empty:
-        return pd.DataFrame(columns=cols), pd.Series(dtype="float64")
-    fields = _fields_of(found, portfolio.kept)
-    inside = np.zeros(len(found), dtype=bool)
-    for g in portfolio.groupings:  # the record's latest version is still in one of the sheet's groups
-        inside |= fields[g].isin(keys[g]).to_numpy()
-    found, fields = found[inside], fields[inside]
-    if found.empty:
-        return pd.DataFrame(columns=cols), pd.Series(dtype="float64")
+    if len(found):
+        fields = _fields_of(found, portfolio.kept)
+        inside = np.zeros(len(found), dtype=bool)
+        for g in portfolio.groupings:  # the record's latest version is still in one of the sheet's groups
+            inside |= fields[g].isin(keys[g]).to_numpy()
+        found, fields = found[inside], fields[inside]
     own = pd.DataFrame(
         {
             "team": team[0] if team else None,
             "record_id": program.schema.record_ids(valid).to_numpy(dtype=object),
             "place": same.place if same is not None else 0,
             "seq": np.arange(len(valid)),
-        }  # fmt: skip
+        }
     )
+    if found.empty:  # none from elsewhere: the sheet's own rows still count in the order they entered the portfolio
+        if result.portfolio_from is None:
+            return pd.DataFrame(columns=cols), pd.Series(dtype="float64")
+        return pd.DataFrame(columns=cols), pd.Series(_entry_order(program, own, result), index=valid.index)
     tie = _entry_order(program, pd.concat([found[["team", "record_id", "place", "seq"]], own], ignore_index=True), result)
     out = fields.assign(sheet=program.name, **{c: found[c] for c in ("record_id", "workbook", "run_date")}, tie=tie[: len(found)])
     return out.reset_index(drop=True)[cols], pd.Series(tie[len(found) :], index=valid.index)

@@ -329,3 +329,17 @@ def test_a_beip_transferee_selling_on_in_another_workbook_of_the_run_is_barred(t
     (barred,) = [f for f in _findings(outbox / "b.annotated.xlsx") if f["Code"] == "BEIP_RETRANSFER_PROHIBITED"]
     today = dt.datetime.now(dt.UTC).date().isoformat()
     assert f"on 2026-11-01, in another workbook (Transfers T-1 (a.xlsx, run {today}))" in barred["Message"]
+
+
+def test_rows_restated_in_another_order_keep_the_order_they_entered_in(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # November: T-1 then T-2, $600,000 each of C-1 ($1,000,000) on one date: T-2 is over (1,200,000)
+    first, second = (transfer(t, "C-1", 1_000_000, D(2026, 11, 10), 600_000) for t in ("T-1", "T-2"))
+    transfers_workbook(inbox / "nov.xlsx", [first, second])
+    run(inbox, outbox)
+    assert _sheet(outbox / "nov.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
+    # December restates both, the rows swapped: T-1 entered first, so T-2 is still the one over
+    transfers_workbook(inbox / "dec.xlsx", [second, first])
+    run(inbox, outbox)
+    rows = _sheet(outbox / "dec.annotated.xlsx")
+    assert (rows["T-1"]["Findings"], rows["T-2"]["Findings"]) == (None, "CERTIFICATE_OVERTRANSFERRED")

@@ -67,3 +67,23 @@ def test_without_a_ledger_it_says_so(tmp_path):
     result = CliRunner().invoke(main, ["portfolio", "--out", str(tmp_path / "outbox")])
     assert result.exit_code == 1 and "No ledger at" in result.output
     assert not (tmp_path / "outbox" / "njcredits-portfolio.xlsx").exists()
+
+
+def test_a_ledger_from_before_the_portfolio_and_a_folder_that_cannot_take_it_are_said(tmp_path):
+    import sqlite3
+
+    from helpers import ledger_at
+
+    outbox = tmp_path / "outbox"
+    (outbox / ".njcredits").mkdir(parents=True)
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite", isolation_level=None) as db:
+        ledger_at(db, 5)
+    result = CliRunner().invoke(main, ["portfolio", "--out", str(outbox)])
+    assert result.exit_code == 0, result.output
+    run_sheet = dict(openpyxl.load_workbook(outbox / "njcredits-portfolio.xlsx")["Run"].iter_rows(values_only=True))
+    assert run_sheet["Ledger schema"].startswith("5, before the portfolio (6): no records")
+    (outbox / "njcredits-portfolio.xlsx").unlink()
+    (outbox / "njcredits-portfolio.xlsx").mkdir()  # a folder where the workbook goes: the folder's fault
+    result = CliRunner().invoke(main, ["portfolio", "--out", str(outbox), "--ledger", str(outbox / ".njcredits" / "ledger.sqlite")])
+    assert result.exit_code == 3 and "njcredits-portfolio.xlsx cannot be written in" in result.output
+    assert "Traceback" not in result.output and not list(outbox.glob(".*.partial"))

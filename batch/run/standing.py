@@ -23,6 +23,7 @@ from batch.run.report import _fit_columns
 from batch.workbook.toolsheets import Formats, write_table
 
 FILE_NAME = "njcredits-portfolio.xlsx"
+PORTFOLIO_SCHEMA = 6  # the ledger's first migration that keeps portfolio records
 # the sheets portfolio.md lists whose rules do not read the portfolio yet (README, "The portfolio")
 NOT_BUILT = "BRRAP, ERG buckets, Compliance, Prior awards"
 
@@ -42,6 +43,7 @@ def write_portfolio(ledger: Path, out: Path) -> tuple[Path, dict[str, int]]:
     book = Ledger.for_reading(ledger)
     runs = book.runs()
     ended = runs[runs["ended"].notna()].sort_values("ended")
+    going = len(runs) - len(ended)
     out.mkdir(parents=True, exist_ok=True)
     path = out / FILE_NAME
     tmp = out / f".{FILE_NAME}.{os.getpid()}.partial"
@@ -61,11 +63,17 @@ def write_portfolio(ledger: Path, out: Path) -> tuple[Path, dict[str, int]]:
                 ws.autofilter(1, 0, 1 + len(table.table), len(table.table.columns) - 1)
                 counts[name] = len(table.table)
         latest = ended.iloc[-1] if len(ended) else None
+        notes = []
+        if going:
+            notes.append(("Runs not ended", f"{going}: going on, or stopped and not yet finished by a later run; not counted"))
+        if book.version < PORTFOLIO_SCHEMA:
+            notes.append(("Ledger schema", f"{book.version}, before the portfolio ({PORTFOLIO_SCHEMA}): no records; a run migrates it"))
         lines = [
             ("Ledger", str(ledger)),
             ("Read at (UTC)", dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")),
             ("Latest run", f"{latest['run_id']}, ended {str(latest['ended'])[:19]}" if latest is not None else "no run has ended"),
             ("Runs ended", str(len(ended))),
+            *notes,
             ("njcredits version", __version__),
             ("Records counted", "the latest version of each record (team, sheet, record ID) of the runs that have ended"),
             ("Not shown yet", f"{NOT_BUILT}: their limits do not read the portfolio yet"),

@@ -91,12 +91,12 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
             "transferee": f[TO].to_numpy(dtype=object),
         }
     )
+    if len(s.context.portfolio_order):  # the order the run gives the sheet's rows among the portfolio's
+        own["tie"] = s.context.portfolio_order.reindex(f.index).to_numpy()
     if not len(out):
         return own.sort_values(["date", "tie"], kind="stable").reset_index(drop=True)
     given = "tie" in out and len(s.context.portfolio_order)
-    if given:
-        own["tie"] = s.context.portfolio_order.reindex(f.index).to_numpy()
-    else:
+    if not given:
         own["tie"] += len(out)
     far = pd.DataFrame(
         {
