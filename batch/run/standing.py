@@ -38,6 +38,12 @@ def records_of(ledger: Path, program) -> pd.DataFrame:
     return pd.concat([fields, found.drop(columns="fields")], axis=1).assign(tie=range(len(found)))
 
 
+def _printed(ws) -> None:
+    """A sheet printed landscape, one page wide."""
+    ws.set_landscape()
+    ws.fit_to_pages(1, 0)
+
+
 def write_portfolio(ledger: Path, out: Path) -> tuple[Path, dict[str, int]]:
     """Write `out`/njcredits-portfolio.xlsx from `ledger`; returns its path and the rows of each sheet."""
     book = Ledger.for_reading(ledger)
@@ -57,9 +63,11 @@ def write_portfolio(ledger: Path, out: Path) -> tuple[Path, dict[str, int]]:
             rules = rules_mod.load(program.rules)
             for name, table in program.portfolio.standing(records_of(ledger, program), rules).items():
                 ws = wb.add_worksheet(name)
-                _fit_columns(ws, [table], low=12)
+                _fit_columns(ws, [table], low=14)
                 write_table(ws, fmts, 0, table)
                 ws.freeze_panes(2, 1)
+                _printed(ws)
+                ws.repeat_rows(1)  # the header row on every printed page
                 ws.autofilter(1, 0, 1 + len(table.table), len(table.table.columns) - 1)
                 counts[name] = len(table.table)
         latest = ended.iloc[-1] if len(ended) else None
@@ -80,7 +88,8 @@ def write_portfolio(ledger: Path, out: Path) -> tuple[Path, dict[str, int]]:
         ]
         ws = wb.add_worksheet("Run")
         ws.set_column(0, 0, 20)
-        ws.set_column(1, 1, max(60, *(len(v) + 2 for _, v in lines)))
+        ws.set_column(1, 1, min(100, max(60, *(len(v) + 2 for _, v in lines))), fmts.get(wrap=True))
+        _printed(ws)
         for i, (k, v) in enumerate(lines):
             ws.write_string(i, 0, k)
             ws.write_string(i, 1, v)
