@@ -326,6 +326,9 @@ def sheet_codes(result, sheet: str) -> list[str]:
     return result.findings.loc[result.findings["Sheet"] == sheet, "Code"].tolist()
 
 
+# on one test worker together: the clean runs their examples are compared with (`clean_run`) are made
+# once for all of them
+pytestmark = pytest.mark.xdist_group("intake-properties")
 SETTINGS = settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

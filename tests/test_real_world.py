@@ -46,6 +46,9 @@ REFUSED = [s.name for s in SHAPES if s.refused]
 WORKBOOK_CODES = ("FORMATTING_NOT_KEPT", "MACROS_REMOVED", "ENCRYPTION_REMOVED", "SHEET_NOT_READABLE")
 # a reason that repeats a library's exception instead of saying what is wrong with the file
 LIBRARY_TEXT = re.compile(r"Traceback|\b[A-Z][A-Za-z]+(Error|Exception)\b|BadZipFile|lxml|zipfile|openpyxl|calamine")
+# on one test worker together: each shape is run once (`runs`), and LibreOffice converts them all once;
+# spread over the workers, every worker ran the shapes its tests named again
+pytestmark = pytest.mark.xdist_group("real-world")
 
 
 @dataclass
@@ -394,7 +397,6 @@ def libreoffice_csv(runs, tmp_path_factory) -> Path:
     return folder / "csv"
 
 
-@pytest.mark.xdist_group("libreoffice-real-world")  # one worker converts them all, once
 @pytest.mark.parametrize("name", KEPT)
 def test_libreoffice_opens_the_returned_workbook(runs, libreoffice_csv, name):
     run = runs[name]
@@ -408,7 +410,6 @@ def test_libreoffice_opens_the_returned_workbook(runs, libreoffice_csv, name):
     assert shown == [(row[0], s) for row, s in zip(ROWS, STATUSES, strict=True)], f"LibreOffice shows the statuses {shown}"
 
 
-@pytest.mark.xdist_group("libreoffice-real-world")  # one worker converts them all, once
 @pytest.mark.parametrize("name", [s.name for s in SHAPES if not s.password])
 def test_libreoffice_opens_the_input(runs, libreoffice_csv, name):
     """The fixture is a workbook LibreOffice opens, as the real ones were."""
