@@ -7,7 +7,6 @@ Nothing here knows a program: every intake sheet goes through its program's decl
 from __future__ import annotations
 
 import datetime as dt
-import json
 import time
 import weakref
 from dataclasses import dataclass, field, replace
@@ -20,8 +19,7 @@ from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
 from batch.programs._kit import rules as rules_mod
 from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
-from batch.programs._kit.steps import LISTED_RECORDS
-from batch.programs._kit.text import each
+from batch.programs._kit.steps import listing
 from batch.reviews import DECISION_COLUMNS, review
 from batch.workbook import cells
 from batch.workbook.cells import column_letters
@@ -407,7 +405,7 @@ def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Re
     found = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["status", "fields"])
     found = found[~found["status"].isin(NOT_COUNTED) & found["fields"].notna()]
     if len(found):
-        fields = _fields_of(found, portfolio.kept)
+        fields = _fields_of(found, portfolio)
         inside = np.zeros(len(found), dtype=bool)
         for g in portfolio.groupings:  # the record's latest version is still in one of the sheet's groups
             inside |= fields[g].isin(keys[g]).to_numpy()
@@ -454,15 +452,15 @@ def _entry_order(program: Program, records: pd.DataFrame, result: Result) -> np.
     return rank
 
 
-def _fields_of(found: pd.DataFrame, kept: list[str]) -> pd.DataFrame:
+def _fields_of(found: pd.DataFrame, portfolio) -> pd.DataFrame:
     """The portfolio fields of `found` records, a column each: read from their JSON (`fields`), but
     for the records of this run's other workbooks, whose fields the run read once (`field:<name>`)."""
+    kept = portfolio.kept
     given = [f"field:{k}" for k in kept]
     read = found[given].notna().any(axis=1) if set(given) <= set(found.columns) else pd.Series(False, index=found.index)
     parts = []
     if (~read).any():
-        texts = found.loc[~read.to_numpy(), "fields"]
-        parts.append(pd.DataFrame([json.loads(t) for t in texts], index=texts.index).reindex(columns=kept))
+        parts.append(portfolio.read(found.loc[~read.to_numpy(), "fields"]))
     if read.any():
         parts.append(found.loc[read.to_numpy(), given].set_axis(kept, axis=1))
     return pd.concat(parts).reindex(found.index) if len(parts) > 1 else parts[0]
@@ -479,11 +477,7 @@ def _in_two_workbooks(program: Program, ids: np.ndarray, result: Result | None, 
     others = others.drop_duplicates(["record_id", "place"])
     if others.empty:
         return []
-    listed = others[others.groupby("record_id", sort=False).cumcount().lt(LISTED_RECORDS).to_numpy()]
-    where = listed.groupby("record_id", sort=False)["workbook"].agg(", ".join)
-    more = others.groupby("record_id", sort=False).size() - LISTED_RECORDS
-    more = more[more > 0]
-    where[more.index] = where[more.index] + each(more.to_numpy(), " and {:,} more")
+    where = listing(others["workbook"], others["record_id"], ", ", " and {:,} more")
     named = pd.Series(ids, dtype=object).map(where)
     hit = named.notna().to_numpy() & ~skip
     if not hit.any():

@@ -533,7 +533,6 @@ class Run:
         that no file is placed counting a record the ledger will not hold. A stop signal stops it
         with none of the waiting files recorded."""
         redone: set[int] = set()
-        first = True
         while waiting:
             names = [shown(w[0].name) for w in waiting]
             place = places(names)
@@ -544,9 +543,7 @@ class Run:
             except LedgerUnreadable as err:
                 raise EnvironmentStop(str(err)) from err
             given = decide(books, earlier_keys(versions))
-            if first:
-                fault("decided")
-                first = False
+            fault("decided")
             readers = set(given.readers())
             # a file processed again before that reads no other now is processed again with none
             again = {id(w[0]): place[i] for i, w in enumerate(waiting) if place[i] in readers or id(w[0]) in redone}

@@ -23,7 +23,6 @@ Invalid or Ineligible, which no other workbook changes.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,11 +44,11 @@ class SameRun:
     others: pd.DataFrame
 
 
-def portfolio_sheets() -> dict[str, tuple[str, ...]]:
-    """Each sheet whose program keeps portfolio records, with the names of its groupings."""
+def portfolios() -> dict:
+    """Each sheet whose program keeps portfolio records, with its `Portfolio` declaration."""
     from batch.programs import PROGRAMS
 
-    return {m.name: tuple(m.portfolio.groupings) for m in PROGRAMS if m.portfolio is not None}
+    return {m.name: m.portfolio for m in PROGRAMS if m.portfolio is not None}
 
 
 def held(records: pd.DataFrame) -> pd.DataFrame:
@@ -57,27 +56,20 @@ def held(records: pd.DataFrame) -> pd.DataFrame:
     record ID: what the run holds of it until the decision (its group keys and the fields the rules
     read, for the rows that were computed: as JSON, and read once here into a column each,
     `field:<name>`, so that a workbook given them does not read them again)."""
-    sheets = portfolio_sheets()
+    sheets = portfolios()
     ids = records["record_id"]
     mine = records[records["sheet"].isin(list(sheets)) & ids.notna() & ids.astype(str).ne("")]
     keys = [c for c in records.columns if c.startswith(KEY)]
     mine = mine[[*HELD, *keys]].assign(seq=np.arange(len(mine))).reset_index(drop=True)
     parsed = [
-        pd.DataFrame([json.loads(t) for t in part["fields"]], index=part.index).reindex(columns=list(kept))
-        for sheet, kept in kept_fields().items()
+        portfolio.read(part["fields"])
+        for sheet, portfolio in sheets.items()
         if len(part := mine[mine["sheet"].eq(sheet) & mine["fields"].notna()])
     ]
     if not parsed:
         return mine
     fields = pd.concat(parsed).reindex(mine.index)
     return mine.join(fields.rename(columns=lambda c: FIELD + c))
-
-
-def kept_fields() -> dict[str, list[str]]:
-    """Each sheet whose program keeps portfolio records, with the fields it keeps."""
-    from batch.programs import PROGRAMS
-
-    return {m.name: m.portfolio.kept for m in PROGRAMS if m.portfolio is not None}
 
 
 def places(names: list[str]) -> list[int]:
@@ -93,13 +85,12 @@ def places(names: list[str]) -> list[int]:
 def earlier_keys(fields: pd.DataFrame) -> pd.DataFrame:
     """The group keys of the ledger's versions of a run's records (`fields`: sheet, record_id and the
     fields JSON of each version), long: sheet, record_id, grouping, key."""
-    groupings = portfolio_sheets()
     parts = []
-    for sheet, names in groupings.items():
+    for sheet, portfolio in portfolios().items():
         mine = fields[fields["sheet"].eq(sheet) & fields["fields"].notna()]
         if mine.empty:
             continue
-        parsed = pd.DataFrame([json.loads(t) for t in mine["fields"]], index=mine.index).reindex(columns=list(names))
+        parsed = portfolio.read(mine["fields"])[list(portfolio.groupings)]
         parts.append(
             parsed.assign(sheet=sheet, record_id=mine["record_id"]).melt(
                 id_vars=["sheet", "record_id"], var_name="grouping", value_name="key"

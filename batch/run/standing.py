@@ -8,7 +8,6 @@ so a reader never sees half of it; every text is written as text, never as a for
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from pathlib import Path
 
@@ -32,9 +31,8 @@ def records_of(ledger: Path, program) -> pd.DataFrame:
     """The latest version of every record of `program`'s sheet (`read_standing`), with its portfolio
     fields as columns and `tie`, the order records of one date count in."""
     found = read_standing(ledger, program.name)
-    kept = program.portfolio.kept
     found = found[found["fields"].notna()].reset_index(drop=True)
-    fields = pd.DataFrame([json.loads(t) for t in found["fields"]], index=found.index).reindex(columns=kept)
+    fields = program.portfolio.read(found["fields"])
     return pd.concat([fields, found.drop(columns="fields")], axis=1).assign(tie=range(len(found)))
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import pandas as pd
 
 from validators.columns import SheetSpec
 
@@ -121,6 +124,11 @@ class Portfolio:
     def kept(self) -> list[str]:
         """What the ledger keeps of each record: its fields, then its group keys."""
         return list(dict.fromkeys([*self.fields, *self.groupings]))
+
+    def read(self, texts: pd.Series) -> pd.DataFrame:
+        """Records' kept fields from the JSON the ledger keeps (`texts`, none missing), a column each,
+        indexed like `texts`."""
+        return pd.DataFrame([json.loads(t) for t in texts], index=texts.index).reindex(columns=self.kept)
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,18 @@ def installments(total_cents: np.ndarray, num: np.ndarray, den: np.ndarray) -> n
 LISTED_RECORDS = 10  # records of other workbooks a finding names, then "and N more"
 
 
+def listing(labels: pd.Series, by, sep: str, more: str, limit: int = LISTED_RECORDS) -> pd.Series:
+    """Per group of `by` (one group per row of `labels`, in their order): its first `limit` labels
+    joined by `sep`, then `more` (a template of the count left) where there are more. Indexed by group."""
+    by = np.asarray(by, dtype=object)
+    rank = labels.groupby(by, sort=False).cumcount().to_numpy()
+    text = labels[rank < limit].groupby(by[rank < limit], sort=False).agg(sep.join)
+    left = labels.groupby(by, sort=False).size() - limit
+    left = left[left > 0]
+    text[left.index] = text[left.index] + each(left.to_numpy(), more)
+    return text
+
+
 def named_before(group: pd.Series, listed: np.ndarray, label: np.ndarray, limit: int = LISTED_RECORDS) -> tuple[np.ndarray, np.ndarray]:
     """Rows in their order, each in a `group`: for each row, how many `listed` rows of its group
     come before it, and the text naming them (the first `limit` labels joined by "; ", then

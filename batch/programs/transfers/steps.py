@@ -28,8 +28,8 @@ from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import BASIS_POINTS, money_text
 from batch.programs._kit.rules import Rules, lookup
-from batch.programs._kit.steps import LISTED_RECORDS, business_key, date_order, name_key, named_before
-from batch.programs._kit.text import each, join
+from batch.programs._kit.steps import business_key, date_order, listing, name_key, named_before
+from batch.programs._kit.text import join
 from batch.programs.transfers.sheet import TRANSFERS
 
 SPEC = TRANSFERS
@@ -153,16 +153,10 @@ def certificate_amount_248(s: Transfers) -> None:
     s.amounts_given = pd.Series("", index=s.idx, dtype=object)
     if s.amount_conflict.any():  # each amount named with the record that first gave it: the first ten, then how many more
         firsts = firsts[several]
-        rank = firsts.groupby("cert", sort=False).cumcount().to_numpy()
-        shown = firsts[rank < LISTED_RECORDS]
         own_label = SPEC.name + " " + s.f[ID].astype(str).to_numpy(dtype=object) + " (this workbook)"
-        label = shown["label"].where(shown["row"] < 0, pd.Series(own_label[shown["row"].clip(lower=0)], index=shown.index))
-        text = "$" + pd.Series(money_text(shown["amount"].astype("int64")), index=shown.index) + " (" + label + ")"
-        listing = text.groupby(shown["cert"].to_numpy(), sort=False).agg("; ".join)
-        more = firsts.groupby("cert", sort=False).size() - LISTED_RECORDS
-        more = more[more > 0]
-        listing[more.index] = listing[more.index] + each(more.to_numpy(), "; and {:,} more")
-        s.amounts_given = s.cert.map(listing).fillna("")
+        label = firsts["label"].where(firsts["row"] < 0, pd.Series(own_label[firsts["row"].clip(lower=0)], index=firsts.index))
+        text = "$" + pd.Series(money_text(firsts["amount"].astype("int64")), index=firsts.index) + " (" + label + ")"
+        s.amounts_given = s.cert.map(listing(text, firsts["cert"], "; ", "; and {:,} more")).fillna("")
 
 
 def minimum_transfer_248(s: Transfers) -> None:
