@@ -209,3 +209,22 @@ def test_a_ledger_of_a_newer_njcredits_is_not_written(tmp_path):
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     with pytest.raises(LedgerUnreadable, match="written by a newer njcredits"):
         Ledger(tmp_path / "l.sqlite")
+
+
+def test_a_smaller_transfer_of_last_month_used_the_years_allowance(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # November: Seller LLC's $60,000 Urban Transit Hub transfer of 2013-06-28, below the $100,000 minimum of the
+    # text before P.L.2014, c.63, uses its one smaller transfer of 2013 (C.34:1B-209.1)
+    uth = ["T-1", "Urban Transit Hub", "U-1", 1_000_000, "Seller LLC", "Buyer Inc.", D(2013, 6, 28), 60_000, 60_000]
+    transfers_workbook(inbox / "nov.xlsx", [uth])
+    run(inbox, outbox)
+    assert _sheet(outbox / "nov.annotated.xlsx")["T-1"]["Findings"] == "SMALL_TRANSFER_ALLOWANCE_USED"
+    # December: its $50,000 of 2013-09-03 of another certificate is the second smaller transfer of 2013
+    transfers_workbook(inbox / "dec.xlsx", [["T-2", "Urban Transit Hub", "U-2", 1_000_000, "SELLER, L.L.C.", "Other Inc.",
+                                             D(2013, 9, 3), 50_000, 50_000]])  # fmt: skip
+    run(inbox, outbox)
+    rows = _sheet(outbox / "dec.annotated.xlsx")
+    assert (rows["T-2"]["Status"], rows["T-2"]["Findings"]) == ("Flagged", "TRANSFER_BELOW_MINIMUM")
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        keys = db.execute("SELECT record_id, grouping, key FROM record_keys WHERE grouping = 'small_transfer_key' ORDER BY record_id")
+        assert keys.fetchall() == [("T-1", "small_transfer_key", "2013 seller"), ("T-2", "small_transfer_key", "2013 seller")]

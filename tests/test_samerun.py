@@ -343,3 +343,34 @@ def test_rows_restated_in_another_order_keep_the_order_they_entered_in(tmp_path)
     run(inbox, outbox)
     rows = _sheet(outbox / "dec.annotated.xlsx")
     assert (rows["T-1"]["Findings"], rows["T-2"]["Findings"]) == (None, "CERTIFICATE_OVERTRANSFERRED")
+
+
+def test_a_transferors_smaller_transfers_in_two_workbooks_use_one_allowance_in_both_file_orders(tmp_path):
+    # Urban Transit Hub, 2013 (minimum $100,000, one smaller transfer a Transferor and year, C.34:1B-209.1 before
+    # P.L.2014, c.63): east/a.xlsx $60,000 and west/a.xlsx $50,000 by Seller LLC on one date, of two certificates.
+    # On the tie east/a.xlsx comes first and uses the allowance; west's is below the minimum.
+    def books(inbox: Path) -> list[Path]:
+        row = ["T-{}", "Urban Transit Hub", "U-{}", 1_000_000, "Seller LLC", "Buyer Inc.", D(2013, 6, 28), 0, 0]
+        made = []
+        for where, n, credit in (("west", 2, 50_000), ("east", 1, 60_000)):
+            cells = [row[0].format(n), row[1], row[2].format(n), *row[3:7], credit, credit]
+            made.append(transfers_workbook(inbox / where / "a.xlsx", [cells]))
+        return made
+
+    seen = []
+    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
+        base = tmp_path / str(n)
+        files = books(base / "inbox")[::order]
+        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
+        run_batch(settings, files=files, echo=lambda *_: None)
+        seen.append(outputs(base / "outbox"))
+    assert seen[1] == seen[0]
+    east, west = seen[0]["east/a.annotated.xlsx"], seen[0]["west/a.annotated.xlsx"]
+    assert east[1]["T-1"]["Findings"] == "SMALL_TRANSFER_ALLOWANCE_USED"
+    assert west[1]["T-2"]["Findings"] == "TRANSFER_BELOW_MINIMUM"
+    (below,) = [f for f in west[0] if f["Code"] == "TRANSFER_BELOW_MINIMUM"]
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert (
+        f"already used its one smaller transfer of tax period 2013 in another workbook: Transfers T-1 (east/a.xlsx, run {today})"
+        in (below["Message"])
+    )

@@ -15,11 +15,12 @@ PROGRAM = Program(
     area_column="Program",
     year_column="Transfer Date",
     month_column="Transfer Date",
-    # a certificate's transfers arrive month by month: its amount and total count the portfolio
+    # a certificate's transfers arrive month by month: its amount and total count the portfolio; and
+    # a Transferor's smaller transfers of a year count wherever they were processed
     portfolio=Portfolio(
         steps.portfolio_fields,
         fields=("program", "certificate", "certificate_amount", "transferor", "transferee", "date", "credit"),
-        groupings=("certificate_key",),
+        groupings=("certificate_key", "small_transfer_key"),
         standing=steps.standing,
     ),
 )

@@ -13,9 +13,10 @@ adds its own findings and columns; the steps run in the order their findings are
     -> erg_no_minimum_489f_b3 -> consideration_ratio_248 -> certificate_total_248
     -> beip_no_retransfer_129g3
 
-A certificate's amount and its total count the portfolio (`RunContext.portfolio`: the records of
-earlier runs and of the run's other workbooks of the sheet's certificates) beside the sheet's rows
-(`_portfolio_rows`).
+A certificate's amount, its total and its BEIP resales, and a Transferor's small-transfer allowance,
+count the portfolio (`RunContext.portfolio`: the records of earlier runs and of the run's other
+workbooks of the sheet's certificates and of its Transferors' smaller-transfer years) beside the
+sheet's rows (`_portfolio_rows`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from batch.programs._kit.findings import BASIS_POINTS, money_text
 from batch.programs._kit.rules import Rules, lookup
 from batch.programs._kit.steps import business_key, date_order, listing, name_key, named_before
 from batch.programs._kit.text import join
+from batch.programs.transfers import sheet
 from batch.programs.transfers.sheet import TRANSFERS
 
 SPEC = TRANSFERS
@@ -51,10 +53,26 @@ def _party(names: pd.Series) -> pd.Series:
     return key.where(key.notna(), pd.Series("\x00row " + names.index.astype(str), index=names.index))
 
 
+def _small_transfer_key(rules: Rules, program: pd.Series, transferor: pd.Series, dates: pd.Series) -> pd.Series:
+    """The group a transfer counts in for the Urban Transit Hub small-transfer allowance: its
+    Transferor (by the one business-name rule) and the calendar year of its Transfer Date ("2013
+    sellerllc"), for a transfer of a program that allowed smaller transfers on that date; None for
+    any other (it uses no allowance, and a blank Transferor matches nothing)."""
+    allowance, _ = lookup(rules["small_transfers_per_tax_period"], program, dates)
+    allows = (pd.to_numeric(allowance, errors="coerce").fillna(0) > 0).to_numpy()
+    key = pd.Series(None, index=program.index, dtype=object)
+    if allows.any():  # the business-name rule only for the transfers that may use an allowance
+        who = business_key(transferor[allows]).astype(object)
+        year = dates[allows].dt.year.astype("Int64").astype(str).astype(object)
+        key[allows] = year + " " + who
+    return key.where(key.notna(), None)
+
+
 def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
     """What the ledger keeps of each transfer for the certificate's later transfers (`Portfolio`):
     its certificate (and the certificate's key: IDs compared trimmed and case-insensitively), the
-    Certificate Amount, the parties, the Transfer Date and the credit transferred (cents)."""
+    Certificate Amount, the parties, the Transfer Date and the credit transferred (cents); and, for
+    a transfer that may use a small-transfer allowance, the group it counts in (`_small_transfer_key`)."""
     return pd.DataFrame(
         {
             "program": f[PROGRAM],
@@ -65,13 +83,15 @@ def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
             "date": f[DATE].dt.strftime("%Y-%m-%d"),
             "credit": f[CREDIT],
             "certificate_key": name_key(f[CERT]),
+            "small_transfer_key": _small_transfer_key(sheet.rules, f[PROGRAM], f[FROM], f[DATE]),
         },
         index=f.index,
     )
 
 
 def _portfolio_rows(s: Transfers) -> pd.DataFrame:
-    """Every transfer of the certificates of the sheet across the portfolio, in the order the rules
+    """Every transfer of the certificates of the sheet across the portfolio (and of the groups of its
+    smaller transfers, `small`: a Transferor's year, `_small_transfer_key`), in the order the rules
     count them: Transfer Date, and on one date the order the run gives (`RunContext.portfolio`'s
     `tie` and `portfolio_order`: records that entered the portfolio in earlier runs first, as they
     first entered it, then this run's by workbook and row); without it, the records of other
@@ -89,6 +109,8 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
             "row": np.arange(s.n),
             "label": None,
             "transferee": f[TO].to_numpy(dtype=object),
+            "program": s.program.to_numpy(dtype=object),
+            "small": s.small_key.to_numpy(dtype=object),
         }
     )
     if len(s.context.portfolio_order):  # the order the run gives the sheet's rows among the portfolio's
@@ -111,6 +133,8 @@ def _portfolio_rows(s: Transfers) -> pd.DataFrame:
                 out["sheet"] + " " + out["record_id"].astype(str) + " (" + out["workbook"].astype(str) + ", run " + out["run_date"] + ")"
             ).to_numpy(dtype=object),
             "transferee": out["transferee"].to_numpy(dtype=object),
+            "program": out["program"].to_numpy(dtype=object),
+            "small": out["small_transfer_key"].to_numpy(dtype=object),
         }
     )
     both = pd.concat([far, own], ignore_index=True)
@@ -131,6 +155,7 @@ class Transfers(Steps):
         self.rank = pd.Series(np.arange(len(self.order)), index=self.order).reindex(f.index)
         self.transferor = _party(f[FROM])
         self.cert = name_key(f[CERT])
+        self.small_key = _small_transfer_key(rules, self.program, f[FROM], self.dates)
         self.across = _portfolio_rows(self)
 
 
@@ -159,49 +184,75 @@ def certificate_amount_248(s: Transfers) -> None:
         s.amounts_given = s.cert.map(listing(text, firsts["cert"], "; ", "; and {:,} more")).fillna("")
 
 
+def _minimum(rules: Rules, program: pd.Series, dates: pd.Series, amount: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Each transfer's minimum (cents) in force on its date, and its citation: a BEIP minimum is the
+    certificate's amount (`amount`, NA: not given) when that is less."""
+    minimum, cite = lookup(rules["minimum_transfer"], program, dates)
+    minimum = _cents(minimum)
+    capped, _ = lookup(rules["minimum_capped_at_certificate"], program)
+    cap = capped.astype(bool) & amount.notna()
+    return minimum.where(~cap, np.minimum(minimum, amount)), cite
+
+
 def minimum_transfer_248(s: Transfers) -> None:
     """C.34:1B-248, C.34:1B-209.1, C.34:1B-129 g.(3), C.52:27D-489f b.(3): a certificate may be sold or
     assigned only in an amount not less than its program's minimum in force on the Transfer Date; a
     BEIP minimum is the refundable credit issued (the Certificate Amount) when that is less."""
-    minimum, s.min_cite = lookup(s.rules["minimum_transfer"], s.program, s.dates)
-    minimum = _cents(minimum)
-    capped, _ = lookup(s.rules["minimum_capped_at_certificate"], s.program)
-    cap = capped.astype(bool) & s.cert_amount.notna()
-    s.minimum = minimum.where(~cap, np.minimum(minimum, s.cert_amount))
+    s.minimum, s.min_cite = _minimum(s.rules, s.program, s.dates, s.cert_amount)
     s.below = s.credit < s.minimum
 
 
 def small_transfer_allowance_209_1(s: Transfers) -> None:
     """C.34:1B-209.1 (the text before P.L.2014, c.63): one transfer in each tax period below the minimum
-    is allowed per Transferor, the first in Transfer Date order; every other transfer below the
-    minimum is reported (with the transfer that used the allowance, where one did)."""
+    is allowed per Transferor, the first in Transfer Date order across the portfolio (this sheet's
+    rows, the other workbooks of the run and the records of earlier runs, `Transfers.across`); every
+    other transfer below the minimum is reported, with the transfer that used the allowance (named
+    with its workbook and run when it is another workbook's)."""
     if not s.below.any():  # every finding of the step is of a transfer below the minimum
         return
-    f, dates = s.f, s.dates
+    f, dates, a = s.f, s.dates, s.across
     allowance, _ = lookup(s.rules["small_transfers_per_tax_period"], s.program, dates)
     allowance = allowance.astype("int64")
     candidate = s.below & (allowance > 0)
-    year = dates.dt.year
-    ordered = f.loc[s.order[candidate.reindex(s.order).to_numpy()]]
-    per_period = ordered.groupby([s.transferor[ordered.index], year[ordered.index]])
-    used, first_id = per_period.cumcount(), per_period[ID].transform("first")
-    allowed = pd.Series(False, index=f.index)
-    allowed[used.index] = (used < allowance[used.index]).to_numpy()
+    # the transfers that may use an allowance, in the order the rules count: the sheet's rows below
+    # the minimum and the portfolio's records below theirs, of a program allowing one on their date
+    row = a["row"].to_numpy()
+    own = row >= 0
+    uses = np.zeros(len(a), dtype=bool)
+    uses[own] = candidate.to_numpy()[row[own]]
+    allowed_n = np.zeros(len(a), dtype=np.int64)
+    allowed_n[own] = allowance.to_numpy()[row[own]]
+    far = ~own & a["small"].notna().to_numpy()
+    if far.any():
+        other = a[far]
+        amount = other["cert"].map(s.amount_of).astype("Int64")
+        least, _ = _minimum(s.rules, other["program"], other["date"], amount)
+        n, _ = lookup(s.rules["small_transfers_per_tax_period"], other["program"], other["date"])
+        n = n.astype("int64")
+        uses[far] = ((other["credit"].astype("Int64") < least).fillna(False) & (n > 0)).to_numpy(dtype=bool)
+        allowed_n[far] = n.to_numpy()
+    # a Transferor whose name gives no business key matches nothing: its row is a group of its own
+    group = a["small"].where(a["small"].notna(), "\x00row " + pd.Series(row).astype(str)).to_numpy(dtype=object)
+    name = np.where(own, f[ID].astype(str).to_numpy(dtype=object)[np.clip(row, 0, None)], a["label"].to_numpy(dtype=object))
+    c = pd.DataFrame({"group": group[uses], "row": row[uses], "n": allowed_n[uses], "name": name[uses], "far": ~own[uses]})
+    by = c.groupby("group", sort=False)
+    c["allowed"] = by.cumcount().to_numpy() < c["n"].to_numpy()
+    c["first"], c["first_far"] = by["name"].transform("first"), by["far"].transform("first")
+    mine = c[c["row"] >= 0].set_index(s.idx[c.loc[c["row"] >= 0, "row"].to_numpy()])
+    allowed = mine["allowed"].reindex(f.index, fill_value=False).to_numpy(dtype=bool)
+    first_far = mine["first_far"].reindex(f.index, fill_value=False).to_numpy(dtype=bool)
     effective = pd.Series(None, index=f.index, dtype=object)
     for case, param in s.rules["minimum_transfer"].items():
         m = (s.program == case).to_numpy()
         effective[m] = param.next_change(dates[m])
+    year = dates.dt.year
     fields = dict(program=s.program, credit=s.credit, minimum=s.minimum, date=dates, citation=s.min_cite)
+    refused = candidate.to_numpy() & ~allowed
     s.emit("TRANSFER_BELOW_MINIMUM", s.below & ~candidate, **fields)
-    s.emit(
-        "TRANSFER_BELOW_MINIMUM",
-        candidate & ~allowed,
-        variant="allowance_used",
-        transferor=f[FROM],
-        year=year,
-        first_id=first_id,
-        **fields,
-    )
+    s.emit("TRANSFER_BELOW_MINIMUM", refused & ~first_far, variant="allowance_used", transferor=f[FROM], year=year,
+           first_id=mine["first"], **fields)  # fmt: skip
+    s.emit("TRANSFER_BELOW_MINIMUM", refused & first_far, variant="allowance_used_elsewhere", transferor=f[FROM], year=year,
+           record=mine["first"], **fields)  # fmt: skip
     s.emit("SMALL_TRANSFER_ALLOWANCE_USED", allowed, transferor=f[FROM], year=year, effective=effective, **fields)
 
 

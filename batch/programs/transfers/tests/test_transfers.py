@@ -578,13 +578,15 @@ def test_summary_by_program_counts_and_adds_up():
 # -- the portfolio: records of earlier runs (RunContext.portfolio) ---------------------------------
 
 
-def far(rid, credit, date, cert="C-1", cert_amount=None, workbook="nov.xlsx", program="Grow NJ"):
-    """A transfer of an earlier run, as the ledger gives it (money in cents, dates as ISO text)."""
+def far(rid, credit, date, cert="C-1", cert_amount=None, workbook="nov.xlsx", program="Grow NJ", frm="Seller LLC"):
+    """A transfer of an earlier run, as the ledger gives it (money in cents, dates as ISO text, its
+    group keys as `portfolio_fields` makes them)."""
+    small = transfers._small_transfer_key(RULES, pd.Series([program]), pd.Series([frm]), pd.Series([pd.Timestamp(date)]))[0]
     return {
         "program": program, "certificate": cert, "certificate_amount": None if cert_amount is None else cert_amount * 100,
-        "transferor": "Seller LLC", "transferee": "Buyer Inc.", "date": date.isoformat(), "credit": credit * 100,
-        "certificate_key": cert.strip().casefold(), "sheet": "Transfers", "record_id": rid, "workbook": workbook,
-        "run_date": "2026-11-30", "ended": "2026-11-30T12:00:00",
+        "transferor": frm, "transferee": "Buyer Inc.", "date": date.isoformat(), "credit": credit * 100,
+        "certificate_key": cert.strip().casefold(), "small_transfer_key": small, "sheet": "Transfers", "record_id": rid,
+        "workbook": workbook, "run_date": "2026-11-30", "ended": "2026-11-30T12:00:00",
     }  # fmt: skip
 
 
@@ -692,3 +694,67 @@ def test_two_amounts_are_both_named():
         "Certificate C-1 is given different Certificate Amounts: $6,000,000.00 (Transfers T-1 (nov.xlsx, run 2026-11-30)); "
         "$5,000,000.00 (Transfers d (this workbook)); the latest given, $5,000,000.00, is the certificate's total"
     )
+
+
+UTH = "Urban Transit Hub"
+JUN, SEP = D(2013, 6, 28), D(2013, 9, 3)
+ALLOWANCE_ACROSS_CASES = [
+    # November's $60,000 of June 2013 used Seller LLC's one smaller transfer of 2013: September's $50,000 is below $100,000
+    ("the allowance used in an earlier run", [far("T-1", 60_000, JUN, program=UTH)],
+     [row("d", UTH, 50_000, 50_000, SEP)], [["TRANSFER_BELOW_MINIMUM"]]),
+    # the earlier run's smaller transfer is dated after this row's: this row is the first of 2013, and uses it
+    ("an earlier run's later smaller transfer", [far("T-1", 60_000, SEP, program=UTH)],
+     [row("d", UTH, 50_000, 50_000, JUN)], [["SMALL_TRANSFER_ALLOWANCE_USED"]]),
+    # on one date the earlier run's record comes first
+    ("same date: earlier runs first", [far("T-1", 60_000, JUN, program=UTH)],
+     [row("d", UTH, 50_000, 50_000, JUN)], [["TRANSFER_BELOW_MINIMUM"]]),
+    # the minimum itself is not a smaller transfer: $100,000.00 uses nothing; $99,999.99 uses the allowance
+    ("an earlier transfer at the minimum", [far("T-1", 100_000, JUN, program=UTH)],
+     [row("d", UTH, 50_000, 50_000, SEP)], [["SMALL_TRANSFER_ALLOWANCE_USED"]]),
+    ("an earlier transfer one cent below it", [far("T-1", 99_999.99, JUN, program=UTH)],
+     [row("d", UTH, 50_000, 50_000, SEP)], [["TRANSFER_BELOW_MINIMUM"]]),
+    # another Transferor, another year, another program: each has its own allowance (or none to use)
+    ("another transferor's", [far("T-1", 60_000, JUN, program=UTH, frm="Other LLC")],
+     [row("d", UTH, 50_000, 50_000, SEP)], [["SMALL_TRANSFER_ALLOWANCE_USED"]]),
+    ("another year's", [far("T-1", 60_000, D(2012, 12, 31), program=UTH)],
+     [row("d", UTH, 50_000, 50_000, D(2013, 1, 1))], [["SMALL_TRANSFER_ALLOWANCE_USED"]]),
+    ("a Grow NJ transfer", [far("T-1", 20_000, JUN, program="Grow NJ")],
+     [row("d", UTH, 50_000, 50_000, SEP)], [["SMALL_TRANSFER_ALLOWANCE_USED"]]),
+    # from 2014-10-24 no transfer has the allowance: November's $24,000 of 2014-11-01 used none of 2014's
+    ("a transfer under the 2014 text", [far("T-1", 24_000, D(2014, 11, 1), program=UTH)],
+     [row("d", UTH, 50_000, 50_000, D(2014, 6, 2))], [["SMALL_TRANSFER_ALLOWANCE_USED"]]),
+    # the one business-name rule: "SELLER, L.L.C." of another workbook is Seller LLC
+    ("the transferor as another workbook spells it", [far("T-1", 60_000, JUN, program=UTH, frm="SELLER, L.L.C.")],
+     [row("d", UTH, 50_000, 50_000, SEP)], [["TRANSFER_BELOW_MINIMUM"]]),
+    # two of the sheet's rows after an earlier run's: both below, neither allowed
+    ("the sheet's rows after an earlier run's", [far("T-1", 60_000, JUN, program=UTH)],
+     [row("d", UTH, 50_000, 50_000, SEP), row("e", UTH, 40_000, 40_000, D(2013, 10, 1))],
+     [["TRANSFER_BELOW_MINIMUM"], ["TRANSFER_BELOW_MINIMUM"]]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,outside,rows,expected", ALLOWANCE_ACROSS_CASES, ids=[c[0] for c in ALLOWANCE_ACROSS_CASES])
+def test_the_small_transfer_allowance_counts_the_portfolio(name, outside, rows, expected):
+    got, _calc = across(outside, rows)
+    assert got == expected
+
+
+def test_the_allowance_used_elsewhere_is_named():
+    from batch.programs._kit.findings import render
+
+    got, calc = across([far("T-1", 60_000, JUN, program=UTH)], [row("d", UTH, 50_000, 50_000, SEP), row("e", UTH, 40_000, 40_000, SEP)])
+    found = render(pd.concat([f for f in calc.findings if len(f)]), "Transfers", RULES.findings)
+    messages = found.loc[found["Code"] == "TRANSFER_BELOW_MINIMUM", "Message"].tolist()
+    assert messages[0].startswith(
+        "Urban Transit Hub transfer of $50,000.00 on 2013-09-03 is below the minimum transfer of $100,000.00, and Seller LLC "
+        "already used its one smaller transfer of tax period 2013 in another workbook: Transfers T-1 (nov.xlsx, run 2026-11-30) ("
+    )
+    assert "in another workbook: Transfers T-1 (nov.xlsx, run 2026-11-30)" in messages[1]
+
+
+def test_the_group_of_a_smaller_transfer_is_its_transferor_and_year_while_the_allowance_stood():
+    rows = [row("a", UTH, 50_000, date=JUN, frm="Seller, L.L.C."), row("b", UTH, 50_000, date=D(2014, 10, 24)),
+            row("c", "Grow NJ", 20_000, date=JUN), row("d", UTH, 50_000, date=JUN, frm="...")]  # fmt: skip
+    fields = transfers.portfolio_fields(typed_frame(TRANSFERS, rows))
+    # the allowance ends on 2014-10-24 (P.L.2014, c.63); Grow NJ never had one; "..." names no business
+    assert fields["small_transfer_key"].tolist() == ["2013 seller", None, None, None]
