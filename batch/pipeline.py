@@ -19,6 +19,7 @@ from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
 from batch.programs._kit import rules as rules_mod
 from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
+from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
 from batch.reviews import DECISION_COLUMNS, review
 from batch.workbook import cells
@@ -388,7 +389,7 @@ def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Re
     portfolio = program.portfolio
     cols = [*portfolio.kept, "sheet", "record_id", "workbook", "run_date", "tie"]
     mine = portfolio.of(valid)
-    keys = {g: mine[g].dropna().astype(str).unique().tolist() for g in portfolio.groupings}
+    keys = {g: each_key(mine[g]).unique().tolist() for g in portfolio.groupings}
     same = result.same_run
     others = same.others[same.others["sheet"].eq(program.name)] if same is not None else pd.DataFrame(columns=["record_id"])
     team = result.portfolio_from[2] if result.portfolio_from is not None else ()
@@ -408,7 +409,8 @@ def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Re
         fields = _fields_of(found, portfolio)
         inside = np.zeros(len(found), dtype=bool)
         for g in portfolio.groupings:  # the record's latest version is still in one of the sheet's groups
-            inside |= fields[g].isin(keys[g]).to_numpy()
+            at = each_key(fields[g])
+            inside[at.index[at.isin(keys[g]).to_numpy()]] = True
         found, fields = found[inside], fields[inside]
     own = pd.DataFrame(
         {

@@ -228,3 +228,17 @@ def test_a_smaller_transfer_of_last_month_used_the_years_allowance(tmp_path):
     with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
         keys = db.execute("SELECT record_id, grouping, key FROM record_keys WHERE grouping = 'small_transfer_key' ORDER BY record_id")
         assert keys.fetchall() == [("T-1", "small_transfer_key", "2013 seller"), ("T-2", "small_transfer_key", "2013 seller")]
+
+
+def test_brrap_credit_of_last_month_counts_in_this_months_limits(tmp_path):
+    from test_samerun import brrap_workbook
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # November: $12,000,000 of 2026 credit (two grants); December: $8,000,000.01 more: 20,000,000.01 > 20,000,000
+    brrap_workbook(inbox / "nov.xlsx", [("B-1", "Beta LLC", 6_000_000, 2026), ("B-2", "Gamma Inc", 6_000_000, 2026)])
+    run(inbox, outbox)
+    brrap_workbook(inbox / "dec.xlsx", [("D-1", "Delta Co", 8_000_000.01, 2026), ("D-2", "Delta Co", 1_000_000, 2027)])
+    run(inbox, outbox)
+    rows = _sheet(outbox / "dec.annotated.xlsx")
+    assert (rows["D-1"]["Status"], rows["D-1"]["Findings"]) == ("Flagged", "AGGREGATE_ANNUAL_LIMIT_EXCEEDED")
+    assert (rows["D-2"]["Status"], rows["D-2"]["Findings"]) == ("OK", None)  # 2027: 1,000,000

@@ -52,9 +52,11 @@ def _decide(path: Path, dest: Path, decisions: dict[str, tuple[str, str, str]], 
     return dest
 
 
-def _sheet(path: Path) -> dict[str, dict[str, object]]:
-    """Per record: Status, Findings and the reviewer's entries of the returned sheet."""
-    ws = openpyxl.load_workbook(path)["Transfers"]
+def _sheet(path: Path, sheet: str | None = None) -> dict[str, dict[str, object]]:
+    """Per record: Status, Findings and the reviewer's entries of the returned sheet (`sheet`, or the
+    workbook's first: its intake sheet)."""
+    book = openpyxl.load_workbook(path)
+    ws = book[sheet] if sheet else book.worksheets[0]
     header = [c.value for c in ws[1]]
     out = {}
     for row in ws.iter_rows(min_row=2, values_only=True):

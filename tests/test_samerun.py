@@ -374,3 +374,46 @@ def test_a_transferors_smaller_transfers_in_two_workbooks_use_one_allowance_in_b
         f"already used its one smaller transfer of tax period 2013 in another workbook: Transfers T-1 (east/a.xlsx, run {today})"
         in (below["Message"])
     )
+
+
+def brrap_workbook(path: Path, grants: list[tuple[str, str, float, int]]) -> Path:
+    """A workbook of one BRRAP sheet: (Grant ID, Business Name, Yearly Tax Credit Amount, First Tax
+    Period) each, 100 employees (multiple 1: the grant is its yearly amount, in one tax period)."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    ws = book.active
+    ws.title = "BRRAP"
+    ws.append(["Grant ID", "Business Name", "Employees Relocated or Retained", "Yearly Tax Credit Amount ($)", "Bonus Award ($)",
+               "First Tax Period", "Certificate of Compliance"])  # fmt: skip
+    for gid, name, yearly, year in grants:
+        ws.append([gid, name, 100, yearly, None, year, "Y"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    book.save(path)
+    return path
+
+
+def test_two_brrap_workbooks_of_one_run_are_over_the_aggregate_in_both_file_orders(tmp_path):
+    # two workbooks of $12,000,000 of credit in 2026 each: 24,000,000 > 20,000,000 (P.L.2004 c.65 s.7 a., c.), and
+    # Acme's 6,000,000 + 4,500,000 = 10,500,000 > 10,000,000 (its two grants are in the two workbooks)
+    def books(inbox: Path) -> list[Path]:
+        b = brrap_workbook(inbox / "b.xlsx", [("B-1", "Beta LLC", 7_500_000, 2026), ("B-2", "ACME CORP", 4_500_000, 2026)])
+        return [b, brrap_workbook(inbox / "a.xlsx", [("A-1", "Acme Corp.", 6_000_000, 2026), ("A-2", "Gamma Inc", 6_000_000, 2026)])]
+
+    seen = []
+    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
+        base = tmp_path / str(n)
+        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
+        run_batch(settings, files=books(base / "inbox")[::order], echo=lambda *_: None)
+        seen.append(outputs(base / "outbox"))
+    assert seen[1] == seen[0]
+    a, b = seen[0]["a.annotated.xlsx"], seen[0]["b.annotated.xlsx"]
+    both = "BUSINESS_ANNUAL_LIMIT_EXCEEDED; AGGREGATE_ANNUAL_LIMIT_EXCEEDED"
+    assert [a[1]["A-1"]["Findings"], a[1]["A-2"]["Findings"]] == [both, "AGGREGATE_ANNUAL_LIMIT_EXCEEDED"]
+    assert [b[1]["B-1"]["Findings"], b[1]["B-2"]["Findings"]] == ["AGGREGATE_ANNUAL_LIMIT_EXCEEDED", both]
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    (aggregate,) = [f for f in a[0] if f["Code"] == "AGGREGATE_ANNUAL_LIMIT_EXCEEDED" and f["Row"] == 2]
+    assert aggregate["Message"].startswith(
+        "All BRRAP grants together have $24,000,000.00 of credit in 2026 (this grant: $6,000,000.00), $12,000,000.00 of it in "
+        f"other workbooks (BRRAP B-1 (b.xlsx, run {today}); BRRAP B-2 (b.xlsx, run {today})), more than the aggregate annual limit"
+    )

@@ -87,3 +87,27 @@ def test_a_ledger_from_before_the_portfolio_and_a_folder_that_cannot_take_it_are
     result = CliRunner().invoke(main, ["portfolio", "--out", str(outbox), "--ledger", str(outbox / ".njcredits" / "ledger.sqlite")])
     assert result.exit_code == 3 and "njcredits-portfolio.xlsx cannot be written in" in result.output
     assert "Traceback" not in result.output and not list(outbox.glob(".*.partial"))
+
+
+def test_the_standing_position_of_brrap_credit_per_business_and_year(tmp_path):
+    from test_samerun import brrap_workbook
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # November: Acme 6,000,000 (2026), Beta 9,000,000 (2026); December: ACME CORPORATION 4,000,000.01 (2026),
+    # Beta 1,000,000 (2027)
+    brrap_workbook(inbox / "nov.xlsx", [("B-1", "Acme Corp.", 6_000_000, 2026), ("B-2", "Beta LLC", 9_000_000, 2026)])
+    run(inbox, outbox)
+    brrap_workbook(inbox / "dec.xlsx", [("B-3", "ACME CORPORATION", 4_000_000.01, 2026), ("B-4", "Beta LLC", 1_000_000, 2027)])
+    run(inbox, outbox)
+    result = CliRunner().invoke(main, ["portfolio", "--out", str(outbox)])
+    assert result.exit_code == 0, result.output
+    ws = openpyxl.load_workbook(outbox / "njcredits-portfolio.xlsx")["BRRAP"]
+    rows = list(ws.iter_rows(values_only=True))
+    assert rows[1] == ("Tax Period", "Business", "Credit ($)", "Grants", "Workbooks", "Over Business Limit By ($)", "Year Total ($)",
+                       "Over Aggregate Limit By ($)")  # fmt: skip
+    assert rows[2:] == [
+        # Acme: 6,000,000 + 4,000,000.01 = 10,000,000.01, one cent over 10,000,000; 2026: 19,000,000.01 <= 20,000,000
+        ("2026", "ACME CORPORATION", 10_000_000.01, 2, 2, 0.01, 19_000_000.01, 0),
+        ("2026", "Beta LLC", 9_000_000, 1, 1, 0, 19_000_000.01, 0),
+        ("2027", "Beta LLC", 1_000_000, 1, 1, 0, 1_000_000, 0),
+    ]

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from batch.programs._kit.program import each_key
+
 BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, started TEXT NOT NULL, ended TEXT, tool_version TEXT, rules_versions TEXT,
@@ -592,7 +594,8 @@ class Ledger:
                     ),
                 )
                 for column in (c for c in records.columns if c.startswith("key:")):  # a record's key in each group its rules read
-                    keyed = records[records[column].notna()]
+                    at = each_key(records[column])  # one row per key: a record may be in several groups of a rule
+                    keyed = records.iloc[at.index].assign(**{column: at.to_numpy()})
                     db.executemany(
                         "INSERT INTO record_keys (run_id, team, sheet, record_id, grouping, key) VALUES (?,?,?,?,?,?)",
                         zip(

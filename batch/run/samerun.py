@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from batch.programs._kit.program import each_key
+
 KEY = "key:"  # the records' group-key columns, one per grouping (`batch.pipeline._portfolio_fields`)
 FIELD = "field:"  # a record's portfolio fields, a column each (`held`)
 HELD = ["sheet", "record_id", "status", "fields"]
@@ -98,8 +100,13 @@ def earlier_keys(fields: pd.DataFrame) -> pd.DataFrame:
         )
     if not parts:
         return pd.DataFrame(columns=["sheet", "record_id", "grouping", "key"])
-    long = pd.concat(parts, ignore_index=True)
-    return long[long["key"].notna()].assign(key=lambda f: f["key"].astype(str))
+    return _one_key_a_row(pd.concat(parts, ignore_index=True))
+
+
+def _one_key_a_row(long: pd.DataFrame) -> pd.DataFrame:
+    """`long` (a `key` column of one key, a list of keys or None a row) with one key a row, as text."""
+    at = each_key(long["key"])
+    return long.iloc[at.index].assign(key=at.to_numpy()).reset_index(drop=True)
 
 
 def _long_keys(records: pd.DataFrame) -> pd.DataFrame:
@@ -110,8 +117,8 @@ def _long_keys(records: pd.DataFrame) -> pd.DataFrame:
     long = records[["place", "sheet", "record_id", *keys]].melt(
         id_vars=["place", "sheet", "record_id"], value_vars=keys, var_name="grouping", value_name="key"
     )
-    long = long[long["key"].notna()]
-    return long.assign(grouping=long["grouping"].str.slice(len(KEY)), key=long["key"].astype(str))
+    long = _one_key_a_row(long)
+    return long.assign(grouping=long["grouping"].str.slice(len(KEY)))
 
 
 class Given:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from validators.columns import SheetSpec
@@ -108,7 +109,8 @@ class Portfolio:
     """How a program's records enter the portfolio: the limits that run across workbooks, runs and
     months. `of(typed) -> DataFrame` gives, for each valid row of the sheet (indexed like it), the
     `fields` its portfolio rules read (text, integer cents, ISO dates) and, in a column per name of
-    `groupings`, the key of the group each rule reads it in (a certificate, say; None: in none). The
+    `groupings`, the key of the group each rule reads it in (a certificate, say; None: in none), or a
+    list of keys where a record is in several groups of one rule (a grant's tax period years). The
     ledger keeps them with the record; a workbook's calculator is given the latest version of every
     record of earlier runs in its rows' groups (`RunContext.portfolio`), with these fields.
     `standing(records, rules) -> {sheet name: SummaryTable}`: the sheets `njcredits portfolio` writes
@@ -129,6 +131,14 @@ class Portfolio:
         """Records' kept fields from the JSON the ledger keeps (`texts`, none missing), a column each,
         indexed like `texts`."""
         return pd.DataFrame([json.loads(t) for t in texts], index=texts.index).reindex(columns=self.kept)
+
+
+def each_key(keys: pd.Series) -> pd.Series:
+    """A grouping's keys (`Portfolio`: one key, a list of keys, or None per record), one per row as
+    text, indexed by the record's position: a record in several groups is on several rows, one in
+    none on none."""
+    long = pd.Series(keys.to_numpy(dtype=object), index=np.arange(len(keys))).explode()
+    return long[long.notna()].astype(str)
 
 
 @dataclass(frozen=True)

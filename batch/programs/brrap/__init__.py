@@ -1,7 +1,7 @@
 """This program's declaration, found by `batch.programs`: its sheet, its steps, its intake text and what
 it needs from the run (its rules are this folder's YAML files)."""
 
-from batch.programs._kit.program import CROSS_WORKBOOK_LIMITS, Limit, PriorIncentive, Program, Records
+from batch.programs._kit.program import CROSS_WORKBOOK_LIMITS, Limit, Portfolio, PriorIncentive, Program, Records
 from batch.programs.brrap import intake, steps
 from batch.programs.brrap.sheet import BRRAP
 
@@ -15,6 +15,14 @@ PROGRAM = Program(
     year_column="First Tax Period",
     needs=frozenset({CROSS_WORKBOOK_LIMITS}),
     prior_incentive=PriorIncentive(name="Business Name"),
+    # a business's credit of a tax period, and every grant's together, count the portfolio: the grants
+    # of the run's other workbooks and of earlier runs in the years of the sheet's grants
+    portfolio=Portfolio(
+        steps.portfolio_fields,
+        fields=("business", "business_key", "credits"),
+        groupings=("business_years", "years"),
+        standing=steps.standing,
+    ),
     # each grant's credit per tax period counts against the limits of P.L.2004 c.65 s.7 a. across
     # every workbook of a run: one business's credit, and every grant's together
     records=Records(

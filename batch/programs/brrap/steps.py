@@ -26,7 +26,8 @@ from batch.programs._kit.calculation import Calculation, RunContext, SummaryTabl
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.findings import emit, money_text
 from batch.programs._kit.rules import Parameter, Rules
-from batch.programs._kit.steps import business_key, installments, pick
+from batch.programs._kit.steps import business_key, installments, listing, pick
+from batch.programs.brrap import sheet
 from batch.programs.brrap.sheet import BRRAP as SPEC
 
 ID, BUSINESS, EMPLOYEES = "Grant ID", "Business Name", "Employees Relocated or Retained"
@@ -64,13 +65,70 @@ def credit_by_year(frame: pd.DataFrame, computed: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
+    """What the ledger keeps of each grant for the limits of P.L.2004 c.65 s.7 a. across workbooks
+    (`Portfolio`): its Business Name (as written, and its business-name key), its credit in each tax
+    period year (`credits`: [year, cents] pairs, as the steps below divide the grant) and the groups
+    it counts in: its business in each of those years (`business_years`, "2026 acme") and each year
+    (`years`, the aggregate limit's). A grant with no credit (fewer than 50 employees) is in none."""
+    s = run(Grants(f, sheet.rules), (multiple_7b, grant_amount_7b, tax_periods_7b))
+    per = s.per_year[s.per_year["credit"] > 0]
+    key = business_key(f[BUSINESS]).astype(object)
+    year = per["year"].astype(str)
+    own_key = key.reindex(per["row"]).to_numpy(dtype=object)
+    pairs = pd.Series(list(zip(per["year"].tolist(), per["credit"].tolist(), strict=True)), index=per.index, dtype=object).map(list)
+    business_years = (year + " " + pd.Series(own_key, index=per.index).astype(object)).where(pd.notna(own_key), None)
+    by_row = per["row"].to_numpy()
+
+    def lists(values: pd.Series) -> pd.Series:
+        listed = values.dropna().groupby(by_row[values.notna().to_numpy()], sort=False).agg(list)
+        return listed.reindex(f.index).astype(object).where(listed.reindex(f.index).notna(), None)
+
+    return pd.DataFrame(
+        {
+            "business": f[BUSINESS],
+            "business_key": key.where(key.notna(), None),
+            "credits": lists(pairs),
+            "business_years": lists(business_years),
+            "years": lists(year),
+        },
+        index=f.index,
+    )
+
+
 class Grants(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far (`columns`,
     in the order of the computed columns)."""
 
-    def __init__(self, f: pd.DataFrame, rules: Rules):
+    def __init__(self, f: pd.DataFrame, rules: Rules, context: RunContext | None = None):
         super().__init__(f, rules)
+        self.context = context or RunContext.today()
         self.columns: dict = {}
+
+    @cached_property
+    def elsewhere(self) -> pd.DataFrame:
+        """The credit per (grant, year) of the portfolio's other grants (`RunContext.portfolio`: of the
+        run's other workbooks and of earlier runs, in the years of the sheet's grants): business (the
+        business-name key), name (as written), year, credit (cents) and label (the record named)."""
+        out = self.context.portfolio
+        if not len(out):
+            return pd.DataFrame({"business": [], "name": [], "year": [], "credit": [], "label": []})
+        label = out["sheet"] + " " + out["record_id"].astype(str) + " (" + out["workbook"].astype(str) + ", run " + out["run_date"] + ")"
+        per = pd.DataFrame({"credits": out["credits"].to_numpy(dtype=object), "at": np.arange(len(out))}).explode("credits")
+        per = per[per["credits"].notna()]
+        pairs = np.array(per["credits"].tolist(), dtype=np.int64).reshape(-1, 2)  # [year, cents] each
+        year, credit = pairs[:, 0], pairs[:, 1]
+        at = per["at"].to_numpy(dtype=np.int64)
+        key = out["business_key"].to_numpy(dtype=object)[at]
+        return pd.DataFrame(
+            {
+                "business": np.where(pd.isna(key), "\x00far " + pd.Series(at).astype(str).to_numpy(dtype=object), key),
+                "name": out["business"].astype(str).str.strip().to_numpy(dtype=object)[at],
+                "year": year,
+                "credit": credit,
+                "label": label.to_numpy(dtype=object)[at],
+            }
+        )
 
     @cached_property
     def spellings(self) -> pd.Series:
@@ -79,6 +137,7 @@ class Grants(Steps):
         counted = pd.Index(self.per_year["row"].drop_duplicates())
         names = self.f[BUSINESS]
         spelled = pd.DataFrame({"business": business_of(names)[counted], "name": names[counted].astype(str).str.strip()}).sort_index()
+        spelled = pd.concat([spelled, self.elsewhere[["business", "name"]]], ignore_index=True)  # then as other workbooks spell it
         return spelled.drop_duplicates().groupby("business", sort=False)["name"].agg("; ".join)
 
 
@@ -139,25 +198,49 @@ def certificate_of_compliance_7b2(s: Grants) -> None:
     )
 
 
+def _group(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """Each row's group of `keys` as one text (the keys joined by a NUL)."""
+    text = frame[keys[0]].astype(str)
+    for k in keys[1:]:
+        text = text + "\x00" + frame[k].astype(str)
+    return text.to_numpy(dtype=object)
+
+
 def _over_limit(s: Grants, code: str, param: Parameter, keys: list[str]) -> None:
-    """Every (grant, year) with credit whose group (`keys`) has more credit that year than the limit."""
+    """Every (grant, year) with credit of the sheet whose group (`keys`) has more credit that year
+    than the limit, across the portfolio (the sheet's grants and `Grants.elsewhere`); a group that
+    counted grants of other workbooks says how much came from them and names them (the first ten,
+    then how many more)."""
     per_year = s.per_year
     if per_year.empty:
         return
-    total = per_year.groupby(keys)["credit"].transform("sum")
+    far = s.elsewhere
+    both = pd.concat([per_year.assign(far=False), far.assign(far=True, row=-1)], ignore_index=True)
+    groups = both.groupby(keys, sort=False)
+    total = groups["credit"].transform("sum").to_numpy()[: len(per_year)]
+    from_far = (both["credit"] * both["far"]).groupby([both[k] for k in keys], sort=False).transform("sum").to_numpy()[: len(per_year)]
     # the rows of that business (or sheet) that have credit in a year over the limit
-    hit = per_year[(total > param.value) & (per_year["credit"] > 0)].sort_values(["row", "year"], kind="stable")
+    over = (total > param.value) & (per_year["credit"].to_numpy() > 0)
+    hit = per_year[over].assign(total=total[over], far=from_far[over]).sort_values(["row", "year"], kind="stable")
+    named = pd.Series("", index=hit.index, dtype=object)
+    if (hit["far"] > 0).any():  # each grant of other workbooks once per group it counted in
+        listed = far.drop_duplicates([*keys, "label"])
+        text = listing(listed["label"], _group(listed, keys), "; ", "; and {:,} more")
+        named = pd.Series(_group(hit, keys), index=hit.index).map(text).fillna("")
+    fields = dict(business=s.f[BUSINESS], year=hit["year"].to_numpy(), total=hit["total"].to_numpy(), credit=hit["credit"].to_numpy(),
+                  limit=param.value, citation=param.cite)  # fmt: skip
+    if "business" in keys:
+        fields["names"] = s.spellings.reindex(hit["business"]).to_numpy()
+    mine, theirs = (hit["far"] == 0).to_numpy(), (hit["far"] > 0).to_numpy()
+    s.findings.append(emit(code, pd.Index(hit["row"][mine]), **{k: v[mine] if isinstance(v, np.ndarray) else v for k, v in fields.items()}))
     s.findings.append(
         emit(
             code,
-            pd.Index(hit["row"]),
-            business=s.f[BUSINESS],
-            names=s.spellings.reindex(hit["business"]).to_numpy(),
-            year=hit["year"].to_numpy(),
-            total=total[hit.index].to_numpy(),
-            credit=hit["credit"].to_numpy(),
-            limit=param.value,
-            citation=param.cite,
+            pd.Index(hit["row"][theirs]),
+            variant="elsewhere",
+            elsewhere=hit["far"].to_numpy()[theirs],
+            records=named.to_numpy(dtype=object)[theirs],
+            **{k: v[theirs] if isinstance(v, np.ndarray) else v for k, v in fields.items()},
         )
     )
 
@@ -185,7 +268,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = run(Grants(frame, rules), STEPS)
+    s = run(Grants(frame, rules, context), STEPS)
     return Calculation(pd.DataFrame(s.columns, index=s.idx), s.findings, ineligible=pd.Series(~s.eligible, index=s.idx))
 
 
@@ -230,3 +313,50 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     money = {c: "money" for c in business_cols + ["Total ($)", "Aggregate Limit ($)"]}
     title = f"Credit per tax period by business (single-business limit ${business_limit}; aggregate ${money_text([limit], cents=False)[0]})"
     return [SummaryTable(title, pivot, money)]
+
+
+def standing(records: pd.DataFrame, rules: Rules) -> dict[str, SummaryTable]:
+    """The `BRRAP` sheet of `njcredits portfolio`: the credit of each business (the one business-name
+    rule) in each tax period year over the latest version of every grant (`records`: the ledger's,
+    with their portfolio fields and Status; neither Invalid nor Ineligible counts), with the
+    single-business limit and the year's total against the aggregate limit, each marked when over."""
+    columns = ["Tax Period", "Business", "Credit ($)", "Grants", "Workbooks", "Over Business Limit By ($)", "Year Total ($)",
+               "Over Aggregate Limit By ($)"]  # fmt: skip
+    business_limit, aggregate_limit = rules["business_annual_limit"].value, rules["aggregate_annual_limit"].value
+    title = (f"BRRAP: credit per business and tax period year (single-business limit ${money_text([business_limit], cents=False)[0]}; "
+             f"aggregate ${money_text([aggregate_limit], cents=False)[0]}), over the latest version of every grant")  # fmt: skip
+    money = {c: "money" for c in columns if c.endswith("($)")}
+    counted = records[~records["status"].isin(["Invalid", "Ineligible"]) & records["credits"].notna()].reset_index(drop=True)
+    per = counted[["credits"]].assign(at=range(len(counted))).explode("credits")
+    per = per[per["credits"].notna()]
+    if per.empty:
+        return {"BRRAP": SummaryTable(title, pd.DataFrame(columns=columns), money)}
+    pairs = np.array(per["credits"].tolist(), dtype=np.int64).reshape(-1, 2)
+    at = per["at"].to_numpy(dtype=np.int64)
+    key = counted["business_key"].to_numpy(dtype=object)[at]
+    one = pd.DataFrame(
+        {
+            "year": pairs[:, 0],
+            "business": np.where(pd.isna(key), "\x00grant " + pd.Series(at).astype(str).to_numpy(dtype=object), key),
+            "name": counted["business"].to_numpy(dtype=object)[at],
+            "credit": pairs[:, 1],
+            "grant": (counted["team"].astype(str) + "\x00" + counted["record_id"].astype(str)).to_numpy(dtype=object)[at],
+            "workbook": counted["workbook"].to_numpy(dtype=object)[at],
+        }
+    )
+    by = one.groupby(["year", "business"], sort=True)
+    table = pd.DataFrame(
+        {
+            "Credit ($)": by["credit"].sum(),
+            "Business": by["name"].last(),  # as its latest grant spells it
+            "Grants": by["grant"].nunique(),
+            "Workbooks": by["workbook"].nunique(),
+        }
+    ).reset_index()
+    table["Year Total ($)"] = table.groupby("year")["Credit ($)"].transform("sum")
+    over_business = table["Credit ($)"] - business_limit
+    over_all = table["Year Total ($)"] - aggregate_limit
+    table["Over Business Limit By ($)"] = over_business.clip(lower=0)
+    table["Over Aggregate Limit By ($)"] = over_all.clip(lower=0)
+    table["Tax Period"] = table["year"].astype(str)
+    return {"BRRAP": SummaryTable(title, table[columns], money)}

@@ -239,3 +239,88 @@ def test_business_names_ignore_punctuation():
         {"Business Name": "OBrien", "Yearly Tax Credit Amount ($)": 5_000_000},
     )
     assert all("BUSINESS_ANNUAL_LIMIT_EXCEEDED" in g["codes"] for g in got)
+
+
+# -- the portfolio: grants of other workbooks of the run and of earlier runs (RunContext.portfolio) --
+
+
+def far(gid, name, credits, workbook="nov.xlsx"):
+    """A grant of another workbook, as the run gives it: its fields (`portfolio_fields`; `credits`
+    {year: dollars}) with the record's sheet, ID, workbook and run date."""
+    frame = pd.DataFrame({"Business Name": [name]})
+    key = brrap.business_key(frame["Business Name"])[0]
+    return {
+        "business": name, "business_key": None if pd.isna(key) else key,
+        "credits": [[year, round(dollars * 100)] for year, dollars in credits.items()],
+        "business_years": [f"{year} {key}" for year in credits], "years": [str(year) for year in credits],
+        "sheet": "BRRAP", "record_id": gid, "workbook": workbook, "run_date": "2026-11-30",
+    }  # fmt: skip
+
+
+def across(outside, *changes):
+    from batch.programs._kit.calculation import RunContext
+
+    frame = typed_frame(brrap.SPEC, [{**BASE, "Grant ID": f"G-{i}", **c} for i, c in enumerate(changes)])
+    context = RunContext(pd.Timestamp("2026-12-01").date(), portfolio=pd.DataFrame(outside), workbook="dec.xlsx", run_date="2026-12-01")
+    calc = brrap.calculate(frame, load("brrap"), context)
+    found = pd.concat([f for f in calc.findings if len(f)] or [pd.DataFrame(columns=["row", "code"])])
+    return [found.loc[found["row"] == i, "code"].tolist() for i in frame.index], found
+
+
+BIZ, AGG = "BUSINESS_ANNUAL_LIMIT_EXCEEDED", "AGGREGATE_ANNUAL_LIMIT_EXCEEDED"
+PORTFOLIO_CASES = [
+    # Acme's $6,000,000 of 2024 in November and $4,000,000 now: $10,000,000 exactly, the single-business limit
+    ("at the business limit", [far("N-1", "Acme Insurance", {2024: 6_000_000})], [{"Yearly Tax Credit Amount ($)": 4_000_000}], [[]]),
+    # one cent more: $10,000,000.01 > $10,000,000
+    ("one cent over it", [far("N-1", "Acme Insurance", {2024: 6_000_000})], [{"Yearly Tax Credit Amount ($)": 4_000_000.01}],
+     [[BIZ]]),
+    # the business-name rule: "ACME INSURANCE, INC." of another workbook is Acme Insurance: 9,500,000 + 1,000,000
+    ("as another workbook spells it", [far("N-1", "ACME INSURANCE, INC.", {2024: 9_500_000})], [{}], [[BIZ]]),
+    # another year's credit is not this year's: $9,000,000 of 2025 and $1,000,000 of 2024 now
+    ("another year", [far("N-1", "Acme Insurance", {2025: 9_500_000})], [{"Yearly Tax Credit Amount ($)": 2_000_000}], [[]]),
+    # a grant over two years counts in each: 2024 $5,000,000 + 2025 $5,000,000 (multiple 2, 251 employees)
+    # against the row's $6,000,000 a year in 2025 and 2026: 2025 = 11,000,000 > 10,000,000
+    ("a grant of two tax periods", [far("N-1", "Acme Insurance", {2024: 5_000_000, 2025: 5_000_000})],
+     [{"First Tax Period": 2025, "Yearly Tax Credit Amount ($)": 6_000_000}], [[BIZ]]),
+    # another business's credit counts in the aggregate only: 15,000,000 + 5,000,000 = 20,000,000 exactly
+    ("at the aggregate limit", [far("N-1", "Other Co", {2024: 9_000_000}), far("N-2", "Third Co", {2024: 6_000_000})],
+     [{"Yearly Tax Credit Amount ($)": 5_000_000}], [[]]),
+    # 15,000,000 + 5,000,000.01 = 20,000,000.01 > 20,000,000
+    ("one cent over the aggregate", [far("N-1", "Other Co", {2024: 9_000_000}), far("N-2", "Third Co", {2024: 6_000_000})],
+     [{"Yearly Tax Credit Amount ($)": 5_000_000.01}], [[AGG]]),
+    # both: Acme 8,000,000 elsewhere + 3,000,000 here = 11,000,000; all 8,000,000 + 13,000,000 + 3,000,000 = 24,000,000
+    ("both limits", [far("N-1", "Acme Insurance", {2024: 8_000_000}), far("N-2", "Other Co", {2024: 13_000_000})],
+     [{"Yearly Tax Credit Amount ($)": 3_000_000}], [[BIZ, AGG]]),
+    # a grant with fewer than 50 employees has no credit and counts in no limit (its own row: Ineligible)
+    ("nothing of another workbook", [], [{"Employees Relocated or Retained": 49, "Yearly Tax Credit Amount ($)": 25_000_000}],
+     [["BELOW_50_EMPLOYEES"]]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,outside,changes,expected", PORTFOLIO_CASES, ids=[c[0] for c in PORTFOLIO_CASES])
+def test_the_limits_count_the_portfolio(name, outside, changes, expected):
+    got, _found = across(outside, *changes)
+    assert got == expected
+
+
+def test_a_limit_names_the_grants_of_other_workbooks_it_counted():
+    # twelve grants of $1,000,000 of Acme in 2024 elsewhere and $1,000,000 here: 13,000,000 > 10,000,000
+    outside = [far(f"N-{i}", "Acme Insurance", {2024: 1_000_000}) for i in range(1, 13)]
+    _got, found = across(outside, {})
+    message = render(found, "BRRAP", load("brrap").findings)["Message"].iloc[0]
+    named = "; ".join(f"BRRAP N-{i} (nov.xlsx, run 2026-11-30)" for i in range(1, 11))
+    assert message.startswith(
+        "Acme Insurance has $13,000,000.00 of BRRAP credit in 2024 across its grants (this grant: $1,000,000.00), "
+        f"$12,000,000.00 of it in other workbooks ({named}; and 2 more), more than the $10,000,000.00 a single business"
+    ), message
+
+
+def test_the_fields_a_grant_keeps_are_its_credit_per_year_and_its_groups():
+    two = {"Employees Relocated or Retained": 300, "Yearly Tax Credit Amount ($)": 1_000_000.01}
+    few = {"Employees Relocated or Retained": 49}
+    frame = typed_frame(brrap.SPEC, [{**BASE, "Grant ID": "G-1", **two}, {**BASE, "Grant ID": "G-2", **few}])
+    kept = brrap.portfolio_fields(frame).to_dict("records")
+    # multiple 2 (251-400 employees): 2,000,000.02 over 2024 and 2025, 1,000,000.01 each
+    assert kept[0] == {"business": "Acme Insurance", "business_key": "acmeinsurance", "credits": [[2024, 100_000_001], [2025, 100_000_001]],
+                       "business_years": ["2024 acmeinsurance", "2025 acmeinsurance"], "years": ["2024", "2025"]}  # fmt: skip
+    assert kept[1]["credits"] is None and kept[1]["years"] is None
