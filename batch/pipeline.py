@@ -21,7 +21,7 @@ from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunConte
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
 from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
-from batch.reviews import DECISION_COLUMNS, review
+from batch.reviews import DECISION_COLUMNS, review, withdrawn
 from batch.workbook import cells
 from batch.workbook.cells import column_letters
 from batch.workbook.opc import refusal
@@ -57,6 +57,7 @@ class SheetResult:
     findings: pd.DataFrame  # rendered findings with `pos` (frame row, -1 for the sheet) and `Waived` (the note of a waived one)
     summary: list[SummaryTable]
     decisions: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=DECISION_COLUMNS))  # the reviewer's, see batch.reviews
+    withdrawn: np.ndarray | None = None  # per row: the reviewer withdrew its record (it counts in no limit); None: none was
 
     @property
     def counted(self) -> np.ndarray:
@@ -175,6 +176,8 @@ def _portfolio_fields(r: SheetResult) -> dict:
         return {"fields": fields}
     keys = {f"key:{g}": np.full(n, None, dtype=object) for g in portfolio.groupings}
     computed = (r.status.isin(["OK", "Flagged", "Ineligible"])).to_numpy()
+    if r.withdrawn is not None:  # a withdrawn record is in no group: it counts in no limit of later runs
+        computed = computed & ~r.withdrawn
     if computed.any():
         of = portfolio.of(r.typed[computed])
         fields[computed] = _json_lines(of[portfolio.kept])
@@ -219,7 +222,7 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None, team:
             "same_team": True,
         }
     )
-    parts = [here]
+    parts = [here[~withdrawn_codes(mine["codes"])]]  # a withdrawn record is no prior incentive, nor is its ledger version
     if ledger is not None and Path(ledger).exists():
         from batch.run.ledger import read_prior_records
 
@@ -234,6 +237,11 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None, team:
     column = prior["sheet"].map({m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive})
     value = prior["date"].where(prior["date"].notna(), pd.array(prior["year"], dtype="Int64").astype(str))
     return prior.assign(received=column + " " + value.astype(str))[[*PRIOR_COLUMNS, "same_team"]]
+
+
+def withdrawn_codes(codes: pd.Series) -> np.ndarray:
+    """Per record: its findings (`codes`, "CODE; CODE") say the reviewer withdrew it (RECORD_WITHDRAWN)."""
+    return codes.fillna("").astype(str).str.contains(r"\bRECORD_WITHDRAWN\b", regex=True).to_numpy(dtype=bool)
 
 
 def _specs() -> dict[str, Program]:
@@ -370,6 +378,24 @@ def calculate_in_chunks(program: Program, valid: pd.DataFrame, rules, context: R
     )
     del parts, carry  # the chunks' own frames: the steps across rows complete the joined texts in place
     return across.sheet(valid, joined, rules, context) if across else joined
+
+
+def calculate_counted(program: Program, valid: pd.DataFrame, withdrawn: np.ndarray, rules, context: RunContext) -> Calculation:
+    """The calculation of the `valid` rows, of which the `withdrawn` ones (the reviewer withdrew their
+    record, batch.reviews) count in no limit: every other row is calculated without them, and they
+    keep the columns and findings they have as computed (with every row, once more, only when a row is
+    withdrawn)."""
+    if not withdrawn.any():
+        return calculate_in_chunks(program, valid, rules, context)
+    counted = calculate_in_chunks(program, valid[~withdrawn], rules, context)
+    every = calculate_in_chunks(program, valid, rules, context)
+    mine = valid.index[withdrawn]
+    kept = [f[f["row"].isin(counted.computed.index)] for f in counted.findings] + [f[f["row"].isin(mine)] for f in every.findings]
+    return Calculation(
+        pd.concat([counted.computed, every.computed.loc[mine]]),
+        [f for f in kept if len(f)],
+        pd.concat([counted.ineligible, every.ineligible.loc[mine]]),
+    )
 
 
 NOT_COUNTED = ("Invalid", "Ineligible")  # statuses of records that count in no limit
@@ -526,7 +552,9 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     if program.portfolio is not None and reads and len(valid):
         far, order = _portfolio(program, valid, spec.record_ids(typed[~totals]), result, context.run_day)
         context = replace(context, portfolio=far, portfolio_order=order)
-    calc = calculate_in_chunks(program, valid, rules, context)
+    before = result.decisions_before if result else None
+    out = withdrawn(sheet.name, sheet.reviews, sheet.cells, spec.record_ids(typed).to_numpy(dtype=object), before)
+    calc = calculate_counted(program, valid, out[~invalid & ~totals], rules, context)
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
@@ -560,7 +588,6 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     findings = as_findings(raw_found)
     decisions, waived = pd.DataFrame(columns=DECISION_COLUMNS), {}
     if sheet.reviews is not None:  # a returned workbook's reviewer decisions
-        before = result.decisions_before if result else None
         found, waived, decisions = review(sheet.name, sheet.reviews, sheet.cells, findings, record_ids, before)
         findings = pd.concat([findings, as_findings(found)], ignore_index=True) if len(found) else findings
     key = list(zip(findings["pos"].tolist(), findings["Code"].tolist(), strict=True))
@@ -586,7 +613,7 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         summary = program.summarize(summary_frame, status, codes, rules)
     if result:
         result.timed("annotate", clock)
-    return SheetResult(sheet, program, typed, computed, status, row_findings, findings, summary, decisions)
+    return SheetResult(sheet, program, typed, computed, status, row_findings, findings, summary, decisions, out)
 
 
 def _other_sheet_finding(sheet: OtherSheet) -> pd.DataFrame:

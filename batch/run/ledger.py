@@ -200,12 +200,12 @@ def _team_of(db: sqlite3.Connection, table: str) -> str:
 def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | None = None, team: tuple[str, ...] = ()) -> pd.DataFrame:
     """The latest record of each (team, sheet, record ID) of `sheets` in the ledger, with its Business
     Name, status and date, the workbook, the run's date and whether it is `team`'s (`same_team`: its
-    team is one of the names `team`); one
-    whose latest version has no Business Name is left out (an earlier version's name no longer
-    stands). Only runs that had ended before `exclude_run` started count (every ended run when it is
-    None), so what a run reads never depends on another run still going on. The ledger is opened
-    read-only (`LedgerUnreadable` when it cannot be read); a ledger from before migration 2 has no
-    names and gives nothing."""
+    team is one of the names `team`). One whose latest version has no Business Name is left out (an
+    earlier version's name no longer stands), and so is one the reviewer withdrew in its latest
+    version (RECORD_WITHDRAWN). Only runs that had ended before `exclude_run` started count (every
+    ended run when it is None), so what a run reads never depends on another run still going on. The
+    ledger is opened read-only (`LedgerUnreadable` when it cannot be read); a ledger from before
+    migration 2 has no names and gives nothing."""
     cols = ["sheet", "record_id", "business_name", "status", "date", "year", "workbook", "run_date"]  # PRIOR_COLUMNS but `received`
     marks = ",".join("?" * len(sheets))
     try:
@@ -214,7 +214,7 @@ def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | N
                 return pd.DataFrame(columns=[*cols, "same_team"])
             query = f"""
                 SELECT {_team_of(db, "records")} AS team, r.sheet, r.record_id, r.business_name, r.status, r.record_date AS date,
-                       r.year, r.file AS workbook, substr(u.started, 1, 10) AS run_date
+                       r.year, r.file AS workbook, substr(u.started, 1, 10) AS run_date, r.codes
                 FROM records r JOIN runs u ON u.run_id = r.run_id
                 WHERE r.sheet IN ({marks}) AND u.ended IS NOT NULL
                   AND (? IS NULL OR u.ended <= (SELECT started FROM runs WHERE run_id = ?))
@@ -224,7 +224,7 @@ def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | N
     except sqlite3.Error as err:
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
     latest = found.drop_duplicates(["team", "sheet", "record_id"], keep="first")
-    latest = latest[latest["business_name"].notna()]
+    latest = latest[latest["business_name"].notna() & ~latest["codes"].fillna("").str.contains(r"\bRECORD_WITHDRAWN\b")]
     return latest[cols].assign(same_team=latest["team"].isin(team).to_numpy(dtype=bool)).reset_index(drop=True)
 
 

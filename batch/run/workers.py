@@ -342,8 +342,9 @@ def _per_year_credits(result):
 
     parts = []
     for r in result.intake:
-        if r.program.run_limits:
-            parts.append(r.program.run_limits(r.typed, r.computed, r.status).assign(sheet=r.sheet.name))
+        if r.program.run_limits:  # a withdrawn record counts in no limit
+            keep = ~r.withdrawn if r.withdrawn is not None else slice(None)
+            parts.append(r.program.run_limits(r.typed[keep], r.computed[keep], r.status[keep]).assign(sheet=r.sheet.name))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
