@@ -4,6 +4,7 @@ installments to the cent."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -149,3 +150,38 @@ def named_before(group: pd.Series, listed: np.ndarray, label: np.ndarray, limit:
     found[more] = found[more] + each(before[some][more] - limit, "; and {:,} more")
     text[some] = found
     return before, text
+
+
+def record_labels(records: pd.DataFrame) -> np.ndarray:
+    """How a finding names each record of another workbook (`RunContext.portfolio`): its sheet, record
+    ID, workbook and run date, "Transfers T-1 (nov.xlsx, run 2026-11-30)"."""
+    text = records["sheet"] + " " + records["record_id"].astype(str) + " (" + records["workbook"].astype(str) + ", run "
+    return (text + records["run_date"].astype(str) + ")").to_numpy(dtype=object)
+
+
+def portfolio_rows(context, own: dict, dates: pd.Series, rank: np.ndarray, far: Callable[[pd.DataFrame], dict]) -> pd.DataFrame:
+    """The sheet's rows and the portfolio's records of other workbooks (`context.portfolio`, a
+    `RunContext`) together, in the order a rule counts them: by date, and on one date in the order
+    the run gives (`tie` and `context.portfolio_order`: records that entered the portfolio in earlier
+    runs first, as they first entered it, then this run's by workbook and row); without it, the
+    records of other workbooks first, as they come, then the sheet's rows by `rank`.
+
+    `own`: the columns the rule reads of the sheet's rows (arrays in row order), `dates` their date
+    (indexed like the sheet), `far(records)`: the same columns of the records, and their `date`.
+    Adds `far` (a record of another workbook), `tie`, `row` (the sheet row's position; -1 for a
+    record) and `label` (how a finding names a record; None for a row)."""
+    out = context.portfolio
+    mine = pd.DataFrame({**own, "date": dates.to_numpy(), "far": False, "tie": np.asarray(rank), "row": np.arange(len(dates))})
+    mine["label"] = None
+    if len(context.portfolio_order):  # the order the run gives the sheet's rows among the portfolio's
+        mine["tie"] = context.portfolio_order.reindex(dates.index).to_numpy()
+    if not len(out):
+        return mine.sort_values(["date", "tie"], kind="stable").reset_index(drop=True)
+    given = "tie" in out and len(context.portfolio_order)
+    if not given:
+        mine["tie"] += len(out)
+    theirs = pd.DataFrame(far(out))
+    theirs["date"] = pd.to_datetime(theirs["date"]).to_numpy(dtype=mine["date"].dtype)
+    theirs = theirs.assign(far=True, tie=out["tie"].to_numpy() if given else np.arange(len(out)), row=-1, label=record_labels(out))
+    both = pd.concat([theirs, mine], ignore_index=True)
+    return both.sort_values(["date", "tie"], kind="stable").reset_index(drop=True)

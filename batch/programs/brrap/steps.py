@@ -26,7 +26,7 @@ from batch.programs._kit.calculation import Calculation, RunContext, SummaryTabl
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.findings import emit, money_text
 from batch.programs._kit.rules import Parameter, Rules
-from batch.programs._kit.steps import business_key, installments, listing, pick
+from batch.programs._kit.steps import business_key, installments, listing, pick, record_labels
 from batch.programs.brrap import sheet
 from batch.programs.brrap.sheet import BRRAP as SPEC
 
@@ -113,7 +113,7 @@ class Grants(Steps):
         out = self.context.portfolio
         if not len(out):
             return pd.DataFrame({"business": [], "name": [], "year": [], "credit": [], "label": []})
-        label = out["sheet"] + " " + out["record_id"].astype(str) + " (" + out["workbook"].astype(str) + ", run " + out["run_date"] + ")"
+        label = record_labels(out)
         per = pd.DataFrame({"credits": out["credits"].to_numpy(dtype=object), "at": np.arange(len(out))}).explode("credits")
         per = per[per["credits"].notna()]
         pairs = np.array(per["credits"].tolist(), dtype=np.int64).reshape(-1, 2)  # [year, cents] each
@@ -126,7 +126,7 @@ class Grants(Steps):
                 "name": out["business"].astype(str).str.strip().to_numpy(dtype=object)[at],
                 "year": year,
                 "credit": credit,
-                "label": label.to_numpy(dtype=object)[at],
+                "label": label[at],
             }
         )
 

@@ -29,7 +29,7 @@ from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import BASIS_POINTS, money_text
 from batch.programs._kit.rules import Rules, lookup
-from batch.programs._kit.steps import business_key, date_order, listing, name_key, named_before
+from batch.programs._kit.steps import business_key, date_order, listing, name_key, named_before, portfolio_rows
 from batch.programs._kit.text import join
 from batch.programs.transfers import sheet
 from batch.programs.transfers.sheet import TRANSFERS
@@ -92,53 +92,29 @@ def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
 def _portfolio_rows(s: Transfers) -> pd.DataFrame:
     """Every transfer of the certificates of the sheet across the portfolio (and of the groups of its
     smaller transfers, `small`: a Transferor's year, `_small_transfer_key`), in the order the rules
-    count them: Transfer Date, and on one date the order the run gives (`RunContext.portfolio`'s
-    `tie` and `portfolio_order`: records that entered the portfolio in earlier runs first, as they
-    first entered it, then this run's by workbook and row); without it, the records of other
-    workbooks first, as they come, then the sheet's rows in row order. `row` is the sheet row's
-    position (-1: a record of another workbook), `label` names a record of another workbook."""
-    f, out = s.f, s.context.portfolio
-    own = pd.DataFrame(
-        {
-            "cert": s.cert.to_numpy(dtype=object),
-            "date": s.dates.to_numpy(),
-            "credit": s.credit.to_numpy(),
-            "amount": pd.array(f[CERT_AMT], dtype="Int64"),
-            "far": False,
-            "tie": s.rank.to_numpy(),
-            "row": np.arange(s.n),
-            "label": None,
-            "transferee": f[TO].to_numpy(dtype=object),
-            "program": s.program.to_numpy(dtype=object),
-            "small": s.small_key.to_numpy(dtype=object),
-        }
-    )
-    if len(s.context.portfolio_order):  # the order the run gives the sheet's rows among the portfolio's
-        own["tie"] = s.context.portfolio_order.reindex(f.index).to_numpy()
-    if not len(out):
-        return own.sort_values(["date", "tie"], kind="stable").reset_index(drop=True)
-    given = "tie" in out and len(s.context.portfolio_order)
-    if not given:
-        own["tie"] += len(out)
-    far = pd.DataFrame(
-        {
+    count them (`portfolio_rows`: Transfer Date, and on one date the order the run gives)."""
+    f = s.f
+    own = {
+        "cert": s.cert.to_numpy(dtype=object),
+        "credit": s.credit.to_numpy(),
+        "amount": pd.array(f[CERT_AMT], dtype="Int64"),
+        "transferee": f[TO].to_numpy(dtype=object),
+        "program": s.program.to_numpy(dtype=object),
+        "small": s.small_key.to_numpy(dtype=object),
+    }
+
+    def far(out: pd.DataFrame) -> dict:
+        return {
             "cert": out["certificate_key"].to_numpy(dtype=object),
-            "date": pd.to_datetime(out["date"]).to_numpy(dtype=own["date"].dtype),
             "credit": pd.array(out["credit"], dtype="Int64").astype("int64"),
             "amount": pd.array(out["certificate_amount"], dtype="Int64"),
-            "far": True,
-            "tie": out["tie"].to_numpy() if given else np.arange(len(out)),
-            "row": -1,
-            "label": (
-                out["sheet"] + " " + out["record_id"].astype(str) + " (" + out["workbook"].astype(str) + ", run " + out["run_date"] + ")"
-            ).to_numpy(dtype=object),
             "transferee": out["transferee"].to_numpy(dtype=object),
             "program": out["program"].to_numpy(dtype=object),
             "small": out["small_transfer_key"].to_numpy(dtype=object),
+            "date": out["date"].to_numpy(dtype=object),
         }
-    )
-    both = pd.concat([far, own], ignore_index=True)
-    return both.sort_values(["date", "tie"], kind="stable").reset_index(drop=True)
+
+    return portfolio_rows(s.context, own, s.dates, s.rank.to_numpy(), far)
 
 
 class Transfers(Steps):
