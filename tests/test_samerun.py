@@ -417,3 +417,40 @@ def test_two_brrap_workbooks_of_one_run_are_over_the_aggregate_in_both_file_orde
         "All BRRAP grants together have $24,000,000.00 of credit in 2026 (this grant: $6,000,000.00), $12,000,000.00 of it in "
         f"other workbooks (BRRAP B-1 (b.xlsx, run {today}); BRRAP B-2 (b.xlsx, run {today})), more than the aggregate annual limit"
     )
+
+
+ERG_HEADERS = ["Project ID", "Category", "Application Date", "Temporary Certificate of Occupancy Date",
+               "Projected Annual Incremental Revenue ($)", "Annual Incentive Grant ($)", "Credits Requested ($)"]  # fmt: skip
+
+
+def erg_workbook(path: Path, projects: list[tuple[str, str, dt.date, float]]) -> Path:
+    """A workbook of one ERG_Residential sheet: (Project ID, Category, Application Date, Credits Requested) each."""
+    from conftest import write_workbook
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [[pid, category, date, D(2017, 1, 1), 1_000_000, 700_000, credits] for pid, category, date, credits in projects]
+    return write_workbook(path, {"ERG_Residential": [ERG_HEADERS, *rows]})
+
+
+def test_erg_applications_of_two_workbooks_fill_one_bucket_in_both_file_orders(tmp_path):
+    # (d) Other ERG Incentive Area, $25,000,000: a.xlsx 15,000,000 on 2015-01-05, b.xlsx 10,000,000.01 on 2015-01-05:
+    # on the tie a.xlsx comes first; b's 25,000,000.01 > 25,000,000
+    def books(inbox: Path) -> list[Path]:
+        b = erg_workbook(inbox / "b.xlsx", [("P-2", "Other ERG Incentive Area", D(2015, 1, 5), 10_000_000.01)])
+        return [b, erg_workbook(inbox / "a.xlsx", [("P-1", "Other ERG Incentive Area", D(2015, 1, 5), 15_000_000)])]
+
+    seen = []
+    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
+        base = tmp_path / str(n)
+        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
+        run_batch(settings, files=books(base / "inbox")[::order], echo=lambda *_: None)
+        seen.append(outputs(base / "outbox"))
+    assert seen[1] == seen[0]
+    a, b = seen[0]["a.annotated.xlsx"], seen[0]["b.annotated.xlsx"]
+    assert (a[1]["P-1"]["Findings"], b[1]["P-2"]["Findings"]) == (None, "BUCKET_LIMIT_EXCEEDED")
+    (over,) = b[0]
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert over["Message"].startswith(
+        "With this project's $10,000,000.01, credits requested in (d) reach $25,000,000.01 by 2015-01-05, $15,000,000.00 of it in "
+        f"other workbooks (ERG_Residential P-1 (a.xlsx, run {today})), more than its limit of $25,000,000.00"
+    )

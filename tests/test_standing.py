@@ -111,3 +111,26 @@ def test_the_standing_position_of_brrap_credit_per_business_and_year(tmp_path):
         ("2026", "Beta LLC", 9_000_000, 1, 1, 0, 19_000_000.01, 0),
         ("2027", "Beta LLC", 1_000_000, 1, 1, 0, 1_000_000, 0),
     ]
+
+
+def test_the_standing_position_of_the_erg_buckets(tmp_path):
+    from test_samerun import erg_workbook
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # November: (d) 15,000,000 and (a) South Jersey Growth Zone 10,000,000; December: (d) 10,000,000.01 (over its
+    # 25,000,000 by 0.01) and one of 2016-07-01, after the deadline (Ineligible: counts in nothing)
+    erg_workbook(inbox / "nov.xlsx", [("P-1", "Other ERG Incentive Area", D(2015, 1, 5), 15_000_000),
+                                      ("P-2", "South Jersey Growth Zone", D(2015, 2, 5), 10_000_000)])  # fmt: skip
+    run(inbox, outbox)
+    erg_workbook(inbox / "dec.xlsx", [("P-3", "Other ERG Incentive Area", D(2015, 3, 5), 10_000_000.01),
+                                      ("P-4", "Disaster Recovery", D(2016, 7, 1), 5_000_000)])  # fmt: skip
+    run(inbox, outbox)
+    assert CliRunner().invoke(main, ["portfolio", "--out", str(outbox)]).exit_code == 0
+    ws = openpyxl.load_workbook(outbox / "njcredits-portfolio.xlsx")["ERG buckets"]
+    rows = {r[0]: r[1:] for r in list(ws.iter_rows(values_only=True))[2:]}
+    # Limit, Credits Requested, Applications, Workbooks, Remaining, Over By
+    assert rows["(d)"] == (25_000_000, 25_000_000.01, 2, 2, 0, 0.01)
+    assert rows["(a) South Jersey Growth Zone"] == (175_000_000, 10_000_000, 1, 1, 165_000_000, 0)
+    assert rows["(a) total"] == (250_000_000, 10_000_000, 1, 1, 240_000_000, 0)
+    assert rows["(b)"] == (250_000_000, 0, 0, 0, 250_000_000, 0)
+    assert rows["all buckets"] == (600_000_000, 35_000_000.01, 3, 2, 564_999_999.99, 0)

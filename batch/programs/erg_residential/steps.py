@@ -1,8 +1,10 @@
 """ERG qualified residential project tax credits (README, sheet `ERG_Residential`; C.52:27D-489f b.).
 
-Pure and vectorized. The bucket limits hold across rows: running totals of Credits Requested
-in Application Date order (row order breaking ties) per Category limit, per bucket (a), and
-for the whole program, each with group-wise cumulative sums.
+Pure and vectorized. The bucket limits hold across rows and across the portfolio: running totals
+of Credits Requested in Application Date order per Category limit, per bucket (a), and for the
+whole program, each with group-wise cumulative sums over the sheet's rows and the applications of
+the run's other workbooks and of earlier runs (`RunContext.portfolio`, `portfolio_rows`: on one date
+those of earlier runs first, then by workbook and row).
 
 The calculation is a sequence of named steps, one per provision. Each step reads the columns
 earlier steps left on the `Residential` state and adds its own. The deadlines of b.(2)(e) come
@@ -22,7 +24,8 @@ from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import emit
 from batch.programs._kit.rules import Rules, lookup
-from batch.programs._kit.steps import date_order, pick, running_over
+from batch.programs._kit.steps import date_order, named_before, pick, portfolio_rows
+from batch.programs.erg_residential import sheet
 from batch.programs.erg_residential.sheet import ERG_RESIDENTIAL
 
 SPEC = ERG_RESIDENTIAL
@@ -47,37 +50,100 @@ def bucket_groups(frame: pd.DataFrame, rules: Rules) -> pd.DataFrame:
     )
 
 
+def _groups_of(groups: pd.DataFrame, rules: Rules) -> pd.Series:
+    """Each application's groups of the limits it counts in, as the ledger keeps them: its Category's
+    limit, its bucket's total where the bucket has one, and the program total ("all")."""
+    totals = {t.extra["bucket"]: t.label for t in rules["bucket_totals"]}
+    keys = pd.DataFrame({"group": groups["group"], "total": groups["bucket"].map(totals), "all": "all"}, index=groups.index)
+    long = keys.melt(ignore_index=False)["value"].dropna()
+    listed = long.groupby(level=0, sort=False).agg(list).reindex(groups.index)
+    return listed.astype(object).where(listed.notna(), None)
+
+
+def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
+    """What the ledger keeps of each application for the bucket limits across workbooks (`Portfolio`):
+    its Category, Application Date and Credits Requested (cents), and the groups of the limits it
+    counts in (`limit_groups`, `_groups_of`)."""
+    return pd.DataFrame(
+        {
+            "category": f[CATEGORY],
+            "date": f[APP_DATE].dt.strftime("%Y-%m-%d"),
+            "credits": f[CREDITS],
+            "limit_groups": _groups_of(bucket_groups(f, sheet.rules), sheet.rules),
+        },
+        index=f.index,
+    )
+
+
 class Residential(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far."""
 
-    def __init__(self, f: pd.DataFrame, rules: Rules):
+    def __init__(self, f: pd.DataFrame, rules: Rules, context: RunContext | None = None):
         super().__init__(f, rules)
+        self.context = context or RunContext.today()
         self.groups = bucket_groups(f, rules)
         self.cumulative = pd.Series(pd.NA, index=self.idx, dtype="Int64")  # the running total of the row's Category limit
 
-    def running_total(self, key: pd.Series, limit: pd.Series, cite: pd.Series, name: pd.Series) -> pd.Series | None:
-        """Hold the running total of Credits Requested of the rows that count, in each group of
-        `key` (blank: in none), to `limit`, flagging the row that crosses it and every later row of
-        its group. All four are indexed like `counted`. Returns the running totals (None: no group)."""
-        keep = key.notna().to_numpy()
+    def counting(self) -> None:
+        """The applications the limits count, in their order (`across`): the sheet's rows the deadline
+        does not bar and the portfolio's records of other workbooks, with each one's Category group,
+        bucket, Credits Requested (cents), and how a record elsewhere is named."""
+        mine = self.groups.loc[self.counted.index]
+        rank = np.empty(len(self.order), dtype=np.int64)
+        rank[self.counted.index.get_indexer(self.order)] = np.arange(len(self.order))
+        own = {"group": mine["group"].to_numpy(dtype=object), "bucket": mine["bucket"].to_numpy(dtype=object),
+               "credit": self.credits.to_numpy()}  # fmt: skip
+
+        def far(out: pd.DataFrame) -> dict:
+            theirs = bucket_groups(pd.DataFrame({CATEGORY: out["category"].to_numpy(dtype=object)}), self.rules)
+            return {
+                "group": theirs["group"].to_numpy(dtype=object),
+                "bucket": theirs["bucket"].to_numpy(dtype=object),
+                "credit": pd.array(out["credits"], dtype="Int64").astype("int64"),
+                "date": out["date"].to_numpy(dtype=object),
+            }
+
+        self.across = portfolio_rows(self.context, own, self.counted[APP_DATE], rank, far)
+
+    def running_total(self, key: np.ndarray, limit: np.ndarray, cite: np.ndarray, name: np.ndarray) -> pd.Series | None:
+        """Hold the running total of Credits Requested of the applications that count (`across`), in
+        each group of `key` (None: in none), to `limit`, flagging the sheet's row that crosses it and
+        every later row of its group; a finding that counted applications of other workbooks says how
+        much came from them and names them. The four are aligned with `across`. Returns the running
+        totals of the sheet's rows (indexed like them; None: no group)."""
+        keep = pd.notna(key)
         if not keep.any():
             return None
-        order = self.order[keep[self.counted.index.get_indexer(self.order)]]
-        run, over = running_over(order, key[keep], self.credits[keep], limit[keep])
-        hit = over.index[over.to_numpy()]
+        a = self.across[keep]
+        by = key[keep]
+        total = a["credit"].groupby(by, sort=False).cumsum().to_numpy()
+        crossed = pd.Series((total > limit[keep]).astype(int)).groupby(by, sort=False).cummax().to_numpy().astype(bool)
+        elsewhere = (a["credit"] * a["far"]).groupby(by, sort=False).cumsum().to_numpy()
+        count, named = named_before(pd.Series(by), a["far"].to_numpy(), a["label"].to_numpy(dtype=object))
+        own = a["row"].to_numpy() >= 0
+        at = self.counted.index[a["row"].to_numpy()[own]]
+        run = pd.Series(total[own], index=at)
+        hit = crossed[own]
+        fields = {"credits": self.f[CREDITS], "bucket": name[keep][own][hit], "cumulative": total[own][hit], "limit": limit[keep][own][hit],
+                  "date": self.f[APP_DATE], "citation": cite[keep][own][hit]}  # fmt: skip
+        mine, theirs = count[own][hit] == 0, count[own][hit] > 0
+        self.findings.append(emit("BUCKET_LIMIT_EXCEEDED", at[hit][mine], **_part(fields, mine)))
         self.findings.append(
             emit(
                 "BUCKET_LIMIT_EXCEEDED",
-                hit,
-                credits=self.f[CREDITS],
-                bucket=name,
-                cumulative=run,
-                limit=limit,
-                date=self.f[APP_DATE],
-                citation=cite,
-            )
+                at[hit][theirs],
+                variant="elsewhere",
+                elsewhere=elsewhere[own][hit][theirs],
+                records=named[own][hit][theirs],
+                **_part(fields, theirs),
+            )  # fmt: skip
         )
         return run
+
+
+def _part(fields: dict, mask: np.ndarray) -> dict:
+    """The fields of the findings `mask` picks: arrays cut to it, Series (indexed like the sheet) and scalars as they are."""
+    return {k: v[mask] if isinstance(v, np.ndarray) else v for k, v in fields.items()}
 
 
 # -- the steps ----------------------------------------------------------------------------------
@@ -146,14 +212,19 @@ def deadlines_489f_b2e(s: Residential) -> None:
     s.counted = f[~s.late]
     s.order = date_order(s.counted[APP_DATE])
     s.credits = s.counted[CREDITS].astype("int64")
+    s.counting()
 
 
 def category_limits_489f_b2(s: Residential) -> None:
     """C.52:27D-489f b.(2)(a)-(d): the credits of each Category's bucket, or each South Jersey
     category's own part of bucket (a), may not exceed its limit; the running total is the row's
     Bucket Cumulative."""
-    groups = s.groups.loc[s.counted.index]
-    run = s.running_total(groups["group"], groups["limit"].astype("int64"), groups["cite"], groups["group"])
+    group = s.across["group"].to_numpy(dtype=object)
+    tiers = {t.label: t for t in s.rules["buckets"]}
+    limit = np.array([tiers[g].value if g in tiers else 0 for g in pd.unique(group)], dtype=np.int64)
+    at = pd.Index(pd.unique(group)).get_indexer(group)
+    cite = np.array([tiers[g].cite if g in tiers else "" for g in pd.unique(group)], dtype=object)
+    run = s.running_total(group, limit[at], cite[at], group)
     if run is not None:
         s.cumulative[run.index] = run.to_numpy()
 
@@ -161,29 +232,19 @@ def category_limits_489f_b2(s: Residential) -> None:
 def bucket_totals_489f_b2a(s: Residential) -> None:
     """C.52:27D-489f b.(2)(a): a whole bucket's credits may not exceed its total limit, beyond the
     limits of its categories."""
-    ix = s.counted.index
-    bucket = s.groups.loc[ix, "bucket"]
+    bucket, n = s.across["bucket"].to_numpy(dtype=object), len(s.across)
     for t in s.rules["bucket_totals"]:
-        in_bucket = (bucket == t.extra["bucket"]).to_numpy()
-        s.running_total(
-            pd.Series(np.where(in_bucket, t.label, None), index=ix),
-            pd.Series(np.where(in_bucket, t.value, np.iinfo(np.int64).max), index=ix),
-            pd.Series(t.cite, index=ix),
-            pd.Series(t.label, index=ix),
-        )
+        in_bucket = bucket == t.extra["bucket"]
+        every = np.full(n, t.label, dtype=object)
+        s.running_total(np.where(in_bucket, t.label, None), np.full(n, t.value, dtype=np.int64), np.full(n, t.cite, dtype=object), every)
 
 
 def program_total_489f_b2(s: Residential) -> None:
     """C.52:27D-489f b.(2): the credits approved for all qualified residential projects may not
     exceed the program total."""
-    ix = s.counted.index
-    total = s.rules["program_total"]
-    s.running_total(
-        pd.Series("all", index=ix),
-        pd.Series(total.value, index=ix),
-        pd.Series(total.cite, index=ix),
-        pd.Series("all qualified residential projects", index=ix),
-    )
+    total, n = s.rules["program_total"], len(s.across)
+    s.running_total(np.full(n, "all", dtype=object), np.full(n, total.value, dtype=np.int64), np.full(n, total.cite, dtype=object),
+                    np.full(n, "all qualified residential projects", dtype=object))  # fmt: skip
 
 
 STEPS = (
@@ -197,7 +258,7 @@ STEPS = (
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
-    s = run(Residential(frame, rules), STEPS)
+    s = run(Residential(frame, rules, context), STEPS)
     computed = pd.DataFrame(
         {
             "Pledge Limit ($)": pd.array(s.pledge.cents(), dtype="Int64"),
@@ -228,3 +289,26 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     table["Over Limit"] = np.where(table["Remaining ($)"] < 0, "OVER", "")
     money = {"Limit ($)": "money", "Credits Requested ($)": "money", "Remaining ($)": "money"}
     return [SummaryTable("Each bucket's cumulative credits requested against its limit", table, money)]
+
+
+def standing(records: pd.DataFrame, rules: Rules) -> dict[str, SummaryTable]:
+    """The `ERG buckets` sheet of `njcredits portfolio`: each limit's credits requested over the latest
+    version of every application (`records`: the ledger's, with their portfolio fields and Status;
+    neither Invalid nor Ineligible counts), against the limit: each Category limit of b.(2), the (a)
+    total and the program total."""
+    columns = ["Bucket", "Limit ($)", "Credits Requested ($)", "Applications", "Workbooks", "Remaining ($)", "Over By ($)"]
+    money = {c: "money" for c in columns if c.endswith("($)")}
+    counted = records[~records["status"].isin(["Invalid", "Ineligible"]) & records["credits"].notna()]
+    groups = bucket_groups(pd.DataFrame({CATEGORY: counted["category"].to_numpy(dtype=object)}), rules)
+    credits = pd.array(counted["credits"], dtype="Int64").astype("int64")
+    lines = [(t.label, t.value, groups["group"].eq(t.label).to_numpy()) for t in rules["buckets"]]
+    lines += [(t.label, t.value, groups["bucket"].eq(t.extra["bucket"]).to_numpy()) for t in rules["bucket_totals"]]
+    lines.append(("all buckets", rules["program_total"].value, np.ones(len(counted), dtype=bool)))
+    workbooks = counted["workbook"].to_numpy(dtype=object)
+    table = pd.DataFrame(
+        [(label, limit, int(credits[m].sum()), int(m.sum()), len(set(workbooks[m]))) for label, limit, m in lines], columns=columns[:5]
+    )
+    table["Remaining ($)"] = (table["Limit ($)"] - table["Credits Requested ($)"]).clip(lower=0)
+    table["Over By ($)"] = (table["Credits Requested ($)"] - table["Limit ($)"]).clip(lower=0)
+    title = "ERG buckets: the credits requested of each limit of C.52:27D-489f b.(2), over the latest version of every application"
+    return {"ERG buckets": SummaryTable(title, table, money)}

@@ -272,3 +272,78 @@ def test_shuffled_rows_same_results():
         perm = rng.permutation(len(changes))
         got = rows(*[changes[i] for i in perm])
         assert {int(p): (g["codes"], g["Bucket Cumulative ($)"]) for p, g in zip(perm, got, strict=False)} == expected
+
+
+# -- the portfolio: applications of other workbooks of the run and of earlier runs (RunContext.portfolio)
+
+
+def far(pid, category, credits, date, workbook="nov.xlsx", tie=None):
+    """An application of another workbook, as the run gives it (its fields, the record's names)."""
+    return {"category": category, "date": date.isoformat(), "credits": round(credits * 100), "limit_groups": None,
+            "sheet": "ERG_Residential", "record_id": pid, "workbook": workbook, "run_date": "2026-11-30"}  # fmt: skip
+
+
+def across(outside, *changes):
+    from batch.programs._kit.calculation import RunContext
+    from batch.programs._kit.rules import load
+
+    frame = typed_frame(erg_residential.SPEC, [{**BASE, "Project ID": f"P-{i}", **c} for i, c in enumerate(changes)])
+    context = RunContext(D(2026, 12, 1), portfolio=pd.DataFrame(outside), workbook="dec.xlsx", run_date="2026-12-01")
+    calc = erg_residential.calculate(frame, load("erg_residential"), context)
+    found = pd.concat([f for f in calc.findings if len(f)] or [pd.DataFrame(columns=["row", "code"])])
+    codes = [found.loc[found["row"] == i, "code"].tolist() for i in frame.index]
+    return codes, calc.computed["Bucket Cumulative ($)"].tolist(), found
+
+
+B = "BUCKET_LIMIT_EXCEEDED"
+ERG_PORTFOLIO_CASES = [
+    # (d) Other ERG Incentive Area, $25,000,000: 20,000,000 elsewhere (2014) + 5,000,000 here (2015) = 25,000,000 exactly
+    ("at the bucket limit", [far("N-1", OTHER, 20_000_000, D(2014, 6, 1))], [{}], [[]], [25_000_000]),
+    # one cent more: 25,000,000.01 > 25,000,000
+    ("one cent over it", [far("N-1", OTHER, 20_000_000.01, D(2014, 6, 1))], [{}], [[B]], [25_000_000.01]),
+    # the application elsewhere is dated after this one: 5,000,000 by this row's date
+    ("a later application elsewhere", [far("N-1", OTHER, 24_000_000, D(2015, 6, 1))], [{}], [[]], [5_000_000]),
+    # on one date the earlier run's application comes first: 21,000,000 + 5,000,000 = 26,000,000
+    ("same date: earlier runs first", [far("N-1", OTHER, 21_000_000, BASE["Application Date"])], [{}], [[B]], [26_000_000]),
+    # another bucket's application counts only in the program total: (c) 70,000,000 elsewhere, (d) 5,000,000 here
+    ("another bucket", [far("N-1", DIST, 70_000_000, D(2014, 6, 1))], [{}], [[]], [5_000_000]),
+    # (a): 175,000,000 Growth Zone and 74,000,000 MRI 400+ elsewhere, 1,000,000.01 MRI 400+ here: MRI 75,000,000.01 >
+    # 75,000,000, and (a)'s total 250,000,000.01 > 250,000,000
+    ("the (a) total", [far("N-1", SJGZ, 175_000_000, D(2014, 6, 1)), far("N-2", "South Jersey MRI 400+", 74_000_000, D(2014, 6, 1))],
+     [{"Category": "South Jersey MRI 400+", "Credits Requested ($)": 1_000_000.01}], [[B, B]], [75_000_000.01]),
+    # the program total: 599,000,000 of other buckets elsewhere + 1,000,000.01 here = 600,000,000.01 > 600,000,000
+    ("the $600,000,000", [far("N-1", SJGZ, 175_000_000, D(2014, 6, 1)), far("N-2", "South Jersey MRI 400+", 75_000_000, D(2014, 6, 1)),
+                          far("N-3", "Disaster Recovery", 250_000_000, D(2014, 6, 1)), far("N-4", DIST, 75_000_000, D(2014, 6, 1)),
+                          far("N-5", OTHER, 24_000_000, D(2014, 6, 1))],
+     [{"Credits Requested ($)": 1_000_000.01}], [[B, B]], [25_000_000.01]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,outside,changes,expected,cumulative", ERG_PORTFOLIO_CASES, ids=[c[0] for c in ERG_PORTFOLIO_CASES])
+def test_the_buckets_count_the_portfolio(name, outside, changes, expected, cumulative):
+    codes, got, _found = across(outside, *changes)
+    assert codes == expected
+    assert got == [round(c * 100) for c in cumulative]
+
+
+def test_a_bucket_finding_names_the_applications_of_other_workbooks():
+    from batch.programs._kit.findings import render
+    from batch.programs._kit.rules import load
+
+    # twelve applications of $2,000,000 in (d) elsewhere (24,000,000) and 5,000,000 here: 29,000,000 > 25,000,000
+    outside = [far(f"N-{i}", OTHER, 2_000_000, D(2014, 6, i)) for i in range(1, 13)]
+    codes, _cumulative, found = across(outside, {})
+    assert codes == [[B]]
+    message = render(found, "ERG_Residential", load("erg_residential").findings)["Message"].iloc[0]
+    named = "; ".join(f"ERG_Residential N-{i} (nov.xlsx, run 2026-11-30)" for i in range(1, 11))
+    assert message.startswith(
+        "With this project's $5,000,000.00, credits requested in (d) reach $29,000,000.00 by 2015-01-05, $24,000,000.00 of it in "
+        f"other workbooks ({named}; and 2 more), more than its limit of $25,000,000.00"
+    ), message
+
+
+def test_the_groups_an_application_counts_in():
+    frame = typed_frame(erg_residential.SPEC, [{**BASE, "Project ID": "P-1", "Category": SJGZ}, {**BASE, "Project ID": "P-2"}])
+    kept = erg_residential.portfolio_fields(frame)
+    assert kept["limit_groups"].tolist() == [["(a) South Jersey Growth Zone", "(a) total", "all"], ["(d)", "all"]]
+    assert kept["credits"].tolist() == [500_000_000, 500_000_000] and kept["date"].tolist() == ["2015-01-05", "2015-01-05"]
