@@ -179,7 +179,7 @@ def _portfolio_fields(r: SheetResult) -> dict:
     if r.withdrawn is not None:  # a withdrawn record is in no group: it counts in no limit of later runs
         computed = computed & ~r.withdrawn
     if computed.any():
-        of = portfolio.of(r.typed[computed])
+        of = portfolio.of(r.typed[computed], r.computed[computed])
         fields[computed] = _json_lines(of[portfolio.kept])
         for g in portfolio.groupings:
             keys[f"key:{g}"][computed] = of[g].astype(object).where(of[g].notna(), None).to_numpy()
@@ -414,7 +414,7 @@ def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Re
     and for the `valid` rows (`RunContext.portfolio_order`, indexed like them)."""
     portfolio = program.portfolio
     cols = [*portfolio.kept, "sheet", "record_id", "workbook", "run_date", "tie"]
-    mine = portfolio.of(valid)
+    mine = portfolio.of(valid, None)
     keys = {g: each_key(mine[g]).unique().tolist() for g in portfolio.groupings}
     same = result.same_run
     others = same.others[same.others["sheet"].eq(program.name)] if same is not None else pd.DataFrame(columns=["record_id"])
@@ -425,6 +425,8 @@ def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Re
 
         ledger, run_id, _team = result.portfolio_from
         found = read_portfolio(ledger, program.name, keys, exclude_run=run_id)
+        if portfolio.within_team:  # its groups are the team's own (a compliance project's periods)
+            found = found[found["team"].isin(team)]
         mine_too = found["team"].isin(team) & (found["record_id"].isin(ids) | found["record_id"].isin(others["record_id"]))
         parts.append(found[~mine_too].assign(place=-1, seq=np.arange(len(found))[~mine_too.to_numpy()]))
     if len(others):

@@ -242,3 +242,44 @@ def test_brrap_credit_of_last_month_counts_in_this_months_limits(tmp_path):
     rows = _sheet(outbox / "dec.annotated.xlsx")
     assert (rows["D-1"]["Status"], rows["D-1"]["Findings"]) == ("Flagged", "AGGREGATE_ANNUAL_LIMIT_EXCEEDED")
     assert (rows["D-2"]["Status"], rows["D-2"]["Findings"]) == ("OK", None)  # 2027: 1,000,000
+
+
+COMPLIANCE_HEADERS = ["Project ID", "Tax Period", "Approval Date", "Certification Date", "Annual Credit ($)", "Agreement Jobs",
+                      "Baseline Statewide Employees", "Statewide Employees", "Facility Employees",
+                      "Period Documentation Certified Date", "Tax Liability ($)"]  # fmt: skip
+
+
+def compliance_workbook(path: Path, periods: list[tuple[str, int, float, float]]) -> Path:
+    """A workbook of one GrowNJ_Compliance sheet: (Project ID, Tax Period, Annual Credit, Tax Liability) each,
+    approved 2016-03-15, certified 2018-01-10, documented, jobs at their thresholds."""
+    from conftest import write_workbook
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [[pid, year, D(2016, 3, 15), D(2018, 1, 10), credit, 100, 500, 500, 100, D(year + 1, 6, 1), liability]
+            for pid, year, credit, liability in periods]  # fmt: skip
+    return write_workbook(path, {"GrowNJ_Compliance": [COMPLIANCE_HEADERS, *rows]})
+
+
+def compliance_columns(path: Path) -> dict:
+    import openpyxl
+
+    ws = openpyxl.load_workbook(path)["GrowNJ_Compliance"]
+    header = [c.value for c in ws[1]]
+    cols = ["Credit Used ($)", "Carry-Forward Used ($)", "Carry-Forward Balance ($)", "Findings"]
+    return {r[0]: tuple(r[header.index(c)] for c in cols) for r in ws.iter_rows(min_row=2, values_only=True)}
+
+
+def test_a_projects_carry_forward_comes_from_its_team_s_earlier_periods(tmp_path, monkeypatch):
+    outbox = tmp_path / "outbox"
+    # team East: P-1's 2019 (credit 1,000, liability 400: 600 carried forward) in November, its 2020 (liability 1,500)
+    # in December: 1,000 + 500 used, 100 left. Team West's own P-1 of 2020 (liability 1,600), sharing the ledger, is
+    # another project: its own 1,000 used, nothing carried
+    for team, name, period in (("East", "nov.xlsx", ("P-1", 2019, 1_000, 400)), ("East", "dec.xlsx", ("P-1", 2020, 1_000, 1_500)),
+                               ("West", "west.xlsx", ("P-1", 2020, 1_000, 1_600))):  # fmt: skip
+        where = tmp_path / team
+        compliance_workbook(where / "inbox" / name, [period])
+        (where / "njcredits.toml").write_text(f'team = "{team}"\n', encoding="utf-8")
+        monkeypatch.chdir(where)
+        run(where / "inbox", outbox)
+    assert compliance_columns(outbox / "dec.annotated.xlsx")["P-1"] == (1_500, 500, 100, "CARRY_FORWARD_FROM_OTHER_WORKBOOKS")
+    assert compliance_columns(outbox / "west.annotated.xlsx")["P-1"] == (1_000, 0, 0, None)

@@ -454,3 +454,23 @@ def test_erg_applications_of_two_workbooks_fill_one_bucket_in_both_file_orders(t
         "With this project's $10,000,000.01, credits requested in (d) reach $25,000,000.01 by 2015-01-05, $15,000,000.00 of it in "
         f"other workbooks (ERG_Residential P-1 (a.xlsx, run {today})), more than its limit of $25,000,000.00"
     )
+
+
+def test_a_projects_periods_in_two_workbooks_of_one_run_carry_forward_in_both_file_orders(tmp_path):
+    from test_portfolio import compliance_columns, compliance_workbook
+
+    # b.xlsx: P-1's 2019 (credit 1,000, liability 400: 600 carried forward); a.xlsx: its 2020 (liability 1,500):
+    # 1,000 + 500 used, 100 left, whichever file is listed or finishes first
+    def books(inbox: Path) -> list[Path]:
+        b = compliance_workbook(inbox / "b.xlsx", [("P-1", 2019, 1_000, 400)])
+        return [b, compliance_workbook(inbox / "a.xlsx", [("P-1", 2020, 1_000, 1_500)])]
+
+    seen = []
+    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
+        base = tmp_path / str(n)
+        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
+        run_batch(settings, files=books(base / "inbox")[::order], echo=lambda *_: None)
+        seen.append({name: compliance_columns(base / "outbox" / name) for name in ("a.annotated.xlsx", "b.annotated.xlsx")})
+    assert seen[1] == seen[0]
+    assert seen[0]["a.annotated.xlsx"]["P-1"] == (1_500, 500, 100, "CARRY_FORWARD_FROM_OTHER_WORKBOOKS")
+    assert seen[0]["b.annotated.xlsx"]["P-1"] == (400, 0, 600, None)

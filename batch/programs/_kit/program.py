@@ -107,8 +107,11 @@ class Records:
 @dataclass(frozen=True)
 class Portfolio:
     """How a program's records enter the portfolio: the limits that run across workbooks, runs and
-    months. `of(typed) -> DataFrame` gives, for each valid row of the sheet (indexed like it), the
-    `fields` its portfolio rules read (text, integer cents, ISO dates) and, in a column per name of
+    months. `of(typed, computed) -> DataFrame` gives, for each valid row of the sheet (indexed like
+    it), the `fields` its portfolio rules read (text, integer cents, ISO dates; `computed`: the rows'
+    computed columns, None before they are calculated, when only the group keys are read; a field
+    taken from them must depend on the row's own sheet alone, never on the portfolio, so that a
+    record's fields are the same before and after the run decides) and, in a column per name of
     `groupings`, the key of the group each rule reads it in (a certificate, say; None: in none), or a
     list of keys where a record is in several groups of one rule (a grant's tax period years). The
     ledger keeps them with the record; a workbook's calculator is given the latest version of every
@@ -121,6 +124,7 @@ class Portfolio:
     fields: tuple[str, ...]
     groupings: tuple[str, ...]
     standing: Callable | None = None
+    within_team: bool = False  # its groups are each team's own (two teams' project P-1 are two projects)
 
     @property
     def kept(self) -> list[str]:

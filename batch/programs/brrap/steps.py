@@ -65,7 +65,7 @@ def credit_by_year(frame: pd.DataFrame, computed: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
+def portfolio_fields(f: pd.DataFrame, computed: pd.DataFrame | None = None) -> pd.DataFrame:
     """What the ledger keeps of each grant for the limits of P.L.2004 c.65 s.7 a. across workbooks
     (`Portfolio`): its Business Name (as written, and its business-name key), its credit in each tax
     period year (`credits`: [year, cents] pairs, as the steps below divide the grant) and the groups

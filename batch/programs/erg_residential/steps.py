@@ -60,7 +60,7 @@ def _groups_of(groups: pd.DataFrame, rules: Rules) -> pd.Series:
     return listed.astype(object).where(listed.notna(), None)
 
 
-def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
+def portfolio_fields(f: pd.DataFrame, computed: pd.DataFrame | None = None) -> pd.DataFrame:
     """What the ledger keeps of each application for the bucket limits across workbooks (`Portfolio`):
     its Category, Application Date and Credits Requested (cents), and the groups of the limits it
     counts in (`limit_groups`, `_groups_of`)."""

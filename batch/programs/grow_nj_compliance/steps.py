@@ -6,6 +6,11 @@ keeping each project's open carry-forward amounts oldest first (at most 20 of th
 cost grows linearly with the number of periods, never quadratically. Row order in the sheet
 does not matter.
 
+A project's periods processed in other workbooks (of the run, or of earlier runs: the team's own,
+`RunContext.portfolio`) take part in the carry-forward: its pass runs over them and the sheet's rows
+together, so a row's carry-forward comes from the project's earlier periods wherever they were
+processed.
+
 Deadlines that depend on the day of the run (a blank Certification Date, a blank Period
 Documentation Certified Date) are judged on the run's as-of date, `context.as_of`.
 
@@ -27,7 +32,7 @@ from batch.programs._kit.calculation import Calculation, RunContext, SummaryTabl
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.rules import Rules
-from batch.programs._kit.steps import name_key
+from batch.programs._kit.steps import name_key, named_before, record_labels
 from batch.programs.grow_nj_compliance.sheet import GROW_NJ_COMPLIANCE
 
 SPEC = GROW_NJ_COMPLIANCE
@@ -53,12 +58,24 @@ OUT = [
 ]
 
 
+def portfolio_fields(f: pd.DataFrame, computed: pd.DataFrame | None = None) -> pd.DataFrame:
+    """What the ledger keeps of each period for the project's later periods (`Portfolio`): its project
+    (the key: IDs trimmed and case-insensitive), Tax Period, Credit Allowed (cents, as its own sheet
+    decided it; None before the rows are calculated) and Tax Liability (cents)."""
+    allowed = computed["Credit Allowed ($)"] if computed is not None else pd.Series(None, index=f.index, dtype=object)
+    return pd.DataFrame(
+        {"project": name_key(f[ID]), "period": f[PERIOD], "allowed": allowed, "liability": f[LIABILITY]},
+        index=f.index,
+    )
+
+
 class Compliance(Steps):
     """The rows of the sheet, the rules, the run's as-of date, and every column the steps have
     computed so far."""
 
     def __init__(self, f: pd.DataFrame, rules: Rules, context: RunContext):
         super().__init__(f, rules)
+        self.context = context
         self.as_of = pd.Timestamp(context.as_of)
         self.as_of_text = context.as_of.isoformat()
         self.period = f[PERIOD].to_numpy(dtype=np.int64)
@@ -291,12 +308,49 @@ def carry_forward_247c1(s: Compliance) -> None:
     counted = s.order[~s.ineligible[s.idx.get_indexer(s.order)]]
     pos = s.idx.get_indexer(counted)
     s.result = np.zeros((s.n, len(OUT) - 1), dtype=np.int64)
-    s.result[pos] = carry_forward(
-        s.key[counted].to_numpy(),
-        s.period[pos],
-        s.allowed[pos],
-        s.f[LIABILITY].to_numpy(dtype=np.int64)[pos],
-        s.rules["carry_forward_periods"].value,
+    periods = s.rules["carry_forward_periods"]
+    own = pd.DataFrame({"key": s.key[counted].to_numpy(), "period": s.period[pos], "allowed": s.allowed[pos],
+                        "liability": s.f[LIABILITY].to_numpy(dtype=np.int64)[pos], "pos": pos, "label": None})  # fmt: skip
+    out = s.context.portfolio
+    if len(out):  # the project's periods of other workbooks, in (project, Tax Period) order with the sheet's
+        far = pd.DataFrame(
+            {
+                "key": out["project"].to_numpy(dtype=object),
+                "period": pd.array(out["period"], dtype="Int64").astype("int64"),
+                "allowed": pd.array(out["allowed"], dtype="Int64").fillna(0).astype("int64"),
+                "liability": pd.array(out["liability"], dtype="Int64").fillna(0).astype("int64"),
+                "pos": -1,
+                "label": record_labels(out),
+            }
+        )
+        own = pd.concat([far, own], ignore_index=True).sort_values(["key", "period"], kind="stable").reset_index(drop=True)
+    result = carry_forward(own["key"].to_numpy(), own["period"].to_numpy(), own["allowed"].to_numpy(), own["liability"].to_numpy(),
+                           periods.value)  # fmt: skip
+    mine = own["pos"].to_numpy() >= 0
+    s.result[own["pos"].to_numpy()[mine]] = result[mine]
+    if len(out):
+        _carried_in(s, own, result, periods.cite)
+
+
+def _carried_in(s: Compliance, rows: pd.DataFrame, result: np.ndarray, cite: str) -> None:
+    """CARRY_FORWARD_FROM_OTHER_WORKBOOKS on each row of the sheet that follows periods of its project
+    processed in other workbooks (`rows`, in project and period order, with the carry-forward pass's
+    `result`): the balance it starts with, and those periods (the first ten, then how many more)."""
+    far = (rows["pos"] < 0).to_numpy()
+    key = rows["key"].to_numpy(dtype=object)
+    after_far = np.r_[False, far[:-1] & (key[1:] == key[:-1])] & ~far
+    if not after_far.any():
+        return
+    _count, named = named_before(pd.Series(key), far, rows["label"].to_numpy(dtype=object))
+    balance = np.r_[0, result[:-1, 3]]  # the balance of the period before, within the project
+    at = s.idx[rows["pos"].to_numpy()[after_far]]
+    s.emit(
+        "CARRY_FORWARD_FROM_OTHER_WORKBOOKS",
+        s.idx.isin(at),
+        balance=pd.Series(balance[after_far], index=at),
+        period=s.f[PERIOD],
+        records=pd.Series(named[after_far], index=at),
+        citation=cite,
     )
 
 

@@ -68,7 +68,7 @@ def _small_transfer_key(rules: Rules, program: pd.Series, transferor: pd.Series,
     return key.where(key.notna(), None)
 
 
-def portfolio_fields(f: pd.DataFrame) -> pd.DataFrame:
+def portfolio_fields(f: pd.DataFrame, computed: pd.DataFrame | None = None) -> pd.DataFrame:
     """What the ledger keeps of each transfer for the certificate's later transfers (`Portfolio`):
     its certificate (and the certificate's key: IDs compared trimmed and case-insensitively), the
     Certificate Amount, the parties, the Transfer Date and the credit transferred (cents); and, for

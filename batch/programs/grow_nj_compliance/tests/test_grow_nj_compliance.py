@@ -593,3 +593,58 @@ def test_the_vectorized_carry_forward_equals_the_one_row_at_a_time_reference(see
     periods = int(rng.integers(0, 6))
     got = carry_forward(project, year, allowed, liability, periods)
     assert got.tolist() == _carry_forward_one_row_at_a_time(project, year, allowed, liability, periods).tolist()
+
+
+# -- the portfolio: the project's periods processed in other workbooks (RunContext.portfolio) --------
+
+
+def far(period, allowed, liability, project="P", workbook="nov.xlsx"):
+    """A period of the project in another workbook, as the run gives it (money in cents)."""
+    return {"project": project.strip().casefold(), "period": period, "allowed": allowed * 100, "liability": liability * 100,
+            "sheet": "GrowNJ_Compliance", "record_id": f"{project} / {period}", "workbook": workbook, "run_date": "2026-11-30"}  # fmt: skip
+
+
+def across(outside, *rows):
+    frame = typed_frame(grow_nj_compliance.SPEC, [{**BASE, **r} for r in rows])
+    context = RunContext(AS_OF, portfolio=pd.DataFrame(outside), workbook="dec.xlsx", run_date="2026-12-01")
+    calc = grow_nj_compliance.calculate(frame, RULES, context)
+    raw = pd.concat([f for f in calc.findings if len(f)] or [pd.DataFrame(columns=["row", "code"])], ignore_index=True)
+    rendered = render(raw, grow_nj_compliance.SPEC.name, RULES.findings)
+    cols = ["Credit Used ($)", "Carry-Forward Added ($)", "Carry-Forward Used ($)", "Carry-Forward Balance ($)"]
+    return [tuple(int(v) / 100 for v in calc.computed.loc[i, cols]) for i in frame.index], rendered
+
+
+CARRY_CASES = [
+    # 2019 elsewhere: allowed 1,000, liability 400: 600 carried forward. 2020 here: allowed 1,000, liability 1,500:
+    # own 1,000 + 500 of 2019's = 1,500 used; 100 left
+    ("an earlier period elsewhere", [far(2019, 1_000, 400)], [{"Tax Liability ($)": 1_500}], [(1_500, 0, 500, 100)]),
+    # another project's period is not this one's
+    ("another project", [far(2019, 1_000, 400, project="Q")], [{"Tax Liability ($)": 1_500}], [(1_000, 0, 0, 0)]),
+    # a later period elsewhere carries nothing back: 2021 elsewhere, 2020 here uses its own 1,000 of 1,500
+    ("a later period elsewhere", [far(2021, 1_000, 0)], [{"Tax Liability ($)": 1_500}], [(1_000, 0, 0, 0)]),
+    # 20 periods: 1999's 600 is usable through 2019, so expired by 2020
+    ("expired by now", [far(1999, 1_000, 400)], [{"Tax Liability ($)": 1_500}], [(1_000, 0, 0, 0)]),
+    # 2000's 600 is usable through 2020 (its last period): 1,000 + 500 = 1,500 used, 100 expires
+    ("its last usable period", [far(2000, 1_000, 400)], [{"Tax Liability ($)": 1_500}], [(1_500, 0, 500, 0)]),
+    # the sheet's 2019 and 2021 around 2020 elsewhere: 2019 adds 600 (liability 400); 2020 elsewhere adds 1,000
+    # (liability 0): 1,600; 2021 here, liability 2,000: own 1,000 + 1,000 carried = 2,000; 600 left
+    ("the sheet around a period elsewhere", [far(2020, 1_000, 0)],
+     [{"Tax Period": 2019, "Tax Liability ($)": 400}, {"Tax Period": 2021, "Tax Liability ($)": 2_000}],
+     [(400, 600, 0, 600), (2_000, 0, 1_000, 600)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,outside,rows,expected", CARRY_CASES, ids=[c[0] for c in CARRY_CASES])
+def test_the_carry_forward_counts_the_projects_periods_elsewhere(name, outside, rows, expected):
+    got, _rendered = across(outside, *rows)
+    assert got == expected
+
+
+def test_a_row_following_periods_elsewhere_says_where_its_carry_forward_came_from():
+    _got, rendered = across([far(2018, 1_000, 0), far(2019, 1_000, 400)], {"Tax Liability ($)": 1_500})
+    (said,) = rendered[rendered["Code"] == "CARRY_FORWARD_FROM_OTHER_WORKBOOKS"].to_dict("records")
+    # 2018 adds 1,000, 2019 adds 600: 1,600 carried into 2020
+    assert said["Severity"] == "info" and said["Message"].startswith(
+        "The carry-forward of this project reaching 2020 comes through periods processed in other workbooks (GrowNJ_Compliance "
+        "P / 2018 (nov.xlsx, run 2026-11-30); GrowNJ_Compliance P / 2019 (nov.xlsx, run 2026-11-30)); $1,600.00 was carried forward"
+    )
