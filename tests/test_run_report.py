@@ -278,7 +278,7 @@ def test_write_report_reads_clean(tmp_path):
     assert year_blank and all(r[2] is None for r in year_blank)
 
     brrap = book["BRRAP Aggregate"]
-    assert brrap[1] == ("Tax Period", "Grants", "Files", "Credit ($)", "Limit ($)", "Over Limit")
+    assert brrap[1] == ("Tax Period", "Grants", "Files", "Credit ($)", "Limit ($)", "Over Limit in This Run")
     assert brrap[2] == ("2025", 2, 1, 21_000_000, 20_000_000, "OVER")
 
 

@@ -134,3 +134,21 @@ def test_the_standing_position_of_the_erg_buckets(tmp_path):
     assert rows["(a) total"] == (250_000_000, 10_000_000, 1, 1, 240_000_000, 0)
     assert rows["(b)"] == (250_000_000, 0, 0, 0, 250_000_000, 0)
     assert rows["all buckets"] == (600_000_000, 35_000_000.01, 3, 2, 564_999_999.99, 0)
+
+
+def test_records_kept_before_their_portfolio_fields_are_said_not_counted(tmp_path):
+    import sqlite3
+
+    from test_samerun import brrap_workbook
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    brrap_workbook(inbox / "nov.xlsx", [("B-1", "Beta LLC", 6_000_000, 2026), ("B-2", "Gamma Inc", 1_000_000, 2026)])
+    run(inbox, outbox)
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:  # as a release before the BRRAP portfolio left them
+        db.execute("UPDATE records SET fields = NULL WHERE record_id = 'B-1'")
+        db.execute("DELETE FROM record_keys WHERE record_id = 'B-1'")
+    assert CliRunner().invoke(main, ["portfolio", "--out", str(outbox)]).exit_code == 0
+    book = openpyxl.load_workbook(outbox / "njcredits-portfolio.xlsx")
+    said = {r[0]: r[1] for r in book["Run"].iter_rows(values_only=True)}
+    assert said["Records not counted"].startswith("1 BRRAP: recorded before njcredits kept their portfolio fields")
+    assert [r[2] for r in list(book["BRRAP"].iter_rows(values_only=True))[2:]] == [1_000_000]  # Gamma only

@@ -162,7 +162,7 @@ def limit_table(records: Records, limit: Limit, counted: pd.DataFrame, limit_cen
     table["_limit"] = limit_cents
     table["_over"] = _text((table["_amount"] > limit_cents).map({True: "OVER", False: None}))
     amount = f"{records.amount.capitalize()} ($)"
-    table.columns = [*limit.group_headers, limit.records_header, "Files", amount, "Limit ($)", "Over Limit"]
+    table.columns = [*limit.group_headers, limit.records_header, "Files", amount, "Limit ($)", "Over Limit in This Run"]
     for header in limit.group_headers:
         table[header] = table[header].astype(str)
     return SummaryTable(limit.title, table, {amount: "money", "Limit ($)": "money"})

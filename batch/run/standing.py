@@ -28,13 +28,24 @@ PORTFOLIO_SCHEMA = 6  # the ledger's first migration that keeps portfolio record
 NOT_BUILT = "Compliance, Prior awards"
 
 
-def records_of(ledger: Path, program) -> pd.DataFrame:
-    """The latest version of every record of `program`'s sheet (`read_standing`), with its portfolio
-    fields as columns and `tie`, the order records of one date count in."""
-    found = read_standing(ledger, program.name)
+def unkept(found: pd.DataFrame) -> int:
+    """How many of the latest versions `found` (`read_standing`) were computed but keep no portfolio
+    fields: recorded before their program's portfolio rules kept them (neither Invalid nor withdrawn)."""
+    from batch.pipeline import withdrawn_codes
+
+    computed = found["status"].isin(["OK", "Flagged", "Ineligible"]).to_numpy() & ~withdrawn_codes(found["codes"])
+    return int((computed & found["fields"].isna().to_numpy()).sum())
+
+
+def records_of(ledger: Path, program, found: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The latest version of every record of `program`'s sheet (`read_standing`, or `found`), with its
+    portfolio fields as columns and `tie`, the order records of one date count in."""
+    found = read_standing(ledger, program.name) if found is None else found
     found = found[found["fields"].notna()].reset_index(drop=True)
     fields = program.portfolio.read(found["fields"])
-    return pd.concat([fields, found.drop(columns="fields")], axis=1).assign(tie=range(len(found)))
+    # `book`: a workbook of a run (two months' files of one name are two workbooks)
+    book = found["workbook"].astype(str) + "\x00" + found["ended"].astype(str)
+    return pd.concat([fields, found.drop(columns="fields")], axis=1).assign(tie=range(len(found)), book=book)
 
 
 def _printed(ws) -> None:
@@ -55,12 +66,15 @@ def write_portfolio(ledger: Path, out: Path) -> tuple[Path, dict[str, int]]:
     wb = xlsxwriter.Workbook(str(tmp), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
     try:
         fmts = Formats(wb)
-        counts = {}
+        counts, old = {}, []
         for program in PROGRAMS:
             if program.portfolio is None or program.portfolio.standing is None:
                 continue
             rules = rules_mod.load(program.rules)
-            for name, table in program.portfolio.standing(records_of(ledger, program), rules).items():
+            found = read_standing(ledger, program.name)
+            if n := unkept(found):
+                old.append(f"{n:,} {program.name}")
+            for name, table in program.portfolio.standing(records_of(ledger, program, found), rules).items():
                 ws = wb.add_worksheet(name)
                 _fit_columns(ws, [table], low=14)
                 write_table(ws, fmts, 0, table)
@@ -73,6 +87,9 @@ def write_portfolio(ledger: Path, out: Path) -> tuple[Path, dict[str, int]]:
         notes = []
         if going:
             notes.append(("Runs not ended", f"{going}: going on, or stopped and not yet finished by a later run; not counted"))
+        if old:
+            notes.append(("Records not counted", f"{'; '.join(old)}: recorded before njcredits kept their portfolio fields, so no sheet "
+                          "here and no run counts them; run their returned workbooks again with --force to count them"))  # fmt: skip
         if book.version < PORTFOLIO_SCHEMA:
             notes.append(("Ledger schema", f"{book.version}, before the portfolio ({PORTFOLIO_SCHEMA}): no records; a run migrates it"))
         lines = [

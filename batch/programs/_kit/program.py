@@ -118,7 +118,8 @@ class Portfolio:
     record of earlier runs in its rows' groups (`RunContext.portfolio`), with these fields.
     `standing(records, rules) -> {sheet name: SummaryTable}`: the sheets `njcredits portfolio` writes
     of the standing position, from the latest version of every record (its fields, `status`, `codes`,
-    `workbook`, `run_date`, `record_id`, `team` and `tie`, the order records of one date count in)."""
+    `workbook`, `run_date`, `ended`, `book` (one workbook of one run), `record_id`, `team` and `tie`,
+    the order records of one date count in)."""
 
     of: Callable
     fields: tuple[str, ...]

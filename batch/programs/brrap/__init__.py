@@ -19,7 +19,7 @@ PROGRAM = Program(
     # of the run's other workbooks and of earlier runs in the years of the sheet's grants
     portfolio=Portfolio(
         steps.portfolio_fields,
-        fields=("business", "business_key", "credits"),
+        fields=("business", "business_key", "first_period", "tax_periods", "grant"),
         groupings=("business_years", "years"),
         standing=steps.standing,
     ),
@@ -37,7 +37,8 @@ PROGRAM = Program(
                 "aggregate_annual_limit",
                 group_by=("year",),
                 sheet="BRRAP Aggregate",
-                title="BRRAP credit per tax period across every workbook of the run (P.L.2004 c.65 s.7 a.)",
+                title="BRRAP credit per tax period of this run's workbooks only (P.L.2004 c.65 s.7 a.); each row's findings also count "
+                "earlier runs, and njcredits portfolio shows the whole portfolio",
                 group_headers=("Tax Period",),
                 records_header="Grants",
             ),

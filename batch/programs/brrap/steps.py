@@ -42,55 +42,60 @@ def business_of(names: pd.Series) -> pd.Series:
     return key.where(key.notna(), alone)
 
 
-def credit_by_year(frame: pd.DataFrame, computed: pd.DataFrame) -> pd.DataFrame:
-    """One row per (grant, tax period year) with credit: columns row, business (the business-name
-    key, see `business_of`), year, credit (cents)."""
-    periods = computed["Tax Periods"].fillna(0).to_numpy(dtype=np.int64)
-    grant = computed["Grant Amount ($)"].fillna(0).to_numpy(dtype=np.int64)
+def split_by_year(grant: np.ndarray, periods: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each grant's credit per tax period: `grant` (cents) over `periods` years from `first`, in
+    installments to the cent (each rounded down, the last taking the remainder). Returns, one entry
+    per (grant, year) with credit in grant order, the grant's position, the year and the credit."""
     width = int(periods.max()) if len(periods) else 0
     if width == 0:
-        return pd.DataFrame({"row": [], "business": [], "year": [], "credit": []})
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     j = np.arange(width)
     num = (j[None, :] < periods[:, None]).astype(np.int64)
     den = np.broadcast_to(np.maximum(periods, 1)[:, None], num.shape)
     parts = installments(grant, num, den)
     rows, k = np.nonzero(num)
-    return pd.DataFrame(
-        {
-            "row": frame.index[rows],
-            "business": business_of(frame[BUSINESS]).to_numpy()[rows],
-            "year": frame[FIRST].to_numpy(dtype=np.int64)[rows] + k,
-            "credit": parts[rows, k],
-        }
-    )
+    return rows, first[rows] + k, parts[rows, k]
+
+
+def credit_by_year(frame: pd.DataFrame, computed: pd.DataFrame) -> pd.DataFrame:
+    """One row per (grant, tax period year) with credit: columns row, business (the business-name
+    key, see `business_of`), year, credit (cents)."""
+    periods = computed["Tax Periods"].fillna(0).to_numpy(dtype=np.int64)
+    grant = computed["Grant Amount ($)"].fillna(0).to_numpy(dtype=np.int64)
+    rows, year, credit = split_by_year(grant, periods, frame[FIRST].to_numpy(dtype=np.int64))
+    business = business_of(frame[BUSINESS]).to_numpy()[rows]
+    return pd.DataFrame({"row": frame.index[rows], "business": business, "year": year, "credit": credit})
 
 
 def portfolio_fields(f: pd.DataFrame, computed: pd.DataFrame | None = None) -> pd.DataFrame:
     """What the ledger keeps of each grant for the limits of P.L.2004 c.65 s.7 a. across workbooks
-    (`Portfolio`): its Business Name (as written, and its business-name key), its credit in each tax
-    period year (`credits`: [year, cents] pairs, as the steps below divide the grant) and the groups
-    it counts in: its business in each of those years (`business_years`, "2026 acme") and each year
-    (`years`, the aggregate limit's). A grant with no credit (fewer than 50 employees) is in none."""
-    s = run(Grants(f, sheet.rules), (multiple_7b, grant_amount_7b, tax_periods_7b))
-    per = s.per_year[s.per_year["credit"] > 0]
+    (`Portfolio`): its Business Name (as written, and its business-name key), its First Tax Period,
+    Tax Periods and Grant Amount (cents; `split_by_year` gives its credit per year, as the steps below
+    divide it), and the groups it counts in: its business in each of its years (`business_years`,
+    "2026 acme") and each year (`years`, the aggregate limit's). A grant with no credit (fewer than 50
+    employees) is in none."""
+    s = run(Grants(f, sheet.rules), (multiple_7b, grant_amount_7b))
     key = business_key(f[BUSINESS]).astype(object)
-    year = per["year"].astype(str)
-    own_key = key.reindex(per["row"]).to_numpy(dtype=object)
-    pairs = pd.Series(list(zip(per["year"].tolist(), per["credit"].tolist(), strict=True)), index=per.index, dtype=object).map(list)
-    business_years = (year + " " + pd.Series(own_key, index=per.index).astype(object)).where(pd.notna(own_key), None)
-    by_row = per["row"].to_numpy()
-
-    def lists(values: pd.Series) -> pd.Series:
-        listed = values.dropna().groupby(by_row[values.notna().to_numpy()], sort=False).agg(list)
-        return listed.reindex(f.index).astype(object).where(listed.reindex(f.index).notna(), None)
-
+    who = key.fillna("").to_numpy(dtype=object)  # a business key has no "|" (punctuation is dropped)
+    periods, first = s.multiple, f[FIRST].to_numpy(dtype=np.int64)
+    years, business_years = np.full(len(f), "", dtype=object), np.full(len(f), "", dtype=object)
+    for k in range(int(periods.max()) if len(periods) else 0):  # a step per year of the longest grant, each over every grant
+        has = periods > k
+        year = (first[has] + k).astype(str).astype(object)
+        sep = "" if k == 0 else "|"
+        years[has] = years[has] + sep + year
+        business_years[has] = business_years[has] + sep + year + " " + who[has]
+    credited = (periods > 0) & (s.grant > 0)
+    named = credited & key.notna().to_numpy()
     return pd.DataFrame(
         {
             "business": f[BUSINESS],
             "business_key": key.where(key.notna(), None),
-            "credits": lists(pairs),
-            "business_years": lists(business_years),
-            "years": lists(year),
+            "first_period": first,
+            "tax_periods": periods,
+            "grant": s.grant,
+            "business_years": pd.Series(np.where(named, business_years, None), index=f.index, dtype=object).str.split("|"),
+            "years": pd.Series(np.where(credited, years, None), index=f.index, dtype=object).str.split("|"),
         },
         index=f.index,
     )
@@ -112,13 +117,13 @@ class Grants(Steps):
         business-name key), name (as written), year, credit (cents) and label (the record named)."""
         out = self.context.portfolio
         if not len(out):
-            return pd.DataFrame({"business": [], "name": [], "year": [], "credit": [], "label": []})
-        label = record_labels(out)
-        per = pd.DataFrame({"credits": out["credits"].to_numpy(dtype=object), "at": np.arange(len(out))}).explode("credits")
-        per = per[per["credits"].notna()]
-        pairs = np.array(per["credits"].tolist(), dtype=np.int64).reshape(-1, 2)  # [year, cents] each
-        year, credit = pairs[:, 0], pairs[:, 1]
-        at = per["at"].to_numpy(dtype=np.int64)
+            return pd.DataFrame({"business": pd.Series(dtype=object), "name": pd.Series(dtype=object), "year": pd.Series(dtype=np.int64),
+                                 "credit": pd.Series(dtype=np.int64), "label": pd.Series(dtype=object),
+                                 "record": pd.Series(dtype=np.int64)})  # fmt: skip
+        periods = pd.array(out["tax_periods"], dtype="Int64").fillna(0).to_numpy(dtype=np.int64)
+        grant = pd.array(out["grant"], dtype="Int64").fillna(0).to_numpy(dtype=np.int64)
+        first = pd.array(out["first_period"], dtype="Int64").fillna(0).to_numpy(dtype=np.int64)
+        at, year, credit = split_by_year(grant, periods, first)
         key = out["business_key"].to_numpy(dtype=object)[at]
         return pd.DataFrame(
             {
@@ -126,7 +131,8 @@ class Grants(Steps):
                 "name": out["business"].astype(str).str.strip().to_numpy(dtype=object)[at],
                 "year": year,
                 "credit": credit,
-                "label": label[at],
+                "label": record_labels(out)[at],
+                "record": at,
             }
         )
 
@@ -224,7 +230,7 @@ def _over_limit(s: Grants, code: str, param: Parameter, keys: list[str]) -> None
     hit = per_year[over].assign(total=total[over], far=from_far[over]).sort_values(["row", "year"], kind="stable")
     named = pd.Series("", index=hit.index, dtype=object)
     if (hit["far"] > 0).any():  # each grant of other workbooks once per group it counted in
-        listed = far.drop_duplicates([*keys, "label"])
+        listed = far.drop_duplicates([*keys, "record"])
         text = listing(listed["label"], _group(listed, keys), "; ", "; and {:,} more")
         named = pd.Series(_group(hit, keys), index=hit.index).map(text).fillna("")
     fields = dict(business=s.f[BUSINESS], year=hit["year"].to_numpy(), total=hit["total"].to_numpy(), credit=hit["credit"].to_numpy(),
@@ -326,31 +332,33 @@ def standing(records: pd.DataFrame, rules: Rules) -> dict[str, SummaryTable]:
     title = (f"BRRAP: credit per business and tax period year (single-business limit ${money_text([business_limit], cents=False)[0]}; "
              f"aggregate ${money_text([aggregate_limit], cents=False)[0]}), over the latest version of every grant")  # fmt: skip
     money = {c: "money" for c in columns if c.endswith("($)")}
-    counted = records[~records["status"].isin(["Invalid", "Ineligible"]) & records["credits"].notna()].reset_index(drop=True)
-    per = counted[["credits"]].assign(at=range(len(counted))).explode("credits")
-    per = per[per["credits"].notna()]
-    if per.empty:
+    counted = records[~records["status"].isin(["Invalid", "Ineligible"]) & records["grant"].notna()].reset_index(drop=True)
+    at, year, credit = split_by_year(
+        pd.array(counted["grant"], dtype="Int64").to_numpy(dtype=np.int64),
+        pd.array(counted["tax_periods"], dtype="Int64").fillna(0).to_numpy(dtype=np.int64),
+        pd.array(counted["first_period"], dtype="Int64").fillna(0).to_numpy(dtype=np.int64),
+    )
+    if not len(at):
         return {"BRRAP": SummaryTable(title, pd.DataFrame(columns=columns), money)}
-    pairs = np.array(per["credits"].tolist(), dtype=np.int64).reshape(-1, 2)
-    at = per["at"].to_numpy(dtype=np.int64)
     key = counted["business_key"].to_numpy(dtype=object)[at]
+    latest = counted["ended"].astype(str).to_numpy(dtype=object)[at]  # a business is shown as its latest version spells it
     one = pd.DataFrame(
         {
-            "year": pairs[:, 0],
+            "year": year,
             "business": np.where(pd.isna(key), "\x00grant " + pd.Series(at).astype(str).to_numpy(dtype=object), key),
             "name": counted["business"].to_numpy(dtype=object)[at],
-            "credit": pairs[:, 1],
-            "grant": (counted["team"].astype(str) + "\x00" + counted["record_id"].astype(str)).to_numpy(dtype=object)[at],
-            "workbook": counted["workbook"].to_numpy(dtype=object)[at],
+            "latest": latest,
+            "credit": credit,
+            "book": counted["book"].to_numpy(dtype=object)[at],
         }
-    )
+    ).sort_values("latest", kind="stable")
     by = one.groupby(["year", "business"], sort=True)
     table = pd.DataFrame(
         {
             "Credit ($)": by["credit"].sum(),
             "Business": by["name"].last(),  # as its latest grant spells it
-            "Grants": by["grant"].nunique(),
-            "Workbooks": by["workbook"].nunique(),
+            "Grants": by.size(),  # each version counted (a record of two workbooks of one run counts in both)
+            "Workbooks": by["book"].nunique(),
         }
     ).reset_index()
     table["Year Total ($)"] = table.groupby("year")["Credit ($)"].transform("sum")

@@ -304,7 +304,7 @@ def standing(records: pd.DataFrame, rules: Rules) -> dict[str, SummaryTable]:
     lines = [(t.label, t.value, groups["group"].eq(t.label).to_numpy()) for t in rules["buckets"]]
     lines += [(t.label, t.value, groups["bucket"].eq(t.extra["bucket"]).to_numpy()) for t in rules["bucket_totals"]]
     lines.append(("all buckets", rules["program_total"].value, np.ones(len(counted), dtype=bool)))
-    workbooks = counted["workbook"].to_numpy(dtype=object)
+    workbooks = counted["book"].to_numpy(dtype=object)
     table = pd.DataFrame(
         [(label, limit, int(credits[m].sum()), int(m.sum()), len(set(workbooks[m]))) for label, limit, m in lines], columns=columns[:5]
     )

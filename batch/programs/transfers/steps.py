@@ -440,7 +440,7 @@ def standing(records: pd.DataFrame, rules: Rules) -> dict[str, SummaryTable]:
             "Remaining ($)": (amount - total).clip(lower=0),
             "Over By ($)": over,
             "Transfers": by.size(),
-            "Workbooks": by["workbook"].nunique(),
+            "Workbooks": by["book"].nunique(),
             "Rows Flagged": a["status"].eq("Flagged").groupby(a["certificate_key"]).sum(),
             "Open Violations": pd.Series(join([v.to_numpy(dtype=object) for v in violations], "; "), index=amount.index).replace("", None),
         }

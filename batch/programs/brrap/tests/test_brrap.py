@@ -246,14 +246,16 @@ def test_business_names_ignore_punctuation():
 
 def far(gid, name, credits, workbook="nov.xlsx"):
     """A grant of another workbook, as the run gives it: its fields (`portfolio_fields`; `credits`
-    {year: dollars}) with the record's sheet, ID, workbook and run date."""
+    {year: dollars}, consecutive years of equal credit, as a grant of one multiple gives them) with
+    the record's sheet, ID, workbook and run date."""
     frame = pd.DataFrame({"Business Name": [name]})
     key = brrap.business_key(frame["Business Name"])[0]
+    years, amounts = list(credits), list(credits.values())
+    assert years == list(range(years[0], years[0] + len(years))) and len(set(amounts)) == 1
     return {
-        "business": name, "business_key": None if pd.isna(key) else key,
-        "credits": [[year, round(dollars * 100)] for year, dollars in credits.items()],
-        "business_years": [f"{year} {key}" for year in credits], "years": [str(year) for year in credits],
-        "sheet": "BRRAP", "record_id": gid, "workbook": workbook, "run_date": "2026-11-30",
+        "business": name, "business_key": None if pd.isna(key) else key, "first_period": years[0], "tax_periods": len(years),
+        "grant": round(sum(amounts) * 100), "business_years": [f"{year} {key}" for year in credits],
+        "years": [str(year) for year in credits], "sheet": "BRRAP", "record_id": gid, "workbook": workbook, "run_date": "2026-11-30",
     }  # fmt: skip
 
 
@@ -320,7 +322,14 @@ def test_the_fields_a_grant_keeps_are_its_credit_per_year_and_its_groups():
     few = {"Employees Relocated or Retained": 49}
     frame = typed_frame(brrap.SPEC, [{**BASE, "Grant ID": "G-1", **two}, {**BASE, "Grant ID": "G-2", **few}])
     kept = brrap.portfolio_fields(frame).to_dict("records")
-    # multiple 2 (251-400 employees): 2,000,000.02 over 2024 and 2025, 1,000,000.01 each
-    assert kept[0] == {"business": "Acme Insurance", "business_key": "acmeinsurance", "credits": [[2024, 100_000_001], [2025, 100_000_001]],
-                       "business_years": ["2024 acmeinsurance", "2025 acmeinsurance"], "years": ["2024", "2025"]}  # fmt: skip
-    assert kept[1]["credits"] is None and kept[1]["years"] is None
+    # multiple 2 (251-400 employees): 2,000,000.02 over 2024 and 2025 (split_by_year: 1,000,000.01 each)
+    assert kept[0] == {"business": "Acme Insurance", "business_key": "acmeinsurance", "first_period": 2024, "tax_periods": 2,
+                       "grant": 200_000_002, "business_years": ["2024 acmeinsurance", "2025 acmeinsurance"],
+                       "years": ["2024", "2025"]}  # fmt: skip
+    assert kept[1]["tax_periods"] == 0 and kept[1]["years"] is None and kept[1]["business_years"] is None
+
+
+def test_a_grant_is_split_by_year_to_the_cent():
+    # 1,000,000.01 over 3 years: 333,333.33, 333,333.33 and the remainder 333,333.35; a grant of no period: nothing
+    rows, years, credit = brrap.split_by_year(np.array([100_000_001, 500]), np.array([3, 0]), np.array([2024, 2030]))
+    assert (rows.tolist(), years.tolist(), credit.tolist()) == ([0, 0, 0], [2024, 2025, 2026], [33_333_333, 33_333_333, 33_333_335])
