@@ -17,8 +17,9 @@ The results never depend on file order, workers or timing: what a workbook is gi
 the whole run, after every workbook's first step, and the records it is given are ordered by the
 workbooks' places (`places`: their paths as printed), then row. The run holds each workbook's records
 (a few fields a row), never its results. A workbook's records are the same in both steps: the fields
-the rules read are the row's own validated cells, and a record's Status counts in a limit only as
-Invalid or Ineligible, which no other workbook changes.
+the rules read are the row's own validated cells, or what its own sheet alone decides of them (a
+compliance period's Credit Allowed), and a record's Status counts in a limit only as Invalid or
+Ineligible, which no other workbook changes.
 """
 
 from __future__ import annotations
