@@ -152,3 +152,21 @@ def test_records_kept_before_their_portfolio_fields_are_said_not_counted(tmp_pat
     said = {r[0]: r[1] for r in book["Run"].iter_rows(values_only=True)}
     assert said["Records not counted"].startswith("1 BRRAP: recorded before njcredits kept their portfolio fields")
     assert [r[2] for r in list(book["BRRAP"].iter_rows(values_only=True))[2:]] == [1_000_000]  # Gamma only
+
+
+def test_the_standing_position_of_each_compliance_project(tmp_path):
+    from test_portfolio import compliance_workbook
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # P-1: 2019 credit 1,000, liability 400 (600 carried); 2020 credit 1,000, liability 0 (1,000 carried): balance 1,600,
+    # of which 2019's 600 is the oldest, usable through 2039. P-2: 2020 credit 1,000, liability 1,000: nothing carried.
+    compliance_workbook(inbox / "nov.xlsx", [("P-1", 2019, 1_000, 400), ("P-2", 2020, 1_000, 1_000)])
+    run(inbox, outbox)
+    compliance_workbook(inbox / "dec.xlsx", [("P-1", 2020, 1_000, 0)])
+    run(inbox, outbox)
+    assert CliRunner().invoke(main, ["portfolio", "--out", str(outbox)]).exit_code == 0
+    ws = openpyxl.load_workbook(outbox / "njcredits-portfolio.xlsx")["Compliance"]
+    rows = {r[1]: r[2:] for r in list(ws.iter_rows(values_only=True))[2:]}
+    # First, Last, Periods, Allowed, Used, Balance, Expired, Next Expiry, Expiring Then
+    assert rows["P-1"] == ("2019", "2020", 2, 2_000, 400, 1_600, 0, "2039", 600)
+    assert rows["P-2"] == ("2020", "2020", 1, 1_000, 1_000, 0, 0, None, None)

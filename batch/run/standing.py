@@ -1,7 +1,7 @@
 """`njcredits portfolio --out DIR`: the standing position of the ledger's latest records, written to
 DIR/njcredits-portfolio.xlsx. Each program that keeps portfolio records gives its sheets
 (`Portfolio.standing`: Transfers gives `Certificates`, BRRAP `BRRAP`, ERG_Residential `ERG
-buckets`); a `Run` sheet says which ledger was read, when, its latest run, and which of the
+buckets`, GrowNJ_Compliance `Compliance`); a `Run` sheet says which ledger was read, when, its latest run, and which of the
 portfolio's sheets are not built yet. The ledger is only read (never migrated nor written). The
 workbook is written under a temporary name and then renamed, so a reader never sees half of it;
 every text is written as text, never as a formula."""
@@ -25,7 +25,7 @@ from batch.workbook.toolsheets import Formats, write_table
 FILE_NAME = "njcredits-portfolio.xlsx"
 PORTFOLIO_SCHEMA = 6  # the ledger's first migration that keeps portfolio records
 # the sheets portfolio.md lists whose rules do not read the portfolio yet (README, "The portfolio")
-NOT_BUILT = "Compliance, Prior awards"
+NOT_BUILT = "Prior awards"
 
 
 def unkept(found: pd.DataFrame) -> int:

@@ -17,6 +17,10 @@ PROGRAM = Program(
     # a project's periods arrive one a year, each carrying forward what the last left: the carry-forward
     # counts the team's periods of the project processed in other workbooks
     portfolio=Portfolio(
-        steps.portfolio_fields, fields=("project", "period", "allowed", "liability"), groupings=("project",), within_team=True
+        steps.portfolio_fields,
+        fields=("project", "period", "allowed", "liability"),
+        groupings=("project",),
+        within_team=True,
+        standing=steps.standing,
     ),
 )

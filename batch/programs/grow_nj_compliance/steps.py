@@ -391,3 +391,63 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
         SummaryTable("Credit per project (balance at the last period)", by_project, money),
         SummaryTable("Credit per tax period year", by_year, money),
     ]
+
+
+def standing(records: pd.DataFrame, rules: Rules) -> dict[str, SummaryTable]:
+    """The `Compliance` sheet of `njcredits portfolio`: per project (within its team) over the latest
+    version of each of its periods (`records`: the ledger's, with their portfolio fields and Status;
+    an Ineligible or Invalid period takes no part), its periods, the credit allowed and used, the
+    carry-forward balance after its last period and what has expired, and when the oldest part of
+    the balance expires: the carry-forward is used oldest first, so the balance is the latest credit
+    carried forward, and each year's part can be used through that year plus the carry-forward
+    periods."""
+    columns = ["Team", "Project", "First Period", "Last Period", "Periods", "Credit Allowed ($)", "Credit Used ($)",
+               "Carry-Forward Balance ($)", "Carry-Forward Expired ($)", "Next Expiry (last usable period)",
+               "Expiring Then ($)"]  # fmt: skip
+    money = {c: "money" for c in columns if c.endswith("($)")}
+    periods = rules["carry_forward_periods"].value
+    title = (f"Compliance: each project's periods, credit and carry-forward (usable for {periods} tax periods), over the latest "
+             "version of every period")  # fmt: skip
+    counted = records[~records["status"].isin(["Invalid", "Ineligible"]) & records["period"].notna()]
+    if counted.empty:
+        return {"Compliance": SummaryTable(title, pd.DataFrame(columns=columns), money)}
+    rows = (
+        pd.DataFrame(
+            {
+                "group": (counted["team"].astype(str) + "\x00" + counted["project"].astype(str)).to_numpy(dtype=object),
+                "team": counted["team"].to_numpy(dtype=object),
+                "name": counted["record_id"].astype(str).str.rsplit(" / ", n=1).str[0].to_numpy(dtype=object),
+                "period": pd.array(counted["period"], dtype="Int64").astype("int64"),
+                "allowed": pd.array(counted["allowed"], dtype="Int64").fillna(0).astype("int64"),
+                "liability": pd.array(counted["liability"], dtype="Int64").fillna(0).astype("int64"),
+            }
+        )
+        .sort_values(["group", "period"], kind="stable")
+        .reset_index(drop=True)
+    )
+    out = carry_forward(rows["group"].to_numpy(), rows["period"].to_numpy(), rows["allowed"].to_numpy(), rows["liability"].to_numpy(),
+                        periods)  # fmt: skip
+    rows = rows.assign(used=out[:, 0], added=out[:, 1], balance=out[:, 3], expired=out[:, 4])
+    by = rows.groupby("group", sort=False)
+    last_balance = by["balance"].transform("last")
+    # the balance is the latest credit carried forward: each year's part, newest first, up to the balance
+    newer = by["added"].transform("sum") - by["added"].cumsum()  # added in the project's later periods
+    left = (last_balance - newer).clip(lower=0).clip(upper=rows["added"])
+    open_ = rows.assign(left=left)[left > 0]
+    first_open = open_.groupby("group", sort=False).first()
+    table = pd.DataFrame(
+        {
+            "Team": by["team"].first(),
+            "Project": by["name"].last(),
+            "First Period": by["period"].min().astype(str),
+            "Last Period": by["period"].max().astype(str),
+            "Periods": by.size(),
+            "Credit Allowed ($)": by["allowed"].sum(),
+            "Credit Used ($)": by["used"].sum(),
+            "Carry-Forward Balance ($)": by["balance"].last(),
+            "Carry-Forward Expired ($)": by["expired"].sum(),
+        }
+    )
+    table["Next Expiry (last usable period)"] = (first_open["period"] + periods).astype(str).reindex(table.index)
+    table["Expiring Then ($)"] = first_open["left"].reindex(table.index).astype("Int64")
+    return {"Compliance": SummaryTable(title, table[columns].sort_values(["Team", "Project"]).reset_index(drop=True), money)}

@@ -648,3 +648,14 @@ def test_a_row_following_periods_elsewhere_says_where_its_carry_forward_came_fro
         "The carry-forward of this project reaching 2020 comes through periods processed in other workbooks (GrowNJ_Compliance "
         "P / 2018 (nov.xlsx, run 2026-11-30); GrowNJ_Compliance P / 2019 (nov.xlsx, run 2026-11-30)); $1,600.00 was carried forward"
     )
+
+
+def test_the_standing_position_names_what_expires_when():
+    # 2019 adds 600 (1,000 - 400), 2020 adds 1,000 (liability 0): 1,600; 2021 allows 0 and owes 900: 2019's 600 used
+    # first, then 300 of 2020's: 700 left, all of 2020, usable through 2040
+    records = pd.DataFrame(
+        [{"team": "East", "project": "p", "record_id": f"P / {year}", "period": year, "allowed": allowed, "liability": owed,
+          "status": "OK"} for year, allowed, owed in ((2019, 100_000, 40_000), (2020, 100_000, 0), (2021, 0, 90_000))]
+    )  # fmt: skip
+    table = grow_nj_compliance.standing(records, RULES)["Compliance"].table
+    assert table.iloc[0].tolist() == ["East", "P", "2019", "2021", 3, 200_000, 130_000, 70_000, 0, "2040", 70_000]
