@@ -230,7 +230,7 @@ def test_changes_sheet_after_a_second_run(tmp_path):
     assert rows["T-2"]["Change"] == "Status changed; Findings cleared"
     assert rows["T-2"]["Findings Cleared"] == "CONSIDERATION_BELOW_75PCT" and rows["T-2"]["New Status"] == "OK"
     assert rows["T-4"]["Change"] == "New record"
-    assert book.sheet_names == ["Files", "Portfolio", "BRRAP Aggregate", "Decisions", "Changes", "Run"]
+    assert book.sheet_names == ["Files", "Portfolio", "BRRAP Aggregate", "Decisions", "Changes", "Portfolio changes", "Run"]
 
 
 def test_run_report_checks_brrap_across_workbooks(tmp_path):

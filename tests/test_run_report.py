@@ -226,7 +226,8 @@ def test_write_report_reads_clean(tmp_path):
     path = write_report(tmp_path / "run-RUN-2.summary.xlsx", "RUN-2", started, outcomes, ledger, second, per_year, rules)
 
     book = assert_reads_clean(path)
-    assert list(book) == ["Files", "Portfolio", "BRRAP Aggregate", "Decisions", "Changes", "Run"]
+    assert list(book) == ["Files", "Portfolio", "BRRAP Aggregate", "Decisions", "Changes", "Portfolio changes", "Run"]
+    assert book["Portfolio changes"] == [("No earlier record's portfolio findings changed with this run's records.",)]
 
     run = {k: v for k, v in book["Run"]}
     assert [k for k, _ in book["Run"] if k.startswith("Rules version")] == [

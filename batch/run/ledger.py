@@ -236,6 +236,12 @@ ENDED_BEFORE = """before AS (
         )"""
 
 
+# every ended run and the run named by the query's parameter, not ended yet, as the latest of all
+INCLUDING = """before AS (
+            SELECT run_id, COALESCE(ended, '9999') AS ended, started FROM runs WHERE ended IS NOT NULL OR run_id = ?
+        )"""
+
+
 def _read_portfolio_query(path: Path, cols: list[str], query: str, params: tuple, wanted: str = "", rows: list[tuple] = ()) -> pd.DataFrame:
     """A read of the portfolio: `query` with `params`, after the temporary table `wanted` (its
     columns, `rows`) is made, the ledger opened read-only. A ledger from before migration 6 kept no
@@ -252,7 +258,9 @@ def _read_portfolio_query(path: Path, cols: list[str], query: str, params: tuple
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
 
 
-def read_portfolio(path: Path, sheet: str, keys: dict[str, list[str]], exclude_run: str | None = None) -> pd.DataFrame:
+def read_portfolio(
+    path: Path, sheet: str, keys: dict[str, list[str]], exclude_run: str | None = None, including: str | None = None
+) -> pd.DataFrame:
     """The latest version of each record (team, sheet, record ID) of `sheet` that was, in some
     version, in one of the groups `keys` names ({grouping: [key, ...]}), among the runs that ended
     before `exclude_run` started (every ended run when it is None): the portfolio a workbook's rules
@@ -260,32 +268,36 @@ def read_portfolio(path: Path, sheet: str, keys: dict[str, list[str]], exclude_r
     workbooks held it (RECORD_IN_TWO_WORKBOOKS) gives both, which both count; within a workbook, its
     first row (a repeat was DUPLICATE_ID). In the order the rules break ties in: by run's end, then
     workbook name, then row, never by when a workbook's worker finished. Columns: team, record_id,
-    status, fields (JSON), workbook, run_date, ended, seq. A version that left the group is returned
-    too: the caller keeps the records whose latest fields are in it. Opened read-only; a ledger from
-    before migration 6 kept no portfolio and gives nothing."""
-    cols = ["team", "record_id", "status", "fields", "workbook", "run_date", "ended", "seq"]
+    status, codes, fields (JSON), workbook, run_date, ended, run_id, seq. A version that left the
+    group is returned too: the caller keeps the records whose latest fields are in it. `including`:
+    a run not ended yet whose records count as the latest of all (the run writing its report), with
+    every ended run. Opened read-only; a ledger from before migration 6 kept no portfolio and gives
+    nothing."""
+    cols = ["team", "record_id", "status", "codes", "fields", "workbook", "run_date", "ended", "run_id", "seq"]
     pairs = [(g, k) for g, ks in keys.items() for k in dict.fromkeys(ks) if k is not None]
     if not pairs:
         return pd.DataFrame(columns=cols)
+    runs = ENDED_BEFORE if including is None else INCLUDING
     query = f"""
-        WITH {ENDED_BEFORE},
+        WITH {runs},
         hit AS (
             SELECT DISTINCT k.team, k.record_id FROM wanted w
             CROSS JOIN record_keys k ON k.sheet = ? AND k.grouping = w.grouping AND k.key = w.key
             JOIN before b ON b.run_id = k.run_id
         ),
         versions AS (
-            SELECT r.team, r.record_id, r.status, r.fields, r.file AS workbook, substr(b.started, 1, 10) AS run_date,
+            SELECT r.team, r.record_id, r.status, r.codes, r.fields, r.file AS workbook, substr(b.started, 1, 10) AS run_date,
                    b.ended, b.run_id, r.rowid AS seq,
                    RANK() OVER (PARTITION BY r.team, r.record_id ORDER BY b.ended DESC, b.run_id DESC) AS latest,
                    ROW_NUMBER() OVER (PARTITION BY r.team, r.record_id, r.run_id, r.file ORDER BY r.rowid) AS first
             FROM hit h CROSS JOIN records r ON r.team = h.team AND r.sheet = ? AND r.record_id = h.record_id
             JOIN before b ON b.run_id = r.run_id
         )
-        SELECT team, record_id, status, fields, workbook, run_date, ended, seq FROM versions WHERE latest = 1 AND first = 1
-        ORDER BY ended, run_id, workbook, seq
+        SELECT team, record_id, status, codes, fields, workbook, run_date, ended, run_id, seq FROM versions
+        WHERE latest = 1 AND first = 1 ORDER BY ended, run_id, workbook, seq
     """
-    return _read_portfolio_query(path, cols, query, (exclude_run, exclude_run, sheet, sheet), "grouping TEXT, key TEXT", pairs)
+    given = (exclude_run, exclude_run) if including is None else (including,)
+    return _read_portfolio_query(path, cols, query, (*given, sheet, sheet), "grouping TEXT, key TEXT", pairs)
 
 
 def read_entries(path: Path, sheet: str, wanted: pd.DataFrame, exclude_run: str | None = None) -> pd.DataFrame:

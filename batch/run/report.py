@@ -285,6 +285,7 @@ def write_report(
     if previous.empty and ledger.runs().shape[0] <= 1:
         # the first run of a ledger has nothing to compare with: every record would be "New record"
         ws.write_string(0, 0, "No earlier run in the ledger: every record of this run is new, and later runs are compared with it.")
+        _portfolio_changes(wb, fmts, ledger, run_id, team, records)
         return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions, team)
     ch = changes(records, previous)
     money = {c: "money" for c in CHANGE_COLUMNS if c.endswith("($)")}
@@ -303,7 +304,35 @@ def write_report(
         ws.write_string(1, 0, "No record changed since its latest earlier appearance in the ledger.")
     ws.freeze_panes(1, 2)
     ws.autofilter(0, 0, max(len(ch), 1), len(CHANGE_COLUMNS) - 1)
+    _portfolio_changes(wb, fmts, ledger, run_id, team, records)
     return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions, team)
+
+
+def _portfolio_changes(wb, fmts, ledger: Ledger, run_id: str, team: str, records: pd.DataFrame) -> None:
+    """The `Portfolio changes` sheet (`batch.run.changes`): each earlier record whose portfolio
+    findings this run changed, with its findings and Status then and now."""
+    from batch.run.changes import COLUMNS, portfolio_changes
+
+    ws = wb.add_worksheet("Portfolio changes")
+    try:
+        found = portfolio_changes(ledger.path, run_id, (team,) if team else (), records)
+    except Exception as err:  # noqa: BLE001 - the rest of the report stands; the sheet says what it could not do
+        ws.write_string(0, 0, f"The earlier records this run's groups hold could not be judged again ({type(err).__name__}: {err}).")
+        ws.set_column(0, 0, 100)
+        return
+    if found.empty:
+        ws.write_string(0, 0, "No earlier record's portfolio findings changed with this run's records.")
+        ws.set_column(0, 0, 80)
+        return
+    table = SummaryTable(
+        "Earlier records whose findings under the portfolio differ now (their workbooks are not rewritten; only the groups this run "
+        "touched are judged again)",
+        found[COLUMNS].replace("", None),
+    )
+    _fit_columns(ws, [table], low=12, wrap=fmts.get(wrap=True), wrapped=("Findings Then", "Findings Now"))
+    write_table(ws, fmts, 0, table)
+    ws.freeze_panes(2, 2)
+    ws.autofilter(1, 0, 1 + len(found), len(COLUMNS) - 1)
 
 
 def rules_lines(rules_versions: dict) -> list[tuple[str, str]]:

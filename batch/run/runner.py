@@ -685,8 +685,8 @@ class Run:
         outcome = FileOutcome(item.name, "processed", output=str(final), info=result)
         self.finish_file(item, outcome)
         if self.outcomes[-1].status == "processed":
-            records = info["records"]  # its portfolio fields and keys are in the ledger; the report reads neither
-            self.records.append(records.drop(columns=["fields", *(c for c in records.columns if c.startswith("key:"))]))
+            records = info["records"]  # its portfolio fields are in the ledger; the report reads its group keys (Portfolio changes)
+            self.records.append(records.drop(columns=["fields"]))
             if len(result["per_year"]):
                 self.per_year.append(result["per_year"].assign(file=shown(item.name)))
             self.rules_versions.update(result["rules_versions"])

@@ -125,6 +125,11 @@ class Portfolio:
     fields: tuple[str, ...]
     groupings: tuple[str, ...]
     standing: Callable | None = None
+    # `rows(records) -> DataFrame`: the intake rows (typed, as validation gives them) its calculator
+    # judges the records by again, from their kept fields; `judged`: the findings that read the
+    # portfolio, which the run report's `Portfolio changes` compares (None: not compared)
+    rows: Callable | None = None
+    judged: tuple[str, ...] = ()
     within_team: bool = False  # its groups are each team's own (two teams' project P-1 are two projects)
 
     @property

@@ -22,6 +22,8 @@ PROGRAM = Program(
         fields=("business", "business_key", "first_period", "tax_periods", "grant"),
         groupings=("business_years", "years"),
         standing=steps.standing,
+        rows=steps.rows_of,
+        judged=("BUSINESS_ANNUAL_LIMIT_EXCEEDED", "AGGREGATE_ANNUAL_LIMIT_EXCEEDED"),
     ),
     # each grant's credit per tax period counts against the limits of P.L.2004 c.65 s.7 a. across
     # every workbook of a run: one business's credit, and every grant's together

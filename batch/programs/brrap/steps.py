@@ -101,6 +101,27 @@ def portfolio_fields(f: pd.DataFrame, computed: pd.DataFrame | None = None) -> p
     )
 
 
+def rows_of(records: pd.DataFrame) -> pd.DataFrame:
+    """The grants `records` (their kept fields, `record_id`) as rows of the sheet, to be judged again
+    (`Portfolio.rows`): the employees are the fewest of the tier of its multiple (its Tax Periods), and
+    the grant is given as its Bonus Award over a Yearly Tax Credit Amount of 0, so the steps divide the
+    same Grant Amount over the same years."""
+    tiers = sheet.rules["multiple"]
+    fewest = {int(t.value): t.extra["min_employees"] for t in tiers}
+    periods = pd.array(records["tax_periods"], dtype="Int64").fillna(0).astype("int64")
+    return pd.DataFrame(
+        {
+            ID: records["record_id"].astype(str).to_numpy(dtype=object),
+            BUSINESS: records["business"].to_numpy(dtype=object),
+            EMPLOYEES: pd.array(pd.Series(periods).map(fewest).fillna(0), dtype="Int64"),
+            YEARLY: pd.array(np.zeros(len(records), dtype=np.int64), dtype="Int64"),
+            BONUS: pd.array(records["grant"], dtype="Int64"),
+            FIRST: pd.array(records["first_period"], dtype="Int64"),
+            COC: True,
+        }
+    )
+
+
 class Grants(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far (`columns`,
     in the order of the computed columns)."""

@@ -18,6 +18,11 @@ PROGRAM = Program(
     # the buckets and the program total fill over years: they count the applications of the run's other
     # workbooks and of earlier runs
     portfolio=Portfolio(
-        steps.portfolio_fields, fields=("category", "date", "credits"), groupings=("limit_groups",), standing=steps.standing
+        steps.portfolio_fields,
+        fields=("category", "date", "credits"),
+        groupings=("limit_groups",),
+        standing=steps.standing,
+        rows=steps.rows_of,
+        judged=("BUCKET_LIMIT_EXCEEDED",),
     ),
 )

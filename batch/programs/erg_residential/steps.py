@@ -75,6 +75,28 @@ def portfolio_fields(f: pd.DataFrame, computed: pd.DataFrame | None = None) -> p
     )
 
 
+def rows_of(records: pd.DataFrame) -> pd.DataFrame:
+    """The applications `records` (their kept fields, `record_id`) as rows of the sheet, to be judged
+    again (`Portfolio.rows`) by the bucket limits: the figures the other rules read are not kept, and
+    are given as ones no rule finds fault with (those rules read the row alone)."""
+    n = len(records)
+    money = pd.array(np.zeros(n, dtype=np.int64), dtype="Int64")
+    return pd.DataFrame(
+        {
+            ID: records["record_id"].astype(str).to_numpy(dtype=object),
+            "Developer": None,
+            CATEGORY: records["category"].to_numpy(dtype=object),
+            DISTRESSED: True,
+            GZ: False,
+            APP_DATE: pd.to_datetime(records["date"]).to_numpy(dtype="datetime64[s]"),
+            TCO: pd.to_datetime(pd.Series([sheet.rules["tco_deadline"].value] * n)).to_numpy(dtype="datetime64[s]"),
+            REVENUE: money,
+            GRANT: money,
+            CREDITS: pd.array(records["credits"], dtype="Int64"),
+        }
+    )
+
+
 class Residential(Steps):
     """The rows of the sheet, the rules, and every column the steps have computed so far."""
 

@@ -22,5 +22,14 @@ PROGRAM = Program(
         fields=("program", "certificate", "certificate_amount", "transferor", "transferee", "date", "credit"),
         groupings=("certificate_key", "small_transfer_key"),
         standing=steps.standing,
+        rows=steps.rows_of,
+        judged=(
+            "TRANSFER_BELOW_MINIMUM",
+            "SMALL_TRANSFER_ALLOWANCE_USED",
+            "CERTIFICATE_OVERTRANSFERRED",
+            "CERTIFICATE_AMOUNT_CONFLICT",
+            "CERTIFICATE_AMOUNT_NOT_GIVEN",
+            "BEIP_RETRANSFER_PROHIBITED",
+        ),  # fmt: skip
     ),
 )

@@ -89,6 +89,26 @@ def portfolio_fields(f: pd.DataFrame, computed: pd.DataFrame | None = None) -> p
     )
 
 
+def rows_of(records: pd.DataFrame) -> pd.DataFrame:
+    """The transfers `records` (their kept fields, `record_id`) as rows of the sheet, to be judged
+    again (`Portfolio.rows`): the Consideration Received is not kept, and is taken as the credit
+    (the consideration rules, which read the row alone, are not judged again)."""
+    credit = pd.array(records["credit"], dtype="Int64")
+    return pd.DataFrame(
+        {
+            ID: records["record_id"].astype(str).to_numpy(dtype=object),
+            PROGRAM: records["program"].to_numpy(dtype=object),
+            CERT: records["certificate"].to_numpy(dtype=object),
+            CERT_AMT: pd.array(records["certificate_amount"], dtype="Int64"),
+            FROM: records["transferor"].to_numpy(dtype=object),
+            TO: records["transferee"].to_numpy(dtype=object),
+            DATE: pd.to_datetime(records["date"]).to_numpy(dtype="datetime64[s]"),
+            CREDIT: credit,
+            PAID: credit,
+        }
+    )
+
+
 def _portfolio_rows(s: Transfers) -> pd.DataFrame:
     """Every transfer of the certificates of the sheet across the portfolio (and of the groups of its
     smaller transfers, `small`: a Transferor's year, `_small_transfer_key`), in the order the rules

@@ -1,0 +1,148 @@
+"""The run report's `Portfolio changes` sheet: the verdicts of earlier records that a run changed.
+
+A record arriving now can change the verdict of a record returned earlier: an October transfer
+processed in December pushes a November transfer over its certificate. The earlier workbook is not
+rewritten. After a run has recorded its workbooks, for each program whose rules read the portfolio
+and can be judged again (`Portfolio.rows`, `Portfolio.judged`), the groups the run touched (its
+records' groups now, and those of their earlier versions) are judged again over the latest version
+of every record in them, this run's included, by the program's own calculator. Each earlier record
+whose portfolio findings (`judged`) differ from those it was returned with is listed: its findings
+and Status then, and what they would be now.
+
+Only the groups the run touched are read, by their keys; a group's records are judged in the order
+the rules count them (the order records first entered the portfolio, then this run's by workbook
+and row), as a run does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from batch.programs._kit.calculation import RunContext
+from batch.programs._kit.findings import render
+from batch.programs._kit.program import each_key
+from batch.programs._kit.rules import load
+
+COLUMNS = ["Sheet", "Record ID", "Team", "Workbook", "Run Date", "Status Then", "Findings Then", "Status Now", "Findings Now",
+           "Appeared", "Cleared"]  # fmt: skip
+NOT_COUNTED = ("Invalid", "Ineligible")
+
+
+def _touched(ledger: Path, team: tuple[str, ...], sheet: str, portfolio, mine: pd.DataFrame) -> dict[str, list[str]]:
+    """The groups of `sheet` the run's records `mine` (with their `key:<grouping>` columns) are in
+    now, and were in by an earlier version: {grouping: [key, ...]}."""
+    from batch.run.ledger import read_versions
+    from batch.run.samerun import earlier_keys
+
+    keys: dict[str, set] = {g: set() for g in portfolio.groupings}
+    for g in portfolio.groupings:
+        if f"key:{g}" in mine:
+            keys[g].update(each_key(mine[f"key:{g}"]).tolist())
+    before = earlier_keys(read_versions(ledger, team, mine[["sheet", "record_id"]].drop_duplicates()))
+    for g, k in zip(before["grouping"], before["key"], strict=True):
+        keys.setdefault(g, set()).add(k)
+    return {g: sorted(k) for g, k in keys.items() if k}
+
+
+def _order(ledger: Path, sheet: str, found: pd.DataFrame, run_id: str) -> pd.Series:
+    """Each record's rank among `found` on one date: those that entered the portfolio in ended runs
+    first, where each first entered it; then this run's, by workbook and row."""
+    from batch.run.ledger import read_entries
+
+    entered = read_entries(ledger, sheet, found[["team", "record_id"]].drop_duplicates())
+    at = found[["team", "record_id", "workbook", "seq"]].reset_index(drop=True).assign(pos=np.arange(len(found)))
+    at = at.merge(entered.rename(columns={"workbook": "e_workbook", "seq": "e_seq"}), on=["team", "record_id"], how="left")
+    at["new"] = at["ended"].isna()
+    order = at.sort_values(["new", "ended", "run_id", "e_workbook", "e_seq", "workbook", "seq", "pos"], kind="stable", na_position="last")
+    rank = np.empty(len(at), dtype=np.int64)
+    rank[order["pos"].to_numpy()] = np.arange(len(at))
+    return pd.Series(rank, index=found.index)
+
+
+def _judged_again(program, ledger: Path, run_id: str, team: tuple[str, ...], mine: pd.DataFrame) -> pd.DataFrame:
+    """The earlier records of `program`'s groups the run touched whose portfolio findings differ now."""
+    from batch.run.ledger import read_portfolio
+
+    portfolio = program.portfolio
+    keys = _touched(ledger, team, program.name, portfolio, mine)
+    if not keys:
+        return pd.DataFrame(columns=COLUMNS)
+    found = read_portfolio(ledger, program.name, keys, including=run_id)
+    found = found[~found["status"].isin(NOT_COUNTED) & found["fields"].notna()].reset_index(drop=True)
+    if found.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    fields = portfolio.read(found["fields"])
+    inside = np.zeros(len(found), dtype=bool)
+    for g in portfolio.groupings:  # the record's latest version is in one of the groups
+        at = each_key(fields[g])
+        inside[at.index[at.isin(keys.get(g, [])).to_numpy()]] = True
+    found, fields = found[inside].reset_index(drop=True), fields[inside].reset_index(drop=True)
+    if not (found["run_id"] != run_id).any():
+        return pd.DataFrame(columns=COLUMNS)
+    rules = load(program.rules)
+    rows = portfolio.rows(fields.assign(record_id=found["record_id"].to_numpy()))
+    context = RunContext(dt.date.today(), portfolio_order=_order(ledger, program.name, found, run_id))
+    calc = program.calculate(rows, rules, context)
+    raw = [f for f in calc.findings if len(f)]
+    now = render(pd.concat(raw, ignore_index=True), program.name, rules.findings) if raw else pd.DataFrame(columns=["row", "Code"])
+    judged = list(portfolio.judged)
+    now = now[now["Code"].isin(judged)][["row", "Code"]].drop_duplicates()
+    earlier = (found["run_id"] != run_id).to_numpy()
+    # the findings then, a code a row (as kept: "CODE (waived)"), of the earlier records
+    then = found["codes"].fillna("").astype(str).str.split("; ").explode().rename("full").reset_index().rename(columns={"index": "row"})
+    then = then[then["full"].notna() & then["full"].ne("") & earlier[then["row"].to_numpy(dtype=np.int64)]]
+    then["Code"] = then["full"].str.removesuffix(" (waived)")
+    now = now.assign(row=now["row"].astype(np.int64))
+    now = now[earlier[now["row"].to_numpy()]]
+    both = then[then["Code"].isin(judged)][["row", "Code"]].merge(now, on=["row", "Code"], how="outer", indicator=True)
+    moved = both[both["_merge"] != "both"]
+    if moved.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    changed = np.unique(moved["row"].to_numpy())
+    severity = pd.Series({code: entry["severity"] for code, entry in rules.findings.items()})
+    kept = then[~then["Code"].isin(judged) & then["row"].isin(changed)][["row", "full", "Code"]]
+    after = now[now["row"].isin(changed)].assign(full=lambda f: f["Code"])
+    listed = pd.concat([kept, after], ignore_index=True)
+    serious = listed["Code"].map(severity).isin(["error", "warning"]) & ~listed["full"].str.endswith(" (waived)")
+
+    def joined(frame: pd.DataFrame, column: str) -> pd.Series:  # each changed record's codes, in order
+        return frame.groupby("row", sort=False)[column].agg("; ".join).reindex(changed).fillna("")
+
+    at = found.loc[changed]
+    return pd.DataFrame(
+        {
+            "Sheet": program.name,
+            "Record ID": at["record_id"].to_numpy(dtype=object),
+            "Team": at["team"].to_numpy(dtype=object),
+            "Workbook": at["workbook"].to_numpy(dtype=object),
+            "Run Date": at["run_date"].to_numpy(dtype=object),
+            "Status Then": at["status"].to_numpy(dtype=object),
+            "Findings Then": at["codes"].fillna("").to_numpy(dtype=object),
+            "Status Now": np.where(serious.groupby(listed["row"]).any().reindex(changed, fill_value=False).to_numpy(), "Flagged", "OK"),
+            "Findings Now": joined(listed, "full").to_numpy(dtype=object),
+            "Appeared": joined(moved[moved["_merge"] == "right_only"], "Code").to_numpy(dtype=object),
+            "Cleared": joined(moved[moved["_merge"] == "left_only"], "Code").to_numpy(dtype=object),
+        },
+        columns=COLUMNS,
+    )
+
+
+def portfolio_changes(ledger: Path, run_id: str, team: tuple[str, ...], records: pd.DataFrame) -> pd.DataFrame:
+    """Every earlier record whose portfolio findings the run `run_id` (its records, `records`, with
+    their group keys, already in the `ledger`) changed; COLUMNS."""
+    from batch.programs import PROGRAMS
+
+    parts = []
+    for program in PROGRAMS:
+        portfolio = program.portfolio
+        if portfolio is None or portfolio.rows is None or not len(records):
+            continue
+        mine = records[records["sheet"].eq(program.name)]
+        if len(mine):
+            parts.append(_judged_again(program, ledger, run_id, team, mine))
+    parts = [p for p in parts if len(p)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)

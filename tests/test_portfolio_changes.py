@@ -1,0 +1,107 @@
+"""The run report's `Portfolio changes` sheet (batch/run/changes.py): an earlier record whose verdict a
+later run changed (an October transfer processed in December pushes November's over its certificate)
+is listed with its findings and Status then and now; its returned workbook is not rewritten."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import openpyxl
+from test_portfolio import run, transfer
+from test_reviews import _sheet, transfers_workbook
+
+D = dt.date
+
+
+def changes(outbox: Path) -> list[dict]:
+    """The Portfolio changes sheet of the latest run report, a dict a row."""
+    report = max(outbox.glob("run-*.summary.xlsx"))
+    rows = list(openpyxl.load_workbook(report)["Portfolio changes"].iter_rows(values_only=True))
+    if len(rows) < 2:
+        return []
+    return [dict(zip(rows[1], r, strict=True)) for r in rows[2:]]
+
+
+def test_a_backdated_transfer_pushes_an_earlier_run_s_transfer_over(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # November: T-1 moves 5,500,000 of C-1 (6,000,000) on 11-10: within it. T-2 of C-2 is untouched later.
+    transfers_workbook(inbox / "nov.xlsx", [transfer("T-1", "C-1", 6_000_000, D(2026, 11, 10), 5_500_000),
+                                            transfer("T-2", "C-2", 1_000_000, D(2026, 11, 10), 100_000)])  # fmt: skip
+    run(inbox, outbox)
+    assert changes(outbox) == []
+    # December: T-0 of 10-15, 800,000: within the amount on its own date (800,000); November's T-1 now counts after
+    # it: 800,000 + 5,500,000 = 6,300,000 > 6,000,000
+    transfers_workbook(inbox / "dec.xlsx", [transfer("T-0", "C-1", None, D(2026, 10, 15), 800_000)])
+    run(inbox, outbox)
+    assert _sheet(outbox / "dec.annotated.xlsx")["T-0"]["Findings"] is None
+    assert _sheet(outbox / "nov.annotated.xlsx")["T-1"]["Findings"] is None  # the returned workbook is not rewritten
+    (row,) = changes(outbox)
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert {k: row[k] for k in ("Sheet", "Record ID", "Workbook", "Run Date", "Status Then", "Status Now")} == {
+        "Sheet": "Transfers", "Record ID": "T-1", "Workbook": "nov.xlsx", "Run Date": today, "Status Then": "OK", "Status Now": "Flagged"
+    }  # fmt: skip
+    assert (row["Findings Then"], row["Findings Now"], row["Appeared"], row["Cleared"]) == (
+        None,
+        "CERTIFICATE_OVERTRANSFERRED",
+        "CERTIFICATE_OVERTRANSFERRED",
+        None,
+    )
+
+
+def test_a_correction_that_clears_an_earlier_verdict_is_listed(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # November: T-1 5,000,000 and T-2 2,000,000 of C-1 (6,000,000), in two workbooks: T-2 is over (7,000,000)
+    transfers_workbook(inbox / "a.xlsx", [transfer("T-1", "C-1", 6_000_000, D(2026, 11, 10), 5_000_000)])
+    transfers_workbook(inbox / "b.xlsx", [transfer("T-2", "C-1", 6_000_000, D(2026, 11, 20), 2_000_000)])
+    run(inbox, outbox)
+    assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
+    # December: a.xlsx corrected, T-1 was 3,000,000: 3,000,000 + 2,000,000 = 5,000,000, T-2 no longer over
+    transfers_workbook(inbox / "a.xlsx", [transfer("T-1", "C-1", 6_000_000, D(2026, 11, 10), 3_000_000)])
+    run(inbox, outbox)
+    (row,) = changes(outbox)
+    assert (row["Record ID"], row["Status Then"], row["Status Now"], row["Findings Now"], row["Cleared"]) == (
+        "T-2",
+        "Flagged",
+        "OK",
+        None,
+        "CERTIFICATE_OVERTRANSFERRED",
+    )
+
+
+def test_brrap_and_erg_verdicts_of_earlier_runs_are_judged_again(tmp_path):
+    from test_samerun import brrap_workbook, erg_workbook
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # November: BRRAP 12,000,000 of 2026 (B-1); ERG (d) 20,000,000 on 2015-03-05 (P-2). December: BRRAP 9,000,000 of
+    # 2026 (D-1): 21,000,000 > 20,000,000, B-1 now over too; ERG (d) 6,000,000 on 2015-01-05 (P-1), before P-2:
+    # P-2 now reaches 26,000,000 > 25,000,000
+    brrap_workbook(inbox / "brrap-nov.xlsx", [("B-1", "Beta LLC", 9_000_000, 2026), ("B-9", "Gamma Inc", 3_000_000, 2026)])
+    erg_workbook(inbox / "erg-nov.xlsx", [("P-2", "Other ERG Incentive Area", D(2015, 3, 5), 20_000_000)])
+    run(inbox, outbox)
+    brrap_workbook(inbox / "brrap-dec.xlsx", [("D-1", "Delta Co", 9_000_000, 2026)])
+    erg_workbook(inbox / "erg-dec.xlsx", [("P-1", "Other ERG Incentive Area", D(2015, 1, 5), 6_000_000)])
+    run(inbox, outbox)
+    found = {(r["Sheet"], r["Record ID"]): r["Appeared"] for r in changes(outbox)}
+    assert found == {
+        ("BRRAP", "B-1"): "AGGREGATE_ANNUAL_LIMIT_EXCEEDED",
+        ("BRRAP", "B-9"): "AGGREGATE_ANNUAL_LIMIT_EXCEEDED",
+        ("ERG_Residential", "P-2"): "BUCKET_LIMIT_EXCEEDED",
+    }
+
+
+def test_a_failure_to_judge_again_leaves_the_rest_of_the_report(tmp_path, monkeypatch):
+    import batch.run.changes
+
+    def broken(*_args):
+        raise ValueError("a test's failure")
+
+    monkeypatch.setattr(batch.run.changes, "portfolio_changes", broken)
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    transfers_workbook(inbox / "nov.xlsx", [transfer("T-1", "C-1", 6_000_000, D(2026, 11, 10), 5_500_000)])
+    run(inbox, outbox)
+    report = openpyxl.load_workbook(max(outbox.glob("run-*.summary.xlsx")))
+    assert report.sheetnames[-2:] == ["Portfolio changes", "Run"]
+    assert report["Portfolio changes"]["A1"].value == (
+        "The earlier records this run's groups hold could not be judged again (ValueError: a test's failure)."
+    )
