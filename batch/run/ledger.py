@@ -205,13 +205,13 @@ def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | N
     version (RECORD_WITHDRAWN). Only runs that had ended before `exclude_run` started count (every
     ended run when it is None), so what a run reads never depends on another run still going on. The
     ledger is opened read-only (`LedgerUnreadable` when it cannot be read); a ledger from before
-    migration 2 has no names and gives nothing."""
+    migration 2 has no names and gives nothing. Columns: those, `same_team` and `team`."""
     cols = ["sheet", "record_id", "business_name", "status", "date", "year", "workbook", "run_date"]  # PRIOR_COLUMNS but `received`
     marks = ",".join("?" * len(sheets))
     try:
         with closing(_read_only(path)) as db:
             if "business_name" not in {row[1] for row in db.execute("PRAGMA table_info(records)")}:
-                return pd.DataFrame(columns=[*cols, "same_team"])
+                return pd.DataFrame(columns=[*cols, "same_team", "team"])
             query = f"""
                 SELECT {_team_of(db, "records")} AS team, r.sheet, r.record_id, r.business_name, r.status, r.record_date AS date,
                        r.year, r.file AS workbook, substr(u.started, 1, 10) AS run_date, r.codes
@@ -225,7 +225,7 @@ def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | N
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
     latest = found.drop_duplicates(["team", "sheet", "record_id"], keep="first")
     latest = latest[latest["business_name"].notna() & ~latest["codes"].fillna("").str.contains(r"\bRECORD_WITHDRAWN\b")]
-    return latest[cols].assign(same_team=latest["team"].isin(team).to_numpy(dtype=bool)).reset_index(drop=True)
+    return latest[cols].assign(same_team=latest["team"].isin(team).to_numpy(dtype=bool), team=latest["team"]).reset_index(drop=True)
 
 
 # the runs that ended before the run named by the query's two parameters started (every ended run

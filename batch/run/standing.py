@@ -1,10 +1,11 @@
 """`njcredits portfolio --out DIR`: the standing position of the ledger's latest records, written to
 DIR/njcredits-portfolio.xlsx. Each program that keeps portfolio records gives its sheets
 (`Portfolio.standing`: Transfers gives `Certificates`, BRRAP `BRRAP`, ERG_Residential `ERG
-buckets`, GrowNJ_Compliance `Compliance`); a `Run` sheet says which ledger was read, when, its latest run, and which of the
-portfolio's sheets are not built yet. The ledger is only read (never migrated nor written). The
-workbook is written under a temporary name and then renamed, so a reader never sees half of it;
-every text is written as text, never as a formula."""
+buckets`, GrowNJ_Compliance `Compliance`); `Prior awards` lists each business's prior incentives
+across programs; a `Run` sheet says which ledger was read, when, its latest run, and what it does
+not count. The ledger is only read (never migrated nor written). The workbook is written under a
+temporary name and then renamed, so a reader never sees half of it; every text is written as text,
+never as a formula."""
 
 from __future__ import annotations
 
@@ -18,14 +19,14 @@ import xlsxwriter
 from batch import __version__
 from batch.programs import PROGRAMS
 from batch.programs._kit import rules as rules_mod
-from batch.run.ledger import Ledger, read_standing
+from batch.programs._kit.calculation import SummaryTable
+from batch.programs._kit.steps import business_key
+from batch.run.ledger import Ledger, read_prior_records, read_standing
 from batch.run.report import _fit_columns
 from batch.workbook.toolsheets import Formats, write_table
 
 FILE_NAME = "njcredits-portfolio.xlsx"
 PORTFOLIO_SCHEMA = 6  # the ledger's first migration that keeps portfolio records
-# the sheets portfolio.md lists whose rules do not read the portfolio yet (README, "The portfolio")
-NOT_BUILT = "Prior awards"
 
 
 def unkept(found: pd.DataFrame) -> int:
@@ -46,6 +47,51 @@ def records_of(ledger: Path, program, found: pd.DataFrame | None = None) -> pd.D
     # `book`: a workbook of a run (two months' files of one name are two workbooks)
     book = found["workbook"].astype(str) + "\x00" + found["ended"].astype(str)
     return pd.concat([fields, found.drop(columns="fields")], axis=1).assign(tie=range(len(found)), book=book)
+
+
+def prior_awards(ledger: Path) -> SummaryTable:
+    """The `Prior awards` sheet: per business (the one business-name rule), its BEIP, BRRAP and Grow
+    NJ records that count as prior incentives of a Grow NJ application (C.34:1B-247 e.): the latest
+    version of each record of the ended runs, neither Invalid nor Ineligible nor withdrawn, with the
+    date or year it was received, oldest first."""
+    columns = ["Business", "Sheet", "Record ID", "Team", "Received", "Status", "Workbook", "Run Date"]
+    title = "Prior awards: each business's BEIP, BRRAP and Grow NJ records, the prior incentives of its Grow NJ applications"
+    sheets = {m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive}
+    found = read_prior_records(ledger, tuple(sheets))
+    found = found[~found["status"].isin(["Invalid", "Ineligible"])].reset_index(drop=True)
+    if found.empty:
+        return SummaryTable(title, pd.DataFrame(columns=columns))
+    key = business_key(found["business_name"]).astype(object)
+    key = key.where(key.notna(), "\x00" + pd.Series(range(len(found))).astype(str))
+    year = pd.array(pd.to_numeric(found["year"], errors="coerce"), dtype="Int64").astype(str)
+    when = found["date"].where(found["date"].notna(), pd.Series(year, index=found.index, dtype=object)).astype(str)
+    table = pd.DataFrame(
+        {
+            "key": key,
+            "Business": found.groupby(key)["business_name"].transform("first"),  # as the newest record spells it
+            "Sheet": found["sheet"],
+            "Record ID": found["record_id"],
+            "Team": found["team"],
+            "Received": found["sheet"].map(sheets) + " " + when,
+            "when": when,
+            "Status": found["status"],
+            "Workbook": found["workbook"],
+            "Run Date": found["run_date"],
+        }
+    )
+    table = table.sort_values(["key", "when", "Sheet", "Record ID"], kind="stable")
+    return SummaryTable(title, table[columns].reset_index(drop=True))
+
+
+def _write_sheet(wb, fmts, name: str, table: SummaryTable) -> None:
+    """A standing sheet: its title, header row with filters, frozen panes, printed landscape one page wide."""
+    ws = wb.add_worksheet(name)
+    _fit_columns(ws, [table], low=14)
+    write_table(ws, fmts, 0, table)
+    ws.freeze_panes(2, 1)
+    _printed(ws)
+    ws.repeat_rows(1)  # the header row on every printed page
+    ws.autofilter(1, 0, 1 + len(table.table), len(table.table.columns) - 1)
 
 
 def _printed(ws) -> None:
@@ -75,14 +121,11 @@ def write_portfolio(ledger: Path, out: Path) -> tuple[Path, dict[str, int]]:
             if n := unkept(found):
                 old.append(f"{n:,} {program.name}")
             for name, table in program.portfolio.standing(records_of(ledger, program, found), rules).items():
-                ws = wb.add_worksheet(name)
-                _fit_columns(ws, [table], low=14)
-                write_table(ws, fmts, 0, table)
-                ws.freeze_panes(2, 1)
-                _printed(ws)
-                ws.repeat_rows(1)  # the header row on every printed page
-                ws.autofilter(1, 0, 1 + len(table.table), len(table.table.columns) - 1)
+                _write_sheet(wb, fmts, name, table)
                 counts[name] = len(table.table)
+        table = prior_awards(ledger)
+        _write_sheet(wb, fmts, "Prior awards", table)
+        counts["Prior awards"] = len(table.table)
         latest = ended.iloc[-1] if len(ended) else None
         notes = []
         if going:
@@ -100,7 +143,6 @@ def write_portfolio(ledger: Path, out: Path) -> tuple[Path, dict[str, int]]:
             *notes,
             ("njcredits version", __version__),
             ("Records counted", "the latest version of each record (team, sheet, record ID) of the runs that have ended"),
-            ("Not shown yet", f"{NOT_BUILT}: their limits do not read the portfolio yet"),
         ]
         ws = wb.add_worksheet("Run")
         ws.set_column(0, 0, 20)
