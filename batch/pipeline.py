@@ -200,15 +200,18 @@ def _prior_fields(r: SheetResult) -> dict:
 
 def prior_records(result: Result, ledger: Path | None, run_id: str | None, team: tuple[str, ...] = ()) -> pd.DataFrame:
     """The prior incentive records a Grow NJ row is checked against (C.34:1B-247 e.): every row of
-    this workbook's prior-incentive sheets computed so far (BEIP, BRRAP), and the latest record of
-    each record (team, sheet, record ID) of earlier runs in the ledger (BEIP, BRRAP, GrowNJ). A ledger
+    this workbook's prior-incentive sheets computed so far (BEIP, BRRAP), those of the run's other
+    workbooks the run gave it (`Result.same_run`: BEIP, BRRAP, GrowNJ, as first calculated), and the
+    latest record of each record (team, sheet, record ID) of earlier runs in the ledger (BEIP, BRRAP,
+    GrowNJ); none the reviewer withdrew. A record of this run supersedes its ledger version. A ledger
     record of `team` (its names) with the sheet and record ID of a row of this workbook is that row, and the
     workbook wins, so a round trip or a forced rerun names each record once (a GrowNJ row's own sheet
     is computed after this: `process_sheet` leaves out the ledger's records of its IDs, and its
     calculator reads its rows); another team's record of that ID is another record. Columns:
     PRIOR_COLUMNS and `same_team` (a record of this workbook, or of `team` in the ledger)."""
     mine = result.records()
-    mine = mine[mine["sheet"].isin([m.name for m in PROGRAMS if m.prior_incentive])]
+    sheets = sheets_of_priors()
+    mine = mine[mine["sheet"].isin(list(sheets))]
     here = pd.DataFrame(
         {
             "sheet": mine["sheet"],
@@ -223,10 +226,28 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None, team:
         }
     )
     parts = [here[~withdrawn_codes(mine["codes"])]]  # a withdrawn record is no prior incentive, nor is its ledger version
+    same = result.same_run
+    if same is not None and len(same.others):  # the prior incentives of the run's other workbooks (batch.run.samerun)
+        theirs = same.others[same.others["sheet"].isin(list(sheets)) & same.others["business_name"].notna()]
+        counted = ~withdrawn_codes(theirs["codes"])
+        theirs = pd.DataFrame(
+            {
+                "sheet": theirs["sheet"],
+                "record_id": theirs["record_id"],
+                "business_name": theirs["business_name"],
+                "status": theirs["status"],
+                "date": theirs["record_date"],
+                "year": theirs["year"],
+                "workbook": theirs["workbook"],
+                "run_date": result.started.strftime("%Y-%m-%d"),
+                "same_team": True,
+            }
+        )
+        parts.append(theirs[counted])
+        here = pd.concat([here, theirs], ignore_index=True)  # a record of this run supersedes its ledger version
     if ledger is not None and Path(ledger).exists():
         from batch.run.ledger import read_prior_records
 
-        sheets = tuple(m.name for m in PROGRAMS if m.prior_incentive)
         earlier = read_prior_records(Path(ledger), sheets, exclude_run=run_id, team=team)
         if len(earlier):
             known = pd.MultiIndex.from_arrays([here["sheet"], here["record_id"]])
@@ -237,6 +258,11 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None, team:
     column = prior["sheet"].map({m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive})
     value = prior["date"].where(prior["date"].notna(), pd.array(prior["year"], dtype="Int64").astype(str))
     return prior.assign(received=column + " " + value.astype(str))[[*PRIOR_COLUMNS, "same_team"]]
+
+
+def sheets_of_priors() -> tuple[str, ...]:
+    """The sheets whose records are prior incentives of a Grow NJ application (BEIP, BRRAP, GrowNJ)."""
+    return tuple(m.name for m in PROGRAMS if m.prior_incentive)
 
 
 def withdrawn_codes(codes: pd.Series) -> np.ndarray:

@@ -474,3 +474,27 @@ def test_a_projects_periods_in_two_workbooks_of_one_run_carry_forward_in_both_fi
     assert seen[1] == seen[0]
     assert seen[0]["a.annotated.xlsx"]["P-1"] == (1_500, 500, 100, "CARRY_FORWARD_FROM_OTHER_WORKBOOKS")
     assert seen[0]["b.annotated.xlsx"]["P-1"] == (400, 0, 600, None)
+
+
+def test_a_prior_incentive_in_another_workbook_of_the_run_is_named_in_both_file_orders(tmp_path):
+    from conftest import write_workbook
+    from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, grow, grow_rows
+
+    # a.xlsx: Acme Corp.'s BEIP grant (2015-06-01); b.xlsx: ACME Corporation's Grow NJ application (2016-01-04), which
+    # shows neither condition of C.34:1B-247 e.; c.xlsx: another BEIP grant of another business, read by none
+    def books(inbox: Path) -> list[Path]:
+        inbox.mkdir(parents=True, exist_ok=True)
+        a = write_workbook(inbox / "a.xlsx", {"BEIP": [BEIP_HEADERS, beip()]})
+        c = write_workbook(inbox / "c.xlsx", {"BEIP": [BEIP_HEADERS, beip("B-9", "Other Business Inc")]})
+        return [write_workbook(inbox / "b.xlsx", {"GrowNJ": [GROW_HEADERS, grow()]}), c, a]
+
+    seen = []
+    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
+        base = tmp_path / str(n)
+        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
+        run_batch(settings, files=books(base / "inbox")[::order], echo=lambda *_: None)
+        seen.append(grow_rows(base / "outbox" / "b.annotated.xlsx"))
+        (found,) = [f for f in _findings(base / "outbox" / "b.annotated.xlsx") if f["Code"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"]
+        today = dt.datetime.now(dt.UTC).date().isoformat()
+        assert f"BEIP B-1 (Agreement Date 2015-06-01; a.xlsx, run {today})" in found["Message"] and "B-9" not in found["Message"]
+    assert seen[1] == seen[0] and seen[0][0]["Findings"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"

@@ -33,7 +33,11 @@ from batch.programs._kit.program import each_key
 
 KEY = "key:"  # the records' group-key columns, one per grouping (`batch.pipeline._portfolio_fields`)
 FIELD = "field:"  # a record's portfolio fields, a column each (`held`)
-HELD = ["sheet", "record_id", "status", "fields"]
+HELD = ["sheet", "record_id", "status", "codes", "fields", "business_name", "record_date", "year"]
+# the group of a prior incentive (C.34:1B-247 e.): its business, by the one business-name rule, across
+# the sheets whose records are prior incentives (BEIP, BRRAP, GrowNJ); read by a sheet that needs them
+PRIOR = "prior_business"
+GROUP = ["scope", "grouping", "key"]  # a group: its scope (a sheet, or "*" across the prior incentives' sheets), grouping and key
 
 
 @dataclass(frozen=True)
@@ -54,16 +58,33 @@ def portfolios() -> dict:
     return {m.name: m.portfolio for m in PROGRAMS if m.portfolio is not None}
 
 
+def prior_sheets() -> tuple[frozenset, frozenset]:
+    """The sheets whose records are prior incentives, and those whose rules read them."""
+    from batch.programs import PROGRAMS
+    from batch.programs._kit.program import PRIOR_INCENTIVES
+
+    return frozenset(m.name for m in PROGRAMS if m.prior_incentive), frozenset(m.name for m in PROGRAMS if PRIOR_INCENTIVES in m.needs)
+
+
 def held(records: pd.DataFrame) -> pd.DataFrame:
-    """Of a workbook's records (`Result.records()`), those of sheets with portfolio rules that have a
-    record ID: what the run holds of it until the decision (its group keys and the fields the rules
-    read, for the rows that were computed: as JSON, and read once here into a column each,
-    `field:<name>`, so that a workbook given them does not read them again)."""
+    """Of a workbook's records (`Result.records()`), those of sheets with portfolio rules or whose
+    records are prior incentives, that have a record ID: what the run holds of it until the decision
+    (its group keys and the fields the rules read, for the rows that were computed: as JSON, and read
+    once here into a column each, `field:<name>`, so that a workbook given them does not read them
+    again; a prior incentive's business name, date and year, and its business as `key:prior_business`)."""
+    from batch.programs._kit.steps import business_key
+
     sheets = portfolios()
+    priors, _readers = prior_sheets()
     ids = records["record_id"]
-    mine = records[records["sheet"].isin(list(sheets)) & ids.notna() & ids.astype(str).ne("")]
+    mine = records[records["sheet"].isin([*sheets, *priors]) & ids.notna() & ids.astype(str).ne("")]
     keys = [c for c in records.columns if c.startswith(KEY)]
     mine = mine[[*HELD, *keys]].assign(seq=np.arange(len(mine))).reset_index(drop=True)
+    prior = mine["sheet"].isin(priors).to_numpy() & mine["business_name"].notna().to_numpy()
+    if prior.any():  # a prior incentive's business: the key the rule matches names by
+        key = pd.Series(None, index=mine.index, dtype=object)
+        key[prior] = business_key(mine.loc[prior, "business_name"]).astype(object).to_numpy()
+        mine[KEY + PRIOR] = key.where(key.notna(), None)
     parsed = [
         portfolio.read(part["fields"])
         for sheet, portfolio in sheets.items()
@@ -111,15 +132,25 @@ def _one_key_a_row(long: pd.DataFrame) -> pd.DataFrame:
 
 
 def _long_keys(records: pd.DataFrame) -> pd.DataFrame:
-    """The current group keys of the run's records: place, sheet, record_id, grouping, key."""
+    """The current group keys of the run's records: place, sheet, record_id, grouping, key, and
+    `scope` and `reads` (`_scoped`)."""
     keys = [c for c in records.columns if c.startswith(KEY)]
     if not keys:
-        return pd.DataFrame(columns=["place", "sheet", "record_id", "grouping", "key"])
+        return pd.DataFrame(columns=["place", "sheet", "record_id", "grouping", "key", "scope", "reads"])
     long = records[["place", "sheet", "record_id", *keys]].melt(
         id_vars=["place", "sheet", "record_id"], value_vars=keys, var_name="grouping", value_name="key"
     )
     long = _one_key_a_row(long)
-    return long.assign(grouping=long["grouping"].str.slice(len(KEY)))
+    return _scoped(long.assign(grouping=long["grouping"].str.slice(len(KEY))))
+
+
+def _scoped(long: pd.DataFrame) -> pd.DataFrame:
+    """Each group key with the scope its group is known in (its sheet; the prior incentives' business
+    across the sheets whose records are prior incentives: "*") and whether the record's rules read the
+    group (`reads`: every portfolio group; a prior incentive's only on a sheet that reads them)."""
+    _priors, readers = prior_sheets()
+    prior = long["grouping"].eq(PRIOR).to_numpy()
+    return long.assign(scope=np.where(prior, "*", long["sheet"]), reads=~prior | long["sheet"].isin(readers).to_numpy())
 
 
 class Given:
@@ -132,12 +163,13 @@ class Given:
         self.shared: set[int] = set()
         if run is None:
             return
-        # a group two workbooks touch, or a record two workbooks hold: each of them reads another
-        groups = touched.groupby(["sheet", "grouping", "key"], sort=False)["place"].nunique()
-        groups = groups[groups > 1].reset_index()[["sheet", "grouping", "key"]]
-        ids = run[["place", "sheet", "record_id"]].drop_duplicates()
+        # a group two workbooks touch, which one of them reads, or a record of a sheet with portfolio
+        # rules two workbooks hold: each of them reads another
+        groups = touched.groupby(GROUP, sort=False)["place"].nunique()
+        groups = groups[groups > 1].reset_index()[GROUP]
+        ids = run[run["sheet"].isin(list(portfolios()))][["place", "sheet", "record_id"]].drop_duplicates()
         twice = ids[ids.duplicated(["sheet", "record_id"], keep=False)]
-        self.shared = set(now.merge(groups, on=["sheet", "grouping", "key"])["place"].tolist()) | set(twice["place"].tolist())
+        self.shared = set(now[now["reads"]].merge(groups, on=GROUP)["place"].tolist()) | set(twice["place"].tolist())
 
     def readers(self) -> list[int]:
         return sorted(int(p) for p in self.shared)
@@ -149,14 +181,14 @@ class Given:
         if reader not in self.shared:
             return pd.DataFrame(columns=[*HELD, "workbook", "place", "seq"])
         cols = [*HELD, *(c for c in self.run.columns if c.startswith(FIELD)), "workbook", "place", "seq"]
-        reads = self.now[self.now["place"].eq(reader)][["sheet", "grouping", "key"]].drop_duplicates()
-        by_group = self.touched.merge(reads, on=["sheet", "grouping", "key"])[["place", "sheet", "record_id"]]
-        mine = self.run[self.run["place"].eq(reader)][["sheet", "record_id"]].drop_duplicates()
+        reads = self.now[self.now["place"].eq(reader) & self.now["reads"]][GROUP].drop_duplicates()
+        by_group = self.touched.merge(reads, on=GROUP)[["place", "sheet", "record_id"]]
+        mine = self.run[self.run["place"].eq(reader) & self.run["sheet"].isin(list(portfolios()))][["sheet", "record_id"]].drop_duplicates()
         by_id = self.run[["place", "sheet", "record_id"]].merge(mine, on=["sheet", "record_id"])
         wanted = pd.concat([by_group, by_id], ignore_index=True).drop_duplicates()
         wanted = wanted[wanted["place"].ne(reader)]
         given = self.run.merge(wanted, on=["place", "sheet", "record_id"])
-        return given.sort_values(["place", "seq"], kind="stable")[cols].reset_index(drop=True)
+        return given.sort_values(["place", "seq"], kind="stable").reindex(columns=cols).reset_index(drop=True)
 
 
 def decide(books: dict[int, pd.DataFrame], earlier: pd.DataFrame) -> Given:
@@ -172,6 +204,6 @@ def decide(books: dict[int, pd.DataFrame], earlier: pd.DataFrame) -> Given:
         return Given()
     run = pd.concat([b.assign(place=p) for p, b in sorted(books.items())], ignore_index=True)
     now = _long_keys(run)
-    before = earlier.merge(run[["place", "sheet", "record_id"]].drop_duplicates(), on=["sheet", "record_id"])
+    before = _scoped(earlier.merge(run[["place", "sheet", "record_id"]].drop_duplicates(), on=["sheet", "record_id"]))
     touched = pd.concat([now, before[now.columns]], ignore_index=True).drop_duplicates()
     return Given(run, now, touched)
