@@ -110,6 +110,19 @@ def outputs(outbox: Path) -> dict:
     return found
 
 
+def in_both_orders(tmp_path: Path, books, read=None) -> list:
+    """`books(inbox)` written and run as one run twice: as listed on one worker, then in the reverse
+    order on two; what `read(outbox)` (`outputs`) gives of each run's outbox, the two must agree."""
+    seen = []
+    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
+        base = tmp_path / str(n)
+        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
+        run_batch(settings, files=books(base / "inbox")[::order], echo=lambda *_: None)
+        seen.append((read or outputs)(base / "outbox"))
+    assert seen[1] == seen[0]
+    return seen
+
+
 def test_a_shared_certificate_gives_the_same_findings_in_both_file_orders_and_on_one_and_two_workers(tmp_path):
     seen = []
     for n, (order, workers) in enumerate([(1, 1), (-1, 1), (1, 2), (-1, 2)]):
@@ -357,14 +370,7 @@ def test_a_transferors_smaller_transfers_in_two_workbooks_use_one_allowance_in_b
             made.append(transfers_workbook(inbox / where / "a.xlsx", [cells]))
         return made
 
-    seen = []
-    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
-        base = tmp_path / str(n)
-        files = books(base / "inbox")[::order]
-        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
-        run_batch(settings, files=files, echo=lambda *_: None)
-        seen.append(outputs(base / "outbox"))
-    assert seen[1] == seen[0]
+    seen = in_both_orders(tmp_path, books)
     east, west = seen[0]["east/a.annotated.xlsx"], seen[0]["west/a.annotated.xlsx"]
     assert east[1]["T-1"]["Findings"] == "SMALL_TRANSFER_ALLOWANCE_USED"
     assert west[1]["T-2"]["Findings"] == "TRANSFER_BELOW_MINIMUM"
@@ -400,13 +406,7 @@ def test_two_brrap_workbooks_of_one_run_are_over_the_aggregate_in_both_file_orde
         b = brrap_workbook(inbox / "b.xlsx", [("B-1", "Beta LLC", 7_500_000, 2026), ("B-2", "ACME CORP", 4_500_000, 2026)])
         return [b, brrap_workbook(inbox / "a.xlsx", [("A-1", "Acme Corp.", 6_000_000, 2026), ("A-2", "Gamma Inc", 6_000_000, 2026)])]
 
-    seen = []
-    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
-        base = tmp_path / str(n)
-        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
-        run_batch(settings, files=books(base / "inbox")[::order], echo=lambda *_: None)
-        seen.append(outputs(base / "outbox"))
-    assert seen[1] == seen[0]
+    seen = in_both_orders(tmp_path, books)
     a, b = seen[0]["a.annotated.xlsx"], seen[0]["b.annotated.xlsx"]
     both = "BUSINESS_ANNUAL_LIMIT_EXCEEDED; AGGREGATE_ANNUAL_LIMIT_EXCEEDED"
     assert [a[1]["A-1"]["Findings"], a[1]["A-2"]["Findings"]] == [both, "AGGREGATE_ANNUAL_LIMIT_EXCEEDED"]
@@ -439,13 +439,7 @@ def test_erg_applications_of_two_workbooks_fill_one_bucket_in_both_file_orders(t
         b = erg_workbook(inbox / "b.xlsx", [("P-2", "Other ERG Incentive Area", D(2015, 1, 5), 10_000_000.01)])
         return [b, erg_workbook(inbox / "a.xlsx", [("P-1", "Other ERG Incentive Area", D(2015, 1, 5), 15_000_000)])]
 
-    seen = []
-    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
-        base = tmp_path / str(n)
-        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
-        run_batch(settings, files=books(base / "inbox")[::order], echo=lambda *_: None)
-        seen.append(outputs(base / "outbox"))
-    assert seen[1] == seen[0]
+    seen = in_both_orders(tmp_path, books)
     a, b = seen[0]["a.annotated.xlsx"], seen[0]["b.annotated.xlsx"]
     assert (a[1]["P-1"]["Findings"], b[1]["P-2"]["Findings"]) == (None, "BUCKET_LIMIT_EXCEEDED")
     (over,) = b[0]
@@ -465,13 +459,9 @@ def test_a_projects_periods_in_two_workbooks_of_one_run_carry_forward_in_both_fi
         b = compliance_workbook(inbox / "b.xlsx", [("P-1", 2019, 1_000, 400)])
         return [b, compliance_workbook(inbox / "a.xlsx", [("P-1", 2020, 1_000, 1_500)])]
 
-    seen = []
-    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
-        base = tmp_path / str(n)
-        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
-        run_batch(settings, files=books(base / "inbox")[::order], echo=lambda *_: None)
-        seen.append({name: compliance_columns(base / "outbox" / name) for name in ("a.annotated.xlsx", "b.annotated.xlsx")})
-    assert seen[1] == seen[0]
+    seen = in_both_orders(
+        tmp_path, books, lambda out: {name: compliance_columns(out / name) for name in ("a.annotated.xlsx", "b.annotated.xlsx")}
+    )
     assert seen[0]["a.annotated.xlsx"]["P-1"] == (1_500, 500, 100, "CARRY_FORWARD_FROM_OTHER_WORKBOOKS")
     assert seen[0]["b.annotated.xlsx"]["P-1"] == (400, 0, 600, None)
 
@@ -488,13 +478,9 @@ def test_a_prior_incentive_in_another_workbook_of_the_run_is_named_in_both_file_
         c = write_workbook(inbox / "c.xlsx", {"BEIP": [BEIP_HEADERS, beip("B-9", "Other Business Inc")]})
         return [write_workbook(inbox / "b.xlsx", {"GrowNJ": [GROW_HEADERS, grow()]}), c, a]
 
-    seen = []
-    for n, (order, workers) in enumerate([(1, 1), (-1, 2)]):
-        base = tmp_path / str(n)
-        settings = load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=workers, keep_inputs=True)
-        run_batch(settings, files=books(base / "inbox")[::order], echo=lambda *_: None)
-        seen.append(grow_rows(base / "outbox" / "b.annotated.xlsx"))
-        (found,) = [f for f in _findings(base / "outbox" / "b.annotated.xlsx") if f["Code"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"]
-        today = dt.datetime.now(dt.UTC).date().isoformat()
-        assert f"BEIP B-1 (Agreement Date 2015-06-01; a.xlsx, run {today})" in found["Message"] and "B-9" not in found["Message"]
-    assert seen[1] == seen[0] and seen[0][0]["Findings"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"
+    seen = in_both_orders(tmp_path, books, lambda out: (grow_rows(out / "b.annotated.xlsx"), _findings(out / "b.annotated.xlsx")))
+    rows, findings = seen[0]
+    assert rows[0]["Findings"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"
+    (found,) = [f for f in findings if f["Code"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"]
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    assert f"BEIP B-1 (Agreement Date 2015-06-01; a.xlsx, run {today})" in found["Message"] and "B-9" not in found["Message"]
