@@ -634,9 +634,10 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     status = pd.Series(status, index=typed.index)
     summary_frame = pd.concat([typed, computed], axis=1)
     codes = findings.loc[at_row, ["pos", "Code"]].rename(columns={"pos": "row"})
-    if totals.any():  # the summary's pivots count records only
-        codes = codes[~totals[codes["row"].to_numpy()]]
-        summary = program.summarize(summary_frame[~totals], status[~totals], codes, rules)
+    left_out = totals | out  # the summary's pivots count records that stand: not a totals row, not withdrawn
+    if left_out.any():
+        codes = codes[~left_out[codes["row"].to_numpy()]]
+        summary = program.summarize(summary_frame[~left_out], status[~left_out], codes, rules)
     else:
         summary = program.summarize(summary_frame, status, codes, rules)
     if result:

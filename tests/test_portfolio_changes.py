@@ -105,3 +105,46 @@ def test_a_failure_to_judge_again_leaves_the_rest_of_the_report(tmp_path, monkey
     assert report["Portfolio changes"]["A1"].value == (
         "The earlier records this run's groups hold could not be judged again (ValueError: a test's failure)."
     )
+
+
+def uth(tid, cert, amount, seller, date, credit):
+    # Transfer ID, Program, Certificate ID, Certificate Amount, Transferor, Transferee, Transfer Date, Credit, Consideration
+    return [tid, "Urban Transit Hub", cert, amount, seller, "Buyer Inc.", date, credit, credit]
+
+
+def test_a_record_reached_through_one_group_is_judged_over_all_of_its_groups(tmp_path):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # November, C-1 ($1,000,000): T-2 980,000 (Other Co, 2013-06-01), then T-1 60,000 (Seller LLC, 2013-06-28): T-1 uses
+    # Seller LLC's allowance of 2013 and is over C-1 (1,040,000 > 1,000,000)
+    transfers_workbook(inbox / "nov.xlsx", [uth("T-2", "C-1", 1_000_000, "Other Co", D(2013, 6, 1), 980_000),
+                                            uth("T-1", "C-1", 1_000_000, "Seller LLC", D(2013, 6, 28), 60_000)])  # fmt: skip
+    run(inbox, outbox)
+    assert _sheet(outbox / "nov.annotated.xlsx")["T-1"]["Findings"] == "SMALL_TRANSFER_ALLOWANCE_USED; CERTIFICATE_OVERTRANSFERRED"
+    # December: Seller LLC's second smaller transfer of 2013, of another certificate: it touches the allowance's group, not
+    # C-1; T-1 judged again over C-1 too is still over, so nothing changed
+    transfers_workbook(inbox / "dec.xlsx", [uth("T-5", "C-9", 1_000_000, "Seller LLC", D(2013, 9, 3), 50_000)])
+    run(inbox, outbox)
+    assert _sheet(outbox / "dec.annotated.xlsx")["T-5"]["Findings"] == "TRANSFER_BELOW_MINIMUM"
+    assert changes(outbox) == []
+
+
+def test_a_finding_waived_then_stays_waived_now(tmp_path):
+    from test_reviews import _decide
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # a.xlsx: T-A (60,000 of 2013-06-28) uses Seller LLC's allowance of 2013; b.xlsx: T-1 (50,000 of 2013-09-03) is below
+    # the minimum, and its certificate has no amount (a warning, which the reviewer waives)
+    transfers_workbook(inbox / "a.xlsx", [uth("T-A", "U-A", 1_000_000, "Seller LLC", D(2013, 6, 28), 60_000)])
+    transfers_workbook(inbox / "b.xlsx", [uth("T-1", "U-B", None, "Seller LLC", D(2013, 9, 3), 50_000)])
+    run(inbox, outbox)
+    waiver = ("Waive CERTIFICATE_AMOUNT_NOT_GIVEN", "JS", "amount on file")
+    _decide(outbox / "b.annotated.xlsx", inbox / "b.annotated.xlsx", {"T-1": waiver})
+    run(inbox, outbox)
+    assert _sheet(outbox / "b.annotated.xlsx")["T-1"]["Findings"] == "TRANSFER_BELOW_MINIMUM; CERTIFICATE_AMOUNT_NOT_GIVEN (waived)"
+    # T-A withdrawn: T-1 is now Seller LLC's one smaller transfer of 2013, allowed; its waiver stands
+    _decide(outbox / "a.annotated.xlsx", inbox / "a.annotated.xlsx", {"T-A": ("Withdrawn", "JS", "cancelled")})
+    run(inbox, outbox)
+    (row,) = changes(outbox)
+    assert (row["Record ID"], row["Status Then"], row["Status Now"]) == ("T-1", "Flagged", "OK")
+    assert row["Findings Now"] == "SMALL_TRANSFER_ALLOWANCE_USED; CERTIFICATE_AMOUNT_NOT_GIVEN (waived)"
+    assert (row["Appeared"], row["Cleared"]) == ("SMALL_TRANSFER_ALLOWANCE_USED", "TRANSFER_BELOW_MINIMUM")

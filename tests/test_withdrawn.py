@@ -185,3 +185,25 @@ def test_a_withdrawn_record_counts_in_no_other_workbook_of_its_run(november):
     run(inbox, outbox)
     assert _sheet(outbox / "nov.annotated.xlsx")["T-1"]["Findings"] == "RECORD_WITHDRAWN"
     assert _sheet(outbox / "dec.annotated.xlsx")["T-9"]["Findings"] is None
+
+
+def test_a_withdrawn_row_is_left_out_of_the_summaries(tmp_path):
+    from test_samerun import erg_workbook
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    # (d): P-1 20,000,000 and P-2 10,000,000 (30,000,000 > 25,000,000); P-1 withdrawn: (d) holds 10,000,000
+    erg_workbook(inbox / "a.xlsx", [("P-1", "Other ERG Incentive Area", D(2015, 1, 5), 20_000_000),
+                                    ("P-2", "Other ERG Incentive Area", D(2015, 2, 5), 10_000_000)])  # fmt: skip
+    run(inbox, outbox)
+    book = openpyxl.load_workbook(outbox / "a.annotated.xlsx")
+    ws = book["ERG_Residential"]
+    header = [c.value for c in ws[1]]
+    ws.cell(2, header.index("Reviewer Decision") + 1, "Withdrawn")
+    ws.cell(2, header.index("Reviewer Note") + 1, "application withdrawn by the developer")
+    book.save(inbox / "a.annotated.xlsx")
+    run(inbox, outbox)
+    summary = [r for r in openpyxl.load_workbook(outbox / "a.annotated.xlsx")["Summary"].iter_rows(values_only=True) if r and r[0] == "(d)"]
+    assert [(r[2], r[3], r[5]) for r in summary] == [(10_000_000, 1, "")]  # Credits Requested, Projects, Over Limit (not over)
+    report = openpyxl.load_workbook(max(outbox.glob("run-*.summary.xlsx")))["Portfolio"]
+    awards = [r for r in report.iter_rows(values_only=True) if r and r[0] == "ERG_Residential"]
+    assert awards[0][1:3] == (1, 10_000_000)  # Records, Award ($)

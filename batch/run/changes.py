@@ -48,6 +48,23 @@ def _touched(ledger: Path, team: tuple[str, ...], sheet: str, portfolio, mine: p
     return {g: sorted(k) for g, k in keys.items() if k}
 
 
+def _groups(ledger: Path, program, keys: dict, run_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The latest version of every record of `program`'s sheet whose latest fields are in one of the
+    groups `keys`, counted (neither Invalid nor Ineligible, nor withdrawn), this run's included; and
+    their fields."""
+    from batch.run.ledger import read_portfolio
+
+    portfolio = program.portfolio
+    found = read_portfolio(ledger, program.name, keys, including=run_id)
+    found = found[~found["status"].isin(NOT_COUNTED) & found["fields"].notna()].reset_index(drop=True)
+    fields = portfolio.read(found["fields"])
+    inside = np.zeros(len(found), dtype=bool)
+    for g in portfolio.groupings:  # the record's latest version is in one of the groups
+        at = each_key(fields[g])
+        inside[at.index[at.isin(keys.get(g, [])).to_numpy()]] = True
+    return found[inside].reset_index(drop=True), fields[inside].reset_index(drop=True)
+
+
 def _order(ledger: Path, sheet: str, found: pd.DataFrame, run_id: str) -> pd.Series:
     """Each record's rank among `found` on one date: those that entered the portfolio in ended runs
     first, where each first entered it; then this run's, by workbook and row."""
@@ -65,24 +82,20 @@ def _order(ledger: Path, sheet: str, found: pd.DataFrame, run_id: str) -> pd.Ser
 
 def _judged_again(program, ledger: Path, run_id: str, team: tuple[str, ...], mine: pd.DataFrame) -> pd.DataFrame:
     """The earlier records of `program`'s groups the run touched whose portfolio findings differ now."""
-    from batch.run.ledger import read_portfolio
-
     portfolio = program.portfolio
     keys = _touched(ledger, team, program.name, portfolio, mine)
     if not keys:
         return pd.DataFrame(columns=COLUMNS)
-    found = read_portfolio(ledger, program.name, keys, including=run_id)
-    found = found[~found["status"].isin(NOT_COUNTED) & found["fields"].notna()].reset_index(drop=True)
-    if found.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    fields = portfolio.read(found["fields"])
-    inside = np.zeros(len(found), dtype=bool)
-    for g in portfolio.groupings:  # the record's latest version is in one of the groups
-        at = each_key(fields[g])
-        inside[at.index[at.isin(keys.get(g, [])).to_numpy()]] = True
-    found, fields = found[inside].reset_index(drop=True), fields[inside].reset_index(drop=True)
+    found, fields = _groups(ledger, program, keys, run_id)
     if not (found["run_id"] != run_id).any():
         return pd.DataFrame(columns=COLUMNS)
+    # a record of a touched group is judged over every group it is in: its other groups are read too
+    # (their other records are judged, not listed: their groups were not touched)
+    listed = pd.MultiIndex.from_frame(found[["team", "record_id"]])
+    wider = {g: sorted(set(keys.get(g, [])) | set(each_key(fields[g]).tolist())) for g in portfolio.groupings}
+    if wider != {g: keys.get(g, []) for g in portfolio.groupings}:
+        found, fields = _groups(ledger, program, wider, run_id)
+    judged_here = pd.MultiIndex.from_frame(found[["team", "record_id"]]).isin(listed)
     rules = load(program.rules)
     rows = portfolio.rows(fields.assign(record_id=found["record_id"].to_numpy()))
     context = RunContext(dt.date.today(), portfolio_order=_order(ledger, program.name, found, run_id))
@@ -91,7 +104,7 @@ def _judged_again(program, ledger: Path, run_id: str, team: tuple[str, ...], min
     now = render(pd.concat(raw, ignore_index=True), program.name, rules.findings) if raw else pd.DataFrame(columns=["row", "Code"])
     judged = list(portfolio.judged)
     now = now[now["Code"].isin(judged)][["row", "Code"]].drop_duplicates()
-    earlier = (found["run_id"] != run_id).to_numpy()
+    earlier = (found["run_id"] != run_id).to_numpy() & judged_here
     # the findings then, a code a row (as kept: "CODE (waived)"), of the earlier records
     then = found["codes"].fillna("").astype(str).str.split("; ").explode().rename("full").reset_index().rename(columns={"index": "row"})
     then = then[then["full"].notna() & then["full"].ne("") & earlier[then["row"].to_numpy(dtype=np.int64)]]
@@ -105,7 +118,10 @@ def _judged_again(program, ledger: Path, run_id: str, team: tuple[str, ...], min
     changed = np.unique(moved["row"].to_numpy())
     severity = pd.Series({code: entry["severity"] for code, entry in rules.findings.items()})
     kept = then[~then["Code"].isin(judged) & then["row"].isin(changed)][["row", "full", "Code"]]
-    after = now[now["row"].isin(changed)].assign(full=lambda f: f["Code"])
+    # a finding the reviewer waived then is still waived now
+    waived = then[then["full"].str.endswith(" (waived)")][["row", "Code"]].assign(was=True)
+    after = now[now["row"].isin(changed)].merge(waived, on=["row", "Code"], how="left")
+    after = after.assign(full=np.where(after["was"].eq(True), after["Code"] + " (waived)", after["Code"]))[["row", "full", "Code"]]
     listed = pd.concat([kept, after], ignore_index=True)
     serious = listed["Code"].map(severity).isin(["error", "warning"]) & ~listed["full"].str.endswith(" (waived)")
 

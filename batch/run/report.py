@@ -117,7 +117,10 @@ STATUSES = ["OK", "Flagged", "Ineligible", "Invalid"]
 def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
     if records.empty:
         return []
-    counted = records[~records["status"].isin(["Invalid", "Ineligible"])].copy()
+    from batch.pipeline import withdrawn_codes
+
+    # the awards count the records that stand: neither Invalid nor Ineligible, nor withdrawn by the reviewer
+    counted = records[~records["status"].isin(["Invalid", "Ineligible"]) & ~withdrawn_codes(records["codes"])].copy()
     counted["award"] = pd.to_numeric(counted["award_cents"], errors="coerce").fillna(0)
     # a sheet without an area or category column counts as "(all)"; a row of a sheet with one that
     # leaves it blank, as "(not given)"
@@ -143,7 +146,9 @@ def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
     by_code = by_code.sort_values(["Records", "Sheet", "Code"], ascending=[False, True, True], kind="stable").reset_index(drop=True)
     money = {"Award ($)": "money"}
     return [
-        SummaryTable("Awards by program (rows neither Invalid nor Ineligible)", by_program.rename(columns={"sheet": "Sheet"}), money),
+        SummaryTable(
+            "Awards by program (rows neither Invalid nor Ineligible, nor withdrawn)", by_program.rename(columns={"sheet": "Sheet"}), money
+        ),
         SummaryTable("Awards by program, area and year", by_area_year, money),
         SummaryTable("Records by program and status", status),
         SummaryTable("Records by finding code", by_code),

@@ -323,6 +323,11 @@ def carry_forward_247c1(s: Compliance) -> None:
                 "label": record_labels(out),
             }
         )
+        # a project's period is one: the sheet's own row of it, else its latest version elsewhere (a Project
+        # ID typed in another case is the same project, and so the same period)
+        far = far.drop_duplicates(["key", "period"], keep="last")
+        period_of = pd.MultiIndex.from_arrays([own["key"], own["period"]])
+        far = far[~pd.MultiIndex.from_arrays([far["key"], far["period"]]).isin(period_of)]
         own = pd.concat([far, own], ignore_index=True).sort_values(["key", "period"], kind="stable").reset_index(drop=True)
     result = carry_forward(own["key"].to_numpy(), own["period"].to_numpy(), own["allowed"].to_numpy(), own["liability"].to_numpy(),
                            periods.value)  # fmt: skip
@@ -420,9 +425,12 @@ def standing(records: pd.DataFrame, rules: Rules) -> dict[str, SummaryTable]:
                 "period": pd.array(counted["period"], dtype="Int64").astype("int64"),
                 "allowed": pd.array(counted["allowed"], dtype="Int64").fillna(0).astype("int64"),
                 "liability": pd.array(counted["liability"], dtype="Int64").fillna(0).astype("int64"),
+                "latest": counted["ended"].astype(str).to_numpy(dtype=object),
             }
         )
-        .sort_values(["group", "period"], kind="stable")
+        # a project's period is one: its latest version (a Project ID typed in another case is the same project)
+        .sort_values(["group", "period", "latest"], kind="stable")
+        .drop_duplicates(["group", "period"], keep="last")
         .reset_index(drop=True)
     )
     out = carry_forward(rows["group"].to_numpy(), rows["period"].to_numpy(), rows["allowed"].to_numpy(), rows["liability"].to_numpy(),

@@ -655,7 +655,23 @@ def test_the_standing_position_names_what_expires_when():
     # first, then 300 of 2020's: 700 left, all of 2020, usable through 2040
     records = pd.DataFrame(
         [{"team": "East", "project": "p", "record_id": f"P / {year}", "period": year, "allowed": allowed, "liability": owed,
-          "status": "OK"} for year, allowed, owed in ((2019, 100_000, 40_000), (2020, 100_000, 0), (2021, 0, 90_000))]
+          "status": "OK", "ended": ended} for year, allowed, owed, ended in (
+              (2019, 100_000, 40_000, "2026-10"), (2020, 100_000, 0, "2026-11"), (2021, 0, 90_000, "2026-11"),
+              (2019, 100_000, 40_000, "2026-09"))]  # an earlier version of 2019, "p / 2019": the same period, not counted
     )  # fmt: skip
     table = grow_nj_compliance.standing(records, RULES)["Compliance"].table
     assert table.iloc[0].tolist() == ["East", "P", "2019", "2021", 3, 200_000, 130_000, 70_000, 0, "2040", 70_000]
+
+
+def test_a_period_of_the_sheet_supersedes_its_version_elsewhere_in_any_case():
+    # November kept "P / 2019" (allowed 1,000, liability 400: 600 carried), and also "p / 2019" of another workbook;
+    # this sheet restates p's 2019 (liability 1,000: nothing carried) and 2020 (liability 1,500): the sheet's 2019 is
+    # the one period 2019, so 2020 uses its own 1,000 only
+    outside = [far(2019, 1_000, 400, project="P"), far(2019, 1_000, 400, project="p", workbook="other.xlsx")]
+    got, rendered = across(outside, {"Project ID": "p", "Tax Period": 2019, "Tax Liability ($)": 1_000},
+                           {"Project ID": "p", "Tax Period": 2020, "Tax Liability ($)": 1_500})  # fmt: skip
+    assert got == [(1_000, 0, 0, 0), (1_000, 0, 0, 0)]
+    assert rendered[rendered["Code"] == "CARRY_FORWARD_FROM_OTHER_WORKBOOKS"].empty
+    # without the sheet's 2019, the two versions elsewhere are one period: 600 carried, 2020 uses 1,000 + 500
+    got, _rendered = across(outside, {"Project ID": "p", "Tax Period": 2020, "Tax Liability ($)": 1_500})
+    assert got == [(1_500, 0, 500, 100)]
