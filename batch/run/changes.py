@@ -32,7 +32,7 @@ COLUMNS = ["Sheet", "Record ID", "Team", "Workbook", "Run Date", "Status Then", 
 NOT_COUNTED = ("Invalid", "Ineligible")
 
 
-def _touched(ledger: Path, team: tuple[str, ...], sheet: str, portfolio, mine: pd.DataFrame) -> dict[str, list[str]]:
+def _touched(ledger: Path, run_id: str, team: tuple[str, ...], sheet: str, portfolio, mine: pd.DataFrame) -> dict[str, list[str]]:
     """The groups of `sheet` the run's records `mine` (with their `key:<grouping>` columns) are in
     now, and were in by an earlier version: {grouping: [key, ...]}."""
     from batch.run.ledger import read_versions
@@ -42,7 +42,7 @@ def _touched(ledger: Path, team: tuple[str, ...], sheet: str, portfolio, mine: p
     for g in portfolio.groupings:
         if f"key:{g}" in mine:
             keys[g].update(each_key(mine[f"key:{g}"]).tolist())
-    before = earlier_keys(read_versions(ledger, team, mine[["sheet", "record_id"]].drop_duplicates()))
+    before = earlier_keys(read_versions(ledger, team, mine[["sheet", "record_id"]].drop_duplicates(), exclude_run=run_id))
     for g, k in zip(before["grouping"], before["key"], strict=True):
         keys.setdefault(g, set()).add(k)
     return {g: sorted(k) for g, k in keys.items() if k}
@@ -82,9 +82,11 @@ def _order(ledger: Path, sheet: str, found: pd.DataFrame, run_id: str) -> pd.Ser
 
 def _judged_again(program, ledger: Path, run_id: str, team: tuple[str, ...], mine: pd.DataFrame) -> pd.DataFrame:
     """The earlier records of `program`'s groups the run touched whose portfolio findings differ now."""
+    from batch.run.ledger import read_portfolio
+
     portfolio = program.portfolio
-    keys = _touched(ledger, team, program.name, portfolio, mine)
-    if not keys:
+    keys = _touched(ledger, run_id, team, program.name, portfolio, mine)
+    if not keys or read_portfolio(ledger, program.name, keys).empty:  # no earlier record in the groups: nothing to judge again
         return pd.DataFrame(columns=COLUMNS)
     found, fields = _groups(ledger, program, keys, run_id)
     if not (found["run_id"] != run_id).any():

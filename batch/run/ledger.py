@@ -352,11 +352,12 @@ def read_standing(path: Path, sheet: str) -> pd.DataFrame:
     return _read_portfolio_query(path, cols, query, (sheet,))
 
 
-def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame) -> pd.DataFrame:
+def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame, exclude_run: str | None = None) -> pd.DataFrame:
     """Every version the ledger keeps of the records `wanted` (sheet, record_id) of `team` (its names)
     that was computed: sheet, record_id, fields (JSON), by index (team, sheet, record ID). What a run
-    needs to know which groups its records were in before (`batch.run.samerun.decide`). Opened
-    read-only; a ledger from before migration 6 kept no portfolio and gives nothing."""
+    needs to know which groups its records were in before (`batch.run.samerun.decide`); none of the
+    run `exclude_run`. Opened read-only; a ledger from before migration 6 kept no portfolio and gives
+    nothing."""
     cols = ["sheet", "record_id", "fields"]
     pairs = list(dict.fromkeys(zip(wanted["sheet"], wanted["record_id"], strict=True)))
     if not pairs or not team:
@@ -364,9 +365,9 @@ def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame) -> pd
     query = f"""
         SELECT r.sheet, r.record_id, r.fields FROM wanted w
         CROSS JOIN records r ON r.team IN ({",".join("?" * len(team))}) AND r.sheet = w.sheet AND r.record_id = w.record_id
-        WHERE r.fields IS NOT NULL
+        WHERE r.fields IS NOT NULL AND (? IS NULL OR r.run_id != ?)
     """
-    return _read_portfolio_query(path, cols, query, tuple(team), "sheet TEXT, record_id TEXT", pairs)
+    return _read_portfolio_query(path, cols, query, (*team, exclude_run, exclude_run), "sheet TEXT, record_id TEXT", pairs)
 
 
 def read_decisions(path: Path, team: tuple[str, ...]) -> pd.DataFrame:
