@@ -338,6 +338,9 @@ def _portfolio_changes(wb, fmts, ledger: Ledger, run_id: str, team: str, records
     write_table(ws, fmts, 0, table)
     ws.freeze_panes(2, 2)
     ws.autofilter(1, 0, 1 + len(found), len(COLUMNS) - 1)
+    ws.set_landscape()  # printed one page wide, the header row on every page
+    ws.fit_to_pages(1, 0)
+    ws.repeat_rows(1)
 
 
 def rules_lines(rules_versions: dict) -> list[tuple[str, str]]:
