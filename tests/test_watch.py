@@ -450,3 +450,28 @@ def test_each_file_the_watch_processes_counts_the_runs_before_it_in_the_portfoli
             done = w.outbox / name.replace(".xlsx", ".annotated.xlsx")
             assert w.wait_for(done.exists, 30), w.log
     assert _sheet(w.outbox / "dec.annotated.xlsx")["T-9"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
+
+
+def test_a_file_dropped_while_another_is_processed_sees_all_of_it_at_its_own_run(tmp_path):
+    """November's workbook (2,000 transfers of C-1 and others) is being processed when December's is
+    dropped: December waits for a run of its own, which begins after November's ended, so it counts
+    all of November (6,000,000 of C-1 + 500,000 > 6,000,000), never part of it."""
+    from test_reviews import _sheet, transfers_workbook
+
+    def row(tid, cert, amount, date, credit):
+        return [tid, "Grow NJ", cert, amount, "Seller LLC", "Buyer Inc.", date, credit, credit]
+
+    src = tmp_path / "src"
+    others = [row(f"T-{i}", f"C-{i}", 1_000_000, dt.date(2026, 11, 1), 30_000) for i in range(2, 2_001)]
+    transfers_workbook(src / "nov.xlsx", [row("T-1", "C-1", 6_000_000, dt.date(2026, 11, 10), 6_000_000), *others])
+    transfers_workbook(src / "dec.xlsx", [row("T-9", "C-1", None, dt.date(2026, 12, 5), 500_000)])
+    with Watcher(tmp_path) as w:
+        (src / "nov.xlsx").rename(w.inbox / "nov.xlsx")
+        staging = w.inbox / ".njcredits" / "staging"
+        assert w.wait_for(lambda: any(p.is_file() for p in staging.rglob("*")), 30), w.log  # November's run has taken it
+        (src / "dec.xlsx").rename(w.inbox / "dec.xlsx")
+        assert w.wait_for((w.outbox / "dec.annotated.xlsx").exists, 60), w.log
+    with sqlite3.connect(w.outbox / ".njcredits" / "ledger.sqlite") as db:
+        runs = dict(db.execute("SELECT name, run_id FROM files"))
+    assert runs["nov.xlsx"] != runs["dec.xlsx"]
+    assert _sheet(w.outbox / "dec.annotated.xlsx")["T-9"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
