@@ -234,13 +234,17 @@ def watch(inbox: Path | None, **flags):
 @click.option("--ledger", type=click.Path(path_type=Path), help="Ledger to read [OUTBOX/.njcredits/ledger.sqlite].")
 def portfolio(out_dir: Path | None, ledger: Path | None):
     """Write njcredits-portfolio.xlsx: the standing position of the ledger's latest records (each
-    certificate's amount, transferred to date, remaining and open violations). The ledger is only read."""
+    certificate, BRRAP business and year, ERG bucket, compliance project, and each business's prior
+    awards). The ledger is only read."""
     from batch.run.ledger import LedgerUnreadable
     from batch.run.standing import write_portfolio
 
     settings = _settings(ledger=ledger, outbox=out_dir)
     if not settings.ledger.exists():
-        raise click.ClickException(f"No ledger at {printable(settings.ledger)}: no run has recorded a portfolio yet.")
+        raise click.ClickException(
+            f"No ledger at {printable(settings.ledger)}: no run has recorded a portfolio there. Give the outbox the runs "
+            "wrote to (--out OUTBOX), or the ledger itself (--ledger OUTBOX/.njcredits/ledger.sqlite)."
+        )
     out = out_dir or settings.outbox
     try:
         path, counts = write_portfolio(settings.ledger, out)

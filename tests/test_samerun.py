@@ -484,3 +484,19 @@ def test_a_prior_incentive_in_another_workbook_of_the_run_is_named_in_both_file_
     (found,) = [f for f in findings if f["Code"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"]
     today = dt.datetime.now(dt.UTC).date().isoformat()
     assert f"BEIP B-1 (Agreement Date 2015-06-01; a.xlsx, run {today})" in found["Message"] and "B-9" not in found["Message"]
+
+
+def test_a_prior_incentive_restated_under_another_business_in_the_run_is_no_longer_named(tmp_path):
+    from conftest import write_workbook
+    from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, grow, grow_rows
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    # November: Acme Corp.'s BEIP grant BE-1. December, one run: BE-1 restated as Zeta Holdings LLC's, and ACME
+    # Corporation's Grow NJ application: this run's BE-1 supersedes November's, so Acme has no prior incentive
+    write_workbook(inbox / "beip.xlsx", {"BEIP": [BEIP_HEADERS, beip("BE-1")]})
+    run(inbox, outbox)
+    write_workbook(inbox / "beip-restated.xlsx", {"BEIP": [BEIP_HEADERS, beip("BE-1", "Zeta Holdings LLC")]})
+    write_workbook(inbox / "grow.xlsx", {"GrowNJ": [GROW_HEADERS, grow()]})
+    run(inbox, outbox)
+    assert grow_rows(outbox / "grow.annotated.xlsx")[0]["Findings"] == ""

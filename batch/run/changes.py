@@ -44,7 +44,8 @@ def _touched(ledger: Path, run_id: str, team: tuple[str, ...], sheet: str, portf
             keys[g].update(each_key(mine[f"key:{g}"]).tolist())
     before = earlier_keys(read_versions(ledger, team, mine[["sheet", "record_id"]].drop_duplicates(), exclude_run=run_id))
     for g, k in zip(before["grouping"], before["key"], strict=True):
-        keys.setdefault(g, set()).add(k)
+        if g in keys:  # the program's own groups (a prior incentive's business is not one)
+            keys[g].add(k)
     return {g: sorted(k) for g, k in keys.items() if k}
 
 

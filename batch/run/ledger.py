@@ -354,18 +354,19 @@ def read_standing(path: Path, sheet: str) -> pd.DataFrame:
 
 def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame, exclude_run: str | None = None) -> pd.DataFrame:
     """Every version the ledger keeps of the records `wanted` (sheet, record_id) of `team` (its names)
-    that was computed: sheet, record_id, fields (JSON), by index (team, sheet, record ID). What a run
+    that was computed or names a business: sheet, record_id, fields (JSON), business_name, by index
+    (team, sheet, record ID). What a run
     needs to know which groups its records were in before (`batch.run.samerun.decide`); none of the
     run `exclude_run`. Opened read-only; a ledger from before migration 6 kept no portfolio and gives
     nothing."""
-    cols = ["sheet", "record_id", "fields"]
+    cols = ["sheet", "record_id", "fields", "business_name"]
     pairs = list(dict.fromkeys(zip(wanted["sheet"], wanted["record_id"], strict=True)))
     if not pairs or not team:
         return pd.DataFrame(columns=cols)
     query = f"""
-        SELECT r.sheet, r.record_id, r.fields FROM wanted w
+        SELECT r.sheet, r.record_id, r.fields, r.business_name FROM wanted w
         CROSS JOIN records r ON r.team IN ({",".join("?" * len(team))}) AND r.sheet = w.sheet AND r.record_id = w.record_id
-        WHERE r.fields IS NOT NULL AND (? IS NULL OR r.run_id != ?)
+        WHERE (r.fields IS NOT NULL OR r.business_name IS NOT NULL) AND (? IS NULL OR r.run_id != ?)
     """
     return _read_portfolio_query(path, cols, query, (*team, exclude_run, exclude_run), "sheet TEXT, record_id TEXT", pairs)
 

@@ -107,9 +107,19 @@ def places(names: list[str]) -> list[int]:
 
 
 def earlier_keys(fields: pd.DataFrame) -> pd.DataFrame:
-    """The group keys of the ledger's versions of a run's records (`fields`: sheet, record_id and the
-    fields JSON of each version), long: sheet, record_id, grouping, key."""
+    """The group keys of the ledger's versions of a run's records (`fields`: sheet, record_id, the
+    fields JSON of each version and its `business_name`), long: sheet, record_id, grouping, key; a
+    prior incentive's version is in its business's group."""
+    from batch.programs._kit.steps import business_key
+
     parts = []
+    priors, _readers = prior_sheets()
+    if "business_name" in fields:
+        named = fields[fields["sheet"].isin(list(priors)) & fields["business_name"].notna()]
+        if len(named):
+            key = business_key(named["business_name"]).astype(object).to_numpy()
+            parts.append(pd.DataFrame({"sheet": named["sheet"].to_numpy(), "record_id": named["record_id"].to_numpy(),
+                                       "grouping": PRIOR, "key": key}))  # fmt: skip
     for sheet, portfolio in portfolios().items():
         mine = fields[fields["sheet"].eq(sheet) & fields["fields"].notna()]
         if mine.empty:
