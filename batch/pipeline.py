@@ -172,6 +172,13 @@ def _portfolio_fields(r: SheetResult) -> dict:
     n = len(r.typed)
     fields = np.full(n, None, dtype=object)
     portfolio = r.program.portfolio
+    prior = r.program.prior_incentive
+    if portfolio is None and prior is not None and prior.conditions:  # the answers its prior-incentive findings read
+        computed = (r.status.isin(["OK", "Flagged", "Ineligible"])).to_numpy()
+        if computed.any():
+            kept = r.typed.loc[computed, list(prior.conditions)].astype("boolean").astype(object)
+            fields[computed] = _json_lines(kept.where(kept.notna(), None))
+        return {"fields": fields}
     if portfolio is None:
         return {"fields": fields}
     keys = {f"key:{g}": np.full(n, None, dtype=object) for g in portfolio.groupings}

@@ -148,3 +148,61 @@ def test_a_finding_waived_then_stays_waived_now(tmp_path):
     assert (row["Record ID"], row["Status Then"], row["Status Now"]) == ("T-1", "Flagged", "OK")
     assert row["Findings Now"] == "SMALL_TRANSFER_ALLOWANCE_USED; CERTIFICATE_AMOUNT_NOT_GIVEN (waived)"
     assert (row["Appeared"], row["Cleared"]) == ("SMALL_TRANSFER_ALLOWANCE_USED", "TRANSFER_BELOW_MINIMUM")
+
+
+def test_a_grow_nj_verdict_a_later_prior_incentive_changes_is_listed(tmp_path):
+    from conftest import write_workbook
+    from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, grow
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    # November: ACME Corporation's Grow NJ application G-1 (2016-01-04), no prior incentive: OK; and G-2 of the same
+    # business answering e.(1) and e.(2) N. December: Acme Corp.'s BEIP grant of 2015-06-01, processed now, is a prior
+    # incentive of both: G-1 shows neither condition (a warning), G-2 is barred (Ineligible)
+    write_workbook(inbox / "nov.xlsx", {"GrowNJ": [GROW_HEADERS, grow(), grow("G-2", satisfied="N", separate="N")]})
+    run(inbox, outbox)
+    write_workbook(inbox / "dec.xlsx", {"BEIP": [BEIP_HEADERS, beip()]})
+    run(inbox, outbox)
+    found = {r["Record ID"]: (r["Status Then"], r["Status Now"], r["Appeared"], r["Cleared"]) for r in changes(outbox)}
+    assert found == {
+        "G-1": ("OK", "Flagged", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN", None),
+        "G-2": ("OK", "Ineligible", "PRIOR_INCENTIVE_BARS_AGREEMENT", None),
+    }
+    # January: the BEIP grant withdrawn: both verdicts are again those November returned, nothing is listed
+    withdraw_beip(outbox / "dec.annotated.xlsx", inbox / "dec.annotated.xlsx")
+    run(inbox, outbox)
+    assert changes(outbox) == []
+
+
+def withdraw_beip(returned: Path, dest: Path) -> None:
+    """The returned workbook's first BEIP row withdrawn, dropped back as `dest`."""
+    book = openpyxl.load_workbook(returned)
+    ws = book["BEIP"]
+    header = [c.value for c in ws[1]]
+    ws.cell(2, header.index("Reviewer Decision") + 1, "Withdrawn")
+    ws.cell(2, header.index("Reviewer Note") + 1, "agreement rescinded")
+    book.save(dest)
+
+
+def test_a_prior_incentive_withdrawn_clears_an_earlier_grow_nj_finding(tmp_path):
+    from conftest import write_workbook
+    from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, grow
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    # October: Acme Corp.'s BEIP grant; November: ACME Corporation's Grow NJ application, returned with
+    # PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN; December: the grant withdrawn, the application has no prior incentive now
+    write_workbook(inbox / "oct.xlsx", {"BEIP": [BEIP_HEADERS, beip()]})
+    run(inbox, outbox)
+    write_workbook(inbox / "nov.xlsx", {"GrowNJ": [GROW_HEADERS, grow()]})
+    run(inbox, outbox)
+    withdraw_beip(outbox / "oct.annotated.xlsx", inbox / "oct.annotated.xlsx")
+    run(inbox, outbox)
+    (row,) = changes(outbox)
+    assert (row["Record ID"], row["Status Then"], row["Status Now"], row["Findings Now"], row["Cleared"]) == (
+        "G-1",
+        "Flagged",
+        "OK",
+        None,
+        "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN",
+    )

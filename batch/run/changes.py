@@ -17,6 +17,7 @@ and row), as a run does.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +151,99 @@ def _judged_again(program, ledger: Path, run_id: str, team: tuple[str, ...], min
     )
 
 
+PRIOR_CODES = ("PRIOR_INCENTIVE_RECEIVED", "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN", "PRIOR_INCENTIVE_BARS_AGREEMENT")
+
+
+def _priors_again(ledger: Path, run_id: str, team: tuple[str, ...], records: pd.DataFrame) -> pd.DataFrame:
+    """The earlier records of a program whose rows read prior incentives (Grow NJ, C.34:1B-247 e.), of
+    the businesses whose prior incentives the run touched (its BEIP, BRRAP and Grow NJ records' names
+    now, and their earlier versions'), whose prior-incentive finding differs now: counted as the rule
+    counts prior records (the latest version of each, this run's included; neither Invalid nor
+    Ineligible nor withdrawn; received before the Application Date), the record's e.(1) and e.(2)
+    answers as its ledger version keeps them (`PriorIncentive.conditions`; a record kept before them
+    is judged again only when it had a prior-incentive finding, whose answers it implies)."""
+    from batch.programs import PROGRAMS
+    from batch.programs._kit.program import PRIOR_INCENTIVES
+    from batch.programs._kit.steps import business_key
+    from batch.programs.grow_nj.steps import _prior_matches
+    from batch.run.ledger import read_prior_records, read_versions
+
+    readers = [m for m in PROGRAMS if PRIOR_INCENTIVES in m.needs and m.prior_incentive and m.prior_incentive.conditions]
+    priors = tuple(m.name for m in PROGRAMS if m.prior_incentive)
+    mine = records[records["sheet"].isin(priors)]
+    if not readers or mine.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    before = read_versions(ledger, team, mine[["sheet", "record_id"]].drop_duplicates(), exclude_run=run_id)
+    names = pd.concat([mine["business_name"], before["business_name"]], ignore_index=True).dropna()
+    touched = set(business_key(names).dropna().tolist())
+    if not touched:
+        return pd.DataFrame(columns=COLUMNS)
+    every = read_prior_records(ledger, priors, including=run_id)
+    every = every.assign(key=business_key(every["business_name"]).astype(object))
+    parts = []
+    for program in readers:  # Grow NJ
+        mine_now = every[every["sheet"].eq(program.name) & every["key"].isin(touched) & every["run_id"].ne(run_id)].reset_index(drop=True)
+        if mine_now.empty:
+            continue
+        parts.append(_prior_verdicts(program, mine_now, every, _prior_matches))
+    parts = [p for p in parts if len(p)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
+
+
+def _prior_verdicts(program, found: pd.DataFrame, every: pd.DataFrame, matches) -> pd.DataFrame:
+    """Of `found` (earlier records of `program`, with `key`), those whose prior-incentive finding now
+    (over `every` prior record, `matches`: the rule's count) differs from the one they were returned with."""
+    satisfied, separate = program.prior_incentive.conditions
+    counted = every[~every["status"].isin(NOT_COUNTED)]
+    prior = counted.assign(received="")
+    count, _ = matches(found["key"], pd.to_datetime(found["date"], errors="coerce"), prior, listed=False)
+    kept = pd.DataFrame([json.loads(t) if isinstance(t, str) else {} for t in found["fields"]], index=found.index)
+    yes = (kept.get(satisfied) == True) | (kept.get(separate) == True) if len(kept.columns) else pd.Series(False, index=found.index)  # noqa: E712
+    no = (kept.get(satisfied) == False) & (kept.get(separate) == False) if len(kept.columns) else pd.Series(False, index=found.index)  # noqa: E712
+    then = found["codes"].fillna("").astype(str)
+    had = {code: then.str.contains(rf"\b{code}\b").to_numpy() for code in PRIOR_CODES}
+    known = found["fields"].notna().to_numpy()
+    # a record kept before its answers were: they are implied by the finding it had (none: not judged)
+    yes = np.where(known, yes.fillna(False).to_numpy(dtype=bool), had["PRIOR_INCENTIVE_RECEIVED"])
+    no = np.where(known, no.fillna(False).to_numpy(dtype=bool), had["PRIOR_INCENTIVE_BARS_AGREEMENT"])
+    judged = known | np.any(np.column_stack(list(had.values())), axis=1)
+    has = count > 0
+    now = np.select([has & yes, has & no, has], list(PRIOR_CODES[:1]) + [PRIOR_CODES[2], PRIOR_CODES[1]], "")
+    was = np.select([had[c] for c in PRIOR_CODES], list(PRIOR_CODES), "")
+    differ = judged & (now != was)
+    if not differ.any():
+        return pd.DataFrame(columns=COLUMNS)
+    rules = load(program.rules)
+    at = found[differ]
+    rows = []
+    for then_text, now_code, was_code in zip(at["codes"].fillna(""), now[differ], was[differ], strict=True):
+        # the few records whose verdict moved: their findings, the one code replaced
+        codes = [c for c in str(then_text).split("; ") if c and c.removesuffix(" (waived)") != was_code]
+        waived = f"{was_code} (waived)" in str(then_text).split("; ") and now_code == was_code
+        codes += [f"{now_code} (waived)" if waived else now_code] if now_code else []
+        bare = [c.removesuffix(" (waived)") for c in codes]
+        barred = any(rules.findings.get(c, {}).get("ineligible") for c in bare)
+        serious = any(rules.findings.get(c, {}).get("severity") in ("error", "warning") for c, full in zip(bare, codes, strict=True)
+                      if not full.endswith(" (waived)"))  # fmt: skip
+        rows.append(("; ".join(codes), "Ineligible" if barred else "Flagged" if serious else "OK", now_code, was_code))
+    return pd.DataFrame(
+        {
+            "Sheet": program.name,
+            "Record ID": at["record_id"].to_numpy(dtype=object),
+            "Team": at["team"].to_numpy(dtype=object),
+            "Workbook": at["workbook"].to_numpy(dtype=object),
+            "Run Date": at["run_date"].to_numpy(dtype=object),
+            "Status Then": at["status"].to_numpy(dtype=object),
+            "Findings Then": at["codes"].fillna("").to_numpy(dtype=object),
+            "Status Now": [r[1] for r in rows],
+            "Findings Now": [r[0] for r in rows],
+            "Appeared": [r[2] for r in rows],
+            "Cleared": [r[3] for r in rows],
+        },
+        columns=COLUMNS,
+    )
+
+
 def portfolio_changes(ledger: Path, run_id: str, team: tuple[str, ...], records: pd.DataFrame) -> pd.DataFrame:
     """Every earlier record whose portfolio findings the run `run_id` (its records, `records`, with
     their group keys, already in the `ledger`) changed; COLUMNS."""
@@ -163,5 +257,7 @@ def portfolio_changes(ledger: Path, run_id: str, team: tuple[str, ...], records:
         mine = records[records["sheet"].eq(program.name)]
         if len(mine):
             parts.append(_judged_again(program, ledger, run_id, team, mine))
+    if len(records):
+        parts.append(_priors_again(ledger, run_id, team, records))
     parts = [p for p in parts if len(p)]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)

@@ -197,7 +197,9 @@ def _team_of(db: sqlite3.Connection, table: str) -> str:
     return f"(SELECT inbox FROM runs WHERE run_id = {table[0]}.run_id)"
 
 
-def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | None = None, team: tuple[str, ...] = ()) -> pd.DataFrame:
+def read_prior_records(
+    path: Path, sheets: tuple[str, ...], exclude_run: str | None = None, team: tuple[str, ...] = (), including: str | None = None
+) -> pd.DataFrame:
     """The latest record of each (team, sheet, record ID) of `sheets` in the ledger, with its Business
     Name, status and date, the workbook, the run's date and whether it is `team`'s (`same_team`: its
     team is one of the names `team`). One whose latest version has no Business Name is left out (an
@@ -205,27 +207,33 @@ def read_prior_records(path: Path, sheets: tuple[str, ...], exclude_run: str | N
     version (RECORD_WITHDRAWN). Only runs that had ended before `exclude_run` started count (every
     ended run when it is None), so what a run reads never depends on another run still going on. The
     ledger is opened read-only (`LedgerUnreadable` when it cannot be read); a ledger from before
-    migration 2 has no names and gives nothing. Columns: those, `same_team` and `team`."""
+    migration 2 has no names and gives nothing. Columns: those, `same_team`, `team`, `codes`, `fields`
+    and `run_id`. `including`: a run not ended yet whose records are the latest of all (the run
+    writing its report), with every ended run."""
     cols = ["sheet", "record_id", "business_name", "status", "date", "year", "workbook", "run_date"]  # PRIOR_COLUMNS but `received`
     marks = ",".join("?" * len(sheets))
     try:
         with closing(_read_only(path)) as db:
-            if "business_name" not in {row[1] for row in db.execute("PRAGMA table_info(records)")}:
-                return pd.DataFrame(columns=[*cols, "same_team", "team"])
+            columns = {row[1] for row in db.execute("PRAGMA table_info(records)")}
+            if "business_name" not in columns:
+                return pd.DataFrame(columns=[*cols, "same_team", "team", "codes", "fields", "run_id"])
+            kept = "r.fields" if "fields" in columns else "NULL"  # a ledger before migration 6 kept none
             query = f"""
                 SELECT {_team_of(db, "records")} AS team, r.sheet, r.record_id, r.business_name, r.status, r.record_date AS date,
-                       r.year, r.file AS workbook, substr(u.started, 1, 10) AS run_date, r.codes
+                       r.year, r.file AS workbook, substr(u.started, 1, 10) AS run_date, r.codes, {kept} AS fields, r.run_id
                 FROM records r JOIN runs u ON u.run_id = r.run_id
-                WHERE r.sheet IN ({marks}) AND u.ended IS NOT NULL
-                  AND (? IS NULL OR u.ended <= (SELECT started FROM runs WHERE run_id = ?))
-                ORDER BY u.started DESC, r.rowid DESC
+                WHERE r.sheet IN ({marks}) AND ((u.ended IS NOT NULL
+                  AND (? IS NULL OR u.ended <= (SELECT started FROM runs WHERE run_id = ?))) OR u.run_id = ?)
+                ORDER BY u.ended IS NULL DESC, u.started DESC, r.rowid DESC
             """
-            found = pd.read_sql_query(query, db, params=(*sheets, exclude_run, exclude_run))
+            found = pd.read_sql_query(query, db, params=(*sheets, exclude_run, exclude_run, including))
     except sqlite3.Error as err:
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
     latest = found.drop_duplicates(["team", "sheet", "record_id"], keep="first")
     latest = latest[latest["business_name"].notna() & ~latest["codes"].fillna("").str.contains(r"\bRECORD_WITHDRAWN\b")]
-    return latest[cols].assign(same_team=latest["team"].isin(team).to_numpy(dtype=bool), team=latest["team"]).reset_index(drop=True)
+    extra = {"same_team": latest["team"].isin(team).to_numpy(dtype=bool), "team": latest["team"], "codes": latest["codes"],
+             "fields": latest["fields"], "run_id": latest["run_id"]}  # fmt: skip
+    return latest[cols].assign(**extra).reset_index(drop=True)
 
 
 # the runs that ended before the run named by the query's two parameters started (every ended run

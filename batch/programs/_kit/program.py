@@ -21,10 +21,13 @@ NEEDS = frozenset({AS_OF, PRIOR_INCENTIVES, CROSS_WORKBOOK_LIMITS})
 @dataclass(frozen=True)
 class PriorIncentive:
     """How a program's rows are prior incentives of another's: the business name column and the
-    date column that says when the incentive was received (None: the year column says it)."""
+    date column that says when the incentive was received (None: the year column says it); and the
+    columns the ledger keeps of each row so that its prior-incentive findings can be judged again
+    later (`conditions`: Grow NJ's e.(1) and e.(2) answers; the run report's `Portfolio changes`)."""
 
     name: str
     date: str | None = None
+    conditions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

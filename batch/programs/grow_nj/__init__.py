@@ -19,5 +19,7 @@ PROGRAM = Program(
     row_independent=True,
     across_rows=AcrossRows(steps.calculate_rows, steps.across_rows),
     needs=frozenset({PRIOR_INCENTIVES}),
-    prior_incentive=PriorIncentive(name="Business Name", date="Application Date"),
+    prior_incentive=PriorIncentive(
+        name="Business Name", date="Application Date", conditions=("Prior Incentive Obligations Satisfied", "Separate From Prior Award")
+    ),
 )
