@@ -132,7 +132,18 @@ def _judged_again(program, ledger: Path, run_id: str, team: tuple[str, ...], min
     def joined(frame: pd.DataFrame, column: str) -> pd.Series:  # each changed record's codes, in order
         return frame.groupby("row", sort=False)[column].agg("; ".join).reindex(changed).fillna("")
 
-    at = found.loc[changed]
+    return _listed(
+        program,
+        found.loc[changed],
+        np.where(serious.groupby(listed["row"]).any().reindex(changed, fill_value=False).to_numpy(), "Flagged", "OK"),
+        joined(listed, "full").to_numpy(dtype=object),
+        joined(moved[moved["_merge"] == "right_only"], "Code").to_numpy(dtype=object),
+        joined(moved[moved["_merge"] == "left_only"], "Code").to_numpy(dtype=object),
+    )
+
+
+def _listed(program, at: pd.DataFrame, status_now, findings_now, appeared, cleared) -> pd.DataFrame:
+    """The sheet's rows of the records `at` (as the ledger gives them), with what they would be now."""
     return pd.DataFrame(
         {
             "Sheet": program.name,
@@ -142,10 +153,10 @@ def _judged_again(program, ledger: Path, run_id: str, team: tuple[str, ...], min
             "Run Date": at["run_date"].to_numpy(dtype=object),
             "Status Then": at["status"].to_numpy(dtype=object),
             "Findings Then": at["codes"].fillna("").to_numpy(dtype=object),
-            "Status Now": np.where(serious.groupby(listed["row"]).any().reindex(changed, fill_value=False).to_numpy(), "Flagged", "OK"),
-            "Findings Now": joined(listed, "full").to_numpy(dtype=object),
-            "Appeared": joined(moved[moved["_merge"] == "right_only"], "Code").to_numpy(dtype=object),
-            "Cleared": joined(moved[moved["_merge"] == "left_only"], "Code").to_numpy(dtype=object),
+            "Status Now": status_now,
+            "Findings Now": findings_now,
+            "Appeared": appeared,
+            "Cleared": cleared,
         },
         columns=COLUMNS,
     )
@@ -226,22 +237,7 @@ def _prior_verdicts(program, found: pd.DataFrame, every: pd.DataFrame, matches) 
         serious = any(rules.findings.get(c, {}).get("severity") in ("error", "warning") for c, full in zip(bare, codes, strict=True)
                       if not full.endswith(" (waived)"))  # fmt: skip
         rows.append(("; ".join(codes), "Ineligible" if barred else "Flagged" if serious else "OK", now_code, was_code))
-    return pd.DataFrame(
-        {
-            "Sheet": program.name,
-            "Record ID": at["record_id"].to_numpy(dtype=object),
-            "Team": at["team"].to_numpy(dtype=object),
-            "Workbook": at["workbook"].to_numpy(dtype=object),
-            "Run Date": at["run_date"].to_numpy(dtype=object),
-            "Status Then": at["status"].to_numpy(dtype=object),
-            "Findings Then": at["codes"].fillna("").to_numpy(dtype=object),
-            "Status Now": [r[1] for r in rows],
-            "Findings Now": [r[0] for r in rows],
-            "Appeared": [r[2] for r in rows],
-            "Cleared": [r[3] for r in rows],
-        },
-        columns=COLUMNS,
-    )
+    return _listed(program, at, [r[1] for r in rows], [r[0] for r in rows], [r[2] for r in rows], [r[3] for r in rows])
 
 
 def portfolio_changes(ledger: Path, run_id: str, team: tuple[str, ...], records: pd.DataFrame) -> pd.DataFrame:
