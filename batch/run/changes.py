@@ -9,9 +9,11 @@ of every record in them, this run's included, by the program's own calculator. E
 whose portfolio findings (`judged`) differ from those it was returned with is listed: its findings
 and Status then, and what they would be now.
 
-Only the groups the run touched are read, by their keys; a group's records are judged in the order
-the rules count them (the order records first entered the portfolio, then this run's by workbook
-and row), as a run does.
+Only the groups the run touched are read, by their keys, and the other groups of their records (a
+record is judged over every group it is in); a group's records are judged in the order the rules
+count them (the order records first entered the portfolio, then this run's by workbook and row), as
+a run does. Grow NJ's prior-incentive findings (C.34:1B-247 e.) are judged again for the earlier
+applications of the businesses whose prior incentives the run touched (`_priors_again`).
 """
 
 from __future__ import annotations
