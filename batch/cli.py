@@ -52,6 +52,21 @@ def _settings(**flags):
         raise click.UsageError(str(err)) from err
 
 
+def _local_ledger(settings, only_if_there: bool = False) -> None:
+    """A SQLite ledger on a network filesystem is refused before anything is touched: exit 3, in one
+    line naming the filesystem (`batch.run.ledger.network_filesystem`). `only_if_there`: a command
+    that reads the ledger only when there is one."""
+    from batch.run.ledger import LedgerOnNetwork, refuse_network_ledger
+
+    if only_if_there and not settings.ledger.exists():
+        return
+    try:
+        refuse_network_ledger(settings.ledger)
+    except LedgerOnNetwork as err:
+        click.echo(f"Error: {printable(err)}", err=True)
+        sys.exit(3)
+
+
 def _as_of_date(ctx, param, value):
     return value.date() if value is not None else None
 
@@ -106,6 +121,7 @@ def run(inbox: Path | None, **flags):
     settings = _settings(inbox=inbox, **flags)
     if not settings.inbox.is_dir():
         raise click.UsageError(f"Inbox {settings.inbox} does not exist; give a folder of intake workbooks, or one workbook.")
+    _local_ledger(settings)
     problem = folder_problem(settings) if files is None else None
     if problem:
         raise click.UsageError(problem)
@@ -140,6 +156,7 @@ def history(ledger: Path | None, outbox: Path | None, run_id: str | None, decisi
     if not settings.ledger.exists():
         click.echo(f"No ledger at {printable(settings.ledger)}: no runs yet.")
         return
+    _local_ledger(settings)
     try:
         book = Ledger.for_reading(settings.ledger)
     except LedgerUnreadable as err:
@@ -220,6 +237,7 @@ def watch(inbox: Path | None, **flags):
         problem = f"The settle time must be more than 0 seconds (it is {settings.settle_seconds:g}); give --settle 2, say."
     if problem:
         raise click.UsageError(problem)
+    _local_ledger(settings)
     _team(settings, _ledger(settings.ledger))  # an unusable ledger or an unknown team is said once, before watching
     settings.inbox.mkdir(parents=True, exist_ok=True)
     start_fork_server()
@@ -240,6 +258,7 @@ def portfolio(out_dir: Path | None, ledger: Path | None):
     from batch.run.standing import write_portfolio
 
     settings = _settings(ledger=ledger, outbox=out_dir)
+    _local_ledger(settings, only_if_there=True)
     if not settings.ledger.exists():
         raise click.ClickException(
             f"No ledger at {printable(settings.ledger)}: no run has recorded a portfolio there. Give the outbox the runs "
@@ -296,6 +315,7 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: s
     from batch.run.workers import file_reason as _reason
 
     settings = _settings(as_of=as_of, ledger=ledger, outbox=outbox)
+    _local_ledger(settings, only_if_there=True)
     book = settings.ledger if settings.ledger.is_file() else None
     team = None
     if book is not None:
