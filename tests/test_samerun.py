@@ -500,3 +500,24 @@ def test_a_prior_incentive_restated_under_another_business_in_the_run_is_no_long
     write_workbook(inbox / "grow.xlsx", {"GrowNJ": [GROW_HEADERS, grow()]})
     run(inbox, outbox)
     assert grow_rows(outbox / "grow.annotated.xlsx")[0]["Findings"] == ""
+
+
+def test_beip_workbooks_are_placed_at_once_and_still_read_by_a_grow_nj_workbook_of_the_run(tmp_path):
+    from conftest import write_workbook
+    from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, grow, grow_rows
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    # two BEIP workbooks (their rules read no other workbook) and a Grow NJ application of Acme's: killed at the
+    # decision, the run has recorded the two BEIP workbooks, not the Grow NJ one, which waited for it
+    write_workbook(inbox / "a.xlsx", {"BEIP": [BEIP_HEADERS, beip()]})
+    write_workbook(inbox / "b.xlsx", {"BEIP": [BEIP_HEADERS, beip("B-2", "Other Business Inc")]})
+    write_workbook(inbox / "c.xlsx", {"GrowNJ": [GROW_HEADERS, grow()]})
+    killed = run_cli(inbox, outbox, fault="decided:run")
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
+        assert sorted(db.execute("SELECT name FROM files WHERE status = 'processed'").fetchall()) == [("a.xlsx",), ("b.xlsx",)]
+    # the next run finishes the killed one (its BEIP records count as an earlier run's) and processes the Grow NJ
+    # workbook, which names Acme's BEIP grant of a.xlsx
+    run(inbox, outbox)
+    assert grow_rows(outbox / "c.annotated.xlsx")[0]["Findings"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"

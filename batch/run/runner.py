@@ -50,7 +50,7 @@ from batch.run.environment import EnvironmentStop, environment_message, is_envir
 from batch.run.faults import fault
 from batch.run.ledger import Ledger, LedgerUnreadable, read_versions
 from batch.run.names import fit, output_name, printable, shown, temporary
-from batch.run.samerun import SameRun, decide, earlier_keys, held, places
+from batch.run.samerun import SameRun, decide, earlier_keys, held, places, reads_nothing
 from batch.run.teams import team_for
 from batch.run.workers import file_reason, isolated, remove_temporary
 
@@ -497,16 +497,19 @@ class Run:
         that stops or is killed before then has recorded none of them (they go back to the inbox)."""
         several = len(todo) > 1
         waiting = []  # [item, partial, kind, payload, its portfolio records], in the order listed
+        provided = []  # [item, its records]: files placed at once whose records other files may read
         bar = _progress(progress and len(todo) > 3, len(todo))
         try:
             for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop):
                 if bar:
                     bar.advance()
                 mine = held(payload["records"]) if several and kind == "ok" else None
-                if mine is not None and len(mine):
+                if mine is not None and len(mine) and not reads_nothing(mine):
                     waiting.append([item, partial, kind, payload, mine])
                     continue
                 self.by_item[id(item)] = self.done(item, partial, kind, payload)
+                if mine is not None and len(mine) and self.by_item[id(item)].status == "processed":
+                    provided.append([item, mine])
         finally:
             if bar:
                 bar.stop()
@@ -516,7 +519,7 @@ class Run:
         waiting.sort(key=lambda w: listed[id(w[0])])
         try:
             self.check_stop()
-            self.settle(waiting, progress)
+            self.settle(waiting, progress, provided)
             for item, partial, kind, payload, _mine in waiting:
                 self.by_item[id(item)] = self.done(item, partial, kind, payload)
         except BaseException:
@@ -525,18 +528,21 @@ class Run:
                     remove_temporary(Path(partial))
             raise
 
-    def settle(self, waiting: list, progress: bool) -> None:
+    def settle(self, waiting: list, progress: bool, provided: list = ()) -> None:
         """Decide over the waiting files' records which are processed again, and with what of the
         others (`batch.run.samerun.decide`), and process them again. A file that fails or goes back
         this time leaves the run's portfolio: it is recorded so (`done`, and out of `waiting`) and the
         run decides again over the rest, processing again every file processed again before, so
         that no file is placed counting a record the ledger will not hold. A stop signal stops it
-        with none of the waiting files recorded."""
+        with none of the waiting files recorded. `provided`: files placed already whose records the
+        waiting files may read (`reads_nothing`); they are never processed again."""
         redone: set[int] = set()
         while waiting:
-            names = [shown(w[0].name) for w in waiting]
+            names = [shown(w[0].name) for w in waiting] + [shown(item.name) for item, _mine in provided]
             place = places(names)
             books = {place[i]: w[4].assign(workbook=names[i]) for i, w in enumerate(waiting)}
+            for j, (_item, mine) in enumerate(provided, start=len(waiting)):
+                books[place[j]] = mine.assign(workbook=names[j])
             ids = pd.concat([b[["sheet", "record_id"]] for b in books.values()], ignore_index=True)
             try:
                 versions = read_versions(self.settings.ledger, (self.settings.team,), ids)

@@ -96,6 +96,16 @@ def held(records: pd.DataFrame) -> pd.DataFrame:
     return mine.join(fields.rename(columns=lambda c: FIELD + c))
 
 
+def reads_nothing(records: pd.DataFrame) -> bool:
+    """A workbook whose held records (`held`) are all of sheets without portfolio rules whose rules
+    read no other workbook (BEIP: its records are only read, as prior incentives): nothing it computes
+    can depend on another workbook of the run, so it need not wait for the decision; its records are
+    still given to the workbooks that read them."""
+    priors, readers = prior_sheets()
+    sheets = set(records["sheet"])
+    return not (sheets & (set(portfolios()) | set(readers)))
+
+
 def places(names: list[str]) -> list[int]:
     """Each workbook's place in the run, by its path as printed (`east/a.xlsx` before `west/a.xlsx`),
     then by the order it was listed in: the order the rules break ties between workbooks in."""
