@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program
+from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program, prior_incentive_sheets
 from batch.programs._kit import rules as rules_mod
 from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
 from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
-from batch.reviews import DECISION_COLUMNS, review, withdrawn
+from batch.reviews import DECISION_COLUMNS, review, withdrawn, withdrawn_codes
 from batch.workbook import cells
 from batch.workbook.cells import column_letters
 from batch.workbook.opc import refusal
@@ -217,7 +217,8 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None, team:
     calculator reads its rows); another team's record of that ID is another record. Columns:
     PRIOR_COLUMNS and `same_team` (a record of this workbook, or of `team` in the ledger)."""
     mine = result.records()
-    sheets = sheets_of_priors()
+    received = prior_incentive_sheets()
+    sheets = tuple(received)
     mine = mine[mine["sheet"].isin(list(sheets))]
     here = pd.DataFrame(
         {
@@ -262,19 +263,9 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None, team:
             parts.append(earlier[~(again & earlier["same_team"].to_numpy(dtype=bool))])
     prior = pd.concat(parts, ignore_index=True)
     # the fact that decides "received before", in the words of the record's own sheet
-    column = prior["sheet"].map({m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive})
+    column = prior["sheet"].map(received)
     value = prior["date"].where(prior["date"].notna(), pd.array(prior["year"], dtype="Int64").astype(str))
     return prior.assign(received=column + " " + value.astype(str))[[*PRIOR_COLUMNS, "same_team"]]
-
-
-def sheets_of_priors() -> tuple[str, ...]:
-    """The sheets whose records are prior incentives of a Grow NJ application (BEIP, BRRAP, GrowNJ)."""
-    return tuple(m.name for m in PROGRAMS if m.prior_incentive)
-
-
-def withdrawn_codes(codes: pd.Series) -> np.ndarray:
-    """Per record: its findings (`codes`, "CODE; CODE") say the reviewer withdrew it (RECORD_WITHDRAWN)."""
-    return codes.fillna("").astype(str).str.contains(r"\bRECORD_WITHDRAWN\b", regex=True).to_numpy(dtype=bool)
 
 
 def _specs() -> dict[str, Program]:

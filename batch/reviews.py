@@ -40,6 +40,12 @@ CHOICES = (
 )
 
 
+def withdrawn_codes(codes: pd.Series) -> np.ndarray:
+    """Per record: its findings (`codes`, "CODE; CODE", as the ledger keeps them) say the reviewer
+    withdrew it (RECORD_WITHDRAWN)."""
+    return codes.fillna("").astype(str).str.contains(r"\bRECORD_WITHDRAWN\b", regex=True).to_numpy(dtype=bool)
+
+
 def digest(values) -> str:
     """A digest of a row's input values (as read), which changes when any input changes."""
     text = "\x1f".join("" if v is None else f"{type(v).__name__}:{v}" for v in values)

@@ -77,6 +77,12 @@ def discover() -> tuple[Program, ...]:
     return programs
 
 
+def prior_incentive_sheets() -> dict[str, str]:
+    """Each sheet whose records are prior incentives of a Grow NJ application (C.34:1B-247 e.: BEIP,
+    BRRAP, GrowNJ), with the column that says when one was received (its date, else its year)."""
+    return {m.name: m.prior_incentive.date or m.year_column for m in discover() if m.prior_incentive}
+
+
 def __getattr__(name: str):
     """PROGRAMS and BY_NAME are found when first asked for, so a program's own modules can import
     the kit (`batch.programs._kit`) without importing every program."""

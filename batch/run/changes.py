@@ -175,14 +175,14 @@ def _priors_again(ledger: Path, run_id: str, team: tuple[str, ...], records: pd.
     Ineligible nor withdrawn; received before the Application Date), the record's e.(1) and e.(2)
     answers as its ledger version keeps them (`PriorIncentive.conditions`; a record kept before them
     is judged again only when it had a prior-incentive finding, whose answers it implies)."""
-    from batch.programs import PROGRAMS
+    from batch.programs import PROGRAMS, prior_incentive_sheets
     from batch.programs._kit.program import PRIOR_INCENTIVES
     from batch.programs._kit.steps import business_key
     from batch.programs.grow_nj.steps import _prior_matches
     from batch.run.ledger import read_prior_records, read_versions
 
     readers = [m for m in PROGRAMS if PRIOR_INCENTIVES in m.needs and m.prior_incentive and m.prior_incentive.conditions]
-    priors = tuple(m.name for m in PROGRAMS if m.prior_incentive)
+    priors = tuple(prior_incentive_sheets())
     mine = records[records["sheet"].isin(priors)]
     if not readers or mine.empty:
         return pd.DataFrame(columns=COLUMNS)

@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from batch.programs._kit.program import each_key
+from batch.reviews import withdrawn_codes
 
 BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -231,7 +232,7 @@ def read_prior_records(
     except sqlite3.Error as err:
         raise LedgerUnreadable(f"The ledger {path} cannot be read ({err}); move it aside or give another --ledger.") from err
     latest = found.drop_duplicates(["team", "sheet", "record_id"], keep="first")
-    latest = latest[latest["business_name"].notna() & ~latest["codes"].fillna("").str.contains(r"\bRECORD_WITHDRAWN\b")]
+    latest = latest[latest["business_name"].notna() & ~withdrawn_codes(latest["codes"])]
     extra = {"same_team": latest["team"].isin(team).to_numpy(dtype=bool), "team": latest["team"], "codes": latest["codes"],
              "fields": latest["fields"], "run_id": latest["run_id"]}  # fmt: skip
     return latest[cols].assign(**extra).reset_index(drop=True)

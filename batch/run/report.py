@@ -117,7 +117,7 @@ STATUSES = ["OK", "Flagged", "Ineligible", "Invalid"]
 def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
     if records.empty:
         return []
-    from batch.pipeline import withdrawn_codes
+    from batch.reviews import withdrawn_codes
 
     # the awards count the records that stand: neither Invalid nor Ineligible, nor withdrawn by the reviewer
     counted = records[~records["status"].isin(["Invalid", "Ineligible"]) & ~withdrawn_codes(records["codes"])].copy()

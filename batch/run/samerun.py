@@ -60,10 +60,10 @@ def portfolios() -> dict:
 
 def prior_sheets() -> tuple[frozenset, frozenset]:
     """The sheets whose records are prior incentives, and those whose rules read them."""
-    from batch.programs import PROGRAMS
+    from batch.programs import PROGRAMS, prior_incentive_sheets
     from batch.programs._kit.program import PRIOR_INCENTIVES
 
-    return frozenset(m.name for m in PROGRAMS if m.prior_incentive), frozenset(m.name for m in PROGRAMS if PRIOR_INCENTIVES in m.needs)
+    return frozenset(prior_incentive_sheets()), frozenset(m.name for m in PROGRAMS if PRIOR_INCENTIVES in m.needs)
 
 
 def held(records: pd.DataFrame) -> pd.DataFrame:

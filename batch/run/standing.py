@@ -17,7 +17,7 @@ import pandas as pd
 import xlsxwriter
 
 from batch import __version__
-from batch.programs import PROGRAMS
+from batch.programs import PROGRAMS, prior_incentive_sheets
 from batch.programs._kit import rules as rules_mod
 from batch.programs._kit.calculation import SummaryTable
 from batch.programs._kit.steps import business_key
@@ -32,7 +32,7 @@ PORTFOLIO_SCHEMA = 6  # the ledger's first migration that keeps portfolio record
 def unkept(found: pd.DataFrame) -> int:
     """How many of the latest versions `found` (`read_standing`) were computed but keep no portfolio
     fields: recorded before their program's portfolio rules kept them (neither Invalid nor withdrawn)."""
-    from batch.pipeline import withdrawn_codes
+    from batch.reviews import withdrawn_codes
 
     computed = found["status"].isin(["OK", "Flagged", "Ineligible"]).to_numpy() & ~withdrawn_codes(found["codes"])
     return int((computed & found["fields"].isna().to_numpy()).sum())
@@ -56,7 +56,7 @@ def prior_awards(ledger: Path) -> SummaryTable:
     date or year it was received, oldest first."""
     columns = ["Business", "Sheet", "Record ID", "Team", "Received", "Status", "Workbook", "Run Date"]
     title = "Prior awards: each business's BEIP, BRRAP and Grow NJ records, the prior incentives of its Grow NJ applications"
-    sheets = {m.name: m.prior_incentive.date or m.year_column for m in PROGRAMS if m.prior_incentive}
+    sheets = prior_incentive_sheets()
     found = read_prior_records(ledger, tuple(sheets))
     found = found[~found["status"].isin(["Invalid", "Ineligible"])].reset_index(drop=True)
     if found.empty:

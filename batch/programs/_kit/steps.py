@@ -185,3 +185,23 @@ def portfolio_rows(context, own: dict, dates: pd.Series, rank: np.ndarray, far: 
     theirs = theirs.assign(far=True, tie=out["tie"].to_numpy() if given else np.arange(len(out)), row=-1, label=record_labels(out))
     both = pd.concat([theirs, mine], ignore_index=True)
     return both.sort_values(["date", "tie"], kind="stable").reset_index(drop=True)
+
+
+def running_across(a: pd.DataFrame, by: np.ndarray, limit) -> tuple[np.ndarray, ...]:
+    """A running total over the portfolio (`a`, as `portfolio_rows` orders it: `credit`, `far`,
+    `label`), per group `by`, held to `limit` (one per record; NA: no limit). For each record: the
+    group's total to it, whether the total has crossed the limit by then (from the record that
+    crosses it on), how much of the total came from other workbooks, and how many records of other
+    workbooks it counted and the text naming them (`named_before`)."""
+    total = a["credit"].groupby(by, sort=False).cumsum().to_numpy()
+    above = (pd.Series(total) > pd.Series(limit).reset_index(drop=True)).fillna(False).to_numpy(dtype=bool)
+    crossed = pd.Series(above.astype(int)).groupby(by, sort=False).cummax().to_numpy().astype(bool)
+    elsewhere = (a["credit"] * a["far"]).groupby(by, sort=False).cumsum().to_numpy()
+    count, named = named_before(pd.Series(by), a["far"].to_numpy(), a["label"].to_numpy(dtype=object))
+    return total, crossed, elsewhere, count, named
+
+
+def picked(fields: dict, mask: np.ndarray) -> dict:
+    """The fields of the findings `mask` picks: arrays cut to it, Series (indexed like the sheet) and
+    scalars as they are."""
+    return {k: v[mask] if isinstance(v, np.ndarray) else v for k, v in fields.items()}

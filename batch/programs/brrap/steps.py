@@ -26,7 +26,7 @@ from batch.programs._kit.calculation import Calculation, RunContext, SummaryTabl
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.findings import emit, money_text
 from batch.programs._kit.rules import Parameter, Rules
-from batch.programs._kit.steps import business_key, installments, listing, pick, record_labels
+from batch.programs._kit.steps import business_key, installments, listing, pick, picked, record_labels
 from batch.programs.brrap import sheet
 from batch.programs.brrap.sheet import BRRAP as SPEC
 
@@ -259,7 +259,7 @@ def _over_limit(s: Grants, code: str, param: Parameter, keys: list[str]) -> None
     if "business" in keys:
         fields["names"] = s.spellings.reindex(hit["business"]).to_numpy()
     mine, theirs = (hit["far"] == 0).to_numpy(), (hit["far"] > 0).to_numpy()
-    s.findings.append(emit(code, pd.Index(hit["row"][mine]), **{k: v[mine] if isinstance(v, np.ndarray) else v for k, v in fields.items()}))
+    s.findings.append(emit(code, pd.Index(hit["row"][mine]), **picked(fields, mine)))
     s.findings.append(
         emit(
             code,
@@ -267,7 +267,7 @@ def _over_limit(s: Grants, code: str, param: Parameter, keys: list[str]) -> None
             variant="elsewhere",
             elsewhere=hit["far"].to_numpy()[theirs],
             records=named.to_numpy(dtype=object)[theirs],
-            **{k: v[theirs] if isinstance(v, np.ndarray) else v for k, v in fields.items()},
+            **picked(fields, theirs),
         )
     )
 

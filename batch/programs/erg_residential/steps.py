@@ -24,7 +24,7 @@ from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import emit
 from batch.programs._kit.rules import Rules, lookup
-from batch.programs._kit.steps import date_order, named_before, pick, portfolio_rows
+from batch.programs._kit.steps import date_order, pick, picked, portfolio_rows, running_across
 from batch.programs.erg_residential import sheet
 from batch.programs.erg_residential.sheet import ERG_RESIDENTIAL
 
@@ -137,11 +137,7 @@ class Residential(Steps):
         if not keep.any():
             return None
         a = self.across[keep]
-        by = key[keep]
-        total = a["credit"].groupby(by, sort=False).cumsum().to_numpy()
-        crossed = pd.Series((total > limit[keep]).astype(int)).groupby(by, sort=False).cummax().to_numpy().astype(bool)
-        elsewhere = (a["credit"] * a["far"]).groupby(by, sort=False).cumsum().to_numpy()
-        count, named = named_before(pd.Series(by), a["far"].to_numpy(), a["label"].to_numpy(dtype=object))
+        total, crossed, elsewhere, count, named = running_across(a, key[keep], limit[keep])
         own = a["row"].to_numpy() >= 0
         at = self.counted.index[a["row"].to_numpy()[own]]
         run = pd.Series(total[own], index=at)
@@ -149,7 +145,7 @@ class Residential(Steps):
         fields = {"credits": self.f[CREDITS], "bucket": name[keep][own][hit], "cumulative": total[own][hit], "limit": limit[keep][own][hit],
                   "date": self.f[APP_DATE], "citation": cite[keep][own][hit]}  # fmt: skip
         mine, theirs = count[own][hit] == 0, count[own][hit] > 0
-        self.findings.append(emit("BUCKET_LIMIT_EXCEEDED", at[hit][mine], **_part(fields, mine)))
+        self.findings.append(emit("BUCKET_LIMIT_EXCEEDED", at[hit][mine], **picked(fields, mine)))
         self.findings.append(
             emit(
                 "BUCKET_LIMIT_EXCEEDED",
@@ -157,15 +153,10 @@ class Residential(Steps):
                 variant="elsewhere",
                 elsewhere=elsewhere[own][hit][theirs],
                 records=named[own][hit][theirs],
-                **_part(fields, theirs),
+                **picked(fields, theirs),
             )  # fmt: skip
         )
         return run
-
-
-def _part(fields: dict, mask: np.ndarray) -> dict:
-    """The fields of the findings `mask` picks: arrays cut to it, Series (indexed like the sheet) and scalars as they are."""
-    return {k: v[mask] if isinstance(v, np.ndarray) else v for k, v in fields.items()}
 
 
 # -- the steps ----------------------------------------------------------------------------------

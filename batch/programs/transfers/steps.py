@@ -29,7 +29,7 @@ from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import BASIS_POINTS, money_text
 from batch.programs._kit.rules import Rules, lookup
-from batch.programs._kit.steps import business_key, date_order, listing, name_key, named_before, portfolio_rows
+from batch.programs._kit.steps import business_key, date_order, listing, name_key, portfolio_rows, running_across
 from batch.programs._kit.text import join
 from batch.programs.transfers import sheet
 from batch.programs.transfers.sheet import TRANSFERS
@@ -289,16 +289,11 @@ def certificate_total_248(s: Transfers) -> None:
     f, a = s.f, s.across
     limited, limit_cite = lookup(s.rules["certificate_amount_limit"], s.program)
     limited = limited.astype(bool).to_numpy()
-    by = a["cert"].to_numpy()
-    total = a["credit"].groupby(by, sort=False).cumsum().to_numpy()
-    limit = a["cert"].map(s.amount_of).astype("Int64")
-    crossed = pd.Series((total > limit).fillna(False).to_numpy(dtype=bool).astype(int)).groupby(by, sort=False).cummax()
-    elsewhere = (a["credit"] * a["far"]).groupby(by, sort=False).cumsum().to_numpy()
-    counted, named = named_before(a["cert"], a["far"].to_numpy(), a["label"].to_numpy(dtype=object))
+    total, crossed, elsewhere, counted, named = running_across(a, a["cert"].to_numpy(), a["cert"].map(s.amount_of).astype("Int64"))
     own = a["row"].to_numpy() >= 0
     at = s.idx[a["row"].to_numpy()[own]]
     s.to_date = pd.Series(total[own], index=at).reindex(s.idx)
-    over = pd.Series(crossed.to_numpy()[own].astype(bool), index=at).reindex(s.idx).to_numpy() & limited
+    over = pd.Series(crossed[own], index=at).reindex(s.idx).to_numpy() & limited
     far_count = pd.Series(counted[own], index=at).reindex(s.idx)
     far_cents = pd.Series(elsewhere[own], index=at).reindex(s.idx)
     far_named = pd.Series(named[own], index=at).reindex(s.idx)
