@@ -175,13 +175,10 @@ def test_a_grow_nj_verdict_a_later_prior_incentive_changes_is_listed(tmp_path):
 
 
 def withdraw_beip(returned: Path, dest: Path) -> None:
-    """The returned workbook's first BEIP row withdrawn, dropped back as `dest`."""
-    book = openpyxl.load_workbook(returned)
-    ws = book["BEIP"]
-    header = [c.value for c in ws[1]]
-    ws.cell(2, header.index("Reviewer Decision") + 1, "Withdrawn")
-    ws.cell(2, header.index("Reviewer Note") + 1, "agreement rescinded")
-    book.save(dest)
+    """The returned workbook's BEIP grant B-1 withdrawn, dropped back as `dest`."""
+    from test_reviews import _decide
+
+    _decide(returned, dest, {"B-1": ("Withdrawn", "JS", "agreement rescinded")}, sheet="BEIP")
 
 
 def test_a_prior_incentive_withdrawn_clears_an_earlier_grow_nj_finding(tmp_path):

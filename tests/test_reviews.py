@@ -35,10 +35,13 @@ def _run(path: Path, out: Path, ledger: Path) -> Path:
     return out / (path.name.removesuffix(".xlsx").removesuffix(".annotated") + ".annotated.xlsx")
 
 
-def _decide(path: Path, dest: Path, decisions: dict[str, tuple[str, str, str]], edits: dict[str, dict[int, object]] | None = None) -> Path:
-    """The returned workbook with the reviewer's entries written by openpyxl (and input cells changed)."""
+def _decide(
+    path: Path, dest: Path, decisions: dict[str, tuple[str, str, str]], edits: dict[str, dict[int, object]] | None = None, sheet="Transfers"
+) -> Path:
+    """The returned workbook with the reviewer's entries written by openpyxl on `sheet`, by each row's
+    record ID in its first column (and input cells changed)."""
     book = openpyxl.load_workbook(path)
-    ws = book["Transfers"]
+    ws = book[sheet]
     header = [c.value for c in ws[1]]
     at = {h: header.index(h) + 1 for h in REVIEW_COLUMNS}
     for row in ws.iter_rows(min_row=2):

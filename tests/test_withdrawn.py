@@ -140,12 +140,8 @@ def test_a_withdrawn_brrap_grant_counts_in_no_later_limit(tmp_path):
     # is alone: 9,000,000 <= 20,000,000 (with the rescinded grant: 21,000,000 > 20,000,000)
     brrap_workbook(inbox / "nov.xlsx", [("B-1", "Beta LLC", 9_500_000, 2026), ("B-2", "Gamma Inc", 2_500_000, 2026)])
     run(inbox, outbox)
-    book = openpyxl.load_workbook(outbox / "nov.annotated.xlsx")
-    ws = book["BRRAP"]
-    header = [c.value for c in ws[1]]
-    ws.cell(2, header.index("Reviewer Decision") + 1, "Withdrawn")
-    ws.cell(2, header.index("Reviewer Note") + 1, "Grant rescinded by the board, 2026-11-20")
-    book.save(inbox / "nov.annotated.xlsx")
+    rescinded = {"B-1": ("Withdrawn", "JS", "Grant rescinded by the board, 2026-11-20")}
+    _decide(outbox / "nov.annotated.xlsx", inbox / "nov.annotated.xlsx", rescinded, sheet="BRRAP")
     run(inbox, outbox)
     assert _sheet(outbox / "nov.annotated.xlsx", "BRRAP")["B-1"]["Findings"] == "RECORD_WITHDRAWN"
     brrap_workbook(inbox / "dec.xlsx", [("D-1", "Delta Co", 9_000_000, 2026)])
@@ -164,12 +160,8 @@ def test_a_withdrawn_grant_is_no_prior_incentive(tmp_path):
     write_workbook(inbox / "acme.xlsx", {"BEIP": [BEIP_HEADERS, beip()], "GrowNJ": [GROW_HEADERS, grow()]})
     run(inbox, outbox)
     assert grow_rows(outbox / "acme.annotated.xlsx")[0]["Findings"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"
-    book = openpyxl.load_workbook(outbox / "acme.annotated.xlsx")
-    ws = book["BEIP"]
-    header = [c.value for c in ws[1]]
-    ws.cell(2, header.index("Reviewer Decision") + 1, "Withdrawn")
-    ws.cell(2, header.index("Reviewer Note") + 1, "Agreement rescinded, 2016-03-01")
-    book.save(inbox / "acme.annotated.xlsx")
+    _decide(outbox / "acme.annotated.xlsx", inbox / "acme.annotated.xlsx", {"B-1": ("Withdrawn", "JS", "Agreement rescinded, 2016-03-01")},
+            sheet="BEIP")  # fmt: skip
     run(inbox, outbox)
     assert grow_rows(outbox / "acme.annotated.xlsx")[0]["Findings"] == ""
     write_workbook(inbox / "grow.xlsx", {"GrowNJ": [GROW_HEADERS, grow("G-2")]})
@@ -195,12 +187,8 @@ def test_a_withdrawn_row_is_left_out_of_the_summaries(tmp_path):
     erg_workbook(inbox / "a.xlsx", [("P-1", "Other ERG Incentive Area", D(2015, 1, 5), 20_000_000),
                                     ("P-2", "Other ERG Incentive Area", D(2015, 2, 5), 10_000_000)])  # fmt: skip
     run(inbox, outbox)
-    book = openpyxl.load_workbook(outbox / "a.annotated.xlsx")
-    ws = book["ERG_Residential"]
-    header = [c.value for c in ws[1]]
-    ws.cell(2, header.index("Reviewer Decision") + 1, "Withdrawn")
-    ws.cell(2, header.index("Reviewer Note") + 1, "application withdrawn by the developer")
-    book.save(inbox / "a.annotated.xlsx")
+    _decide(outbox / "a.annotated.xlsx", inbox / "a.annotated.xlsx", {"P-1": ("Withdrawn", "JS", "application withdrawn by the developer")},
+            sheet="ERG_Residential")  # fmt: skip
     run(inbox, outbox)
     summary = [r for r in openpyxl.load_workbook(outbox / "a.annotated.xlsx")["Summary"].iter_rows(values_only=True) if r and r[0] == "(d)"]
     assert [(r[2], r[3], r[5]) for r in summary] == [(10_000_000, 1, "")]  # Credits Requested, Projects, Over Limit (not over)
