@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -21,6 +20,20 @@ def main():
     # started as `python -c ...`, the working directory is first on the path: a folder there named like
     # a module njcredits imports later (`validators`, `pandas`) would be imported instead
     sys.path[:] = worker_path()
+
+
+class _LedgerParam(click.ParamType):
+    """--ledger: a SQLite file's path, or a PostgreSQL URL (postgresql://user@host:port/db)."""
+
+    name = "PATH|URL"
+
+    def convert(self, value, param, ctx):
+        from batch.run.ledger.backends import location
+
+        return location(value)
+
+
+LEDGER = _LedgerParam()
 
 
 def _ledger(path):
@@ -57,8 +70,9 @@ def _local_ledger(settings, only_if_there: bool = False) -> None:
     line naming the filesystem (`batch.run.ledger.network_filesystem`). `only_if_there`: a command
     that reads the ledger only when there is one."""
     from batch.run.ledger import LedgerOnNetwork, refuse_network_ledger
+    from batch.run.ledger.backends import there
 
-    if only_if_there and not settings.ledger.exists():
+    if only_if_there and not there(settings.ledger):
         return
     try:
         refuse_network_ledger(settings.ledger)
@@ -87,7 +101,9 @@ def _batch_options(fn):
                 "--out", "outbox", type=click.Path(path_type=Path), help="Folder for returned workbooks and run reports [./outbox]."
             ),
             click.option("--archive", type=click.Path(path_type=Path), help="Folder for processed/ and failed/ inputs [the inbox]."),
-            click.option("--ledger", type=click.Path(path_type=Path), help="Ledger file [OUTBOX/.njcredits/ledger.sqlite]."),
+            click.option(
+                "--ledger", type=LEDGER, help="Ledger: a SQLite file, or postgresql://user@host:port/db [OUTBOX/.njcredits/ledger.sqlite]."
+            ),
             click.option("--workers", type=click.IntRange(1, 64), help="Files processed in parallel [the number of cores]."),
             click.option("--keep-inputs", is_flag=True, default=None, help="Leave inputs where they are (ad-hoc runs)."),
             click.option("--force", is_flag=True, default=None, help="Process files even if identical ones were processed before."),
@@ -143,17 +159,17 @@ def run(inbox: Path | None, **flags):
 
 
 @main.command()
-@click.option("--ledger", type=click.Path(path_type=Path), help="Ledger file [OUTBOX/.njcredits/ledger.sqlite].")
+@click.option("--ledger", type=LEDGER, help="Ledger: a SQLite file or a PostgreSQL URL [OUTBOX/.njcredits/ledger.sqlite].")
 @click.option("--out", "outbox", type=click.Path(path_type=Path), help="Outbox whose ledger to read [./outbox].")
 @click.option("--run", "run_id", help="Show the files of this run.")
 @click.option("--decisions", is_flag=True, help="List the reviewer decisions recorded (of the run given with --run, or all).")
-def history(ledger: Path | None, outbox: Path | None, run_id: str | None, decisions: bool):
+def history(ledger, outbox: Path | None, run_id: str | None, decisions: bool):
     """List past runs, the files of one run, or the reviewer decisions, from the ledger (read-only:
     never migrated nor written, so a ledger on a read-only disk is read too)."""
-    from batch.run.ledger import SCHEMA_VERSION, Ledger, LedgerUnreadable
+    from batch.run.ledger import SCHEMA_VERSION, Ledger, LedgerUnreadable, there
 
     settings = _settings(ledger=ledger, outbox=outbox)
-    if not settings.ledger.exists():
+    if not there(settings.ledger):
         click.echo(f"No ledger at {printable(settings.ledger)}: no runs yet.")
         return
     _local_ledger(settings)
@@ -249,17 +265,17 @@ def watch(inbox: Path | None, **flags):
     "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
     help="Folder for njcredits-portfolio.xlsx, an outbox whose ledger is read unless --ledger names one [the outbox].",
 )  # fmt: skip
-@click.option("--ledger", type=click.Path(path_type=Path), help="Ledger to read [OUTBOX/.njcredits/ledger.sqlite].")
-def portfolio(out_dir: Path | None, ledger: Path | None):
+@click.option("--ledger", type=LEDGER, help="Ledger to read: a SQLite file or a PostgreSQL URL [OUTBOX/.njcredits/ledger.sqlite].")
+def portfolio(out_dir: Path | None, ledger):
     """Write njcredits-portfolio.xlsx: the standing position of the ledger's latest records (each
     certificate, BRRAP business and year, ERG bucket, compliance project, and each business's prior
     awards). The ledger is only read."""
-    from batch.run.ledger import LedgerUnreadable
+    from batch.run.ledger import LedgerUnreadable, there
     from batch.run.standing import write_portfolio
 
     settings = _settings(ledger=ledger, outbox=out_dir)
     _local_ledger(settings, only_if_there=True)
-    if not settings.ledger.exists():
+    if not there(settings.ledger):
         raise click.ClickException(
             f"No ledger at {printable(settings.ledger)}: no run has recorded a portfolio there. Give the outbox the runs "
             "wrote to (--out OUTBOX), or the ledger itself (--ledger OUTBOX/.njcredits/ledger.sqlite)."
@@ -274,6 +290,41 @@ def portfolio(out_dir: Path | None, ledger: Path | None):
         sys.exit(3)
     sheets = ", ".join(f"{name} ({rows:,} rows)" for name, rows in counts.items())
     click.echo(f"Wrote {printable(path)}: {sheets}, read from {printable(settings.ledger)}.")
+
+
+@main.group()
+def ledger():
+    """The ledger itself: `ledger copy` moves it to another database."""
+
+
+@ledger.command("copy")
+@click.option("--from", "source", required=True, type=LEDGER, help="The ledger to copy: a SQLite file or a PostgreSQL URL.")
+@click.option("--to", "destination", required=True, type=LEDGER, help="An empty ledger to copy it into: a SQLite file or a PostgreSQL URL.")
+def ledger_copy(source, destination):
+    """Copy a ledger into an empty one, every run, file, record and decision as it was: a team's
+    SQLite ledger into PostgreSQL when it comes to be shared, or back. The source is only read; a
+    destination that holds runs is refused. Exit 1 when refused, 3 when a database cannot be reached
+    or written."""
+    from batch.run.ledger import LedgerOnNetwork, refuse_network_ledger, server_errors
+    from batch.run.ledger.copy import CopyRefused, copy_ledger
+
+    try:
+        refuse_network_ledger(destination)
+    except LedgerOnNetwork as err:
+        click.echo(f"Error: {printable(err)}", err=True)
+        sys.exit(3)
+    try:
+        counts = copy_ledger(source, destination)
+    except CopyRefused as err:
+        click.echo(f"Error: {printable(err)}", err=True)
+        sys.exit(1)
+    except (*server_errors(), OSError) as err:
+        click.echo(
+            f"Error: the ledger could not be copied from {source} to {destination} ({printable(err)}); nothing was copied.", err=True
+        )
+        sys.exit(3)
+    said = ", ".join(f"{counts.get(t, 0):,} {t}" for t in ("runs", "files", "records", "decisions"))
+    click.echo(f"Copied {said} from {source} to {destination}.")
 
 
 @main.command()
@@ -300,23 +351,25 @@ def rules(out_dir: Path):
 @main.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @AS_OF_OPTION
-@click.option("--ledger", type=click.Path(path_type=Path), help="Ledger read for prior incentives [OUTBOX/.njcredits/ledger.sqlite].")
+@click.option(
+    "--ledger", type=LEDGER, help="Ledger read for prior incentives: a SQLite file or a PostgreSQL URL [OUTBOX/.njcredits/ledger.sqlite]."
+)
 @click.option("--out", "outbox", type=click.Path(path_type=Path), help="Outbox whose ledger to read [./outbox].")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True, help="How the findings are written."
 )
-def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: str):
+def validate(file: Path, as_of, ledger, outbox: Path | None, fmt: str):
     """Validate and calculate FILE without writing; print the findings. Exit status 1 when the file has
     error findings or cannot be read, 0 otherwise."""
     import pandas as pd
 
     from batch.pipeline import process
-    from batch.run.ledger import Ledger, LedgerUnreadable
+    from batch.run.ledger import Ledger, LedgerUnreadable, on_server, server_errors
     from batch.run.workers import file_reason as _reason
 
     settings = _settings(as_of=as_of, ledger=ledger, outbox=outbox)
     _local_ledger(settings, only_if_there=True)
-    book = settings.ledger if settings.ledger.is_file() else None
+    book = settings.ledger if on_server(settings.ledger) or settings.ledger.is_file() else None
     team = None
     if book is not None:
         try:
@@ -324,7 +377,7 @@ def validate(file: Path, as_of, ledger: Path | None, outbox: Path | None, fmt: s
             if found.note:
                 click.echo(found.note, err=True)
             team = found.names
-        except (LedgerUnreadable, sqlite3.Error) as err:  # nothing of the ledger is read
+        except (LedgerUnreadable, *server_errors()) as err:  # nothing of the ledger is read
             click.echo(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
             book = None
     try:

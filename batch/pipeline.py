@@ -22,6 +22,7 @@ from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, rende
 from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
 from batch.reviews import DECISION_COLUMNS, review, withdrawn, withdrawn_codes
+from batch.run.ledger.backends import there
 from batch.workbook import cells
 from batch.workbook.cells import column_letters
 from batch.workbook.opc import refusal
@@ -205,7 +206,7 @@ def _prior_fields(r: SheetResult) -> dict:
     return {"business_name": name.to_numpy(dtype=object), "record_date": date.astype(object).where(date.notna(), None).to_numpy()}
 
 
-def prior_records(result: Result, ledger: Path | None, run_id: str | None, team: tuple[str, ...] = ()) -> pd.DataFrame:
+def prior_records(result: Result, ledger, run_id: str | None, team: tuple[str, ...] = ()) -> pd.DataFrame:
     """The prior incentive records a Grow NJ row is checked against (C.34:1B-247 e.): every row of
     this workbook's prior-incentive sheets computed so far (BEIP, BRRAP), those of the run's other
     workbooks the run gave it (`Result.same_run`: BEIP, BRRAP, GrowNJ, as first calculated), and the
@@ -253,10 +254,10 @@ def prior_records(result: Result, ledger: Path | None, run_id: str | None, team:
         )
         parts.append(theirs[counted])
         here = pd.concat([here, theirs], ignore_index=True)  # a record of this run supersedes its ledger version
-    if ledger is not None and Path(ledger).exists():
+    if there(ledger):
         from batch.run.ledger import read_prior_records
 
-        earlier = read_prior_records(Path(ledger), sheets, exclude_run=run_id, team=team)
+        earlier = read_prior_records(ledger, sheets, exclude_run=run_id, team=team)
         if len(earlier):
             known = pd.MultiIndex.from_arrays([here["sheet"], here["record_id"]])
             again = pd.MultiIndex.from_arrays([earlier["sheet"], earlier["record_id"]]).isin(known)
@@ -710,7 +711,7 @@ def process(
     path: Path,
     limits: Limits = Limits(),
     as_of: dt.date | None = None,
-    ledger: Path | None = None,
+    ledger=None,
     run_id: str | None = None,
     scratch: Path | None = None,
     team: str | tuple[str, ...] | None = None,
@@ -762,7 +763,7 @@ def _process(
     opened: Opened,
     clock: float,
     limits: Limits,
-    ledger: Path | None,
+    ledger,
     run_id: str | None,
     scratch: Path | None,
     team: tuple[str, ...],
@@ -776,12 +777,12 @@ def _process(
         result.discard()
         raise
     book.encrypted = result.source is not None
-    if ledger is not None and Path(ledger).exists() and any(isinstance(s, IntakeSheet) and s.reviews is not None for s in book.sheets):
+    if there(ledger) and any(isinstance(s, IntakeSheet) and s.reviews is not None for s in book.sheets):
         from batch.run.ledger import read_decisions
 
-        result.decisions_before = read_decisions(Path(ledger), team)
-    if ledger is not None and Path(ledger).exists():
-        result.portfolio_from = (Path(ledger), run_id, team)
+        result.decisions_before = read_decisions(ledger, team)
+    if there(ledger):
+        result.portfolio_from = (ledger, run_id, team)
     result.timed("read", clock)
     # a record of this workbook is named by its file name and the run's date (UTC, as the ledger's)
     context = RunContext(result.as_of, workbook=path.name, run_date=result.started.strftime("%Y-%m-%d"))

@@ -4,7 +4,7 @@
 inbox = "inbox"                 # where workbooks are dropped
 outbox = "outbox"               # where returned workbooks and run reports go
 archive = "inbox"               # holds processed/<run-id>/ and failed/<run-id>/ (default: the inbox)
-ledger = "outbox/.njcredits/ledger.sqlite"
+ledger = "outbox/.njcredits/ledger.sqlite"  # or "postgresql://user@host:5432/db", a ledger shared by machines
 workers = 2                     # files processed in parallel (default: the number of cores)
 settle_seconds = 2.0            # watch: a file must stop changing this long before it is read
 memory_limit_mb = 8192          # address space of the process reading one file
@@ -28,6 +28,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from batch.run.ledger.backends import LedgerURL, location
+
 CONFIG_NAME = "njcredits.toml"
 KEEP_MARKER = ".njcredits-keep-inputs"  # a folder holding this file never has its inputs moved
 
@@ -41,7 +43,7 @@ class Settings:
     inbox: Path
     outbox: Path
     archive: Path
-    ledger: Path
+    ledger: Path | LedgerURL  # a SQLite file, or a PostgreSQL database (batch.run.ledger.backends)
     workers: int
     keep_inputs: bool = False
     force: bool = False
@@ -66,6 +68,13 @@ class Settings:
         """Inputs are moved to the archive. When not (the samples, --keep-inputs, `run FILE`), nothing
         is written in the inbox: the lock and the staging copies live beside the ledger."""
         return not (self.keep_inputs or self.inputs_protected)
+
+    @property
+    def home(self) -> Path:
+        """The tool's own folder where the inbox is never written (the samples, --keep-inputs, `run
+        FILE`): the lock and the staging copies. Beside a SQLite ledger; for a PostgreSQL ledger, the
+        outbox's `.njcredits/`."""
+        return self.ledger.parent if isinstance(self.ledger, Path) else self.outbox / ".njcredits"
 
     @property
     def inputs_protected(self) -> bool:
@@ -155,7 +164,7 @@ def load(cwd: Path | None = None, **flags) -> Settings:
         inbox=inbox if inbox.is_absolute() else cwd / inbox,
         outbox=outbox if outbox.is_absolute() else cwd / outbox,
         archive=Path(values.get("archive") or inbox),
-        ledger=Path(values.get("ledger") or outbox / ".njcredits" / "ledger.sqlite"),
+        ledger=location(values.get("ledger") or outbox / ".njcredits" / "ledger.sqlite"),
         workers=int(values.get("workers") or os.cpu_count() or 1),
         keep_inputs=bool(values.get("keep_inputs", False)),
         force=bool(values.get("force", False)),
@@ -169,5 +178,9 @@ def load(cwd: Path | None = None, **flags) -> Settings:
             if k in values
         },
     )
-    absolute = {k: (v if v.is_absolute() else cwd / v) for k, v in (("archive", settings.archive), ("ledger", settings.ledger))}
+    absolute = {
+        k: (v if v.is_absolute() else cwd / v)
+        for k, v in (("archive", settings.archive), ("ledger", settings.ledger))
+        if isinstance(v, Path)
+    }
     return replace(settings, **absolute)

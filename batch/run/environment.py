@@ -41,11 +41,19 @@ def os_error(err: BaseException | None) -> OSError | None:
     return None
 
 
+def ledger_error(err: BaseException) -> bool:
+    """An error of the ledger's database: SQLite's, or PostgreSQL's driver's (psycopg, imported only
+    where a PostgreSQL ledger is used)."""
+    return isinstance(err, sqlite3.Error) or type(err).__module__.split(".")[0] == "psycopg"
+
+
 def environment_message(err: BaseException, where: str, stays: bool = True) -> str:
     """One sentence naming the environment (the folder, and the error with its name), never the workbook."""
     tail = "; the file stays in the inbox for the next run." if stays else "."
     if isinstance(err, sqlite3.Error):
         return f"the ledger cannot be written ({err}); check its disk" + tail
+    if ledger_error(err):
+        return f"the ledger's database server failed ({_one_line(err)}); check the server and the network to it" + tail
     oserr = os_error(err)
     code = oserr.errno if oserr is not None else None
     name = f", {errno.errorcode[code]}" if code in errno.errorcode else ""
@@ -68,8 +76,21 @@ def is_environment(err: BaseException) -> bool:
     cannot be written (also as SQLite says it of the ledger, and as a library wraps it)."""
     if isinstance(err, sqlite3.OperationalError):
         return any(w in str(err) for w in ("full", "readonly", "read-only", "disk I/O", "unable to open"))
+    if ledger_error(err):  # the server went away, or refused: never the workbook's
+        return type(err).__name__ in (
+            "OperationalError",
+            "InterfaceError",
+            "AdminShutdown",
+            "CannotConnectNow",
+            "DiskFull",
+            "ConnectionTimeout",
+        )
     oserr = os_error(err)
     return oserr is not None and oserr.errno in ENVIRONMENT_ERRNOS
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split())
 
 
 def cannot_start(detail: str) -> str:

@@ -11,6 +11,8 @@ environment variable NJCREDITS_FAULT names a point.
     NJCREDITS_FAULT=POINT:abort   the process aborts (SIGABRT), as a reader's native crash does
     NJCREDITS_FAULT=POINT:memory  raise MemoryError, as a file that needs more than the memory limit does
     NJCREDITS_FAULT=POINT:ACTION/reused  the action only in a worker that has read other files before
+    NJCREDITS_FAULT=POINT:hold    the process waits at POINT (saying so in the file NJCREDITS_FAULT_GATE
+                                  names, plus ".held") until that file exists: runs held side by side
 
 Points: `staged` (after the inputs are staged), `hashing` (while a staged input is hashed),
 `child-read` (in a worker, as it begins a file), `child-partial` (in a worker, as it starts writing
@@ -28,6 +30,7 @@ import errno
 import multiprocessing
 import os
 import signal
+import time
 from pathlib import Path
 
 ENV = "NJCREDITS_FAULT"
@@ -44,6 +47,13 @@ def fault(point: str, path: str | None = None, reused: bool = False) -> None:
         return
     action, _, modifier = action.partition("/")
     if modifier == "reused" and not reused:
+        return
+    if action == "hold":
+        gate = Path(os.environ["NJCREDITS_FAULT_GATE"])
+        Path(f"{gate}.{os.getpid()}.held").write_text(point, encoding="utf-8")
+        deadline = time.monotonic() + 300
+        while not gate.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
         return
     if action == "abort":
         os.abort()

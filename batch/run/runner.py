@@ -35,7 +35,6 @@ import os
 import secrets
 import shutil
 import signal
-import sqlite3
 import stat
 import threading
 from contextlib import contextmanager
@@ -48,7 +47,7 @@ from batch import __version__
 from batch.run.config import Settings
 from batch.run.environment import EnvironmentStop, environment_message, is_environment, os_error
 from batch.run.faults import fault
-from batch.run.ledger import Ledger, LedgerUnreadable, read_versions
+from batch.run.ledger import Ledger, LedgerUnreadable, read_versions, server_errors
 from batch.run.names import fit, output_name, printable, shown, temporary
 from batch.run.samerun import SameRun, decide, earlier_keys, held, places, reads_nothing
 from batch.run.teams import team_for
@@ -173,8 +172,9 @@ def safe_dir(base: Path, *parts: str) -> Path:
 def inbox_lock(settings: Settings, echo):
     """An exclusive lock per inbox, so two runs cannot interleave. Released when the process ends,
     however it ends (a killed run never leaves a stale lock). The lock file is never opened through a
-    link: a link at its name is refused."""
-    folder = settings.inbox if settings.moves_inputs else settings.ledger.parent
+    link: a link at its name is refused. With a PostgreSQL ledger, shared by machines, the lock is
+    also held in the database (`server_locks`), where a run on another machine meets it."""
+    folder = settings.inbox if settings.moves_inputs else settings.home
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
     try:
@@ -195,9 +195,53 @@ def inbox_lock(settings: Settings, echo):
             echo(f"Waiting for the run already processing {settings.inbox} to finish ...")
             fcntl.flock(fh, fcntl.LOCK_EX)
         try:
-            yield
+            with server_locks(settings, folder, echo):
+                yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextmanager
+def server_locks(settings: Settings, folder: Path, echo):
+    """With a PostgreSQL ledger, the inbox lock held in the database too, for the run's length: a
+    session advisory lock on the lock's folder as this machine names it, and, for a run of a named
+    team's inbox, on the team (the same shared inbox mounted at another path on another machine is
+    the same team's). The server ends the session of a killed run, and its locks with it."""
+    from batch.run.ledger.backends import ServerLock, lock_key, on_server
+
+    if not on_server(settings.ledger):
+        yield
+        return
+    names = [f"folder {folder.resolve()}"]
+    if settings.team and settings.moves_inputs:
+        names.append(f"team {settings.team}")
+    held = []
+    try:
+        for name in names:
+            lock = ServerLock(settings.ledger, lock_key(name))
+            try:
+                taken = lock.take(wait=False)
+            except server_errors() as err:  # before any input is touched
+                raise LedgerUnreadable(
+                    f"The ledger {settings.ledger} cannot be reached to lock the inbox ({' '.join(str(err).split())}); check the URL, "
+                    "that the server is running and that the user may connect; nothing was touched."
+                ) from err
+            if not taken:
+                if not settings.wait:
+                    who = lock.holder()
+                    raise RunLocked(
+                        f"Another njcredits run is processing {settings.inbox}"
+                        + (f" for team {printable(settings.team)}" if name.startswith("team ") else "")
+                        + f" (its lock is held in the ledger's database{', by ' + who if who else ''}); try again when it "
+                        "ends, or use --wait to wait for it."
+                    )
+                echo(f"Waiting for the run already processing {settings.inbox} (on another machine) to finish ...")
+                lock.take(wait=True)
+            held.append(lock)
+        yield
+    finally:
+        for lock in held:
+            lock.release()
 
 
 def _free_name(folder: Path, name: str) -> Path:
@@ -357,8 +401,8 @@ class Run:
         self.run_id = new_run_id()
         self.started = dt.datetime.now(dt.UTC)
         self.keep = not settings.moves_inputs
-        # the tool's folder: in the inbox, or beside the ledger for a folder that is never written (the samples)
-        self.work = settings.inbox / WORK_DIR if settings.moves_inputs else settings.ledger.parent
+        # the tool's folder: in the inbox, or its own (beside a SQLite ledger) for a folder that is never written (the samples)
+        self.work = settings.inbox / WORK_DIR if settings.moves_inputs else settings.home
         self.outcomes: list[FileOutcome] = []
         self.items: list[Item] = []
         self.records, self.per_year, self.rules_versions = [], [], {}
@@ -381,7 +425,7 @@ class Run:
         self.ledger = Ledger(settings.ledger)
         try:
             team_for(settings, self.ledger.places(), self.one_file)  # a shared ledger without a team: refused here, told again below
-        except sqlite3.Error as err:  # before any input is touched
+        except server_errors() as err:  # before any input is touched
             raise LedgerUnreadable(environment_message(err, "the ledger")) from err
 
     def recover(self) -> None:
@@ -390,19 +434,19 @@ class Run:
         settings = self.settings
         try:
             recover(settings, self.ledger, self.work, self.run_id, self.echo)
-            # a killed run finished here ended before this one starts: the files it recorded count for it
-            self.started = dt.datetime.now(dt.UTC)
             where = (str(settings.inbox), str(settings.outbox))
-            # the team told again in the transaction that begins the run: no other run began between
-            team, moved = self.ledger.start_run(
+            # the team told again in the transaction that begins the run: no other run began between. The run starts
+            # by the ledger's clock (a killed run finished here ended before it: the files it recorded count for it).
+            team, moved, started = self.ledger.start_run(
                 self.run_id,
-                self.started.isoformat(),
+                None,
                 __version__,
                 *where,
                 lambda places: team_for(settings, places, self.one_file),
                 bool(self.one_file),
             )
-        except sqlite3.Error as err:  # before any input is touched
+            self.started = dt.datetime.fromisoformat(started)
+        except server_errors() as err:  # before any input is touched
             raise LedgerUnreadable(environment_message(err, "the ledger")) from err
         self.settings = replace(settings, team=team.name)  # the workers and the report read it
         if moved and settings.team is not None:
@@ -467,7 +511,7 @@ class Run:
             if sha in seen and not settings.force:  # a copy of a file earlier in this run: decided after it
                 copies.append((item, seen[sha]))
                 continue
-            earlier = None if settings.force or settings.inputs_protected else self.ledger.processed_before(sha)
+            earlier = None if settings.force or settings.inputs_protected else self.ledger.processed_before(sha, self.run_id)
             if earlier:
                 reason = (
                     f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
@@ -653,10 +697,8 @@ class Run:
         if self.report_problem:
             note = "; ".join(filter(None, [note, f"no run report: {self.report_problem}"]))
         try:
-            self.ledger.end_run(
-                self.run_id, dt.datetime.now(dt.UTC).isoformat(), counts, str(report) if report else None, self.rules_versions, note
-            )
-        except sqlite3.Error as err:  # the next run of this inbox ends it
+            self.ledger.end_run(self.run_id, None, counts, str(report) if report else None, self.rules_versions, note)
+        except server_errors() as err:  # the next run of this inbox ends it
             self.stopped = self.stopped or environment_message(err, "the ledger")
             self.echo(f"The run could not be ended in the ledger ({err}); the next run finishes its bookkeeping.")
         left = sum(o.status == "returned" for o in self.outcomes)
@@ -794,7 +836,7 @@ class Run:
         fault("archived")
         try:
             self.ledger.complete_file(rowid, shown(str(dest)))
-        except sqlite3.Error as err:  # the move is done: the next run completes the row from the archive
+        except server_errors() as err:  # the move is done: the next run completes the row from the archive
             self.echo(f"The ledger row of {printable(item.name)} could not be completed ({err}); the next run completes it.")
         outcome.archived = str(dest)
         _discard(item)
@@ -866,10 +908,9 @@ def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo) -
     """Finish what a killed run of this inbox left (the inbox lock is ours, so none is running): end
     it in the ledger and complete the file rows it began; put its staged inputs back in the inbox;
     remove its temporary files. Never touches another inbox's runs or temporary files."""
-    now = dt.datetime.now(dt.UTC).isoformat()
     archived: dict[str, set[str]] = {}  # per killed run, the inputs already in the archive
     for dead in ledger.unfinished_runs(str(settings.inbox)):
-        for row in ledger.close_interrupted(dead, now, f"stopped before its end; finished by run {run_id}"):
+        for row in ledger.close_interrupted(dead, None, f"stopped before its end; finished by run {run_id}"):
             archived.setdefault(dead, set()).add(row["name"])
             echo(
                 f"Run {dead} was stopped before its end; {printable(row['name'])} had been moved to {printable(row['archived'])}: recorded."

@@ -75,8 +75,9 @@ def folder_problem(settings: Settings) -> str | None:
     """Why these folders cannot be run or watched, or None: an outbox, an archive folder or a ledger
     inside the inbox (at any depth; the tool's own `INBOX/.njcredits/` aside), an archive that is the
     outbox. Links are resolved before comparing."""
-    folders = (settings.inbox, settings.outbox, settings.archive, settings.ledger)
-    inbox, outbox, archive, ledger = (p.expanduser().resolve() for p in folders)
+    folders = (settings.inbox, settings.outbox, settings.archive, settings.home)  # the home: a SQLite ledger's folder
+    inbox, outbox, archive, home = (p.expanduser().resolve() for p in folders)
+    ledger = settings.ledger.expanduser().resolve() if isinstance(settings.ledger, Path) else home
     own = inbox / WORK_DIR  # the tool's own folder in the inbox, never entered: the one place inside it allowed
 
     def inside(path: Path) -> bool:

@@ -269,7 +269,7 @@ class Job:
     memory_mb: int
     limits: object
     as_of: dt.date | None
-    ledger: str
+    ledger: object  # a SQLite file's path or a LedgerURL (pickled to the worker, password and all: never on a command line)
     run_id: str
     team: str | None = None
     same_run: object = None  # the run's other workbooks' records it reads (batch.run.samerun.SameRun)
@@ -282,7 +282,7 @@ def work(
     partial: str,
     limits=None,
     as_of: dt.date | None = None,
-    ledger: str | None = None,
+    ledger=None,
     run_id: str | None = None,
     team: str | None = None,
     same_run=None,
@@ -300,7 +300,7 @@ def work(
         Path(path),
         limits or Limits(),
         as_of=as_of,
-        ledger=Path(ledger) if ledger else None,
+        ledger=ledger or None,  # a path or a LedgerURL, as the run gave it
         run_id=run_id,
         team=team,
         scratch=Path(partial),
@@ -536,7 +536,7 @@ class Workers:
         """Give one staged file to a waiting worker or, when none waits (or `fresh`), to a new one started
         on the workers' path."""
         s = self.settings
-        job = Job(str(item.staged), str(partial), s.memory_limit_mb, s.limits, s.as_of, str(s.ledger), self.run_id,
+        job = Job(str(item.staged), str(partial), s.memory_limit_mb, s.limits, s.as_of, s.ledger, self.run_id,
                   s.team, self.same_run.get(id(item)), modules=self.modules, product=self.product)  # fmt: skip
         while self.idle and not fresh:
             w = self.idle.pop()

@@ -1,0 +1,315 @@
+"""The ledger's writing side (`Ledger`): runs begun and ended, files and their records recorded,
+killed runs finished, and what `history` lists."""
+
+from __future__ import annotations
+
+import json
+import os
+from itertools import repeat
+from pathlib import Path
+
+import pandas as pd
+
+from batch.programs._kit.program import each_key
+from batch.run.ledger.backends import Db, connect, location, on_server, server_errors, shown
+from batch.run.ledger.reads import LedgerUnreadable
+from batch.run.ledger.schema import DECISION_FIELDS, RECORD_FIELDS, SCHEMA_VERSION, migrate, schema_version
+
+RECORD_INSERT = (
+    "INSERT INTO records (run_id, file, sheet, record_id, status, award_cents, codes, area, year, business_name, record_date, fields, team)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+FILE_COLUMNS = [
+    "name", "size", "sha256", "status", "reason", "rows_per_sheet", "errors", "warnings", "infos", "output", "archived", "seconds",
+    "timings", "as_of", "final_status", "archived_path",
+]  # fmt: skip
+
+
+def _value(v):
+    """A value as both databases take it: a missing number (NaN, NA) is NULL."""
+    if v is None or isinstance(v, str | bytes | int):
+        return v
+    try:
+        return None if pd.isna(v) else v
+    except (TypeError, ValueError):
+        return v
+
+
+class Ledger:
+    read_only = False
+    version = SCHEMA_VERSION  # the schema version of the database (older only for a ledger opened for reading)
+
+    def __init__(self, where):
+        """The ledger at `where` (a SQLite file's path, made with its folder when missing, or a
+        PostgreSQL URL), migrated to this njcredits's schema."""
+        self.path = location(where)
+        try:
+            if not on_server(self.path):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            with connect(self.path) as db:
+                if (found := db.user_version()) > SCHEMA_VERSION:
+                    raise LedgerUnreadable(
+                        f"The ledger {shown(self.path)} was written by a newer njcredits (its schema is version {found}; this "
+                        f"njcredits knows {SCHEMA_VERSION}): what this one would write there, the newer one could misread. Upgrade "
+                        "njcredits; `njcredits history` reads the ledger as it is."
+                    )
+                migrate(db)
+        except server_errors() as err:
+            if any(w in str(err) for w in ("full", "readonly", "read-only", "disk I/O", "unable to open")):  # the disk, not the file
+                raise LedgerUnreadable(
+                    f"The ledger {shown(self.path)} cannot be written ({err}): check the space and permissions of its disk."
+                ) from err
+            raise LedgerUnreadable(f"The ledger {shown(self.path)} cannot be opened ({err}); {_what_to_do(self.path)}") from err
+
+    @classmethod
+    def for_reading(cls, where) -> Ledger:
+        """The ledger opened read-only: nothing is created, migrated or written, so it reads a SQLite
+        ledger on a read-only filesystem (`mode=ro`). `version` is its schema version: an older ledger
+        is read as it is (what it does not hold reads as empty)."""
+        book = cls.__new__(cls)
+        book.path, book.read_only = location(where), True
+        try:
+            with connect(book.path, read_only=True) as db:
+                book.version = schema_version(db)
+        except server_errors() as err:
+            raise LedgerUnreadable(f"The ledger {shown(book.path)} cannot be opened ({err}); {_what_to_do(book.path)}") from err
+        if not book.version:
+            raise LedgerUnreadable(
+                f"The ledger {shown(book.path)} cannot be opened (it is not an njcredits ledger: no runs table); give another --ledger."
+            )
+        return book
+
+    def _connect(self):
+        return connect(self.path, read_only=self.read_only)
+
+    def places(self) -> list[dict]:
+        """Each inbox, outbox and team the ledger's runs recorded, and whether they were runs of one
+        file (`one_file`: 1, an inbox's 0, not known None), latest first (`batch.run.teams`). Before
+        migration 5 (a ledger read as it is) each run is its inbox's team's, as the migration makes it."""
+        with self._connect() as db:
+            return self._places(db)
+
+    @staticmethod
+    def _places(db: Db) -> list[dict]:
+        if "team" in db.columns("runs"):
+            query = "SELECT inbox, outbox, team, one_file FROM runs GROUP BY inbox, outbox, team, one_file ORDER BY MAX(started) DESC"
+        else:
+            query = "SELECT inbox, outbox, inbox AS team, NULL AS one_file FROM runs GROUP BY inbox, outbox ORDER BY MAX(started) DESC"
+        return [dict(zip(("inbox", "outbox", "team", "one_file"), row, strict=True)) for row in db.execute(query).fetchall()]
+
+    def start_run(self, run_id: str, started: str | None, tool_version: str, inbox: str, outbox: str, decide=None, one_file: bool = False):
+        """Begin a run in the ledger, as the team `decide(places)` tells from the ledger's runs
+        (`batch.run.teams.team_for`), in one transaction that holds the ledger's write lock: two runs
+        starting at once never both see a ledger without the other. The runs, records and decisions
+        of the team names the team `adopts` become its own. `started` None: the database's clock, read
+        under the lock (so a run that ended before it is recorded as ended before it, whatever the
+        machines' clocks say). Returns the team, how many runs changed team, and when the run started;
+        `TeamNeeded` from `decide` begins nothing. No `decide`: the inbox's own team."""
+        from batch.run.teams import Team
+
+        with self._connect() as db, db.writing():
+            team = decide(self._places(db)) if decide is not None else Team(inbox)
+            moved = 0
+            for old in team.adopts:
+                moved += db.execute("UPDATE runs SET team=? WHERE team=?", (team.name, old)).rowcount
+                for table in ("records", "decisions", "record_keys"):
+                    db.execute(f"UPDATE {table} SET team=? WHERE team=?", (team.name, old))
+            started = started or db.now()
+            db.execute(
+                "INSERT INTO runs (run_id, started, tool_version, inbox, outbox, team, one_file) VALUES (?,?,?,?,?,?,?)",
+                (run_id, started, tool_version, inbox, outbox, team.name, int(one_file)),
+            )
+        return team, moved, started
+
+    def end_run(
+        self, run_id: str, ended: str | None, counts: dict, report: str | None, rules_versions: dict, note: str | None = None
+    ) -> str:
+        """End the run: from this transaction on, its records are read by every run that starts after
+        it (a run's records become visible at once, in this one transaction). `ended` None: the
+        database's clock, read under the write lock. Returns when it ended."""
+        with self._connect() as db, db.writing():
+            ended = ended or db.now()
+            db.execute(
+                "UPDATE runs SET ended=?, files=?, processed=?, failed=?, skipped=?, report=?, rules_versions=?, note=? WHERE run_id=?",
+                (
+                    ended,
+                    counts.get("files", 0),
+                    counts.get("processed", 0),
+                    counts.get("failed", 0),
+                    counts.get("skipped", 0),
+                    report,
+                    json.dumps(rules_versions),
+                    note,
+                    run_id,
+                ),
+            )
+        return ended
+
+    def unfinished_runs(self, inbox: str) -> list[str]:
+        """Runs of this inbox that started and never ended: killed (the caller holds the inbox lock)."""
+        with self._connect() as db:
+            return [r for (r,) in db.execute("SELECT run_id FROM runs WHERE inbox=? AND ended IS NULL ORDER BY started", (inbox,))]
+
+    def close_interrupted(self, run_id: str, ended: str | None, note: str) -> list[dict]:
+        """End a killed run, in one transaction: each file row it began (written before its archive
+        move) is completed when the archived file is where the row says, else marked `interrupted`
+        (its input went back to the inbox, and its records are removed). Returns the rows it completed.
+        `ended` None: the database's clock."""
+        done = []
+        with self._connect() as db, db.writing():
+            rows = db.execute(
+                "SELECT rowid, name, archived, archived_path, final_status FROM files WHERE run_id=? AND status='archiving'", (run_id,)
+            ).fetchall()
+            for rowid, name, archived, raw, final in rows:
+                there = bool(raw) and Path(os.fsdecode(bytes(raw))).exists()
+                db.execute("UPDATE files SET status=? WHERE rowid=?", (final if there else "interrupted", rowid))
+                if there:
+                    done.append({"name": name, "status": final, "archived": archived})
+                else:  # the input went back to the inbox: its records are not results of any run
+                    db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, name))
+            counts = dict(db.execute("SELECT status, COUNT(*) FROM files WHERE run_id=? GROUP BY status", (run_id,)).fetchall())
+            db.execute(
+                "UPDATE runs SET ended=?, note=?, files=?, processed=?, failed=?, skipped=? WHERE run_id=?",
+                (
+                    ended or db.now(),
+                    note,
+                    sum(counts.values()),
+                    counts.get("processed", 0),
+                    counts.get("failed", 0),
+                    counts.get("skipped", 0),
+                    run_id,
+                ),
+            )
+        return done
+
+    def processed_before(self, sha256: str, run_id: str | None = None) -> dict | None:
+        """The latest successful processing of a file with this SHA-256, if any, in a run that ended
+        (or in the run `run_id` itself): never in another run still going on."""
+        query = (
+            "SELECT f.run_id, f.name, f.output FROM files f JOIN runs u ON u.run_id = f.run_id"
+            " WHERE f.sha256=? AND f.status='processed' AND (u.ended IS NOT NULL OR u.run_id = ?) ORDER BY f.rowid DESC LIMIT 1"
+        )
+        with self._connect() as db:
+            row = db.one(query, (sha256, run_id))
+        return dict(zip(("run_id", "name", "output"), row, strict=False)) if row else None
+
+    def abandon_file(self, rowid: int, status: str, reason: str) -> None:
+        """A begun row whose archive move failed: the input went back; its records are not results."""
+        with self._connect() as db, db.writing():
+            run_id, name = db.one("SELECT run_id, name FROM files WHERE rowid=?", (rowid,))
+            db.execute("UPDATE files SET status=?, reason=?, archived=NULL, archived_path=NULL WHERE rowid=?", (status, reason, rowid))
+            db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, name))
+
+    def complete_file(self, rowid: int, archived: str | None) -> None:
+        """The second half of recording a file: its archive move is done."""
+        with self._connect() as db, db.writing():
+            db.execute("UPDATE files SET status=final_status, archived=? WHERE rowid=?", (archived, rowid))
+
+    def add_file(self, run_id: str, info: dict, records: pd.DataFrame | None = None) -> int:
+        """Record a file (and its records), in one transaction; returns the row id. A row with status
+        `archiving` and a `final_status` is written before the input is moved to the archive and
+        completed after (`complete_file`), so a run killed between the two is finished by the next one."""
+        values = [info.get(c) for c in FILE_COLUMNS]
+        values[FILE_COLUMNS.index("rows_per_sheet")] = json.dumps(info.get("rows_per_sheet") or {})
+        values[FILE_COLUMNS.index("timings")] = json.dumps(info.get("timings") or {})
+        with self._connect() as db, db.writing():
+            rowid = db.insert("files", ["run_id", *FILE_COLUMNS], [run_id, *map(_value, values)])
+            if records is not None and len(records):
+                (team,) = db.one("SELECT team FROM runs WHERE run_id=?", (run_id,))  # a record is its run's team's
+                rows = records.reindex(columns=RECORD_FIELDS).itertuples(index=False, name=None)
+                db.executemany(RECORD_INSERT, ((run_id, info["name"], *map(_value, row), team) for row in rows))
+                for column in (c for c in records.columns if c.startswith("key:")):  # a record's key in each group its rules read
+                    at = each_key(records[column])  # one row per key: a record may be in several groups of a rule
+                    keyed = records.iloc[at.index].assign(**{column: at.to_numpy()})
+                    db.executemany(
+                        "INSERT INTO record_keys (run_id, team, sheet, record_id, grouping, key) VALUES (?,?,?,?,?,?)",
+                        zip(
+                            repeat(run_id),
+                            repeat(team),
+                            keyed["sheet"].tolist(),
+                            keyed["record_id"].tolist(),
+                            repeat(column.removeprefix("key:")),
+                            keyed[column].tolist(),
+                        ),
+                    )
+            decisions = info.get("decisions")
+            if records is not None and decisions is not None and len(decisions):
+                self._add_decisions(db, run_id, info, decisions)
+        return rowid
+
+    @staticmethod
+    def _add_decisions(db: Db, run_id: str, info: dict, decisions: pd.DataFrame) -> None:
+        """Record the decisions that are new or changed: one seen before with the same decision,
+        reviewer, note and digest for its record (team, sheet, record ID) is not recorded twice. A
+        decision is its run's team's."""
+        (team,) = db.one("SELECT team FROM runs WHERE run_id=?", (run_id,))
+        same = (
+            "SELECT 1 FROM decisions WHERE sheet=? AND record_id=? AND decision=? AND reviewer IS NOT DISTINCT FROM ?"
+            " AND note IS NOT DISTINCT FROM ? AND digest IS NOT DISTINCT FROM ?"
+            " AND rowid = (SELECT MAX(rowid) FROM decisions WHERE team IS NOT DISTINCT FROM ? AND sheet=? AND record_id=?)"
+        )
+        for d in decisions.reindex(columns=DECISION_FIELDS).itertuples(index=False):
+            d = d._replace(**{k: _value(v) for k, v in d._asdict().items()})
+            if db.one(same, (d.sheet, d.record_id, d.decision, d.reviewer, d.note, d.digest, team, d.sheet, d.record_id)):
+                continue
+            db.execute(
+                "INSERT INTO decisions (run_id, file, sha256, sheet, record_id, codes, decision, reviewer, note, digest, applied, team)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    run_id,
+                    info["name"],
+                    info.get("sha256"),
+                    d.sheet,
+                    d.record_id,
+                    d.codes,
+                    d.decision,
+                    d.reviewer,
+                    d.note,
+                    d.digest,
+                    int(bool(d.applied)),
+                    team,
+                ),
+            )
+
+    def decisions(self, run_id: str | None = None) -> pd.DataFrame:
+        """The decisions recorded, oldest first (of one run, when given)."""
+        with self._connect() as db:
+            if "decisions" not in db.tables():  # before migration 4
+                return pd.DataFrame(columns=["run_id", "file", "sha256", *DECISION_FIELDS])
+            columns = ", ".join(db.columns("decisions"))
+            query = f"SELECT {columns} FROM decisions" + (" WHERE run_id=?" if run_id else "") + " ORDER BY rowid"
+            return db.frame(query, (run_id,) if run_id else ())
+
+    def runs(self) -> pd.DataFrame:
+        with self._connect() as db:
+            return db.frame(f"SELECT {', '.join(db.columns('runs'))} FROM runs ORDER BY started")
+
+    def files(self, run_id: str | None = None) -> pd.DataFrame:
+        with self._connect() as db:
+            columns = ", ".join(db.columns("files"))
+            if run_id:
+                return db.frame(f"SELECT {columns} FROM files WHERE run_id=? ORDER BY rowid", (run_id,))
+            return db.frame(f"SELECT {columns} FROM files ORDER BY rowid")
+
+    def previous_records(self, run_id: str) -> pd.DataFrame:
+        """For each record (team, sheet, record ID) of this run, its latest appearance in an earlier run
+        (the first row with that ID in that run: later repeats were DUPLICATE_ID)."""
+        with self._connect() as db:
+            columns = ", ".join("r." + c for c in db.columns("records"))
+            query = f"""
+                WITH mine AS (SELECT DISTINCT team, sheet, record_id FROM records WHERE run_id = ?)
+                SELECT {columns} FROM mine c CROSS JOIN records r ON r.team = c.team AND r.sheet = c.sheet AND r.record_id = c.record_id
+                JOIN runs u ON u.run_id = r.run_id
+                WHERE u.started < (SELECT started FROM runs WHERE run_id = ?)
+                ORDER BY u.started DESC, r.rowid ASC
+            """  # from this run's records, by index: never a scan of the ledger's
+            earlier = db.frame(query, (run_id, run_id))
+        return earlier.drop_duplicates(["sheet", "record_id"], keep="first")
+
+
+def _what_to_do(where) -> str:
+    if on_server(where):
+        return (
+            "check the URL, that the server is running and that the user may connect (its password from the URL, PGPASSWORD or ~/.pgpass)."
+        )
+    return "move it aside or give another --ledger."

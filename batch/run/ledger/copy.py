@@ -1,0 +1,70 @@
+"""`njcredits ledger copy --from SRC --to DEST`: a team's ledger moved from one database to the other
+(a SQLite file into PostgreSQL when the team comes to share it, or back), with every run, file,
+record, group key and decision, each row as it was (the rows read in the order they were written
+keep their row numbers, so the order of a record's versions is the same after the copy).
+
+The source is only read. The destination must be empty: a ledger that holds runs is refused, never
+merged into. It is given the source's schema version, the rows are copied in one transaction (a
+copy that fails leaves the destination as empty as it was), and then it is migrated to this
+njcredits's schema as any ledger is.
+"""
+
+from __future__ import annotations
+
+from batch.run.ledger.backends import connect, location, on_server, shown
+from batch.run.ledger.schema import SCHEMA_VERSION, migrate, schema_version
+
+TABLES = ["runs", "files", "records", "record_keys", "decisions"]  # in an order the references allow
+NUMBERED = {"files", "records", "decisions"}  # read in the order their rows were written: rowid copied
+CHUNK = 10_000
+
+
+class CopyRefused(Exception):
+    """The copy cannot be made (the destination holds runs, the source is no ledger or a newer one)."""
+
+
+def copy_ledger(source, destination) -> dict[str, int]:
+    """Copy the ledger `source` into the empty ledger `destination` (each a path or a URL); returns
+    the rows copied per table."""
+    source, destination = location(source), location(destination)
+    if not on_server(source) and not source.is_file():
+        raise CopyRefused(f"There is no ledger at {shown(source)}: give the ledger to copy with --from.")
+    with connect(source, read_only=True) as src:
+        version = schema_version(src)
+        if not version:
+            raise CopyRefused(f"{shown(source)} is not an njcredits ledger (no runs table): nothing to copy.")
+        if version > SCHEMA_VERSION:
+            raise CopyRefused(
+                f"The ledger {shown(source)} was written by a newer njcredits (schema {version}; this one knows {SCHEMA_VERSION}): "
+                "copy it with that version."
+            )
+        if not on_server(destination):
+            destination.parent.mkdir(parents=True, exist_ok=True)
+        with connect(destination) as dest:
+            if "runs" in dest.tables() and (held := dest.one("SELECT COUNT(*) FROM runs")[0]):
+                raise CopyRefused(
+                    f"The ledger {shown(destination)} already holds {held:,} run{'s' if held != 1 else ''}: a copy goes only into an "
+                    "empty ledger (nothing was copied). Give --to a new file or an empty database."
+                )
+            migrate(dest, upto=version)
+            counts = {}
+            with dest.writing():
+                for table in TABLES:
+                    if table not in src.tables():
+                        continue
+                    columns = src.columns(table)
+                    if table in NUMBERED:
+                        columns = ["rowid", *columns]
+                    cur = src.execute(f"SELECT {', '.join(columns)} FROM {table}" + (" ORDER BY rowid" if table in NUMBERED else ""))
+                    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+                    counts[table] = 0
+                    while rows := cur.fetchmany(CHUNK):
+                        dest.executemany(insert, [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows])
+                        counts[table] += len(rows)
+                    if table in NUMBERED and dest.kind == "postgresql":  # the next row written is numbered after the copied ones
+                        dest.execute(
+                            f"SELECT setval(pg_get_serial_sequence('{table}', 'rowid'), COALESCE((SELECT MAX(rowid) FROM {table}), 0) + 1,"
+                            " false)"
+                        )
+            migrate(dest)
+    return counts
