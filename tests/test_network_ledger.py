@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from test_portfolio import transfer
 from test_reviews import transfers_workbook
 
-import batch.run.ledger as ledger_module
+import batch.run.ledger.network as ledger_module
 from batch.cli import main
 from batch.run.ledger import mounts, network_filesystem
 

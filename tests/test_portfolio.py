@@ -1,5 +1,6 @@
 """The portfolio through `njcredits run`: a certificate's amount and transfers to date count the
-records of earlier runs in the ledger (the latest version of each), month after month."""
+records of earlier runs in the ledger (the latest version of each), month after month. On both of
+the ledger's databases (tests/databases.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from databases import ledger_of, ledger_query
 from helpers import ledger_at
 from test_reviews import _findings, _sheet, transfers_workbook
 
@@ -17,6 +19,7 @@ from batch.cli import main
 from batch.run.ledger import migrate
 
 D = dt.date
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def transfer(tid, cert, amount, date, credit, paid=None):
@@ -126,13 +129,13 @@ def test_another_teams_transfers_of_a_certificate_count_too(tmp_path, monkeypatc
         run(where / "inbox", outbox)
     # 6,000,000 (East's T-1) + 100,000 (West's T-1) = 6,100,000 > 6,000,000
     assert _sheet(outbox / "west.annotated.xlsx")["T-1"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT team, record_id, key FROM record_keys ORDER BY team").fetchall() == [
-            ("East", "T-1", "c-1"),
-            ("West", "T-1", "c-1"),
-        ]
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT team, record_id, key FROM record_keys ORDER BY team") == [
+        ("East", "T-1", "c-1"),
+        ("West", "T-1", "c-1"),
+    ]
 
 
+@pytest.mark.sqlite_only
 def test_a_ledger_of_migration_4_gains_the_portfolio_and_its_records_keep_no_fields(tmp_path):
     path = tmp_path / "ledger.sqlite"
     with sqlite3.connect(path, isolation_level=None) as db:
@@ -166,10 +169,10 @@ def _ledger_of_one_run(path: Path, rows: list[tuple[str, str, int, int | None]])
     written in the order given (the order their workbooks' workers finished)."""
     import json
 
-    from batch.run.ledger import Ledger
+    from batch.run.ledger import Ledger, backends
 
     Ledger(path)
-    with sqlite3.connect(path) as db:
+    with backends.connect(ledger_of(path)) as db:
         db.execute(
             "INSERT INTO runs (run_id, started, ended, inbox, team, one_file) VALUES ('R1', '2026-11-30', '2026-11-30', '/in', 'T', 0)"
         )
@@ -189,7 +192,7 @@ def test_records_of_one_run_are_read_in_workbook_order_whichever_finished_first(
 
     a, b = ("a.xlsx", "T-1", 100, 600_000_000), ("b.xlsx", "T-2", 100, 500_000_000)
     _ledger_of_one_run(tmp_path / "l.sqlite", [a, b] if finished == "a first" else [b, a])
-    found = read_portfolio(tmp_path / "l.sqlite", "Transfers", {"certificate_key": ["c-1"]})
+    found = read_portfolio(ledger_of(tmp_path / "l.sqlite"), "Transfers", {"certificate_key": ["c-1"]})
     assert found["workbook"].tolist() == ["a.xlsx", "b.xlsx"]  # so b's amount is the latest given, either way
 
 
@@ -197,10 +200,11 @@ def test_a_record_in_two_workbooks_of_one_run_counts_in_both(tmp_path):
     from batch.run.ledger import read_portfolio
 
     _ledger_of_one_run(tmp_path / "l.sqlite", [("b.xlsx", "T-1", 100, None), ("a.xlsx", "T-1", 200, None)])
-    found = read_portfolio(tmp_path / "l.sqlite", "Transfers", {"certificate_key": ["c-1"]})
+    found = read_portfolio(ledger_of(tmp_path / "l.sqlite"), "Transfers", {"certificate_key": ["c-1"]})
     assert list(zip(found["workbook"], found["record_id"], strict=True)) == [("a.xlsx", "T-1"), ("b.xlsx", "T-1")]
 
 
+@pytest.mark.sqlite_only
 def test_a_ledger_of_a_newer_njcredits_is_not_written(tmp_path):
     from batch.run.ledger import SCHEMA_VERSION, Ledger, LedgerUnreadable
 
@@ -225,9 +229,11 @@ def test_a_smaller_transfer_of_last_month_used_the_years_allowance(tmp_path):
     run(inbox, outbox)
     rows = _sheet(outbox / "dec.annotated.xlsx")
     assert (rows["T-2"]["Status"], rows["T-2"]["Findings"]) == ("Flagged", "TRANSFER_BELOW_MINIMUM")
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        keys = db.execute("SELECT record_id, grouping, key FROM record_keys WHERE grouping = 'small_transfer_key' ORDER BY record_id")
-        assert keys.fetchall() == [("T-1", "small_transfer_key", "2013 seller"), ("T-2", "small_transfer_key", "2013 seller")]
+    keys = ledger_query(
+        outbox / ".njcredits" / "ledger.sqlite",
+        "SELECT record_id, grouping, key FROM record_keys WHERE grouping = 'small_transfer_key' ORDER BY record_id",
+    )
+    assert keys == [("T-1", "small_transfer_key", "2013 seller"), ("T-2", "small_transfer_key", "2013 seller")]
 
 
 def test_brrap_credit_of_last_month_counts_in_this_months_limits(tmp_path):

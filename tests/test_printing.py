@@ -196,7 +196,7 @@ def _only_read_only_opens(monkeypatch):
             raise sqlite3.OperationalError("attempt to write a readonly database")
         return real(database, *args, **kwargs)
 
-    monkeypatch.setattr("batch.run.ledger.sqlite3.connect", connect)
+    monkeypatch.setattr("batch.run.ledger.backends.sqlite3.connect", connect)
     return opens
 
 

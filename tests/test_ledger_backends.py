@@ -1,0 +1,412 @@
+"""The ledger in PostgreSQL beside SQLite: the same schema from the same numbered migrations, a copy
+from one to the other and back, the database's clock, the inbox lock across machines, runs of two
+inboxes on one database, and a password that is never shown. Against a real server (tests/databases.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+import uuid
+import zipfile
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import launcher
+import openpyxl
+import pytest
+from click.testing import CliRunner
+from databases import new_schema
+from test_reviews import _decide, _run, _sheet, transfers_workbook
+
+from batch.cli import main
+from batch.run.ledger import MIGRATIONS, SCHEMA_VERSION, Ledger, LedgerURL, backends, migrate
+from batch.run.ledger.schema import scripts
+
+D = dt.date
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_inputs"
+
+
+def transfer(tid, cert, credit, date=None, amount=1_000_000):
+    date = date or D(2026, 11, 10)
+    # Transfer ID, Program, Certificate ID, Certificate Amount, Transferor, Transferee, Transfer Date, Credit, Consideration
+    return [tid, "Grow NJ", cert, amount, "Seller LLC", "Buyer Inc.", date, credit, credit * 0.9]
+
+
+def schema_of(where) -> dict:
+    """Each ledger table's columns with their kind of type, and the named indexes (PostgreSQL's own
+    primary keys and `ledger_schema` aside; SQLite's rowid is implicit, PostgreSQL's a column)."""
+    kinds = {"text": "text", "bigint": "integer", "integer": "integer", "double precision": "real", "real": "real", "bytea": "blob",
+             "blob": "blob"}  # fmt: skip
+    found: dict = {"tables": {}, "indexes": set()}
+    with backends.connect(where) as db:
+        for table in sorted(db.tables() - {"ledger_schema"}):
+            if db.kind == "postgresql":
+                rows = db.execute(
+                    "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema()"
+                    " AND table_name = ? ORDER BY ordinal_position",
+                    (table,),
+                ).fetchall()
+            else:
+                rows = [(r[1], r[2]) for r in db.raw.execute(f"PRAGMA table_info({table})")]
+            found["tables"][table] = [(name, kinds[kind.lower()]) for name, kind in rows if name != "rowid"]
+            if db.kind == "postgresql":
+                found.setdefault("rowid", set()).update({table} if any(name == "rowid" for name, _ in rows) else set())
+        if db.kind == "postgresql":
+            query = "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname NOT LIKE '%pkey'"
+        else:
+            query = "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'"
+        found["indexes"] = {name for (name,) in db.execute(query).fetchall()}
+    return found
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION + 1))
+def test_every_migration_gives_both_databases_the_same_tables(tmp_path, postgres_ledger, version):
+    with backends.connect(tmp_path / "ledger.sqlite") as db:
+        assert migrate(db, upto=version) == version
+    with backends.connect(postgres_ledger) as db:
+        assert migrate(db, upto=version) == version
+        assert migrate(db, upto=version) == version  # applied once: a second pass changes nothing
+    lite, pg = schema_of(tmp_path / "ledger.sqlite"), schema_of(postgres_ledger)
+    assert lite["tables"] == pg["tables"] and lite["indexes"] == pg["indexes"]
+    # the tables read in the order their rows were written number them in PostgreSQL as SQLite does itself
+    assert pg["rowid"] == {"files", "records", "decisions"} & set(pg["tables"])
+
+
+def test_the_numbered_migrations_are_the_same_on_both():
+    assert [n for n, _ in scripts("postgresql")] == [n for n, _ in MIGRATIONS] == list(range(1, SCHEMA_VERSION + 1))
+
+
+def _rows(where, table: str) -> list[tuple]:
+    numbered = table in ("files", "records", "decisions")
+    with backends.connect(where, read_only=True) as db:
+        columns = (["rowid"] if numbered else []) + db.columns(table)
+        rows = db.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall()
+    return sorted((tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows), key=repr)
+
+
+def test_a_ledger_copied_to_postgresql_and_back_keeps_every_row(tmp_path, postgres_ledger):
+    inbox = tmp_path / "inbox"
+    shutil.copytree(SAMPLES, inbox)
+    (inbox / ".njcredits-keep-inputs").unlink(missing_ok=True)
+    source = tmp_path / "ledger.sqlite"
+    first = CliRunner().invoke(main, ["run", str(inbox), "--out", str(tmp_path / "out"), "--ledger", str(source), "--as-of", "2026-11-30"])
+    assert first.exit_code in (0, 1), first.output
+    # a reviewer's decision, so that the decisions table holds a row: a warning waived in a returned workbook
+    returned = _run(transfers_workbook(tmp_path / "review" / "review.xlsx"), tmp_path / "out1", source)
+    waiver = {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", "Board-approved premium")}
+    _run(_decide(returned, tmp_path / "rev" / returned.name, waiver), tmp_path / "out2", source)
+    tables = ["runs", "files", "records", "record_keys", "decisions"]
+    assert all(_rows(source, t) for t in tables)  # every table holds rows
+
+    there = CliRunner().invoke(main, ["ledger", "copy", "--from", str(source), "--to", postgres_ledger.url])
+    assert there.exit_code == 0, there.output
+    back_path = tmp_path / "back.sqlite"
+    back = CliRunner().invoke(main, ["ledger", "copy", "--from", postgres_ledger.url, "--to", str(back_path)])
+    assert back.exit_code == 0, back.output
+    for table in tables:
+        assert _rows(source, table) == _rows(postgres_ledger, table) == _rows(back_path, table), table
+    counts = {t: len(_rows(source, t)) for t in ("runs", "files", "records", "decisions")}
+    assert there.output.strip() == (
+        f"Copied {counts['runs']} runs, {counts['files']} files, {counts['records']:,} records, {counts['decisions']} decisions "
+        f"from {source} to {postgres_ledger.shown}."
+    )
+    # the copy is a ledger like any other: the next run there is numbered after the copied rows
+    Ledger(postgres_ledger).add_file(_rows(source, "runs")[0][0], {"name": "later.xlsx", "status": "gone"})
+    assert max(r[0] for r in _rows(postgres_ledger, "files")) == max(r[0] for r in _rows(source, "files")) + 1
+
+    # a destination that holds runs is refused, and nothing is copied into it
+    before = _rows(back_path, "records")
+    refused = CliRunner().invoke(main, ["ledger", "copy", "--from", str(source), "--to", str(back_path)])
+    assert refused.exit_code == 1
+    assert f"The ledger {back_path} already holds {counts['runs']} runs: a copy goes only into an empty ledger" in refused.output
+    assert _rows(back_path, "records") == before
+
+
+def test_a_copy_of_an_older_ledger_is_migrated_there_and_the_source_left_as_it_was(tmp_path, postgres_ledger):
+    from helpers import ledger_at
+
+    source = tmp_path / "old.sqlite"
+    with sqlite3.connect(source, isolation_level=None) as db:
+        ledger_at(db, 4)
+        db.execute("INSERT INTO runs (run_id, started, ended, inbox, outbox) VALUES ('R1', '2026-10-01', '2026-10-01T01', '/in', '/out')")
+        db.execute("INSERT INTO records (run_id, file, sheet, record_id, status) VALUES ('R1', 'a.xlsx', 'Transfers', 'T-1', 'OK')")
+    before = source.read_bytes()
+    copied = CliRunner().invoke(main, ["ledger", "copy", "--from", str(source), "--to", postgres_ledger.url])
+    assert copied.exit_code == 0, copied.output
+    assert source.read_bytes() == before  # only read
+    assert Ledger.for_reading(postgres_ledger).version == SCHEMA_VERSION
+    # migration 5 ran on the copy as on any ledger: the run's records are its inbox's team's
+    with backends.connect(postgres_ledger) as db:
+        assert db.one("SELECT team FROM records")[0] == "/in"
+
+
+def test_a_copy_from_nothing_or_from_a_newer_ledger_is_refused(tmp_path, postgres_ledger):
+    missing = CliRunner().invoke(main, ["ledger", "copy", "--from", str(tmp_path / "none.sqlite"), "--to", postgres_ledger.url])
+    assert missing.exit_code == 1 and "There is no ledger at" in missing.output
+    newer = tmp_path / "newer.sqlite"
+    Ledger(newer)
+    with sqlite3.connect(newer) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    refused = CliRunner().invoke(main, ["ledger", "copy", "--from", str(newer), "--to", postgres_ledger.url])
+    assert refused.exit_code == 1 and "was written by a newer njcredits" in refused.output
+
+
+# -- the database's clock ---------------------------------------------------------------------------
+
+
+class _Skewed:
+    """A machine's clock, `skew` away from the true time (the `dt` of batch.run.ledger.backends)."""
+
+    UTC = dt.UTC
+    skew = dt.timedelta(0)
+
+    class datetime:  # noqa: N801 - stands for the datetime module's class
+        @staticmethod
+        def now(tz=None):
+            return dt.datetime.now(tz) + _Skewed.skew
+
+
+def test_ended_before_started_is_told_by_the_servers_clock_not_the_machines(tmp_path, postgres_ledger, monkeypatch):
+    """Run A on a machine whose clock is an hour fast ends; run B starts after it, on a machine whose
+    clock is an hour slow. By the machines' clocks B started before A ended and would not see A's
+    transfer; by the server's, it did not, and it does."""
+    inbox_a, inbox_b, outbox = tmp_path / "a", tmp_path / "b", tmp_path / "out"
+    transfers_workbook(inbox_a / "a.xlsx", [transfer("T-1", "C-1", 900_000)])
+    transfers_workbook(inbox_b / "b.xlsx", [transfer("T-2", "C-1", 200_000, D(2026, 11, 20))])
+    import batch.run.ledger.backends as where
+
+    monkeypatch.setattr(where, "dt", _Skewed)
+    for inbox, skew in ((inbox_a, dt.timedelta(hours=1)), (inbox_b, -dt.timedelta(hours=1))):
+        _Skewed.skew = skew
+        (tmp_path / f"{inbox.name}-team").mkdir()
+        (tmp_path / f"{inbox.name}-team" / "njcredits.toml").write_text(f'team = "{inbox.name}"\n', encoding="utf-8")
+        monkeypatch.chdir(tmp_path / f"{inbox.name}-team")
+        done = CliRunner().invoke(main, ["run", str(inbox), "--out", str(outbox), "--ledger", postgres_ledger.url, "--as-of", "2026-12-01"])
+        assert done.exit_code == 0, done.output
+    # 900,000 (A's, ended before B started by the server's clock) + 200,000 = 1,100,000 > 1,000,000
+    assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
+    with backends.connect(postgres_ledger) as db:
+        (server_now,) = db.one("SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI')")
+        starts = [s for (s,) in db.execute("SELECT started FROM runs ORDER BY started").fetchall()]
+    server = dt.datetime.fromisoformat(server_now + "+00:00")
+    assert all(abs(dt.datetime.fromisoformat(s) - server) < dt.timedelta(minutes=5) for s in starts)
+
+
+# -- the inbox lock across machines, and runs of two inboxes ------------------------------------------
+
+
+def _env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "NJCREDITS_FAULT"}
+    return {**env, "NJCREDITS_TEST_TAG": uuid.uuid4().hex, **extra}
+
+
+def _held(gate: Path, count: int, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while len(list(gate.parent.glob(f"{gate.name}.*.held"))) < count:
+        assert time.monotonic() < deadline, "the runs never reached their hold"
+        time.sleep(0.05)
+
+
+def _team_folder(tmp_path: Path, team: str) -> Path:
+    folder = tmp_path / f"{team}-team"
+    folder.mkdir(exist_ok=True)
+    (folder / "njcredits.toml").write_text(f'team = "{team}"\n', encoding="utf-8")
+    return folder
+
+
+def test_a_run_never_sees_another_machines_half_done_run_and_sees_it_once_ended(tmp_path, postgres_ledger):
+    """Inboxes East and West, one PostgreSQL ledger, each run a process of its own. East's November
+    run is held after recording its transfer but before its end; West's November run, meanwhile,
+    does not count it. In December both runs are held side by side, both started after both
+    November runs ended: each counts both November transfers and not the other's December one."""
+    url, outbox, gate = postgres_ledger.url, tmp_path / "out", tmp_path / "gate"
+    inboxes = {side: tmp_path / side for side in ("east", "west")}
+    transfers_workbook(inboxes["east"] / "east-nov.xlsx", [transfer("E-1", "C-1", 600_000)])
+    transfers_workbook(inboxes["west"] / "west-nov.xlsx", [transfer("W-1", "C-1", 600_000, D(2026, 11, 12))])
+    args = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
+
+    def start(side: str, fault: str | None):
+        env = _env(NJCREDITS_FAULT=fault, NJCREDITS_FAULT_GATE=str(gate)) if fault else _env()
+        cmd = ["run", inboxes[side], "--out", outbox / side, "--ledger", url, "--workers", "1", "--as-of", "2026-12-15"]
+        return launcher.popen(cmd, env=env, cwd=_team_folder(tmp_path, side), **args)
+
+    east = start("east", "report:hold")  # its file recorded, its report not written, the run not ended
+    _held(gate, 1)
+    west = start("west", None)
+    assert west.communicate(timeout=120)[0] and west.returncode == 0
+    # 600,000 of C-1 in West's own run; East's 600,000 is in the ledger, of a run not ended: not counted
+    assert _sheet(outbox / "west" / "west-nov.annotated.xlsx")["W-1"]["Findings"] is None
+    gate.touch()
+    assert east.communicate(timeout=120)[1] is None and east.returncode == 0
+    assert _sheet(outbox / "east" / "east-nov.annotated.xlsx")["E-1"]["Findings"] is None  # West's had not ended when East started
+
+    gate.unlink()
+    for held in tmp_path.glob("gate.*.held"):
+        held.unlink()
+    transfers_workbook(inboxes["east"] / "east-dec.xlsx", [transfer("E-2", "C-1", 50_000, D(2026, 12, 2))])
+    transfers_workbook(inboxes["west"] / "west-dec.xlsx", [transfer("W-2", "C-1", 50_000, D(2026, 12, 3))])
+    both = [start(side, "staged:hold") for side in ("east", "west")]
+    _held(gate, 2)  # both begun: neither ended
+    gate.touch()
+    outs = [p.communicate(timeout=120)[0] for p in both]
+    assert [p.returncode for p in both] == [0, 0], outs
+    for side, tid in (("east", "E-2"), ("west", "W-2")):
+        ws = openpyxl.load_workbook(outbox / side / f"{side}-dec.annotated.xlsx")["Transfers"]
+        header = [c.value for c in ws[1]]
+        row = [c.value for c in ws[2]]
+        # 600,000 + 600,000 (both November runs, ended) + 50,000 (its own) = 1,250,000; the other December run is not counted
+        assert row[header.index("Certificate Transferred To Date ($)")] == 1_250_000, side
+        assert row[header.index("Findings")] == "CERTIFICATE_OVERTRANSFERRED" and row[0] == tid
+
+
+def test_a_teams_inbox_locked_in_the_database_is_refused_as_on_one_machine(tmp_path, postgres_ledger, monkeypatch):
+    """The same shared inbox run from another machine (mounted at another path, so its lock file is
+    another): the lock the other machine's run holds in the database refuses it, before anything is
+    touched; once released, the run goes."""
+    from batch.run.ledger.backends import ServerLock, lock_key
+
+    inbox = tmp_path / "inbox"
+    transfers_workbook(inbox / "a.xlsx", [transfer("T-1", "C-1", 100_000)])
+    monkeypatch.chdir(_team_folder(tmp_path, "east"))
+    other = ServerLock(postgres_ledger, lock_key("team east"))
+    assert other.take(wait=False)
+    try:
+        refused = CliRunner().invoke(main, ["run", str(inbox), "--out", str(tmp_path / "out"), "--ledger", postgres_ledger.url])
+        assert refused.exit_code == 1
+        assert f"Another njcredits run is processing {inbox} for team east (its lock is held in the ledger's database, by a session" in (
+            refused.output
+        )
+        assert (inbox / "a.xlsx").exists() and not (tmp_path / "out").exists()
+        with backends.connect(postgres_ledger) as db:
+            assert "runs" not in db.tables() or db.one("SELECT COUNT(*) FROM runs")[0] == 0
+    finally:
+        other.release()
+    done = CliRunner().invoke(main, ["run", str(inbox), "--out", str(tmp_path / "out"), "--ledger", postgres_ledger.url])
+    assert done.exit_code == 0, done.output
+
+
+def test_a_run_killed_on_one_machine_is_recovered_by_the_next_run_of_its_inbox(tmp_path, postgres_ledger):
+    """kill -9 while the run holds its lock in the database: the server ends its session and the lock
+    with it; another inbox's run meanwhile reads none of its records; the next run of its inbox
+    finishes its bookkeeping."""
+    url, outbox, gate = postgres_ledger.url, tmp_path / "out", tmp_path / "gate"
+    inbox, other = tmp_path / "inbox", tmp_path / "other"
+    transfers_workbook(inbox / "a.xlsx", [transfer("T-1", "C-1", 900_000)])
+    transfers_workbook(other / "b.xlsx", [transfer("T-2", "C-1", 200_000, D(2026, 11, 20))])
+    env = _env(NJCREDITS_FAULT="report:hold", NJCREDITS_FAULT_GATE=str(gate))
+    proc = launcher.popen(["run", inbox, "--out", outbox, "--ledger", url, "--workers", "1"], env=env, cwd=_team_folder(tmp_path, "a"))
+    _held(gate, 1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    again = launcher.run(["run", other, "--out", tmp_path / "out-b", "--ledger", url], env=_env(), cwd=_team_folder(tmp_path, "b"))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _sheet(tmp_path / "out-b" / "b.annotated.xlsx")["T-2"]["Findings"] is None  # the killed run's 900,000 not counted
+    gate.touch()
+    after = launcher.run(["run", inbox, "--out", outbox, "--ledger", url], env=_env(), cwd=_team_folder(tmp_path, "a"))
+    assert after.returncode == 0, after.stdout + after.stderr
+    # killed after its file was archived and recorded, before its report: its end is recorded now, its file where it went
+    assert re.search(r"Run \S+ was stopped before its end; its bookkeeping is finished\.", after.stdout), after.stdout
+    assert len(list(inbox.glob("processed/*/a.xlsx"))) == 1
+    with backends.connect(postgres_ledger) as db:
+        assert db.one("SELECT COUNT(*) FROM runs WHERE ended IS NULL")[0] == 0
+        assert db.one("SELECT COUNT(*) FROM runs WHERE note LIKE 'stopped before its end; finished by run%'")[0] == 1
+
+
+# -- the password ---------------------------------------------------------------------------------
+
+
+def _texts_of(path: Path) -> str:
+    """Every text part of a workbook (or a text file) as one string."""
+    if path.suffix == ".xlsx":
+        with zipfile.ZipFile(path) as z:
+            return "\n".join(z.read(n).decode("utf-8", "replace") for n in z.namelist())
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+@pytest.mark.parametrize("how", ["url", "PGPASSWORD", "pgpass"])
+def test_the_password_is_never_shown_written_or_stored(tmp_path, postgres_database, monkeypatch, how):
+    """A password that is a common word ("processed", which the run's own lines and the ledger hold
+    as a word): given in the URL, by PGPASSWORD or in ~/.pgpass (PGPASSFILE), it is in no output, no
+    report, no returned workbook and no row of the ledger, while the word itself stays wherever it
+    is the tool's own."""
+    import psycopg
+
+    password, role = "processed", f"njc_word_{os.getpid()}"
+    schema = new_schema(postgres_database)
+    name = urlsplit(postgres_database).path.lstrip("/")
+    with psycopg.connect(postgres_database, autocommit=True) as admin:
+        admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+        admin.execute(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
+        search = urlsplit(schema.url).query.split("search_path%3D")[-1]
+        admin.execute(f'GRANT ALL ON SCHEMA "{search}" TO "{role}"')
+    try:
+        host = urlsplit(postgres_database).netloc.rpartition("@")[2]
+        user = f"{role}:{password}" if how == "url" else role
+        url = urlunsplit(("postgresql", f"{user}@{host}", f"/{name}", urlsplit(schema.url).query, ""))
+        monkeypatch.delenv("PGPASSWORD", raising=False)
+        if how == "PGPASSWORD":
+            monkeypatch.setenv("PGPASSWORD", password)
+        if how == "pgpass":
+            pgpass = tmp_path / "pgpass"
+            pgpass.write_text(f"{host.split(':')[0]}:{host.split(':')[1]}:{name}:{role}:{password}\n", encoding="utf-8")
+            pgpass.chmod(0o600)
+            monkeypatch.setenv("PGPASSFILE", str(pgpass))
+        inbox, outbox = tmp_path / "inbox", tmp_path / "out"
+        transfers_workbook(inbox / "a.xlsx", [transfer("T-1", "C-1", 100_000), transfer("T-2", "C-2", 10_000)])
+        (tmp_path / "team").mkdir()
+        (tmp_path / "team" / "njcredits.toml").write_text(f'team = "east"\nledger = "{url}"\n', encoding="utf-8")
+        monkeypatch.chdir(tmp_path / "team")
+        ran = launcher.run(["run", inbox, "--out", outbox], env=_env(), cwd=tmp_path / "team")
+        assert ran.returncode in (0, 1), ran.stdout + ran.stderr
+        said = [ran]
+        said.append(CliRunner().invoke(main, ["history"]))
+        said.append(CliRunner().invoke(main, ["history", "--run", ran.stdout.split("Run ")[-1].split(":")[0]]))
+        said.append(CliRunner().invoke(main, ["portfolio", "--out", str(outbox)]))
+        said.append(CliRunner().invoke(main, ["validate", str(outbox / "a.annotated.xlsx")]))
+        texts = [ran.stdout + ran.stderr] + [r.output + r.stderr for r in said[1:]]
+        texts += [_texts_of(p) for p in [*outbox.rglob("*"), *inbox.rglob("*")] if p.is_file()]
+        with backends.connect(LedgerURL(url)) as db:
+            for table in sorted(db.tables()):
+                texts.extend(repr(row) for row in db.execute(f"SELECT * FROM {table}").fetchall())
+        shown = f"postgresql://{role}@{host}/{name}"
+        assert shown in said[1].output  # history names the ledger, without the password
+        assert "1 processed" in ran.stdout  # the word itself, where it is the tool's own, stays
+        for text in texts:
+            assert f":{password}@" not in text and f"password={password}" not in text.lower()
+            assert not re.search(rf"{role}[^@\s]*{password}", text)
+    finally:
+        backends.close_connections()
+        with psycopg.connect(postgres_database, autocommit=True) as admin:
+            admin.execute(f'DROP OWNED BY "{role}"')
+            admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ("postgresql://ana:report@db.example:5432/njc", "postgresql://ana@db.example:5432/njc"),
+        ("postgresql://ana@db.example/njc?password=report&sslmode=require", "postgresql://ana@db.example/njc?sslmode=require"),
+        ("postgres://ana:p%40ss@h1:5432,h2:5433/njc", "postgres://ana@h1:5432,h2:5433/njc"),
+        ("postgresql:///njc?host=/var/run/postgresql", "postgresql:///njc?host=/var/run/postgresql"),
+        ("postgresql://report@db/report", "postgresql://report@db/report"),  # a user or database named like a password stays
+    ],
+)
+def test_a_url_is_shown_without_its_password(given, shown):
+    where = LedgerURL(given)
+    assert str(where) == shown and repr(where) == f"LedgerURL({shown!r})" and f"{where}" == shown and where.url == given
+
+
+def test_a_postgresql_ledger_that_cannot_be_reached_stops_the_run_before_anything_is_touched(tmp_path):
+    inbox = tmp_path / "inbox"
+    transfers_workbook(inbox / "a.xlsx", [transfer("T-1", "C-1", 100_000)])
+    url = "postgresql://nobody:secretword@127.0.0.1:9/none?connect_timeout=2"
+    result = CliRunner().invoke(main, ["run", str(inbox), "--out", str(tmp_path / "out"), "--ledger", url])
+    assert result.exit_code == 3, result.output
+    assert "postgresql://nobody@127.0.0.1:9/none?connect_timeout=2" in result.stderr and "secretword" not in result.output + result.stderr
+    assert "Traceback" not in result.output + result.stderr and (inbox / "a.xlsx").exists()
