@@ -166,7 +166,7 @@ def run(inbox: Path | None, **flags):
 def history(ledger, outbox: Path | None, run_id: str | None, decisions: bool):
     """List past runs, the files of one run, or the reviewer decisions, from the ledger (read-only:
     never migrated nor written, so a ledger on a read-only disk is read too)."""
-    from batch.run.ledger import SCHEMA_VERSION, Ledger, LedgerUnreadable, there
+    from batch.run.ledger import SCHEMA_VERSION, Ledger, LedgerEmpty, LedgerUnreadable, there
 
     settings = _settings(ledger=ledger, outbox=outbox)
     if not there(settings.ledger):
@@ -175,6 +175,9 @@ def history(ledger, outbox: Path | None, run_id: str | None, decisions: bool):
     _local_ledger(settings)
     try:
         book = Ledger.for_reading(settings.ledger)
+    except LedgerEmpty as err:
+        click.echo(printable(err))
+        return
     except LedgerUnreadable as err:
         raise click.ClickException(printable(err)) from err
     if book.version < SCHEMA_VERSION:

@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
@@ -18,6 +17,7 @@ import python_calamine
 import samples
 from click.testing import CliRunner
 from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
+from databases import ledger_query
 
 from batch.cli import main
 from batch.run.config import load
@@ -43,8 +43,7 @@ def settings_for(tmp_path, **flags):
 
 
 def ledger_rows(outbox: Path, query: str):
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        return db.execute(query).fetchall()
+    return ledger_query(outbox / ".njcredits" / "ledger.sqlite", query)
 
 
 def test_good_bad_and_duplicate_files(tmp_path):

@@ -12,7 +12,6 @@ import datetime as dt
 import errno
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 import launcher
 import pytest
 from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
+from databases import ledger_flag, ledger_query
 
 from batch.run.config import load
 from batch.run.names import shown
@@ -54,7 +54,8 @@ def run_cli(
     env.pop("NJCREDITS_FAULT", None)
     if fault:
         env["NJCREDITS_FAULT"] = fault
-    return launcher.run(["run", inbox, "--out", outbox, "--workers", "1"], env=env, timeout=timeout, fresh=fresh)
+    ledger = ledger_flag(outbox / ".njcredits" / "ledger.sqlite")  # on PostgreSQL, its ledger there (tests/databases.py)
+    return launcher.run(["run", inbox, "--out", outbox, "--workers", "1", *ledger], env=env, timeout=timeout, fresh=fresh)
 
 
 def processes_tagged(tag: str) -> list[int]:
@@ -87,8 +88,7 @@ def temporary_files(inbox: Path, outbox: Path) -> list[Path]:
 
 
 def ledger(outbox: Path, query: str):
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        return db.execute(query).fetchall()
+    return ledger_query(outbox / ".njcredits" / "ledger.sqlite", query)
 
 
 def places(inbox: Path, names) -> dict[str, list[str]]:
@@ -127,6 +127,7 @@ KILLS = [
 ]
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 @pytest.mark.parametrize("fault", KILLS)
 def test_kill_at_each_point_and_the_next_run_repairs(tmp_path, fault):
     inbox, outbox = folders(tmp_path)

@@ -410,3 +410,13 @@ def test_a_postgresql_ledger_that_cannot_be_reached_stops_the_run_before_anythin
     assert result.exit_code == 3, result.output
     assert "postgresql://nobody@127.0.0.1:9/none?connect_timeout=2" in result.stderr and "secretword" not in result.output + result.stderr
     assert "Traceback" not in result.output + result.stderr and (inbox / "a.xlsx").exists()
+
+
+def test_an_empty_postgresql_ledger_says_it_holds_no_runs(postgres_ledger, tmp_path):
+    history = CliRunner().invoke(main, ["history", "--ledger", postgres_ledger.url])
+    assert (
+        history.exit_code == 0
+        and history.output == f"The ledger {postgres_ledger.shown} holds no runs yet: no njcredits run has recorded there.\n"
+    )
+    portfolio = CliRunner().invoke(main, ["portfolio", "--out", str(tmp_path), "--ledger", postgres_ledger.url])
+    assert portfolio.exit_code == 1 and "holds no runs yet" in portfolio.output and not (tmp_path / "njcredits-portfolio.xlsx").exists()

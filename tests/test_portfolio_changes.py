@@ -8,10 +8,12 @@ import datetime as dt
 from pathlib import Path
 
 import openpyxl
+import pytest
 from test_portfolio import run, transfer
 from test_reviews import _sheet, transfers_workbook
 
 D = dt.date
+pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger\'s databases
 
 
 def changes(outbox: Path) -> list[dict]:

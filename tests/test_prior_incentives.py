@@ -9,6 +9,7 @@ import shutil
 import python_calamine
 from click.testing import CliRunner
 from conftest import write_workbook
+from databases import ledger_query
 
 from batch.cli import main
 
@@ -215,7 +216,6 @@ def test_an_unreadable_ledger_is_one_clear_line(tmp_path):
 
 
 def test_prior_grow_nj_awards_of_the_workbook_and_of_earlier_runs(tmp_path):
-    import sqlite3
 
     inbox, out = tmp_path / "inbox", tmp_path / "out"
     inbox.mkdir()
@@ -235,9 +235,8 @@ def test_prior_grow_nj_awards_of_the_workbook_and_of_earlier_runs(tmp_path):
     g0 = f"GrowNJ G-0 (Application Date 2015-06-01; first.xlsx, run {today})"
     assert f"received {g0} before its application of 2015-08-01" in f["Message"]
     # the ledger keeps the Business Name, status and date of the Grow NJ records
-    with sqlite3.connect(out / ".njcredits" / "ledger.sqlite") as db:
-        query = "SELECT record_id, business_name, status, record_date FROM records WHERE sheet='GrowNJ' ORDER BY record_id"
-        kept = db.execute(query).fetchall()
+    query = "SELECT record_id, business_name, status, record_date FROM records WHERE sheet='GrowNJ' ORDER BY record_id"
+    kept = ledger_query(out / ".njcredits" / "ledger.sqlite", query)
     assert kept == [("G-0", "ACME Corporation", "OK", "2015-06-01"), ("G-5", "ACME Corporation", "Invalid", "2015-07-01"),
                     ("G-6", "ACME Corporation", "Ineligible", "2015-08-01")]  # fmt: skip
 

@@ -4,13 +4,13 @@ run, applied per the contract, and recorded in the ledger once."""
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
 import zipfile
 from pathlib import Path
 
 import openpyxl
 import pytest
 from click.testing import CliRunner
+from databases import ledger_query
 
 from batch.cli import main
 from batch.programs.transfers.sheet import TRANSFERS
@@ -119,14 +119,12 @@ def test_a_waived_warning_makes_the_row_ok_and_is_recorded_once(first, tmp_path)
     waived = [f for f in _findings(second) if f["Code"] == "CONSIDERATION_ABOVE_FACE"]
     assert len(waived) == 1 and waived[0]["Waived"] == "Board-approved premium, minutes 2026-11"
     assert rows["T-3"]["Status"] == "Flagged"  # not waived
-    with sqlite3.connect(ledger) as db:
-        recorded = db.execute("SELECT record_id, decision, reviewer, note, applied FROM decisions").fetchall()
+    recorded = ledger_query(ledger, "SELECT record_id, decision, reviewer, note, applied FROM decisions")
     assert recorded == [("T-2", "Waive CONSIDERATION_ABOVE_FACE", "JS", "Board-approved premium, minutes 2026-11", 1)]
     # the same decision seen again (the returned workbook dropped in again) is not recorded twice
     third = _run(second, tmp_path / "out3", ledger)
     assert _sheet(third)["T-2"]["Status"] == "OK"
-    with sqlite3.connect(ledger) as db:
-        assert db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 1
+    assert ledger_query(ledger, "SELECT COUNT(*) FROM decisions")[0][0] == 1
 
 
 @pytest.mark.parametrize(
@@ -151,8 +149,7 @@ def test_decisions_that_are_not_applied_say_why(first, tmp_path, decision, recor
     assert _sheet(second)[record]["Status"] == status
     review = [f for f in _findings(second) if f["Code"].startswith("REVIEW_")]
     assert [(f["Record ID"], f["Code"], f["Column"]) for f in review] == ([(record, code, "Reviewer Decision")] if code else [])
-    with sqlite3.connect(ledger) as db:
-        assert db.execute("SELECT record_id, decision, applied FROM decisions").fetchall() == [(record, decision[0], int(code is None))]
+    assert ledger_query(ledger, "SELECT record_id, decision, applied FROM decisions") == [(record, decision[0], int(code is None))]
 
 
 def test_an_info_code_cannot_be_waived(first, tmp_path):

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from databases import ledger_query
 from test_faults import run_cli
 from test_portfolio import run, transfer
 from test_reviews import _findings, _sheet, transfers_workbook
@@ -21,6 +21,7 @@ from batch.run.runner import run_batch
 from batch.run.samerun import decide, earlier_keys, places
 
 D = dt.date
+pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger\'s databases
 
 
 # -- decide: which workbooks read another, and what they are given --------------------------------
@@ -166,6 +167,7 @@ def test_three_workbooks_of_one_certificate_count_in_place_order(tmp_path):
     assert ws.cell(2, header.index("Certificate Transferred To Date ($)") + 1).value == 1_100_000
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_record_moved_to_another_certificate_in_one_workbook_leaves_it_in_the_other(tmp_path):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     # November: T-1 moved all of C-1's $6,000,000
@@ -179,21 +181,20 @@ def test_a_record_moved_to_another_certificate_in_one_workbook_leaves_it_in_the_
     assert _sheet(outbox / "b.annotated.xlsx")["T-9"]["Findings"] is None
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_run_killed_between_the_calculation_and_the_decision_records_nothing_of_it(tmp_path):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     two_workbooks(inbox)
     killed = run_cli(inbox, outbox, fault="decided:run")
     assert killed.returncode == -9, killed.stdout + killed.stderr
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT COUNT(*) FROM records").fetchone() == (0,)
-        assert db.execute("SELECT COUNT(*) FROM files").fetchone() == (0,)
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT COUNT(*) FROM records")[0] == (0,)
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT COUNT(*) FROM files")[0] == (0,)
     assert not list(outbox.rglob("*.annotated.xlsx"))  # no output placed
     # the next run returns both to the inbox, removes the partial outputs, and processes both
     run(inbox, outbox)
     assert sorted(p.name for p in outbox.rglob("*.annotated.xlsx")) == ["a.annotated.xlsx", "a.annotated.xlsx"]
     assert not [p for p in outbox.rglob("*.partial*")]  # the killed run's temporary outputs removed
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT COUNT(*) FROM records WHERE fields IS NOT NULL").fetchone() == (3,)
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT COUNT(*) FROM records WHERE fields IS NOT NULL")[0] == (3,)
     assert _sheet(outbox / "west" / "a.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
 
 
@@ -250,6 +251,7 @@ def second_pass(monkeypatch, change):
     monkeypatch.setattr(runner, "isolated", isolated)
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_file_failing_when_processed_again_leaves_the_portfolio_of_the_others(tmp_path, monkeypatch):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     pair(inbox)
@@ -260,6 +262,7 @@ def test_a_file_failing_when_processed_again_leaves_the_portfolio_of_the_others(
     assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] is None
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_stop_while_files_are_processed_again_records_none_of_them(tmp_path, monkeypatch):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     pair(inbox)
@@ -273,10 +276,10 @@ def test_a_stop_while_files_are_processed_again_records_none_of_them(tmp_path, m
     assert {f.name: f.status for f in outcome.files} == {"a.xlsx": "returned", "b.xlsx": "returned"}
     assert sorted(p.name for p in inbox.glob("*.xlsx")) == ["a.xlsx", "b.xlsx"]
     assert not list(outbox.rglob("*.annotated.xlsx")) and not list(outbox.rglob("*.partial*"))
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT COUNT(*) FROM records").fetchone() == (0,)
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT COUNT(*) FROM records")[0] == (0,)
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_run_killed_while_placing_a_group_leaves_the_next_run_its_recorded_files(tmp_path):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     pair(inbox)
@@ -304,6 +307,7 @@ def november_t1(tmp_path):
     return inbox, outbox, kept
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_record_dropped_back_with_a_new_one_of_its_date_keeps_its_place(november_t1):
     inbox, outbox, kept = november_t1
     # December, one run: November's T-1 dropped back unchanged (as "nov-restated.xlsx", after b.xlsx by path) and
@@ -316,6 +320,7 @@ def test_a_record_dropped_back_with_a_new_one_of_its_date_keeps_its_place(novemb
     assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_record_dropped_back_after_a_later_one_of_its_date_keeps_its_place(november_t1):
     inbox, outbox, kept = november_t1
     # December: T-2 on the same date, 600,000 + 600,000 = 1,200,000 > 1,000,000: over
@@ -344,6 +349,7 @@ def test_a_beip_transferee_selling_on_in_another_workbook_of_the_run_is_barred(t
     assert f"on 2026-11-01, in another workbook (Transfers T-1 (a.xlsx, run {today}))" in barred["Message"]
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_rows_restated_in_another_order_keep_the_order_they_entered_in(tmp_path):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     # November: T-1 then T-2, $600,000 each of C-1 ($1,000,000) on one date: T-2 is over (1,200,000)
@@ -502,6 +508,7 @@ def test_a_prior_incentive_restated_under_another_business_in_the_run_is_no_long
     assert grow_rows(outbox / "grow.annotated.xlsx")[0]["Findings"] == ""
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_beip_workbooks_are_placed_at_once_and_still_read_by_a_grow_nj_workbook_of_the_run(tmp_path):
     from conftest import write_workbook
     from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, grow, grow_rows
@@ -515,8 +522,10 @@ def test_beip_workbooks_are_placed_at_once_and_still_read_by_a_grow_nj_workbook_
     write_workbook(inbox / "c.xlsx", {"GrowNJ": [GROW_HEADERS, grow()]})
     killed = run_cli(inbox, outbox, fault="decided:run")
     assert killed.returncode == -9, killed.stdout + killed.stderr
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert sorted(db.execute("SELECT name FROM files WHERE status = 'processed'").fetchall()) == [("a.xlsx",), ("b.xlsx",)]
+    assert sorted(ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT name FROM files WHERE status = 'processed'")) == [
+        ("a.xlsx",),
+        ("b.xlsx",),
+    ]
     # the next run finishes the killed one (its BEIP records count as an earlier run's) and processes the Grow NJ
     # workbook, which names Acme's BEIP grant of a.xlsx
     run(inbox, outbox)

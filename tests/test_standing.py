@@ -7,13 +7,16 @@ import datetime as dt
 from pathlib import Path
 
 import openpyxl
+import pytest
 from click.testing import CliRunner
+from databases import ledger_query
 from test_portfolio import run, transfer
 from test_reviews import transfers_workbook
 
 from batch.cli import main
 
 D = dt.date
+pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger\'s databases
 
 
 def certificates(outbox: Path) -> dict[str, dict]:
@@ -63,12 +66,14 @@ def test_the_standing_position_of_each_certificate(tmp_path):
     assert run_sheet["Runs ended"] == "2" and "Not shown yet" not in run_sheet
 
 
+@pytest.mark.sqlite_only  # a PostgreSQL ledger is always there; an empty one says so (tests/test_ledger_backends.py)
 def test_without_a_ledger_it_says_so(tmp_path):
     result = CliRunner().invoke(main, ["portfolio", "--out", str(tmp_path / "outbox")])
     assert result.exit_code == 1 and "No ledger at" in result.output
     assert not (tmp_path / "outbox" / "njcredits-portfolio.xlsx").exists()
 
 
+@pytest.mark.sqlite_only
 def test_a_ledger_from_before_the_portfolio_and_a_folder_that_cannot_take_it_are_said(tmp_path):
     import sqlite3
 
@@ -137,16 +142,14 @@ def test_the_standing_position_of_the_erg_buckets(tmp_path):
 
 
 def test_records_kept_before_their_portfolio_fields_are_said_not_counted(tmp_path):
-    import sqlite3
-
     from test_samerun import brrap_workbook
 
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     brrap_workbook(inbox / "nov.xlsx", [("B-1", "Beta LLC", 6_000_000, 2026), ("B-2", "Gamma Inc", 1_000_000, 2026)])
     run(inbox, outbox)
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:  # as a release before the BRRAP portfolio left them
-        db.execute("UPDATE records SET fields = NULL WHERE record_id = 'B-1'")
-        db.execute("DELETE FROM record_keys WHERE record_id = 'B-1'")
+    # as a release before the BRRAP portfolio left them
+    ledger_query(outbox / ".njcredits" / "ledger.sqlite", "UPDATE records SET fields = NULL WHERE record_id = 'B-1' RETURNING 1")
+    ledger_query(outbox / ".njcredits" / "ledger.sqlite", "DELETE FROM record_keys WHERE record_id = 'B-1' RETURNING 1")
     assert CliRunner().invoke(main, ["portfolio", "--out", str(outbox)]).exit_code == 0
     book = openpyxl.load_workbook(outbox / "njcredits-portfolio.xlsx")
     said = {r[0]: r[1] for r in book["Run"].iter_rows(values_only=True)}

@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from databases import ledger_query
 from helpers import ledger_at
 from test_reviews import ROWS, _decide, _sheet, transfers_workbook
 
 from batch.cli import main
 from batch.run.ledger import Ledger, migrate
+
+pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 
 AS_OF = "2026-11-30"
 
@@ -41,12 +44,13 @@ def test_a_ledger_shared_by_two_inboxes_needs_each_team_named(tmp_path, monkeypa
     refused = _run(tmp_path / "w", west, outbox, None, monkeypatch)
     assert refused.exit_code == 2  # a usage error, before anything is touched
     assert f"shared with the inbox {east}" in refused.output and 'team = "..."' in refused.output
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT team FROM runs").fetchall() == [(str(east),)]  # the refused run never began
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT team FROM runs") == [(str(east),)]  # the refused run never began
     assert _run(tmp_path / "e", east, outbox, None, monkeypatch).exit_code == 0  # its own inbox again: not shared
     assert _run(tmp_path / "w", west, outbox, "West", monkeypatch).exit_code == 0  # named: runs
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT team, COUNT(*) FROM records GROUP BY team ORDER BY team").fetchall() == [(str(east), 6), ("West", 3)]
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT team, COUNT(*) FROM records GROUP BY team ORDER BY team") == [
+        (str(east), 6),
+        ("West", 3),
+    ]
 
 
 def test_two_teams_numbering_alike_keep_their_own_records_and_decisions(tmp_path, monkeypatch):
@@ -69,9 +73,8 @@ def test_two_teams_numbering_alike_keep_their_own_records_and_decisions(tmp_path
     assert _run(tmp_path / "e", east, outbox, "East", monkeypatch).exit_code == 0
     east_rows = _sheet(outbox / "review.annotated.xlsx")
     assert east_rows["T-2"]["Status"] == "OK" and "STALE" not in east_rows["T-2"]["Findings"]
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        recorded = db.execute("SELECT team, record_id, note FROM decisions ORDER BY rowid").fetchall()
-        runs = [r for (r,) in db.execute("SELECT run_id FROM runs ORDER BY started")]
+    recorded = ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT team, record_id, note FROM decisions ORDER BY rowid")
+    runs = [r for (r,) in ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT run_id FROM runs ORDER BY started")]
     assert recorded == [("East", "T-2", note), ("West", "T-2", note)]  # each recorded once, as its team's
     shown = CliRunner().invoke(main, ["history", "--ledger", str(outbox / ".njcredits" / "ledger.sqlite"), "--decisions"])
     assert shown.exit_code == 0 and "team" in shown.output and "East" in shown.output and "West" in shown.output  # whose each is
@@ -95,10 +98,10 @@ def test_run_file_from_elsewhere_is_the_ledgers_one_team(tmp_path, monkeypatch, 
     again = CliRunner().invoke(main, ["run", str(elsewhere), "--out", str(tmp_path / "o2"),
                                       "--ledger", str(outbox / ".njcredits" / "ledger.sqlite"), "--as-of", AS_OF, "--force"])  # fmt: skip
     assert again.exit_code == 0, again.output
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert {t for (t,) in db.execute("SELECT team FROM runs")} == {team or str(east)}
+    assert {t for (t,) in ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT team FROM runs")} == {team or str(east)}
 
 
+@pytest.mark.sqlite_only
 def test_migration_5_makes_each_earlier_run_its_inboxs_team(tmp_path):
     path = tmp_path / "ledger.sqlite"
     with sqlite3.connect(path, isolation_level=None) as db:
@@ -114,6 +117,7 @@ def test_migration_5_makes_each_earlier_run_its_inboxs_team(tmp_path):
         assert db.execute("SELECT team, decision FROM decisions").fetchall() == [("/w", "Approved")]
 
 
+@pytest.mark.sqlite_only
 def test_migration_5_makes_a_returned_workbooks_run_its_inboxs_team(tmp_path):
     """Before migration 5 a `run FILE` of a returned workbook recorded the outbox as its inbox: it is
     the team's whose runs wrote that outbox, and a run of one file, so it never makes the ledger shared."""
@@ -233,9 +237,11 @@ def test_a_returned_workbook_run_from_the_outbox_keeps_the_inbox_its_own(tmp_pat
     for inbox in (east, tmp_path / "link", tmp_path / "e" / ".." / "east"):
         again = _run(tmp_path / "e", inbox, outbox, None, monkeypatch)
         assert again.exit_code == 0, again.output
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT DISTINCT team FROM runs").fetchall() == [(str(east.resolve()),)]
-        assert db.execute("SELECT one_file, COUNT(*) FROM runs GROUP BY one_file").fetchall() == [(0, 4), (1, 1)]
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT DISTINCT team FROM runs") == [(str(east.resolve()),)]
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT one_file, COUNT(*) FROM runs GROUP BY one_file") == [
+        (0, 4),
+        (1, 1),
+    ]
 
 
 def test_a_file_from_another_teams_folder_is_that_teams(tmp_path, monkeypatch):
@@ -251,8 +257,11 @@ def test_a_file_from_another_teams_folder_is_that_teams(tmp_path, monkeypatch):
     for file in (outbox / "west.annotated.xlsx", transfers_workbook(tmp_path / "dl" / "x.xlsx")):
         refused = CliRunner().invoke(main, ["run", str(file), "--out", str(tmp_path / "o3"), *ledger])
         assert refused.exit_code == 2 and 'team = "..."' in refused.output, refused.output
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT team, one_file FROM runs ORDER BY started").fetchall() == [("East", 0), ("West", 0), ("West", 1)]
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT team, one_file FROM runs ORDER BY started") == [
+        ("East", 0),
+        ("West", 0),
+        ("West", 1),
+    ]
 
 
 def test_naming_the_team_later_keeps_the_inboxs_history(tmp_path, monkeypatch):
@@ -262,10 +271,9 @@ def test_naming_the_team_later_keeps_the_inboxs_history(tmp_path, monkeypatch):
     assert _run(tmp_path / "e", east, outbox, None, monkeypatch).exit_code == 0
     named = _run(tmp_path / "e", east, outbox, "East", monkeypatch)
     assert named.exit_code == 0 and "The ledger's 2 earlier runs of" in named.output and "are now East's" in named.output
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT team, COUNT(*) FROM runs GROUP BY team").fetchall() == [("East", 3)]
-        assert db.execute("SELECT DISTINCT team FROM records").fetchall() == [("East",)]
-        last = db.execute("SELECT run_id FROM runs ORDER BY started DESC").fetchone()[0]
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT team, COUNT(*) FROM runs GROUP BY team") == [("East", 3)]
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT DISTINCT team FROM records") == [("East",)]
+    last = ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT run_id FROM runs ORDER BY started DESC")[0][0]
     assert len(Ledger(outbox / ".njcredits" / "ledger.sqlite").previous_records(last)) == 3  # its records' earlier versions
 
 
@@ -296,10 +304,11 @@ def test_a_returned_workbook_run_or_validated_reads_its_teams_decisions(tmp_path
     result = CliRunner().invoke(main, ["run", str(changed), "--out", str(tmp_path / "o2"), "--ledger", book, "--as-of", AS_OF, "--force"])
     assert result.exit_code == 0, result.output
     assert _sheet(tmp_path / "o2" / "review.annotated.xlsx")["T-2"]["Findings"] == "CONSIDERATION_ABOVE_FACE; REVIEW_DECISION_STALE"
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert {t for (t,) in db.execute("SELECT team FROM runs")} == {"East" if named_later else str(east.resolve())}
+    teams = {t for (t,) in ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT team FROM runs")}
+    assert teams == {"East" if named_later else str(east.resolve())}
 
 
+@pytest.mark.sqlite_only
 def test_an_upgraded_ledger_of_one_team_is_not_shared(tmp_path, monkeypatch):
     """Runs recorded before migration 5: the inbox as a `..` path, and a run of one file from another
     folder (not known as one then). The inbox's next run is its one team's, not refused."""
@@ -314,8 +323,7 @@ def test_an_upgraded_ledger_of_one_team_is_not_shared(tmp_path, monkeypatch):
                        (run, str(inbox), str(outbox)))  # fmt: skip
     result = _run(tmp_path / "e", east, outbox, None, monkeypatch)
     assert result.exit_code == 0, result.output
-    with sqlite3.connect(ledger) as db:
-        got = db.execute("SELECT run_id, team FROM runs ORDER BY started, run_id").fetchall()
+    got = ledger_query(ledger, "SELECT run_id, team FROM runs ORDER BY started, run_id")
     assert got[:2] == [("R1", str(east.resolve())), ("R2", str(tmp_path / "dl"))] and got[2][1] == str(east.resolve())
 
 
@@ -357,8 +365,7 @@ def test_a_named_teams_file_run_never_takes_another_teams_history(tmp_path, monk
     monkeypatch.chdir(tmp_path / "e")
     result = CliRunner().invoke(main, ["run", str(outbox / "review.annotated.xlsx"), "--out", str(outbox), "--as-of", AS_OF, "--force"])
     assert result.exit_code == 0 and "now East's" not in result.output, result.output
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT team, COUNT(*) FROM records GROUP BY team ORDER BY team").fetchall() == [
-            (str(west.resolve()), 3),
-            ("East", 6),
-        ]
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT team, COUNT(*) FROM records GROUP BY team ORDER BY team") == [
+        (str(west.resolve()), 3),
+        ("East", 6),
+    ]

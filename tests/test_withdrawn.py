@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
-import sqlite3
 from pathlib import Path
 
 import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
+from databases import ledger_query
 from test_portfolio import run, transfer
 from test_reviews import _decide, _findings, _sheet, transfers_workbook
 
@@ -21,6 +21,7 @@ from batch.reviews import digest, withdrawn
 from validators.columns import REVIEW_COLUMNS
 
 D = dt.date
+pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger\'s databases
 NOTE = "Transfer cancelled by the parties, letter of 2026-12-01"
 
 
@@ -78,8 +79,9 @@ def test_a_withdrawn_transfer_counts_in_no_later_run_and_comes_back_when_the_dec
     transfers_workbook(inbox / "dec.xlsx", [transfer("T-9", "C-1", 6_000_000, D(2026, 12, 5), 500_000)])
     run(inbox, outbox)
     assert _sheet(outbox / "dec.annotated.xlsx")["T-9"]["Findings"] is None
-    with sqlite3.connect(outbox / ".njcredits" / "ledger.sqlite") as db:
-        assert db.execute("SELECT record_id, decision, note, applied FROM decisions").fetchall() == [("T-1", "Withdrawn", NOTE, 1)]
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT record_id, decision, note, applied FROM decisions") == [
+        ("T-1", "Withdrawn", NOTE, 1)
+    ]
     # the reviewer clears the decision and drops November back: T-1 stands again, and December's
     # T-9 dropped back counts it: 6,000,000 + 500,000 = 6,500,000 > 6,000,000
     _returned(outbox, "nov", inbox, {"T-1": ("", "", "")})

@@ -25,6 +25,10 @@ FILE_COLUMNS = [
 ]  # fmt: skip
 
 
+class LedgerEmpty(LedgerUnreadable):
+    """A PostgreSQL database that holds no ledger yet (no run has recorded there)."""
+
+
 def _value(v):
     """A value as both databases take it: a missing number (NaN, NA) is NULL."""
     if v is None or isinstance(v, str | bytes | int):
@@ -73,6 +77,8 @@ class Ledger:
                 book.version = schema_version(db)
         except server_errors() as err:
             raise LedgerUnreadable(f"The ledger {shown(book.path)} cannot be opened ({err}); {_what_to_do(book.path)}") from err
+        if not book.version and on_server(book.path):  # a database no run has recorded in yet
+            raise LedgerEmpty(f"The ledger {shown(book.path)} holds no runs yet: no njcredits run has recorded there.")
         if not book.version:
             raise LedgerUnreadable(
                 f"The ledger {shown(book.path)} cannot be opened (it is not an njcredits ledger: no runs table); give another --ledger."
