@@ -3,6 +3,7 @@ the same run against an empty ledger.
 
     python benchmarks/portfolio.py                  # 1,000,000 records, 3 runs of each
     python benchmarks/portfolio.py --records 100000 --repeat 1
+    python benchmarks/portfolio.py --postgres postgresql://user:pw@127.0.0.1:5432/postgres   # and on PostgreSQL
 
 The large ledger is built once (cached in benchmarks/.data/) by SQL: 1,000 ended runs of 1,000
 Transfers records each, 100,000 certificates of 10 transfers, every record with its portfolio
@@ -10,6 +11,11 @@ fields and certificate key, as a run writes them. The 10-row workbook transfers 
 certificates, so its rules read 100 records of earlier runs. Each run is `njcredits run FILE` as a
 whole process, on a copy of the ledger (the run adds to it); the medians are printed, with the
 time the portfolio read took (the run's `calculate` stage holds it). Not part of the test suite.
+
+With --postgres (a server's URL, of a user who may create databases) the same runs are made on a
+PostgreSQL ledger beside the SQLite ones: the large ledger is copied there once by `njcredits
+ledger copy` (the time it took is printed) into a database kept as a template, and each run gets
+a fresh copy of it (CREATE DATABASE ... TEMPLATE), as each SQLite run gets a copy of the file.
 """
 
 from __future__ import annotations
@@ -87,14 +93,51 @@ def workbook(path: Path) -> None:
     book.save(path)
 
 
-def one_run(ledger: Path | None, book: Path, work: Path) -> tuple[float, float]:
-    """`njcredits run FILE` against a copy of `ledger` (None: none yet): seconds, and the seconds of its
-    calculate stage."""
+def _database(admin: str, name: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(admin)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, ""))
+
+
+def postgres_template(admin: str, big: Path, records: int) -> str:
+    """The database holding the large ledger, copied there once from the SQLite one; its name."""
+    import psycopg
+
+    name = f"njc_bench_{records}"
+    with psycopg.connect(admin, autocommit=True) as db:
+        if db.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            return name
+        db.execute(f'CREATE DATABASE "{name}"')
+    began = time.perf_counter()
+    njcredits = str(Path(sys.executable).parent / "njcredits")
+    subprocess.run([njcredits, "ledger", "copy", "--from", str(big), "--to", _database(admin, name)], check=True)
+    with psycopg.connect(_database(admin, name), autocommit=True) as db:
+        db.execute("ANALYZE")
+    print(f"copied to PostgreSQL by `njcredits ledger copy` in {time.perf_counter() - began:.1f} s")
+    return name
+
+
+def postgres_copy(admin: str, template: str | None) -> str:
+    """A fresh database for one run: empty, or a copy of `template`; its URL."""
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as db:
+        db.execute('DROP DATABASE IF EXISTS "njc_bench_run" WITH (FORCE)')
+        db.execute('CREATE DATABASE "njc_bench_run"' + (f' TEMPLATE "{template}"' if template else ""))
+    return _database(admin, "njc_bench_run")
+
+
+def one_run(ledger: Path | str | None, book: Path, work: Path) -> tuple[float, float]:
+    """`njcredits run FILE` against a copy of `ledger` (None: none yet; a URL: that database): seconds,
+    and the seconds of its calculate stage."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     copy = work / "ledger.sqlite"
-    if ledger is not None:
+    if isinstance(ledger, Path):
         shutil.copy(ledger, copy)
+    if isinstance(ledger, str):
+        copy = ledger
     src = work / book.name
     shutil.copy(book, src)
     njcredits = str(Path(sys.executable).parent / "njcredits")
@@ -102,8 +145,10 @@ def one_run(ledger: Path | None, book: Path, work: Path) -> tuple[float, float]:
     began = time.perf_counter()
     subprocess.run(cli, check=True, capture_output=True, cwd=work)
     seconds = time.perf_counter() - began
-    with sqlite3.connect(copy) as db:
-        (timings,) = db.execute("SELECT timings FROM files ORDER BY rowid DESC LIMIT 1").fetchone()
+    from batch.run.ledger.backends import connect, location
+
+    with connect(location(copy)) as db:
+        (timings,) = db.one("SELECT timings FROM files ORDER BY rowid DESC LIMIT 1")
     return seconds, json.loads(timings).get("calculate", 0.0)
 
 
@@ -111,6 +156,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--postgres", help="a PostgreSQL server's URL (a user who may create databases): the runs on PostgreSQL too")
     args = ap.parse_args()
     DATA.mkdir(exist_ok=True)
     big = DATA / f"ledger-{args.records}.sqlite"
@@ -121,14 +167,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         book = Path(tmp) / "ten.xlsx"
         workbook(book)
+        cases = [("SQLite", "empty ledger", lambda: None), ("SQLite", f"{args.records:,} records", lambda: big)]
+        if args.postgres:
+            template = postgres_template(args.postgres, big, args.records)
+            cases += [("PostgreSQL", "empty ledger", lambda: postgres_copy(args.postgres, None)),
+                      ("PostgreSQL", f"{args.records:,} records", lambda: postgres_copy(args.postgres, template))]  # fmt: skip
         results = {}
-        for name, ledger in (("empty ledger", None), (f"{args.records:,} records", big)):
-            runs = [one_run(ledger, book, Path(tmp) / "work") for _ in range(args.repeat)]
-            results[name] = (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
-        base = results["empty ledger"][0]
-        print(f"{'ledger':>20} {'run (s)':>8} {'calculate (s)':>14} {'ratio':>6}")
-        for name, (seconds, calc) in results.items():
-            print(f"{name:>20} {seconds:8.2f} {calc:14.3f} {seconds / base:6.2f}")
+        for kind, name, ledger in cases:
+            runs = [one_run(ledger(), book, Path(tmp) / "work") for _ in range(args.repeat)]
+            results[(kind, name)] = (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+        print(f"{'database':>10} {'ledger':>18} {'run (s)':>8} {'calculate (s)':>14} {'ratio':>6}")
+        for (kind, name), (seconds, calc) in results.items():
+            base = results[(kind, "empty ledger")][0]
+            print(f"{kind:>10} {name:>18} {seconds:8.2f} {calc:14.3f} {seconds / base:6.2f}")
 
 
 if __name__ == "__main__":

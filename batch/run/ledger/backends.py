@@ -202,6 +202,21 @@ class Db:
         self.raw.execute("COMMIT")
 
     @contextmanager
+    def snapshot(self):
+        """Reads that see one moment of the ledger, whatever runs write meanwhile: a read transaction
+        (in PostgreSQL REPEATABLE READ; in SQLite, WAL mode, a deferred one)."""
+        if self.kind == "postgresql":
+            with self.raw.transaction():
+                self.raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                yield self
+            return
+        self.raw.execute("BEGIN")
+        try:
+            yield self
+        finally:
+            self.raw.execute("ROLLBACK")
+
+    @contextmanager
     def wanted(self, columns: list[str], rows: list[tuple]):
         """The text rows `rows` as a table `wanted` (`columns`) that the block's queries join, and the
         SQL to put first in their WITH clause with its parameters: a temporary table in SQLite (nothing

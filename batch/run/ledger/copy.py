@@ -3,7 +3,8 @@
 record, group key and decision, each row as it was (the rows read in the order they were written
 keep their row numbers, so the order of a record's versions is the same after the copy).
 
-The source is only read. The destination must be empty: a ledger that holds runs is refused, never
+The source is only read, as one moment of it (runs may go on writing to it meanwhile: what they
+write after that moment is not copied). The destination must be empty: a ledger that holds runs is refused, never
 merged into. It is given the source's schema version, the rows are copied in one transaction (a
 copy that fails leaves the destination as empty as it was), and then it is migrated to this
 njcredits's schema as any ledger is.
@@ -29,7 +30,7 @@ def copy_ledger(source, destination) -> dict[str, int]:
     source, destination = location(source), location(destination)
     if not on_server(source) and not source.is_file():
         raise CopyRefused(f"There is no ledger at {shown(source)}: give the ledger to copy with --from.")
-    with connect(source, read_only=True) as src:
+    with connect(source, read_only=True) as src, src.snapshot():  # one moment of the source, runs writing or not
         version = schema_version(src)
         if not version:
             raise CopyRefused(f"{shown(source)} is not an njcredits ledger (no runs table): nothing to copy.")
