@@ -145,10 +145,11 @@ def one_run(ledger: Path | str | None, book: Path, work: Path) -> tuple[float, f
     began = time.perf_counter()
     subprocess.run(cli, check=True, capture_output=True, cwd=work)
     seconds = time.perf_counter() - began
-    from batch.run.ledger.backends import connect, location
+    from batch.run.ledger.backends import close_connections, connect, location
 
     with connect(location(copy)) as db:
         (timings,) = db.one("SELECT timings FROM files ORDER BY rowid DESC LIMIT 1")
+    close_connections()  # the next run's database replaces this one
     return seconds, json.loads(timings).get("calculate", 0.0)
 
 

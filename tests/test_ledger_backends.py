@@ -420,3 +420,19 @@ def test_an_empty_postgresql_ledger_says_it_holds_no_runs(postgres_ledger, tmp_p
     )
     portfolio = CliRunner().invoke(main, ["portfolio", "--out", str(tmp_path), "--ledger", postgres_ledger.url])
     assert portfolio.exit_code == 1 and "holds no runs yet" in portfolio.output and not (tmp_path / "njcredits-portfolio.xlsx").exists()
+
+
+def test_a_kept_connection_the_server_ended_is_replaced(postgres_ledger, monkeypatch):
+    """`watch` keeps its connection between runs; the server restarted meanwhile (here: every session
+    of the ledger ended by the server): the next read connects again instead of failing."""
+    import psycopg
+
+    book = Ledger(postgres_ledger)
+    assert book.runs().empty
+    with psycopg.connect(postgres_ledger.url, autocommit=True) as admin:
+        ended = admin.execute(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'njcredits' AND pid != pg_backend_pid()"
+        ).fetchone()[0]
+    assert ended >= 1
+    monkeypatch.setattr(backends, "IDLE_CHECK", 0.0)  # idle long enough to be tried
+    assert book.runs().empty and Ledger(postgres_ledger).places() == []

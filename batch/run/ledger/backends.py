@@ -267,12 +267,13 @@ def _sqlite_wal(db: sqlite3.Connection, seconds: float = 60) -> None:
 
 # -- PostgreSQL -----------------------------------------------------------------------------------
 
-_CONNECTIONS: dict[tuple, tuple] = {}  # (process, thread, read-only): (URL, connection)
+_CONNECTIONS: dict[tuple, tuple] = {}  # (process, thread, read-only): (URL, connection, when last taken)
+IDLE_CHECK = 5.0  # seconds a kept connection may sit idle before it is tried before use
 _INHERITED: list = []  # a forked child's copies of its parent's connections: kept, never closed (closing would end the parent's)
 
 
 def _forget_after_fork() -> None:
-    _INHERITED.extend(raw for _url, raw in _CONNECTIONS.values())
+    _INHERITED.extend(raw for _url, raw, _used in _CONNECTIONS.values())
     _CONNECTIONS.clear()
 
 
@@ -305,12 +306,18 @@ def server_errors() -> tuple[type[Exception], ...]:
 def _server(where: LedgerURL, read_only: bool) -> Db:
     """A connection to the PostgreSQL ledger, kept for this process and thread (a run asks the
     ledger dozens of times; a new connection costs milliseconds): one for reading and one for
-    writing, to the last ledger asked for (another ledger's is closed). A connection left broken
-    (the server restarted) or in a transaction is replaced."""
+    writing, to the last ledger asked for (another ledger's is closed). One left broken or in a
+    transaction is replaced, and one idle for a while (`watch` between runs) is tried first: the
+    server may have been restarted, or the network cut, meanwhile."""
     psycopg = _psycopg()
     key = (os.getpid(), threading.get_ident(), read_only)
-    url, raw = _CONNECTIONS.get(key, (None, None))
-    if raw is not None and (url != where.url or raw.closed or raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE):
+    url, raw, used = _CONNECTIONS.get(key, (None, None, 0.0))
+    if raw is not None and (
+        url != where.url
+        or raw.closed
+        or raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        or (time.monotonic() - used > IDLE_CHECK and not _alive(raw))
+    ):
         _CONNECTIONS.pop(key, None)
         try:
             raw.close()
@@ -321,13 +328,21 @@ def _server(where: LedgerURL, read_only: bool) -> Db:
         raw = psycopg.connect(where.url, autocommit=True, application_name="njcredits")
         if read_only:
             raw.execute("SET default_transaction_read_only = on")
-        _CONNECTIONS[key] = (where.url, raw)
+    _CONNECTIONS[key] = (where.url, raw, time.monotonic())
     return Db(raw, "postgresql")
+
+
+def _alive(raw) -> bool:
+    try:
+        raw.execute("SELECT 1")
+        return True
+    except Exception:  # noqa: BLE001 - any failure: the connection is replaced
+        return False
 
 
 def close_connections() -> None:
     """Close this process's kept connections (a command's end; tests between ledgers)."""
-    for key, (_url, raw) in list(_CONNECTIONS.items()):
+    for key, (_url, raw, _used) in list(_CONNECTIONS.items()):
         if key[0] == os.getpid():
             _CONNECTIONS.pop(key, None)
             raw.close()
