@@ -19,7 +19,7 @@ from batch.cli import main
 from batch.run.ledger import migrate
 
 D = dt.date
-pytestmark = pytest.mark.usefixtures("backend")
+pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 
 
 def transfer(tid, cert, amount, date, credit, paid=None):

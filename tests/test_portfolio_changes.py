@@ -13,7 +13,6 @@ from test_portfolio import run, transfer
 from test_reviews import _sheet, transfers_workbook
 
 D = dt.date
-pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger\'s databases
 
 
 def changes(outbox: Path) -> list[dict]:
@@ -25,6 +24,7 @@ def changes(outbox: Path) -> list[dict]:
     return [dict(zip(rows[1], r, strict=True)) for r in rows[2:]]
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_backdated_transfer_pushes_an_earlier_run_s_transfer_over(tmp_path):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     # November: T-1 moves 5,500,000 of C-1 (6,000,000) on 11-10: within it. T-2 of C-2 is untouched later.
@@ -71,6 +71,7 @@ def test_a_correction_that_clears_an_earlier_verdict_is_listed(tmp_path):
     )
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_brrap_and_erg_verdicts_of_earlier_runs_are_judged_again(tmp_path):
     from test_samerun import brrap_workbook, erg_workbook
 
@@ -152,6 +153,7 @@ def test_a_finding_waived_then_stays_waived_now(tmp_path):
     assert (row["Appeared"], row["Cleared"]) == ("SMALL_TRANSFER_ALLOWANCE_USED", "TRANSFER_BELOW_MINIMUM")
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_grow_nj_verdict_a_later_prior_incentive_changes_is_listed(tmp_path):
     from conftest import write_workbook
     from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, grow

@@ -21,7 +21,6 @@ from batch.run.runner import run_batch
 from batch.run.samerun import decide, earlier_keys, places
 
 D = dt.date
-pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger\'s databases
 
 
 # -- decide: which workbooks read another, and what they are given --------------------------------
@@ -167,7 +166,6 @@ def test_three_workbooks_of_one_certificate_count_in_place_order(tmp_path):
     assert ws.cell(2, header.index("Certificate Transferred To Date ($)") + 1).value == 1_100_000
 
 
-@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_record_moved_to_another_certificate_in_one_workbook_leaves_it_in_the_other(tmp_path):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     # November: T-1 moved all of C-1's $6,000,000
@@ -251,7 +249,6 @@ def second_pass(monkeypatch, change):
     monkeypatch.setattr(runner, "isolated", isolated)
 
 
-@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_file_failing_when_processed_again_leaves_the_portfolio_of_the_others(tmp_path, monkeypatch):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     pair(inbox)
@@ -307,7 +304,6 @@ def november_t1(tmp_path):
     return inbox, outbox, kept
 
 
-@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_record_dropped_back_with_a_new_one_of_its_date_keeps_its_place(november_t1):
     inbox, outbox, kept = november_t1
     # December, one run: November's T-1 dropped back unchanged (as "nov-restated.xlsx", after b.xlsx by path) and
@@ -320,7 +316,6 @@ def test_a_record_dropped_back_with_a_new_one_of_its_date_keeps_its_place(novemb
     assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
 
 
-@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_record_dropped_back_after_a_later_one_of_its_date_keeps_its_place(november_t1):
     inbox, outbox, kept = november_t1
     # December: T-2 on the same date, 600,000 + 600,000 = 1,200,000 > 1,000,000: over
@@ -349,7 +344,6 @@ def test_a_beip_transferee_selling_on_in_another_workbook_of_the_run_is_barred(t
     assert f"on 2026-11-01, in another workbook (Transfers T-1 (a.xlsx, run {today}))" in barred["Message"]
 
 
-@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_rows_restated_in_another_order_keep_the_order_they_entered_in(tmp_path):
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     # November: T-1 then T-2, $600,000 each of C-1 ($1,000,000) on one date: T-2 is over (1,200,000)
@@ -508,7 +502,6 @@ def test_a_prior_incentive_restated_under_another_business_in_the_run_is_no_long
     assert grow_rows(outbox / "grow.annotated.xlsx")[0]["Findings"] == ""
 
 
-@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_beip_workbooks_are_placed_at_once_and_still_read_by_a_grow_nj_workbook_of_the_run(tmp_path):
     from conftest import write_workbook
     from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, grow, grow_rows

@@ -16,7 +16,7 @@ from test_reviews import transfers_workbook
 from batch.cli import main
 
 D = dt.date
-pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger\'s databases
+pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 
 
 def certificates(outbox: Path) -> dict[str, dict]:

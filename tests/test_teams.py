@@ -17,8 +17,6 @@ from test_reviews import ROWS, _decide, _sheet, transfers_workbook
 from batch.cli import main
 from batch.run.ledger import Ledger, migrate
 
-pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger's databases
-
 AS_OF = "2026-11-30"
 
 
@@ -37,6 +35,7 @@ def _run(where: Path, inbox: Path, outbox: Path, team: str | None, monkeypatch):
     return CliRunner().invoke(main, ["run", str(inbox), "--out", str(outbox), "--as-of", AS_OF, "--keep-inputs", "--force"])
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_ledger_shared_by_two_inboxes_needs_each_team_named(tmp_path, monkeypatch):
     outbox = tmp_path / "outbox"
     east, west = _inbox(tmp_path / "east"), _inbox(tmp_path / "west")
@@ -53,6 +52,7 @@ def test_a_ledger_shared_by_two_inboxes_needs_each_team_named(tmp_path, monkeypa
     ]
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_two_teams_numbering_alike_keep_their_own_records_and_decisions(tmp_path, monkeypatch):
     outbox = tmp_path / "outbox"
     east = _inbox(tmp_path / "east")
@@ -327,6 +327,7 @@ def test_an_upgraded_ledger_of_one_team_is_not_shared(tmp_path, monkeypatch):
     assert got[:2] == [("R1", str(east.resolve())), ("R2", str(tmp_path / "dl"))] and got[2][1] == str(east.resolve())
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_another_teams_grow_nj_and_beip_records_of_the_same_ids_are_prior_incentives(tmp_path, monkeypatch):
     from conftest import write_workbook
     from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, findings, grow

@@ -21,7 +21,6 @@ from batch.reviews import digest, withdrawn
 from validators.columns import REVIEW_COLUMNS
 
 D = dt.date
-pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger\'s databases
 NOTE = "Transfer cancelled by the parties, letter of 2026-12-01"
 
 
@@ -66,6 +65,7 @@ def november(tmp_path):
     return inbox, outbox
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_withdrawn_transfer_counts_in_no_later_run_and_comes_back_when_the_decision_is_cleared(november):
     inbox, outbox = november
     _returned(outbox, "nov", inbox, {"T-1": ("Withdrawn", "JS", NOTE)})
@@ -151,6 +151,7 @@ def test_a_withdrawn_brrap_grant_counts_in_no_later_limit(tmp_path):
     assert _sheet(outbox / "dec.annotated.xlsx", "BRRAP")["D-1"]["Findings"] is None
 
 
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
 def test_a_withdrawn_grant_is_no_prior_incentive(tmp_path):
     from conftest import write_workbook
     from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, grow, grow_rows
