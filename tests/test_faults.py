@@ -116,11 +116,13 @@ def assert_settled(inbox: Path, outbox: Path, names=NAMES) -> None:
 
 
 # -- kill -9 of the run, and of a worker, at each point; the next run repairs -----------------------
+# on PostgreSQL too, the points where the ledger holds the run's begun and half-recorded state; the
+# others (a staged input being hashed, a worker writing) touch no ledger row: SQLite's run is enough
 KILLS = [
     "staged:run",  # after the staging renames
-    "hashing:run",  # while a staged input is hashed
-    "child-partial:run",  # while the worker writes its partial file (the worker kills the run)
-    "child-partial:worker",  # the worker itself killed while writing
+    pytest.param("hashing:run", marks=pytest.mark.sqlite_only),  # while a staged input is hashed
+    pytest.param("child-partial:run", marks=pytest.mark.sqlite_only),  # while the worker writes its partial file (it kills the run)
+    pytest.param("child-partial:worker", marks=pytest.mark.sqlite_only),  # the worker itself killed while writing
     "placed:run",  # between the output rename and the archive move
     "archived:run",  # between the archive move and completing the ledger row
     "report:run",  # while the run report is written
@@ -330,7 +332,7 @@ def test_two_inboxes_sharing_an_outbox(tmp_path):
         inbox = tmp_path / side
         inbox.mkdir()
         for i in range(3):
-            book(inbox / f"{side}{i}.xlsx", rows=5_000, tag=f"{side}{i}")
+            book(inbox / f"{side}{i}.xlsx", rows=1_500, tag=f"{side}{i}")  # the two runs overlap: each takes seconds
         inboxes.append(inbox)
         (tmp_path / f"{side}-team").mkdir()
         (tmp_path / f"{side}-team" / "njcredits.toml").write_text(f'team = "{side}"\n', encoding="utf-8")
