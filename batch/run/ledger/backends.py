@@ -124,6 +124,15 @@ class Db:
         else:
             self.raw.executemany(sql, rows)
 
+    def insert_many(self, table: str, columns: list[str], rows) -> None:
+        """Insert `rows` (tuples in the order of `columns`): PostgreSQL's COPY, SQLite's executemany."""
+        if self.kind == "postgresql":
+            with self.raw.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        self.raw.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)
+
     def one(self, sql: str, params=()):
         return self.execute(sql, params).fetchone()
 

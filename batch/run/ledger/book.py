@@ -15,10 +15,7 @@ from batch.run.ledger.backends import Db, connect, location, on_server, server_e
 from batch.run.ledger.reads import LedgerUnreadable
 from batch.run.ledger.schema import DECISION_FIELDS, RECORD_FIELDS, SCHEMA_VERSION, migrate, schema_version
 
-RECORD_INSERT = (
-    "INSERT INTO records (run_id, file, sheet, record_id, status, award_cents, codes, area, year, business_name, record_date, fields, team)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
+RECORD_COLUMNS = ["run_id", "file", *RECORD_FIELDS, "team"]
 FILE_COLUMNS = [
     "name", "size", "sha256", "status", "reason", "rows_per_sheet", "errors", "warnings", "infos", "output", "archived", "seconds",
     "timings", "as_of", "final_status", "archived_path",
@@ -30,9 +27,13 @@ class LedgerEmpty(LedgerUnreadable):
 
 
 def _value(v):
-    """A value as both databases take it: a missing number (NaN, NA) is NULL."""
+    """A value as both databases take it: a missing number (NaN, NA) is NULL, and a whole number
+    held as a float (a year in a column with a blank) the integer it is, as SQLite's INTEGER
+    columns keep it and PostgreSQL's COPY requires."""
     if v is None or isinstance(v, str | bytes | int):
         return v
+    if isinstance(v, float):
+        return None if v != v else int(v) if v.is_integer() else v
     try:
         return None if pd.isna(v) else v
     except (TypeError, ValueError):
@@ -223,12 +224,13 @@ class Ledger:
             if records is not None and len(records):
                 (team,) = db.one("SELECT team FROM runs WHERE run_id=?", (run_id,))  # a record is its run's team's
                 rows = records.reindex(columns=RECORD_FIELDS).itertuples(index=False, name=None)
-                db.executemany(RECORD_INSERT, ((run_id, info["name"], *map(_value, row), team) for row in rows))
+                db.insert_many("records", RECORD_COLUMNS, ((run_id, info["name"], *map(_value, row), team) for row in rows))
                 for column in (c for c in records.columns if c.startswith("key:")):  # a record's key in each group its rules read
                     at = each_key(records[column])  # one row per key: a record may be in several groups of a rule
                     keyed = records.iloc[at.index].assign(**{column: at.to_numpy()})
-                    db.executemany(
-                        "INSERT INTO record_keys (run_id, team, sheet, record_id, grouping, key) VALUES (?,?,?,?,?,?)",
+                    db.insert_many(
+                        "record_keys",
+                        ["run_id", "team", "sheet", "record_id", "grouping", "key"],
                         zip(
                             repeat(run_id),
                             repeat(team),

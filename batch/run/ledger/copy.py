@@ -57,10 +57,9 @@ def copy_ledger(source, destination) -> dict[str, int]:
                     if table in NUMBERED:
                         columns = ["rowid", *columns]
                     cur = src.execute(f"SELECT {', '.join(columns)} FROM {table}" + (" ORDER BY rowid" if table in NUMBERED else ""))
-                    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
                     counts[table] = 0
                     while rows := cur.fetchmany(CHUNK):
-                        dest.executemany(insert, [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows])
+                        dest.insert_many(table, columns, [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows])
                         counts[table] += len(rows)
                     if table in NUMBERED and dest.kind == "postgresql":  # the next row written is numbered after the copied ones
                         dest.execute(
