@@ -309,6 +309,7 @@ def ledger_copy(source, destination):
     destination that holds runs is refused. Exit 1 when refused, 3 when a database cannot be reached
     or written."""
     from batch.run.ledger import LedgerOnNetwork, refuse_network_ledger, server_errors
+    from batch.run.ledger.backends import scrubbed
     from batch.run.ledger.copy import CopyRefused, copy_ledger
 
     try:
@@ -322,9 +323,8 @@ def ledger_copy(source, destination):
         click.echo(f"Error: {printable(err)}", err=True)
         sys.exit(1)
     except (*server_errors(), OSError) as err:
-        click.echo(
-            f"Error: the ledger could not be copied from {source} to {destination} ({printable(err)}); nothing was copied.", err=True
-        )
+        said = printable(scrubbed(scrubbed(err, source), destination))
+        click.echo(f"Error: the ledger could not be copied from {source} to {destination} ({said}); nothing was copied.", err=True)
         sys.exit(3)
     said = ", ".join(f"{counts.get(t, 0):,} {t}" for t in ("runs", "files", "records", "decisions"))
     click.echo(f"Copied {said} from {source} to {destination}.")

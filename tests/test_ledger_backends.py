@@ -395,10 +395,14 @@ def test_the_password_is_never_shown_written_or_stored(tmp_path, postgres_databa
         ("postgres://ana:p%40ss@h1:5432,h2:5433/njc", "postgres://ana@h1:5432,h2:5433/njc"),
         ("postgresql:///njc?host=/var/run/postgresql", "postgresql:///njc?host=/var/run/postgresql"),
         ("postgresql://report@db/report", "postgresql://report@db/report"),  # a user or database named like a password stays
+        ("postgresql://ana:Qx?zz9@db:5432/njc", "postgresql://ana@db:5432/njc"),  # an unencoded ? in the password, as libpq reads it
+        ("postgresql://ana:a#b@db/njc", "postgresql://ana@db/njc"),
+        ("postgresql://ana@db/njc?%70assword=report", "postgresql://ana@db/njc"),  # the parameter's name percent-encoded
     ],
 )
 def test_a_url_is_shown_without_its_password(given, shown):
     where = LedgerURL(given)
+    assert str(backends.location(given.replace("postgres", "PostgreS", 1))) == shown  # the scheme in any case
     assert str(where) == shown and repr(where) == f"LedgerURL({shown!r})" and f"{where}" == shown and where.url == given
 
 
@@ -437,3 +441,120 @@ def test_a_kept_connection_the_server_ended_is_replaced(postgres_ledger, monkeyp
     assert ended >= 1
     monkeypatch.setattr(backends, "IDLE_CHECK", 0.0)  # idle long enough to be tried
     assert book.runs().empty and Ledger(postgres_ledger).places() == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://njc:secret%zzword@127.0.0.1:9/none",  # a percent sign the driver cannot decode: it quotes the URL
+        "postgresql://njc:secretword@[::1/none",
+        "PostgreSQL://njc:secretword@127.0.0.1:9/none?connect_timeout=2",
+        "postgresql://njc@127.0.0.1:9/none?password=secretword&connect_timeout=2",
+    ],
+)
+def test_a_drivers_message_never_carries_the_password(url, tmp_path):
+    result = CliRunner().invoke(main, ["history", "--ledger", url])
+    assert result.exit_code == 1 and "cannot be opened" in result.output, result.output
+    assert "secret" not in result.output and "\\n" not in result.output
+
+
+def test_text_postgresql_cannot_hold_is_kept_with_the_replacement_character(postgres_ledger):
+    """A NUL character (a CSV cell may hold one; PostgreSQL's text cannot): the record is kept, its
+    NUL as U+FFFD, and found again by the same ID."""
+    import pandas as pd
+
+    from batch.run.ledger import read_versions
+
+    book = Ledger(postgres_ledger)
+    book.start_run("R1", None, "0", "/in", "/out")
+    records = pd.DataFrame({"sheet": ["Transfers"], "record_id": ["T-\x001"], "status": ["OK"], "business_name": ["Acme\x00 LLC"],
+                            "fields": ["{}"], "key:certificate_key": ["c-\x001"]})  # fmt: skip
+    book.add_file("R1", {"name": "a.csv", "status": "processed"}, records)
+    with backends.connect(postgres_ledger) as db:
+        assert db.execute("SELECT record_id, business_name FROM records").fetchall() == [("T-\ufffd1", "Acme\ufffd LLC")]
+        assert db.one("SELECT key FROM record_keys") == ("c-\ufffd1",)
+    found = read_versions(postgres_ledger, ("/in",), pd.DataFrame({"sheet": ["Transfers"], "record_id": ["T-\x001"]}))
+    assert found["record_id"].tolist() == ["T-\ufffd1"]
+
+
+def test_a_database_not_in_utf8_is_refused(postgres_database):
+    import psycopg
+
+    name = f"njc_ascii_{os.getpid()}"
+    with psycopg.connect(postgres_database, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f"CREATE DATABASE \"{name}\" ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+    try:
+        url = urlunsplit(("postgresql", urlsplit(postgres_database).netloc, f"/{name}", "", ""))
+        result = CliRunner().invoke(main, ["history", "--ledger", url])
+        assert result.exit_code == 1 and "keeps its text as SQL_ASCII, not UTF-8" in result.output, result.output
+    finally:
+        backends.close_connections()
+        with psycopg.connect(postgres_database, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_write_waits_for_another_at_most_its_time(postgres_ledger, monkeypatch):
+    import psycopg
+
+    book = Ledger(postgres_ledger)
+    book.start_run("R1", None, "0", "/in", "/out")
+    monkeypatch.setattr(backends, "WRITE_WAIT", 0.5)
+    with psycopg.connect(postgres_ledger.url) as other:  # another machine's write, holding the ledger's write lock
+        other.execute("SELECT pg_advisory_xact_lock(%s)", (backends.LEDGER_LOCK,))
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            book.end_run("R1", None, {}, None, {})
+    book.end_run("R1", None, {}, None, {})  # once it is done
+
+
+def test_only_the_inboxs_own_teams_killed_runs_are_its_to_finish_and_its_own_files_to_skip(postgres_ledger):
+    book = Ledger(postgres_ledger)
+    for run, team in (("A1", "East"), ("B1", "West")):  # two machines' runs of a folder of one path, neither ended
+        book.start_run(
+            run, None, "0", "/srv/inbox", "/srv/out", lambda places, team=team: __import__("batch.run.teams").run.teams.Team(team)
+        )
+    assert book.unfinished_runs("/srv/inbox", ("East",)) == ["A1"] and book.unfinished_runs("/srv/inbox", ("West",)) == ["B1"]
+    book.add_file("B1", {"name": "a.xlsx", "sha256": "ab", "status": "processed"})
+    book.end_run("B1", None, {}, None, {})
+    assert book.processed_before("ab", "A1", "East") is None  # West's returned workbook is in West's outbox, not East's
+    assert book.processed_before("ab", "A1", "West")["run_id"] == "B1"
+
+
+def test_a_copy_into_tables_of_a_later_schema_is_refused(tmp_path, postgres_ledger):
+    from helpers import ledger_at
+
+    source = tmp_path / "old.sqlite"
+    with sqlite3.connect(source, isolation_level=None) as db:
+        ledger_at(db, 4)
+        db.execute("INSERT INTO runs (run_id, started, ended, inbox, outbox) VALUES ('R1', '2026-10-01', '2026-10-01T01', '/in', '/out')")
+    Ledger(postgres_ledger)  # a watch started once made the tables, and no run recorded there
+    refused = CliRunner().invoke(main, ["ledger", "copy", "--from", str(source), "--to", postgres_ledger.url])
+    assert refused.exit_code == 1 and f"already has the tables of schema {SCHEMA_VERSION}, and the ledger to copy is of schema 4" in (
+        refused.output
+    )
+    not_one = tmp_path / "notes.txt"
+    not_one.write_text("not a ledger", encoding="utf-8")
+    assert CliRunner().invoke(main, ["ledger", "copy", "--from", str(not_one), "--to", str(tmp_path / "x.sqlite")]).exit_code == 1
+
+
+def test_a_run_that_loses_its_lock_in_the_database_stops_between_files(tmp_path, postgres_ledger):
+    """The lock's session ended while the run went on (the server restarted, the network cut): the
+    run stops before its next file, which stays in the inbox, since a run on another machine may
+    now take the inbox."""
+    import psycopg
+
+    inbox, outbox, gate = tmp_path / "inbox", tmp_path / "out", tmp_path / "gate"
+    for name in ("a.xlsx", "b.xlsx"):
+        transfers_workbook(inbox / name, [transfer(f"T-{name}", "C-1", 100_000)])
+    env = _env(NJCREDITS_FAULT="staged:hold", NJCREDITS_FAULT_GATE=str(gate))
+    proc = launcher.popen(["run", inbox, "--out", outbox, "--ledger", postgres_ledger.url, "--workers", "1"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    _held(gate, 1)
+    with psycopg.connect(postgres_ledger.url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'njcredits lock'"
+                      " AND datname = current_database()")  # fmt: skip
+    gate.touch()
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 3, out
+    assert "Run stopped: the inbox's lock in the ledger's database was lost" in out
+    assert sorted(p.name for p in inbox.glob("*.xlsx")) == ["a.xlsx", "b.xlsx"]

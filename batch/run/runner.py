@@ -195,8 +195,8 @@ def inbox_lock(settings: Settings, echo):
             echo(f"Waiting for the run already processing {settings.inbox} to finish ...")
             fcntl.flock(fh, fcntl.LOCK_EX)
         try:
-            with server_locks(settings, folder, echo):
-                yield
+            with server_locks(settings, folder, echo) as held:
+                yield held
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
@@ -210,9 +210,9 @@ def server_locks(settings: Settings, folder: Path, echo):
     from batch.run.ledger.backends import ServerLock, lock_key, on_server
 
     if not on_server(settings.ledger):
-        yield
+        yield []
         return
-    names = [f"folder {folder.resolve()}"]
+    names = [f"folder {settings.team or ''} {folder.resolve()}"]  # two teams' folders of one path on two machines are two
     if settings.team and settings.moves_inputs:
         names.append(f"team {settings.team}")
     held = []
@@ -238,7 +238,7 @@ def server_locks(settings: Settings, folder: Path, echo):
                 echo(f"Waiting for the run already processing {settings.inbox} (on another machine) to finish ...")
                 lock.take(wait=True)
             held.append(lock)
-        yield
+        yield held
     finally:
         for lock in held:
             lock.release()
@@ -339,8 +339,8 @@ def run_batch(
 ) -> RunOutcome:
     """One run over the inbox (or over `files`, all inside the inbox): the steps of the module's docstring.
     `one_file`: `run FILE`, a run of the one file given rather than of the inbox (`batch.run.teams`)."""
-    with stop_signals() as stop, inbox_lock(settings, echo):  # lock
-        run = Run(settings, echo, stop, Path(files[0]) if one_file and files else None)
+    with stop_signals() as stop, inbox_lock(settings, echo) as locks:  # lock
+        run = Run(settings, echo, stop, Path(files[0]) if one_file and files else None, locks)
         run.open()
         run.recover()
         try:
@@ -396,8 +396,10 @@ class _SameRuns:
 class Run:
     """One run, under the inbox lock: its steps, and the bookkeeping of each file."""
 
-    def __init__(self, settings: Settings, echo, stop: threading.Event, one_file: Path | None = None):
+    def __init__(self, settings: Settings, echo, stop: threading.Event, one_file: Path | None = None, locks=()):
         self.settings, self.echo, self.stop, self.one_file = settings, echo, stop, one_file
+        self.locks = locks  # the inbox's locks held in a PostgreSQL ledger (`server_locks`)
+        self.team_names: tuple[str, ...] = ()
         self.run_id = new_run_id()
         self.started = dt.datetime.now(dt.UTC)
         self.keep = not settings.moves_inputs
@@ -424,7 +426,8 @@ class Run:
                     raise UnsafeLink(f"{settings.archive / where} is a link; njcredits never writes through a link: remove it.")
         self.ledger = Ledger(settings.ledger)
         try:
-            team_for(settings, self.ledger.places(), self.one_file)  # a shared ledger without a team: refused here, told again below
+            # a shared ledger without a team: refused here, told again below; the names its killed runs are found by
+            self.team_names = team_for(settings, self.ledger.places(), self.one_file).names
         except server_errors() as err:  # before any input is touched
             raise LedgerUnreadable(environment_message(err, "the ledger")) from err
 
@@ -433,7 +436,7 @@ class Run:
         a ledger that cannot be written stops the run before any input is touched."""
         settings = self.settings
         try:
-            recover(settings, self.ledger, self.work, self.run_id, self.echo)
+            recover(settings, self.ledger, self.work, self.run_id, self.echo, self.team_names)
             where = (str(settings.inbox), str(settings.outbox))
             # the team told again in the transaction that begins the run: no other run began between. The run starts
             # by the ledger's clock (a killed run finished here ended before it: the files it recorded count for it).
@@ -511,7 +514,7 @@ class Run:
             if sha in seen and not settings.force:  # a copy of a file earlier in this run: decided after it
                 copies.append((item, seen[sha]))
                 continue
-            earlier = None if settings.force or settings.inputs_protected else self.ledger.processed_before(sha, self.run_id)
+            earlier = None if settings.force or settings.inputs_protected else self.ledger.processed_before(sha, self.run_id, settings.team)
             if earlier:
                 reason = (
                     f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
@@ -641,9 +644,15 @@ class Run:
                 )
 
     def check_stop(self) -> None:
-        """A stop signal stops the run between two files."""
+        """A stop signal stops the run between two files, and so does the loss of the inbox's lock held
+        in a PostgreSQL ledger (its session ended: the server restarted, or the network was cut): a run
+        on another machine may now take the inbox."""
         if self.stop.is_set():
             raise EnvironmentStop("a stop signal")
+        if any(not lock.holding() for lock in self.locks):
+            raise EnvironmentStop(
+                "the inbox's lock in the ledger's database was lost (its session ended: the server restarted or the network was cut)"
+            )
 
     def stopped_by(self, err: Exception) -> None:
         """The run stopped early (the environment, a stop signal, an error of njcredits itself): it says
@@ -904,12 +913,12 @@ def _return(item: Item, inbox: Path) -> Path:
     return dest
 
 
-def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo) -> None:
+def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo, teams: tuple[str, ...] = ()) -> None:
     """Finish what a killed run of this inbox left (the inbox lock is ours, so none is running): end
     it in the ledger and complete the file rows it began; put its staged inputs back in the inbox;
     remove its temporary files. Never touches another inbox's runs or temporary files."""
     archived: dict[str, set[str]] = {}  # per killed run, the inputs already in the archive
-    for dead in ledger.unfinished_runs(str(settings.inbox)):
+    for dead in ledger.unfinished_runs(str(settings.inbox), teams):
         for row in ledger.close_interrupted(dead, None, f"stopped before its end; finished by run {run_id}"):
             archived.setdefault(dead, set()).add(row["name"])
             echo(

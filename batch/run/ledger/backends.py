@@ -31,9 +31,11 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import unquote
 
 SCHEMES = ("postgresql://", "postgres://")
 LEDGER_LOCK = 7_355_608_351_001  # the advisory lock every write transaction of a PostgreSQL ledger holds
+WRITE_WAIT = 60  # seconds a write waits for another's, as SQLite's busy timeout
 
 
 class LedgerURL:
@@ -67,29 +69,61 @@ class LedgerURL:
 
 
 def without_password(url: str) -> str:
-    """The URL with no password: neither in its user part (`user:secret@`) nor as a `password=`
-    parameter. Only those parts are cut; the rest stays as written (a word equal to the password
-    elsewhere, a user or a database named like it, stays)."""
-    head, mark, query = url.partition("?")
-    scheme, sep, rest = head.partition("://")
-    if sep:
-        authority, slash, path = rest.partition("/")
-        user, at, hosts = authority.rpartition("@")
-        if at:
-            authority = f"{user.split(':', 1)[0]}@{hosts}"
-        head = f"{scheme}://{authority}{slash}{path}"
+    """The URL with no password: neither in its user part (`user:secret@`, where the password may
+    hold an unencoded `?` or `#`, as libpq reads it) nor as a `password=` parameter (its name
+    percent-encoded or not). Only those parts are cut; the rest stays as written (a word equal to
+    the password elsewhere, a user or a database named like it, stays)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    slash = rest.find("/")
+    authority = rest if slash < 0 else rest[:slash]
+    at = authority.rfind("@")
+    if at >= 0:
+        rest = authority[:at].split(":", 1)[0] + rest[at:]
+    head, mark, query = rest.partition("?")
     if mark:
-        kept = [p for p in query.split("&") if p.split("=", 1)[0].lower() != "password"]
-        return head + ("?" + "&".join(kept) if kept else "")
-    return head
+        kept = [p for p in query.split("&") if unquote(p.split("=", 1)[0]).strip().lower() != "password"]
+        head += "?" + "&".join(kept) if kept else ""
+    return f"{scheme}://{head}"
+
+
+def _secrets(url: str) -> list[str]:
+    """The password of `url` as it may be quoted in a driver's message: as written and decoded."""
+    found = []
+    rest = url.partition("://")[2]
+    slash = rest.find("/")
+    authority = rest if slash < 0 else rest[:slash]
+    if "@" in authority and ":" in authority[: authority.rfind("@")]:
+        found.append(authority[: authority.rfind("@")].split(":", 1)[1])
+    for part in rest.partition("?")[2].split("&"):
+        key, _, value = part.partition("=")
+        if unquote(key).strip().lower() == "password":
+            found.append(value)
+    return [w for s in found if s for w in {s, unquote(s)}]
+
+
+def scrubbed(err: Exception, where) -> str:
+    """A database driver's message about `where`, on one line, with the URL shown without its
+    password: a driver that cannot parse a URL quotes it whole."""
+    text = " ".join(str(err).split())
+    if isinstance(where, LedgerURL):
+        text = text.replace(where.url, where.shown)
+        for secret in sorted(_secrets(where.url), key=len, reverse=True):
+            text = text.replace(secret, "*****")
+    return text
 
 
 def location(value) -> Path | LedgerURL:
-    """The ledger a setting or flag names: a PostgreSQL URL, else a SQLite file's path."""
+    """The ledger a setting or flag names: a PostgreSQL URL (its scheme written in lower case, as
+    libpq reads it), else a SQLite file's path."""
     if isinstance(value, LedgerURL | Path):
         return value
     text = str(value)
-    return LedgerURL(text) if text.lower().startswith(SCHEMES) else Path(text)
+    for scheme in SCHEMES:
+        if text.lower().startswith(scheme):
+            return LedgerURL(scheme + text[len(scheme) :])
+    return Path(text)
 
 
 def on_server(where) -> bool:
@@ -109,18 +143,23 @@ class Db:
     def __init__(self, raw, kind: str):
         self.raw, self.kind = raw, kind
 
+    def _params(self, params) -> tuple:
+        return tuple(_storable(v) for v in params) if self.kind == "postgresql" else tuple(params)
+
     def _sql(self, sql: str) -> str:
         if self.kind != "postgresql":
             return sql
         return sql.replace("?", "%s").replace("CROSS JOIN", "JOIN")
 
     def execute(self, sql: str, params=()):
-        return self.raw.execute(self._sql(sql), tuple(params) or None) if self.kind == "postgresql" else self.raw.execute(sql, params)
+        if self.kind == "postgresql":
+            return self.raw.execute(self._sql(sql), self._params(params) or None)
+        return self.raw.execute(sql, params)
 
     def executemany(self, sql: str, rows) -> None:
         if self.kind == "postgresql":
             with self.raw.cursor() as cur:
-                cur.executemany(self._sql(sql), [tuple(r) for r in rows])
+                cur.executemany(self._sql(sql), [self._params(r) for r in rows])
         else:
             self.raw.executemany(sql, rows)
 
@@ -129,7 +168,7 @@ class Db:
         if self.kind == "postgresql":
             with self.raw.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
                 for row in rows:
-                    copy.write_row(row)
+                    copy.write_row(self._params(row))
             return
         self.raw.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)
 
@@ -199,6 +238,7 @@ class Db:
         rolled back when it raises."""
         if self.kind == "postgresql":
             with self.raw.transaction():
+                self.raw.execute(f"SET LOCAL lock_timeout = '{int(WRITE_WAIT * 1000)}ms'")  # as SQLite's busy timeout
                 self.execute("SELECT pg_advisory_xact_lock(?)", (LEDGER_LOCK,))
                 yield self
             return
@@ -231,7 +271,7 @@ class Db:
         SQL to put first in their WITH clause with its parameters: a temporary table in SQLite (nothing
         to put), arrays unnested in PostgreSQL."""
         if self.kind == "postgresql":
-            arrays = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in columns]
+            arrays = [list(c) for c in zip(*map(self._params, rows), strict=True)] if rows else [[] for _ in columns]
             unnest = ", ".join("?::text[]" for _ in columns)
             yield f"wanted AS (SELECT * FROM unnest({unnest}) AS w({', '.join(columns)})),", tuple(arrays)
             return
@@ -244,6 +284,12 @@ class Db:
 
 
 # -- SQLite ---------------------------------------------------------------------------------------
+
+
+def _storable(value):
+    """A value as PostgreSQL can hold it: text cannot hold a NUL character (SQLite's can), so a NUL
+    is kept as U+FFFD, the replacement character, in what is written and in what is looked for."""
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
 
 
 def _sqlite_read_only(path: Path) -> sqlite3.Connection:
@@ -334,11 +380,38 @@ def _server(where: LedgerURL, read_only: bool) -> Db:
             pass
         raw = None
     if raw is None:
-        raw = psycopg.connect(where.url, autocommit=True, application_name="njcredits")
+        raw = _open(where)
         if read_only:
             raw.execute("SET default_transaction_read_only = on")
     _CONNECTIONS[key] = (where.url, raw, time.monotonic())
     return Db(raw, "postgresql")
+
+
+def _open(where: LedgerURL, application: str = "njcredits"):
+    """A new connection to the ledger's database, in autocommit, kept alive (TCP keepalives; no idle
+    timeout ends it while a run holds it between files). A driver's error is raised with the URL
+    shown without its password; a database whose text is not UTF-8 is refused (the ledger keeps
+    names as they were written, in any script)."""
+    psycopg = _psycopg()
+    try:
+        raw = psycopg.connect(where.url, autocommit=True, application_name=application, keepalives=1, keepalives_idle=60)
+    except psycopg.Error as err:
+        raise psycopg.OperationalError(scrubbed(err, where)) from None
+    except ValueError as err:  # a URL the driver cannot parse at all
+        raise psycopg.OperationalError(scrubbed(err, where)) from None
+    try:
+        raw.execute("SET idle_session_timeout = 0")
+    except psycopg.Error:  # a server before PostgreSQL 14 has no such timeout
+        pass
+    (encoding,) = raw.execute("SHOW server_encoding").fetchone()
+    encoding = encoding.decode("ascii", "replace") if isinstance(encoding, bytes) else encoding  # SQL_ASCII's text is bytes
+    if encoding.upper().replace("-", "") != "UTF8":
+        raw.close()
+        raise psycopg.OperationalError(
+            f"the database of {where.shown} keeps its text as {encoding}, not UTF-8: the ledger keeps names as written, in any "
+            "script; create its database with ENCODING 'UTF8'"
+        )
+    return raw
 
 
 def _alive(raw) -> bool:
@@ -396,22 +469,35 @@ class ServerLock:
         self.where, self.key, self.raw = where, key, None
 
     def take(self, wait: bool) -> bool:
-        psycopg = _psycopg()
-        self.raw = psycopg.connect(self.where.url, autocommit=True, application_name="njcredits lock")
-        if wait:
-            self.raw.execute("SELECT pg_advisory_lock(%s)", (self.key,))
-            return True
-        if self.raw.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0]:
-            return True
-        self.raw.close()
-        self.raw = None
-        return False
+        self.raw = _open(self.where, "njcredits lock")
+        while not self.raw.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0]:
+            if not wait:
+                self.raw.close()
+                self.raw = None
+                return False
+            time.sleep(0.5)  # asked again, not waited for in the server: a stop signal still stops the wait
+        return True
+
+    def holding(self) -> bool:
+        """Whether the lock is still held: its session may have been ended (the server restarted, the
+        network cut) while the run went on."""
+        if self.raw is None or self.raw.closed:
+            return False
+        try:
+            row = self.raw.execute(
+                "SELECT 1 FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND granted"
+                " AND classid::bigint = %s AND objid::bigint = %s AND objsubid = 1",
+                ((self.key >> 32) & 0xFFFFFFFF, self.key & 0xFFFFFFFF),
+            ).fetchone()
+        except Exception:  # noqa: BLE001 - a session that cannot answer holds nothing
+            return False
+        return row is not None
 
     def holder(self) -> str:
         """Who holds the lock, as the server knows them: the client's address and since when."""
         psycopg = _psycopg()
         try:
-            with psycopg.connect(self.where.url, autocommit=True) as raw:
+            with _open(self.where, "njcredits lock holder") as raw:
                 row = raw.execute(
                     "SELECT a.client_addr::text, a.client_hostname, a.backend_start AT TIME ZONE 'UTC' FROM pg_locks l"
                     " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted"

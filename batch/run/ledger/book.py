@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from batch.programs._kit.program import each_key
-from batch.run.ledger.backends import Db, connect, location, on_server, server_errors, shown
+from batch.run.ledger.backends import Db, connect, location, on_server, scrubbed, server_errors, shown
 from batch.run.ledger.reads import LedgerUnreadable
 from batch.run.ledger.schema import DECISION_FIELDS, RECORD_FIELDS, SCHEMA_VERSION, migrate, schema_version
 
@@ -62,9 +62,12 @@ class Ledger:
         except server_errors() as err:
             if any(w in str(err) for w in ("full", "readonly", "read-only", "disk I/O", "unable to open")):  # the disk, not the file
                 raise LedgerUnreadable(
-                    f"The ledger {shown(self.path)} cannot be written ({err}): check the space and permissions of its disk."
+                    f"The ledger {shown(self.path)} cannot be written ({scrubbed(err, self.path)}): check the space and permissions of "
+                    "its disk."
                 ) from err
-            raise LedgerUnreadable(f"The ledger {shown(self.path)} cannot be opened ({err}); {_what_to_do(self.path)}") from err
+            raise LedgerUnreadable(
+                f"The ledger {shown(self.path)} cannot be opened ({scrubbed(err, self.path)}); {_what_to_do(self.path)}"
+            ) from err
 
     @classmethod
     def for_reading(cls, where) -> Ledger:
@@ -77,7 +80,9 @@ class Ledger:
             with connect(book.path, read_only=True) as db:
                 book.version = schema_version(db)
         except server_errors() as err:
-            raise LedgerUnreadable(f"The ledger {shown(book.path)} cannot be opened ({err}); {_what_to_do(book.path)}") from err
+            raise LedgerUnreadable(
+                f"The ledger {shown(book.path)} cannot be opened ({scrubbed(err, book.path)}); {_what_to_do(book.path)}"
+            ) from err
         if not book.version and on_server(book.path):  # a database no run has recorded in yet
             raise LedgerEmpty(f"The ledger {shown(book.path)} holds no runs yet: no njcredits run has recorded there.")
         if not book.version:
@@ -152,10 +157,15 @@ class Ledger:
             )
         return ended
 
-    def unfinished_runs(self, inbox: str) -> list[str]:
-        """Runs of this inbox that started and never ended: killed (the caller holds the inbox lock)."""
+    def unfinished_runs(self, inbox: str, teams: tuple[str, ...] = ()) -> list[str]:
+        """Runs of this inbox that started and never ended: killed (the caller holds the inbox lock).
+        `teams`: only those of these teams' names (a ledger shared by machines may hold another
+        team's run of a folder of the same path on another machine, which is not this inbox's)."""
+        query = "SELECT run_id FROM runs WHERE inbox=? AND ended IS NULL"
+        if teams:
+            query += f" AND team IN ({','.join('?' * len(teams))})"
         with self._connect() as db:
-            return [r for (r,) in db.execute("SELECT run_id FROM runs WHERE inbox=? AND ended IS NULL ORDER BY started", (inbox,))]
+            return [r for (r,) in db.execute(query + " ORDER BY started", (inbox, *teams)).fetchall()]
 
     def close_interrupted(self, run_id: str, ended: str | None, note: str) -> list[dict]:
         """End a killed run, in one transaction: each file row it began (written before its archive
@@ -189,15 +199,18 @@ class Ledger:
             )
         return done
 
-    def processed_before(self, sha256: str, run_id: str | None = None) -> dict | None:
+    def processed_before(self, sha256: str, run_id: str | None = None, team: str | None = None) -> dict | None:
         """The latest successful processing of a file with this SHA-256, if any, in a run that ended
-        (or in the run `run_id` itself): never in another run still going on."""
+        (or in the run `run_id` itself): never in another run still going on; and, given `team`,
+        only in that team's runs (another team's output is in its own outbox, maybe on another
+        machine: this team would get no returned workbook)."""
         query = (
             "SELECT f.run_id, f.name, f.output FROM files f JOIN runs u ON u.run_id = f.run_id"
-            " WHERE f.sha256=? AND f.status='processed' AND (u.ended IS NOT NULL OR u.run_id = ?) ORDER BY f.rowid DESC LIMIT 1"
+            " WHERE f.sha256=? AND f.status='processed' AND (u.ended IS NOT NULL OR u.run_id = ?)"
+            " AND (CAST(? AS TEXT) IS NULL OR u.team = ?) ORDER BY f.rowid DESC LIMIT 1"
         )
         with self._connect() as db:
-            row = db.one(query, (sha256, run_id))
+            row = db.one(query, (sha256, run_id, team, team))
         return dict(zip(("run_id", "name", "output"), row, strict=False)) if row else None
 
     def abandon_file(self, rowid: int, status: str, reason: str) -> None:

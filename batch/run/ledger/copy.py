@@ -12,6 +12,8 @@ njcredits's schema as any ledger is.
 
 from __future__ import annotations
 
+import sqlite3
+
 from batch.run.ledger.backends import connect, location, on_server, shown
 from batch.run.ledger.schema import SCHEMA_VERSION, migrate, schema_version
 
@@ -30,6 +32,11 @@ def copy_ledger(source, destination) -> dict[str, int]:
     source, destination = location(source), location(destination)
     if not on_server(source) and not source.is_file():
         raise CopyRefused(f"There is no ledger at {shown(source)}: give the ledger to copy with --from.")
+    try:
+        with connect(source, read_only=True) as probe:
+            schema_version(probe)
+    except sqlite3.DatabaseError as err:  # a file that is no SQLite database at all
+        raise CopyRefused(f"{shown(source)} is not an njcredits ledger ({err}): nothing to copy.") from err
     with connect(source, read_only=True) as src, src.snapshot():  # one moment of the source, runs writing or not
         version = schema_version(src)
         if not version:
@@ -46,6 +53,12 @@ def copy_ledger(source, destination) -> dict[str, int]:
                 raise CopyRefused(
                     f"The ledger {shown(destination)} already holds {held:,} run{'s' if held != 1 else ''}: a copy goes only into an "
                     "empty ledger (nothing was copied). Give --to a new file or an empty database."
+                )
+            if (made := schema_version(dest)) > version:  # its tables made by a later migration than the copy's rows know
+                raise CopyRefused(
+                    f"The ledger {shown(destination)} already has the tables of schema {made}, and the ledger to copy is of schema "
+                    f"{version}: its rows would miss what the migrations between give them. Copy into a new file or an empty "
+                    "database, or let a run of this njcredits migrate the source first."
                 )
             migrate(dest, upto=version)
             counts = {}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from batch.reviews import withdrawn_codes
-from batch.run.ledger.backends import Db, connect, server_errors, shown
+from batch.run.ledger.backends import Db, connect, scrubbed, server_errors, shown
 
 
 class LedgerUnreadable(Exception):
@@ -18,7 +18,7 @@ class LedgerUnreadable(Exception):
 
 
 def unreadable(where, err: Exception) -> LedgerUnreadable:
-    return LedgerUnreadable(f"The ledger {shown(where)} cannot be read ({err}); move it aside or give another --ledger.")
+    return LedgerUnreadable(f"The ledger {shown(where)} cannot be read ({scrubbed(err, where)}); move it aside or give another --ledger.")
 
 
 def _team_of(db: Db, table: str) -> str:
