@@ -31,7 +31,7 @@ from lxml import etree
 
 from batch.pipeline import Result, SheetResult
 from batch.workbook import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
-from batch.workbook.looks import LINE_HEIGHT, WRITER_OPTIONS, Formats, lines
+from batch.workbook.looks import WRITER_OPTIONS, Formats
 from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
 from batch.workbook.refused import Refused
 from batch.workbook.stylesxml import FILLS, Styles
@@ -758,16 +758,11 @@ def _intake(
         return made_styles[(own, severity)]
 
     widths = {at + j: c.width for j, c in enumerate(columns)}
-    heights = {}
-    if columns:
-        tall = max(lines(c.header, c.width) for c in columns)
-        heights = {h + 1: tall * LINE_HEIGHT} if tall > 1 else {}
     changes = sheetrows.Changes(
         restyle=restyle if flagged else None,
         drop=set(sheet.dropped),
         restore=restore,
         column_styles=_column_styles(root),
-        heights=heights,
         tail_at=at,
         replace=_cut_cells(sheet),
     )

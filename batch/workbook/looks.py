@@ -41,8 +41,9 @@ class Formats:
         center=False,
         top=False,
         right=False,
+        one_line=False,
     ):
-        key = (num_format, fill, header, wrap, link, title, center, top, right)
+        key = (num_format, fill, header, wrap, link, title, center, top, right, one_line)
         if key not in self.cache:
             props = {}
             if num_format:
@@ -53,6 +54,8 @@ class Formats:
                 props.update(bold=True, bg_color=header, pattern=1, bottom=1, text_wrap=True, valign="top")
             if wrap:
                 props.update(text_wrap=True, valign="top")
+            if one_line:  # a header of the tool's on the user's header row: one line, whatever its height
+                props.pop("text_wrap", None)
             if link:
                 props.update(font_color="#0563C1", underline=1)
             if title:  # a title runs over the empty cells to its right: never wrapped
@@ -75,19 +78,136 @@ def style(fmt) -> str:
 
 LINE_HEIGHT = 15  # points: one line of the default 11-point font
 
+# The advance widths of the printable ASCII characters (space to tilde) in Calibri (and Carlito,
+# its metric twin, which LibreOffice uses in its place), regular and bold, in font units of 1/2048
+# em. A column's width is counted in widths of the digit `0` (1038 units), the unit Excel sizes
+# columns in, so a text's width in that unit is the sum of its characters' advances over 1038.
+CALIBRI = (
+    "463 667 821 1020 1038 1464 1397 452 621 621 1020 1020 511 627 517 791 1038 1038 1038 1038 1038 1038 "
+    "1038 1038 1038 1038 548 548 1020 1020 1020 949 1831 1185 1114 1092 1260 1000 941 1292 1276 516 653 "
+    "1064 861 1751 1322 1356 1058 1378 1112 941 998 1314 1162 1822 1063 998 959 628 791 628 1020 1020 596 "
+    "981 1076 866 1076 1019 625 964 1076 470 490 931 470 1636 1076 1080 1076 1076 714 801 686 1076 925 "
+    "1464 887 927 809 644 943 644 1020"
+)
+CALIBRI_BOLD = (
+    "463 667 898 1020 1038 1493 1443 478 638 638 1020 1020 528 627 547 880 1038 1038 1038 1038 1038 1038 "
+    "1038 1038 1038 1038 565 565 1020 1020 1020 949 1840 1241 1148 1084 1291 999 940 1305 1292 546 678 "
+    "1120 866 1790 1349 1385 1090 1405 1153 968 1014 1337 1211 1856 1128 1064 979 665 880 665 1020 1020 "
+    "615 1011 1099 857 1099 1031 648 971 1099 503 523 983 503 1666 1099 1101 1099 1099 728 817 710 1099 "
+    "969 1526 941 970 814 704 973 704 1020"
+)
+DIGIT = 1038
+# Excel measures with widths rounded to whole pixels, LibreOffice without: counted 6% wide, a text
+# measured here is never narrower than either shows it
+SLACK = 1.06
+MARGIN = 0.6  # of a column's width, what the cell's margins take from its text (in digit widths)
+WIDE_CHAR = 0x1100  # from here on (Hangul, CJK, emoji) a character is about two digits wide
 
-def lines(text, width: float) -> int:
-    """Lines a text takes when wrapped in a column `width` characters wide (an estimate: one
-    character a unit of width, less one for the margins)."""
-    per_line = max(int(width) - 1, 1)
-    return sum(max(1, -(-len(part) // per_line)) for part in str(text).split("\n"))
+
+def _table(advances: str) -> np.ndarray:
+    table = np.full(128, 1.0)
+    table[32:127] = np.array(advances.split(), dtype=float) / DIGIT
+    table[:32] = 0.0  # control characters and the line feed take no width
+    return table * SLACK
 
 
-def line_counts(texts: pd.Series, width: float) -> np.ndarray:
-    """`lines` of a whole column of texts (paragraphs counted approximately: each line feed adds one)."""
-    t = texts.fillna("").astype(str)
-    per_line = max(int(width) - 1, 1)
-    return (np.maximum(1, -(-t.str.len().to_numpy() // per_line)) + t.str.count("\n").to_numpy()).astype(int)
+WIDTHS = {False: _table(CALIBRI), True: _table(CALIBRI_BOLD)}
+
+
+def _char_widths(codes: np.ndarray, bold: bool) -> np.ndarray:
+    table = WIDTHS[bold]
+    out = np.where(codes >= WIDE_CHAR, 2.0 * SLACK, SLACK)  # other letters: a digit's width
+    ascii_ = codes < 128
+    out[ascii_] = table[codes[ascii_]]
+    return out
+
+
+def text_width(text, bold: bool = False) -> float:
+    """The width of a text on one line, in widths of the digit `0` (a column's unit of width)."""
+    codes = np.frombuffer(str(text).encode("utf-32-le"), dtype=np.uint32)
+    return float(_char_widths(codes, bold).sum())
+
+
+def column_width(text, bold: bool = False) -> float:
+    """The width of a column that shows `text` on one line."""
+    return round(text_width(text, bold) + MARGIN + 0.5, 1)
+
+
+LONG_TEXT_WORDS = 400  # a text of more words is counted by a bound (see `line_counts`)
+
+
+def line_counts(texts: pd.Series, width: float, bold: bool = False) -> np.ndarray:
+    """Lines each text takes when wrapped in a column `width` digits wide, as Excel and LibreOffice
+    wrap it: word by word, a line feed starting a new line, a word wider than the column broken
+    where it reaches the edge. The words are placed for all texts at once, one word position at a
+    time, so a column of 100,000 texts costs a few array operations per word of its longest text."""
+    t = pd.Series(texts, dtype=object).fillna("").astype(str).to_numpy(dtype=object)
+    n = len(t)
+    out = np.ones(n, dtype=np.int64)
+    lengths = np.fromiter(map(len, t), dtype=np.int64, count=n)
+    if not n or not lengths.any():
+        return out
+    usable = max(float(width) - MARGIN, 1.0)
+    codes = np.frombuffer("".join(t).encode("utf-32-le"), dtype=np.uint32)
+    widths = _char_widths(codes, bold)
+    owner = np.repeat(np.arange(n), lengths)
+    first = np.zeros(len(codes), dtype=bool)
+    first[np.cumsum(lengths)[lengths > 0] - lengths[lengths > 0]] = True
+    space, feed = codes == 32, codes == 10
+    gap = space | feed
+    starts = ~gap & (first | np.roll(gap, 1))
+    word = np.cumsum(starts) - 1
+    in_word = ~gap
+    word_width = np.bincount(word[in_word], weights=widths[in_word], minlength=int(starts.sum()))
+    word_owner = owner[starts]
+    feeds = np.cumsum(feed)
+    before = feeds[starts] - feed[starts]  # line feeds before the word's first character
+    new_text = np.r_[True, word_owner[1:] != word_owner[:-1]]
+    broken = np.r_[False, (before[1:] != before[:-1])] & ~new_text  # a line feed since the text's last word
+    # lines a text's leading and trailing line feeds and empty paragraphs add, beyond those its words start
+    paragraphs = np.bincount(owner[feed], minlength=n) + 1
+    first_word = np.flatnonzero(new_text)
+    position = np.arange(len(word_width)) - np.repeat(first_word, np.diff(np.r_[first_word, len(word_width)]))
+    words = np.bincount(word_owner, minlength=n)
+    space_width = WIDTHS[bold][32]
+    simple = words <= LONG_TEXT_WORDS
+    if not simple.all():  # a bound: each full line holds at least a line less its longest word
+        total = np.bincount(owner, weights=widths, minlength=n)
+        longest = np.minimum(np.maximum.reduceat(word_width, first_word) if len(first_word) else 0, usable / 2)
+        at = np.searchsorted(word_owner[first_word], np.arange(n)).clip(0, len(first_word) - 1)
+        per_line = np.maximum(usable - longest[at] - space_width, 1.0)
+        bound = (total // per_line).astype(np.int64) + paragraphs
+        out[~simple] = bound[~simple]
+    keep = simple[word_owner]
+    grid = np.full((n, int(words[simple].max(initial=0))), np.nan)
+    breaks = np.zeros(grid.shape, dtype=bool)
+    grid[word_owner[keep], position[keep]] = word_width[keep]
+    breaks[word_owner[keep], position[keep]] = broken[keep]
+    rows = np.flatnonzero(simple & (words > 0))
+    count = np.zeros(len(rows), dtype=np.int64)
+    used = np.zeros(len(rows))
+    for k in range(grid.shape[1]):
+        w = grid[rows, k]
+        here = ~np.isnan(w)
+        w = np.where(here, w, 0.0)
+        start = here & ((count == 0) | breaks[rows, k] | (used + space_width + w > usable))
+        count += start
+        used = np.where(start, w, np.where(here, used + space_width + w, used))
+        over = here & (w > usable)  # a word wider than the column runs on over more lines
+        if over.any():
+            extra = np.ceil(w[over] / usable).astype(np.int64) - 1
+            count[over] += extra
+            used[over] = w[over] - extra * usable
+    # a paragraph without a word (two line feeds in a row, or one at an end) is a line of its own
+    with_words = 1 + np.bincount(word_owner[broken], minlength=n)
+    out[rows] = count + np.maximum(paragraphs[rows] - with_words[rows], 0)
+    out[words == 0] = paragraphs[words == 0]
+    return out
+
+
+def lines(text, width: float, bold: bool = False) -> int:
+    """Lines a text takes when wrapped in a column `width` digits wide (see `line_counts`)."""
+    return int(line_counts(pd.Series([text], dtype=object), width, bold)[0])
 
 
 def print_setup(ws, title_rows: int | None = 0) -> None:

@@ -446,15 +446,13 @@ class Changes:
     - `restore`: style index -> style index, applied to every cell (a returned workbook's cells
       given their own style back);
     - `column_styles`: the style of each column that has one (`<col style>`), the style of a
-      blank cell that has no element;
-    - `heights`: row -> height in points, set where the row has no custom height of its own.
-    """
+      blank cell that has no element.
+    The rows' heights are the user's: never changed."""
 
-    def __init__(self, styles=None, restyle=None, drop=(), restore=None, column_styles=None, heights=None, tail_at=None, replace=None):
+    def __init__(self, styles=None, restyle=None, drop=(), restore=None, column_styles=None, tail_at=None, replace=None):
         self.styles = styles or {}
         self.replace = replace or {}  # row -> {column: the cell's text}: a cell cut to Excel's limit, written as what was read
         self.tail_at = tail_at  # the column of the first appended cell: a cell of the row's at or after it comes after them
-        self.heights = heights or {}  # row -> points, for a row whose height is not the user's own
         self.restyle = restyle
         self.drop = frozenset(drop)
         self.restore = restore or {}
@@ -570,8 +568,6 @@ def _row(
     when nothing in it changes."""
     changes = changes or Changes()
     attrs = plain = _without(attrs, b"spans")  # an optional hint of the row's first and last column
-    if number in changes.heights and not _true(attribute(attrs, b"customHeight")):
-        attrs = _without(attrs, b"ht", b"customHeight") + f' ht="{changes.heights[number]}" customHeight="1"'.encode()
     close = b"</" + qname + b">"
     replaced = changes.replace.get(number, {})
     if not styles and not changes.every_row and b"extLst" not in body:  # only cells appended: the row's own are not looked at

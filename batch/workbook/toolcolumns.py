@@ -14,7 +14,7 @@ import numpy as np
 from batch.pipeline import SheetResult
 from batch.reviews import CHOICES
 from batch.workbook import cells
-from batch.workbook.looks import COMPUTED_BG, MONEY, PERCENT, Formats
+from batch.workbook.looks import COMPUTED_BG, MONEY, PERCENT, Formats, column_width
 from batch.workbook.reading import EXCEL_COLUMNS
 from validators.columns import REVIEW_COLUMNS
 
@@ -65,26 +65,32 @@ REVIEW = "review"  # the kind of the reviewer's columns
 REVIEW_WIDTHS = (24, 14, 40)  # Reviewer Decision, Reviewer, Reviewer Note
 
 
-TOOL_WIDTH = 40  # the widest a tool's column is sized, except a column of long text, which wraps
+TOOL_WIDTH = 40  # the widest a tool's column is sized for its values, except a column of long text
 
 
-WIDE = 90  # the width of a tool's column of long text (Calculation), wrapped
+WIDE = 60  # the width of a tool's column of long text (Calculation), shown on one line
 
 
 @dataclass
 class ToolColumn:
-    """One of the tool's columns on an intake sheet: its header, width, and whether it wraps."""
+    """One of the tool's columns on an intake sheet: its header, width and kind."""
 
     header: str
     kind: str | None
     width: float
-    wrap: bool = False
 
 
 def tool_columns(res: SheetResult) -> list[ToolColumn]:
     """The tool's columns of an intake sheet (computed, Status, Findings), each as wide as its
-    header's longest word and its longest value, up to TOOL_WIDTH; a column of text longer than
-    that is WIDE and wraps."""
+    header on one line and at least as wide as its longest value, up to TOOL_WIDTH; a column of
+    text longer than that (Calculation) is WIDE.
+
+    No cell of the tool's on an intake sheet wraps: the rows and their heights are the user's, so
+    a long text stays on one line, shown up to the next cell that holds a value (Excel and
+    LibreOffice alike show a text over empty cells to its right and cut it at the first that is
+    not empty), and whole in the cell itself (the formula bar) and, for a finding, in the cell's
+    note and on the Findings sheet. The header, in bold, is never cut: its column is as wide as
+    it is."""
     sheet, spec = res.sheet, res.sheet.spec
     if sheet.no_room:
         return []
@@ -92,7 +98,7 @@ def tool_columns(res: SheetResult) -> list[ToolColumn]:
     values = {h: res.computed[h] for h in spec.computed} | {"Status": res.status, "Findings": res.row_findings}
     for header, column in values.items():
         kind = spec.computed.get(header)
-        word = max((len(w) for w in header.split()), default=0)
+        fits = column_width(header, bold=True)
         if kind == "money":
             top = column.dropna().abs().max() if column.notna().any() else 0
             longest = len(f"{int(top) // 100:,}") + 4  # digits, separators and cents
@@ -102,11 +108,12 @@ def tool_columns(res: SheetResult) -> list[ToolColumn]:
             lengths = column.dropna().astype(str).str.len()
             longest = int(lengths.max()) if len(lengths) else 0
         if longest > TOOL_WIDTH and kind not in ("money", "percent") and header != "Findings":
-            out.append(ToolColumn(header, kind, WIDE, wrap=True))
+            out.append(ToolColumn(header, kind, max(float(WIDE), fits)))
         else:
-            out.append(ToolColumn(header, kind, float(min(TOOL_WIDTH, max(word, longest, 8) + 2))))
+            out.append(ToolColumn(header, kind, max(float(min(TOOL_WIDTH, max(longest, 8) + 2)), fits)))
     if not sheet.review_cols:  # the reviewer's columns, empty until a reviewer writes in them (kept where they are after that)
-        out += [ToolColumn(h, REVIEW, w) for h, w in zip(REVIEW_COLUMNS, REVIEW_WIDTHS, strict=True)]
+        widths = zip(REVIEW_COLUMNS, REVIEW_WIDTHS, strict=True)
+        out += [ToolColumn(h, REVIEW, max(float(w), column_width(h, bold=True))) for h, w in widths]
     return out
 
 
@@ -114,8 +121,8 @@ def tool_styles(fmts: Formats, columns: list[ToolColumn]) -> dict:
     """The formats of the tool's cells: the header, each column's, and Status by value."""
     number = {"money": MONEY, "percent": PERCENT}
     return {
-        "header": fmts.get(header=COMPUTED_BG),
-        "columns": [fmts.get(number.get(c.kind or ""), wrap=c.wrap) for c in columns],
+        "header": fmts.get(header=COMPUTED_BG, one_line=True),
+        "columns": [fmts.get(number.get(c.kind or "")) for c in columns],
         "status": {value: fmts.get(fill=fill) for value, fill in STATUS_FILLS.items()},
     }
 

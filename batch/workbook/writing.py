@@ -24,8 +24,24 @@ from batch import __version__
 from batch.pipeline import Result, SheetResult
 from batch.workbook import cells, sheetxml
 from batch.workbook.commentsxml import note
+from batch.workbook.csvcells import NumberFormats
 from batch.workbook.inplace import write_in_place
-from batch.workbook.looks import COMPUTED_BG, DATE, DATETIME, FILL, HEADER_BG, MONEY, TIME, WRITER_OPTIONS, Formats, style
+from batch.workbook.looks import (
+    COMPUTED_BG,
+    DATE,
+    DATETIME,
+    FILL,
+    HEADER_BG,
+    LINE_HEIGHT,
+    MONEY,
+    TIME,
+    WRITER_OPTIONS,
+    Formats,
+    column_width,
+    line_counts,
+    style,
+    text_width,
+)
 from batch.workbook.reading import (
     EXCEL_COLUMNS,
     OtherSheet,
@@ -41,9 +57,12 @@ MAX_WIDTH = 60
 
 
 def _width(header: object, kind: str | None) -> float:
+    """An input column's width in a workbook written anew: its kind's, widened to hold the header's
+    longest word (the header wraps at its words, in bold) and to keep a long header to a few lines."""
     base = {"money": 16, "date": 12, "percent": 10}.get(kind or "", 14)
-    longest = max((len(w) for w in str(header or "").split()), default=0)
-    return min(MAX_WIDTH, max(base, longest + 2, len(str(header or "")) * 0.6))
+    text = str(header if header is not None else "")
+    word = max((column_width(w, bold=True) for w in text.split()), default=0)
+    return min(MAX_WIDTH, max(base, word, round(text_width(text, bold=True) * 0.6, 1)))
 
 
 def _comment_parts(res: SheetResult, notes: dict, number: int, first_block: int) -> dict:
@@ -102,6 +121,24 @@ def _grid_cells(frame: pd.DataFrame, numbers: np.ndarray, letters: list[str], st
     return out
 
 
+def _shown_styles(fmts: Formats, own: NumberFormats) -> dict:
+    """(index of a number format of a CSV's, LEVELS index) -> its ` s="N"`, with a finding's fill
+    or, at level -1, the header's look."""
+    out = {(i, level): style(fmts.get(f, FILL.get(LEVELS[level]))) for i, f in enumerate(own.names) for level in range(len(LEVELS))}
+    return out | {(i, -1): style(fmts.get(f, None, HEADER_BG)) for i, f in enumerate(own.names)}
+
+
+def _own_formats(plain: np.ndarray, codes: np.ndarray, levels: np.ndarray, shown: dict) -> np.ndarray:
+    """`plain` with each number of a CSV's that Excel shows in a format of its own (`codes`, -1
+    for none) given that format with its finding's fill (`levels`): `1,250,000` stays `1,250,000`."""
+    at = np.flatnonzero(codes >= 0)
+    if not len(at):
+        return plain
+    out = plain.copy()
+    out[at] = [shown[(code, level)] for code, level in zip(codes[at].tolist(), levels[at].tolist(), strict=True)]
+    return out
+
+
 def _write_intake(wb, fmts: Formats, res: SheetResult):
     """Widths, freeze panes, autofilter and the first comment by xlsxwriter; returns the rows'
     generator (every cell, from the rows above the header on) with the sheet's dimension, and the
@@ -112,7 +149,7 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
     in_kinds = [kinds.get(f) if f else None for f in sheet.fields]
     k, _computed_headers, at, last_col = layout(sheet)
     for j, h in enumerate(sheet.headers[:k]):
-        ws.set_column(j, j, _width(h, in_kinds[j]))
+        ws.set_column(j, j, _width(h, in_kinds[j]))  # the same widths as `_sheet_rows` gives the header row's height
     tool = tool_columns(res)
     for j, col in enumerate(tool):
         ws.set_column(at + j, at + j, col.width)
@@ -135,9 +172,9 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
     return _sheet_rows(fmts, res, in_kinds, notes, tool), notes
 
 
-def _top_rows(fmts: Formats, sheet, letters: list[str], computed_headers: list[str], at: int) -> bytes:
+def _top_rows(fmts: Formats, sheet, letters: list[str], at: int, widths: list[float]) -> bytes:
     """The rows above the header as they came, and the header row (the input's headers, then the
-    tool's in their own colour)."""
+    tool's in their own colour, on one line); `widths`: the input columns' widths."""
     h = sheet.header_row
     width = max([len(r) for r in sheet.preamble] + [len(sheet.headers)])
     grid = [*sheet.preamble, list(sheet.headers)]
@@ -146,24 +183,48 @@ def _top_rows(fmts: Formats, sheet, letters: list[str], computed_headers: list[s
     plain, header = _styles(fmts, None), _styles(fmts, None, header=HEADER_BG)
     styles = {key: np.array([plain[key]] * h + [header[key]], dtype=object) for key in STYLE_KEYS}
     flagged = np.arange(h + 1) == h  # a blank header cell keeps the header's look
-    columns = _grid_cells(frame, numbers, letters, styles, flagged)
+    own = sheet.number_formats
+    if own is not None and own.names:  # a CSV's number above or in the header row, shown as written
+        shown = _shown_styles(fmts, own)
+        levels = np.where(flagged, -1, 0)
+        columns = [
+            cells.input_cells(
+                frame.iloc[:, c].to_numpy(dtype=object),
+                letters[c] + numbers,
+                {**styles, "plain": _own_formats(styles["plain"], own.at(c, np.arange(h + 1)), levels, shown)},
+                flagged,
+            )
+            for c in range(min(frame.shape[1], EXCEL_COLUMNS))
+        ]
+    else:
+        columns = _grid_cells(frame, numbers, letters, styles, flagged)
     if not sheet.no_room:
         tool = pd.Series(tool_headers(sheet), dtype=object)
         refs = np.array([letters[at + j] for j in range(len(tool))], dtype=object) + str(h + 1)
-        header_cells = "".join(cells.strings(tool, refs, np.full(len(tool), style(fmts.get(header=COMPUTED_BG)), dtype=object)).tolist())
+        look = style(fmts.get(header=COMPUTED_BG, one_line=True))
+        header_cells = "".join(cells.strings(tool, refs, np.full(len(tool), look, dtype=object)).tolist())
         columns.append(np.array([""] * h + [header_cells], dtype=object))
-    return sheetxml.rows_xml(numbers, columns)
+    # the workbook is the tool's: the header row as tall as the input's wrapped headers need
+    k = min(len(sheet.headers), EXCEL_COLUMNS)
+    texts = pd.Series([str(v) if v is not None else "" for v in sheet.headers[:k]], dtype=object)
+    tall = max((int(line_counts(texts[[j]], widths[j], bold=True)[0]) for j in range(k)), default=1)
+    heights = np.zeros(h + 1)
+    heights[h] = tall * LINE_HEIGHT if tall > 1 else 0
+    return sheetxml.rows_xml(numbers, columns, heights)
 
 
 def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list):
     """The generator of the sheet's rows (see batch.workbook.sheetxml), and the sheet's dimension;
     `tool`: the sheet's `tool_columns`."""
     sheet = res.sheet
-    k, computed_headers, at, last_col = layout(sheet)
+    k, _computed_headers, at, last_col = layout(sheet)
     n = len(sheet.excel_rows)
     # per input column and row: the number format of the column, or the fill of a finding
     # each kind once, in the order of the columns (a set's order would change from run to run, and the styles' order with it)
-    tables = {kind: {sev: _styles(fmts, kind, sev) for sev in (None, *FILL)} for kind in dict.fromkeys(in_kinds)}
+    # a CSV's numbers are shown as the file wrote them (their own formats, or General), never in
+    # their column's format: 1250000 in a money column is not shown 1,250,000.00
+    shows = in_kinds if sheet.number_formats is None else [None] * len(in_kinds)
+    tables = {kind: {sev: _styles(fmts, kind, sev) for sev in (None, *FILL)} for kind in dict.fromkeys(shows)}
     severity = np.zeros((n, max(k, 1)), dtype=np.int8)  # LEVELS index per cell (int8: a sheet of 100,000 x 44 takes 4 MB)
     for pos, cols in notes.items():
         for c, (sev, _text) in cols.items():
@@ -183,19 +244,25 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list):
     width = max([last_col + 1, k] + [len(r) for r in sheet.preamble])
     letters = [cells.column_letters(j) for j in range(min(width, EXCEL_COLUMNS))]
 
-    top = _top_rows(fmts, sheet, letters, computed_headers, at)  # now: the styles are fixed when the workbook closes
+    widths = [_width(h, in_kinds[j]) for j, h in enumerate(sheet.headers[:k])]
+    top = _top_rows(fmts, sheet, letters, at, widths)  # now: the styles are fixed when the workbook closes
+    own = sheet.number_formats
+    shown = _shown_styles(fmts, own) if own is not None else {}
 
     def rows():
         yield top
         for start in range(0, n, sheetxml.CHUNK_ROWS):
             stop = min(n, start + sheetxml.CHUNK_ROWS)
-            numbers = sheet.excel_rows[start:stop].astype(str).astype(object)
+            rows = sheet.excel_rows[start:stop]
+            numbers = rows.astype(str).astype(object)
             columns = []
             for c in active:
                 sev = severity[start:stop, c]
                 flagged = sev > 0
-                styles = _per_row(tables[in_kinds[c]], sev) if flagged.any() else plain_styles(in_kinds[c], stop - start)
+                styles = _per_row(tables[shows[c]], sev) if flagged.any() else plain_styles(shows[c], stop - start)
                 values = sheet.cells.iloc[start:stop, c].to_numpy(dtype=object)  # a view: no copy of the sheet
+                if own is not None and own.names:
+                    styles = {**styles, "plain": _own_formats(styles["plain"], own.at(sheet.kept[c], rows - 1), sev, shown)}
                 columns.append(cells.input_cells(values, letters[c] + numbers, styles, flagged))
             columns += tool_cells(res, tool, tool_looks, start, stop, letters)
             yield sheetxml.rows_xml(numbers, columns)
