@@ -1,0 +1,381 @@
+"""The returned workbook as a reviewer reads it (README.md, "How the returned workbook is laid
+out"): no cell of the tool's on an intake sheet wraps, the tool's headers are on one line in
+columns as wide as they are, the user's row heights are kept, each row of the tool's own sheets is
+as tall as its wrapped text, a CSV's numbers and dates come back as Excel reads them, and every
+page of the samples, rendered by LibreOffice, shows no text printed over other text."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import random
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from xml.etree import ElementTree
+
+import openpyxl
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from openpyxl.utils import get_column_letter
+
+from batch.cli import main
+from batch.pipeline import process
+from batch.workbook import looks
+from batch.workbook.csvcells import as_excel_reads
+from batch.workbook.writing import write
+
+pytestmark = pytest.mark.xdist_group("layout")  # the samples' run and their renders, made once
+
+ROOT = Path(__file__).resolve().parent.parent
+AS_OF = dt.date(2026, 11, 30)
+TOOL_SHEETS = ("Findings", "Summary", "Run", "Rules")
+TOOL_HEADERS_END = "Reviewer Note"
+
+
+# -- wrapped lines ------------------------------------------------------------------------------
+
+
+def char_width(ch: str, bold: bool) -> float:
+    code = ord(ch)
+    if code < 128:
+        return float(looks.WIDTHS[bold][code])
+    return (2.0 if code >= looks.WIDE_CHAR else 1.0) * looks.SLACK
+
+
+def greedy_lines(text: str, width: float, bold: bool = False) -> int:
+    """Lines of `text` wrapped word by word in a column `width` digits wide, one character at a
+    time (the plain way the product's array version must agree with)."""
+    usable = max(width - looks.MARGIN, 1.0)
+    space = char_width(" ", bold)
+    total = 0
+    for paragraph in text.split("\n"):
+        words = [w for w in paragraph.split(" ") if w]
+        if not words:
+            total += 1
+            continue
+        lines, used = 0, 0.0
+        for word in words:
+            w = sum(char_width(c, bold) for c in word)
+            if lines == 0 or used + space + w > usable:
+                lines += 1
+                used = w
+            else:
+                used += space + w
+            if w > usable:  # a word wider than the column runs on over more lines
+                extra = math.ceil(w / usable) - 1
+                lines += extra
+                used = w - extra * usable
+        total += lines
+    return total
+
+
+# width 40: usable 39.4 digits; `x` is 887/1038 x 1.06 = 0.906 digits wide, `0` 1.06, a space 0.473
+LINE_CASES = [
+    ("", 40, 1),  # an empty cell is one line
+    ("a", 40, 1),
+    ("x" * 43, 40, 1),  # 43 x 0.906 = 38.95 <= 39.4: fits
+    ("x" * 44, 40, 2),  # 44 x 0.906 = 39.86 > 39.4: the word breaks
+    ("0" * 37, 40, 1),  # 37 x 1.06 = 39.22: fits
+    ("0" * 38, 40, 2),  # 38 x 1.06 = 40.28: breaks
+    ("0" * 18 + " " + "0" * 18, 40, 1),  # 19.08 + 0.47 + 19.08 = 38.63: one line
+    ("0" * 19 + " " + "0" * 18, 40, 2),  # 20.14 + 0.47 + 19.08 = 39.69 > 39.4: the second word wraps
+    ("a\nb", 40, 2),  # a line feed starts a line
+    ("a\n\nb", 40, 3),  # an empty paragraph is a line
+    ("\nabc", 40, 2),
+    ("abc\n", 40, 2),
+    ("x" * 200, 40, 5),  # 181.2 digits: 4 full lines of 39.4 (157.6), then 23.6
+    ("0" * 10, 10, 2),  # width 10: usable 9.4; 10.6 digits
+]
+
+
+@pytest.mark.parametrize(("text", "width", "want"), LINE_CASES)
+def test_lines_of_wrapped_text(text, width, want):
+    assert looks.lines(text, width) == want
+    assert greedy_lines(text, width) == want
+
+
+def test_the_array_count_is_the_word_by_word_count():
+    rng = random.Random(28)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789$.,;:()[]-_/'\"é漢 \n"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 300))) for _ in range(400)]
+    texts += [" ".join("w" * rng.randint(1, 30) for _ in range(rng.randint(1, 40))) for _ in range(200)]
+    for width in (8, 30, 34, 80):
+        for bold in (False, True):
+            got = looks.line_counts(pd.Series(texts, dtype=object), width, bold)
+            assert got.tolist() == [greedy_lines(t, width, bold) for t in texts], (width, bold)
+
+
+def test_a_text_of_many_words_is_counted_by_a_bound_never_short():
+    # over LONG_TEXT_WORDS words the count is a bound: each full line holds at least the usable
+    # width less the longest word and a space, so the bound is never fewer lines than wrapping gives;
+    # `0` x 12 (12.72 digits) 500 times: 6,595 digits over 39.4 - 12.72 - 0.47 = 26.2 a line gives
+    # 252 lines where wrapping, 3 words a line, gives 167: the row is taller than it needs, never short
+    texts = [" ".join(["word"] * 1000), " ".join(["0" * 12] * 500), "a " * 450]
+    got = looks.line_counts(pd.Series(texts, dtype=object), 40).tolist()
+    exact = [greedy_lines(t, 40) for t in texts]
+    assert got == [142, 252, 18] and exact == [125, 167, 17]
+
+
+# -- a CSV's values -------------------------------------------------------------------------------
+
+# text in the CSV -> the value written (None: stays text) and the number format that shows it
+CSV_CASES = [
+    ("1250000", 1250000.0, "General"),  # a plain number: General shows it as written
+    ("12345678901", 12345678901.0, "General"),  # 11 digits: General's widest
+    ("123456789012", None, None),  # 12 digits: General shows 1.23457E+11
+    ("0.5", 0.5, "General"),
+    ("-3.25", -3.25, "General"),
+    ("1.50", None, None),  # General shows 1.5
+    ("96.000", None, None),  # General shows 96 (and the reader calls it ambiguous: BAD_TYPE)
+    ("007", None, None),  # Excel would show 7
+    ("-0", None, None),  # Excel would show 0
+    ("1e5", None, None),  # Excel would show 100000
+    ("1,250,000", 1250000.0, "#,##0"),
+    ("1,250,000.00", 1250000.0, "#,##0.00"),
+    ("-1,000", -1000.0, "#,##0"),
+    ("1,000.5", None, None),  # shown 1,000.50
+    ("123,456,789,012,345", 123456789012345.0, "#,##0"),  # 15 significant digits: Excel keeps them
+    ("1,234,567,890,123,456", None, None),  # 16: Excel would not
+    ("1,2", None, None),  # a decimal comma: never a number
+    ("$999", 999.0, '"$"#,##0'),
+    ("$1000", None, None),  # shown $1,000
+    ("$1,000", 1000.0, '"$"#,##0'),
+    ("$12.50", 12.5, '"$"#,##0.00'),
+    ("$12.5", None, None),  # shown $12.50
+    ("-$1,000", None, None),  # shown ($1,000)
+    ("35%", 0.35, "0%"),
+    ("12.50%", 0.125, "0.00%"),  # 1250e-4, rounded once
+    ("12.5%", None, None),  # shown 12.50%
+    (" 12", None, None),
+    ("2016-03-31", dt.date(2016, 3, 31), "yyyy-mm-dd"),
+    ("1900-01-01", dt.date(1900, 1, 1), "yyyy-mm-dd"),  # Excel's first day
+    ("1899-12-31", None, None),  # before it: text
+    ("2016-02-30", None, None),  # no such day
+    ("3/31/2016", None, None),  # not ISO: text (the reader still reads it as a date)
+]
+
+
+@pytest.mark.parametrize(("text", "value", "shown"), CSV_CASES)
+def test_a_csv_value_as_excel_reads_it(text, value, shown):
+    grid, formats = as_excel_reads([["x", text]])
+    got = grid[0][1]
+    if value is None:
+        assert got == text and isinstance(got, str)
+    else:
+        assert got == value and type(got) is type(value)
+        own = dict(zip(zip(formats.rows.tolist(), formats.cols.tolist(), strict=True), formats.codes.tolist(), strict=True))
+        expected = None if shown in ("General", "yyyy-mm-dd") else shown
+        assert (formats.names[own[(0, 1)]] if (0, 1) in own else None) == expected
+
+
+TRANSFERS_HEADERS = [
+    "Transfer ID",
+    "Program",
+    "Certificate ID",
+    "Certificate Amount ($)",
+    "Transferor",
+    "Transferee",
+    "Transfer Date",
+    "Credit Amount Transferred ($)",
+    "Consideration Received ($)",
+    "Reference",
+]
+
+
+def csv_transfers(path: Path) -> Path:
+    rows = [
+        TRANSFERS_HEADERS,
+        ["T-1", "Grow NJ", "C-1", "1,250,000.00", "Seller LLC", "Buyer Inc.", "2026-01-05", "$30,000", "27000", "007"],
+        ["T-2", "Grow NJ", "C-2", "500000", "Seller LLC", "Buyer Inc.", "2026-01-06", "20000", "1.50", "1e5"],  # under $25,000
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(",".join(f'"{v}"' for v in r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_workbook_written_anew_from_a_csv_shows_its_numbers_as_written(tmp_path):
+    src = csv_transfers(tmp_path / "in" / "Transfers.csv")
+    first = process(src, as_of=AS_OF)
+    out = write(first, tmp_path / "out" / "Transfers.csv.annotated.xlsx")
+    ws = openpyxl.load_workbook(out)["Transfers"]
+    # (cell, value, number format): each shows the CSV's characters
+    for ref, value, fmt in [
+        ("D2", 1250000, "#,##0.00"),
+        ("D3", 500000, "General"),  # a plain number in a money column: General, not #,##0.00
+        ("G2", dt.datetime(2026, 1, 5), "yyyy-mm-dd"),
+        ("H2", 30000, '"$"#,##0'),
+        ("I2", 27000, "General"),
+        ("J2", "007", "General"),
+        ("I3", "1.50", "General"),
+        ("J3", "1e5", "General"),
+    ]:
+        assert (ws[ref].value, ws[ref].number_format) == (value, fmt), ref
+    # dropped back in, the returned workbook is judged as the CSV was
+    again = process(out, as_of=AS_OF)
+    assert again.intake[0].status.tolist() == first.intake[0].status.tolist() == ["OK", "Flagged"]
+    assert again.findings["Message"].tolist() == first.findings["Message"].tolist()
+
+
+# -- the returned workbooks of the samples --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def returned(tmp_path_factory) -> list[Path]:
+    """The samples' returned workbooks, a CSV's, and the run report."""
+    inbox = tmp_path_factory.mktemp("inbox")
+    for sample in sorted((ROOT / "sample_inputs").glob("*.xlsx")):
+        shutil.copy(sample, inbox / sample.name)
+    csv_transfers(inbox / "transfers-export.csv")
+    out = tmp_path_factory.mktemp("outbox")
+    result = CliRunner().invoke(main, ["run", str(inbox), "--out", str(out), "--as-of", AS_OF.isoformat()])
+    assert result.exit_code == 0, result.output
+    books = sorted(out.glob("*.xlsx"))
+    assert len(books) == 6  # four samples, the CSV's, the run report
+    return books
+
+
+def widths_of(ws) -> dict[int, float]:
+    """Each column's width (1-based), the default where none is set."""
+    out = {}
+    for dim in ws.column_dimensions.values():
+        if dim.width and dim.min:
+            for c in range(dim.min, (dim.max or dim.min) + 1):
+                out[c] = dim.width
+    return out
+
+
+def header_row(ws) -> int | None:
+    for r in range(1, 25):
+        if any(ws.cell(r, c).value == "Status" for c in range(1, ws.max_column + 1)):
+            return r
+    return None
+
+
+def test_no_cell_of_the_tool_on_an_intake_sheet_wraps_and_its_headers_fit(returned):
+    checked = 0
+    for path in returned:
+        if path.name.startswith("run-"):
+            continue
+        wb = openpyxl.load_workbook(path)
+        for ws in wb.worksheets:
+            h = header_row(ws) if ws.title not in TOOL_SHEETS else None
+            if h is None:
+                continue
+            headers = [ws.cell(h, c).value for c in range(1, ws.max_column + 1)]
+            first = next(c for c, v in enumerate(headers, start=1) if v == "Status") - 1
+            while first > 1 and ws.cell(h, first).fill.fgColor.rgb == ws.cell(h, first + 1).fill.fgColor.rgb:
+                first -= 1  # the computed columns share the Status header's colour
+            last = headers.index(TOOL_HEADERS_END) + 1
+            widths = widths_of(ws)
+            for c in range(first + 1, last + 1):
+                header = ws.cell(h, c).value
+                assert not ws.cell(h, c).alignment.wrap_text, (path.name, ws.title, header)
+                need = sum(char_width(ch, True) for ch in header) + looks.MARGIN
+                assert widths.get(c, 8.43) >= need, (path.name, ws.title, header, widths.get(c), need)
+                for r in range(h + 1, ws.max_row + 1):
+                    assert not ws.cell(r, c).alignment.wrap_text, (path.name, ws.title, get_column_letter(c), r)
+                checked += 1
+    assert checked > 50
+
+
+def test_each_row_of_the_tools_sheets_is_as_tall_as_its_wrapped_text(returned):
+    rows = 0
+    for path in returned:
+        wb = openpyxl.load_workbook(path)
+        sheets = [ws for ws in wb.worksheets if ws.title in TOOL_SHEETS or path.name.startswith("run-")]
+        for ws in sheets:
+            widths = widths_of(ws)
+            for row in ws.iter_rows():
+                need = 1
+                for cell in row:
+                    if cell.value is None or not cell.alignment.wrap_text:
+                        continue
+                    need = max(need, greedy_lines(str(cell.value), widths.get(cell.column, 8.43), bool(cell.font.b)))
+                height = ws.row_dimensions[row[0].row].height or looks.LINE_HEIGHT
+                assert height >= need * looks.LINE_HEIGHT, (path.name, ws.title, row[0].row, height, need)
+                rows += need > 1
+    assert rows > 20  # rows of several lines were checked
+
+
+# -- rendered by LibreOffice ----------------------------------------------------------------------
+
+
+def tools_or_skip() -> tuple[str, str]:
+    soffice = shutil.which("soffice") or shutil.which("libreoffice")
+    pdftotext = shutil.which("pdftotext")
+    if soffice and pdftotext:
+        return soffice, pdftotext
+    if os.environ.get("NJC_REQUIRE_RENDER"):
+        pytest.fail("LibreOffice and pdftotext are needed to render the samples; .ci/run installs them")
+    pytest.skip("LibreOffice or pdftotext (poppler-utils) not installed")
+
+
+XHTML = "{http://www.w3.org/1999/xhtml}"
+
+
+def words_by_page(bbox_html: Path) -> list[list[tuple[float, float, float, float, str]]]:
+    text = re.sub(r"<!DOCTYPE[^>]*>", "", bbox_html.read_text(encoding="utf-8"))
+    root = ElementTree.fromstring(text)
+    return [
+        [
+            (float(w.get("xMin")), float(w.get("yMin")), float(w.get("xMax")), float(w.get("yMax")), w.text or "")
+            for w in p.iter(f"{XHTML}word")
+        ]
+        for p in root.iter(f"{XHTML}page")
+    ]
+
+
+def printed_over(words) -> list[tuple]:
+    """Pairs of words of different lines drawn over each other: text that ran out of its row (a
+    wrapped cell taller than its row, a header over the first row). Two lines of one wrapped cell
+    overlap a little (their boxes are the font's, taller than the line spacing), a few points;
+    words on one line (a text cut by the next cell) are never counted."""
+    out = []
+    ordered = sorted(words, key=lambda w: w[1])
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1 :]:
+            if b[1] >= a[3]:
+                break
+            if abs(a[1] - b[1]) < 2:
+                continue
+            dx = min(a[2], b[2]) - max(a[0], b[0])
+            dy = min(a[3], b[3]) - max(a[1], b[1])
+            if dx > 1 and dy > 6:
+                out.append((a[4], b[4]))
+    return out
+
+
+def test_every_page_rendered_shows_no_text_over_other_text(returned, tmp_path):
+    soffice, pdftotext = tools_or_skip()
+    pdfs = tmp_path / "pdf"
+    proc = subprocess.run(
+        [soffice, "--headless", f"-env:UserInstallation=file://{tmp_path}/lo-profile", "--convert-to", "pdf", "--outdir", str(pdfs)]
+        + [str(p) for p in returned],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    pages = 0
+    for path in returned:
+        pdf = pdfs / (path.stem + ".pdf")
+        html = pdf.with_suffix(".html")
+        subprocess.run([pdftotext, "-bbox-layout", str(pdf), str(html)], check=True, timeout=120)
+        for n, words in enumerate(words_by_page(html), start=1):
+            assert printed_over(words) == [], (path.name, n)
+            pages += 1
+    assert pages > 30
+
+
+def test_the_detector_sees_text_printed_over_other_text():
+    # two lines 4 points apart over the same columns (a wrapped cell running into the next row): found;
+    # two lines of one wrapped cell (11 points apart, boxes 14.3 tall) and a cut text beside its neighbour: not
+    over = [(50, 100, 90, 114.3, "2014"), (50, 104, 80, 118.3, "text")]
+    wrapped = [(50, 100, 90, 114.3, "one"), (50, 111, 80, 125.3, "two")]
+    cut = [(50, 100, 390, 114.3, "long"), (384, 100, 418, 114.3, "Flagged")]
+    assert printed_over(over) == [("2014", "text")]
+    assert printed_over(wrapped) == [] and printed_over(cut) == []
