@@ -21,7 +21,7 @@ from batch.programs import PROGRAMS, Limit, Records
 from batch.programs._kit.calculation import SummaryTable
 from batch.run.ledger import Ledger
 from batch.workbook.looks import HEADER_BG, Formats
-from batch.workbook.toolsheets import table_widths, write_table
+from batch.workbook.toolsheets import row_heights, table_widths, write_table
 
 CHANGE_COLUMNS = [
     "Sheet",
@@ -193,16 +193,21 @@ def _write_limits(wb, fmts: Formats, counted: pd.DataFrame) -> None:
                 ws.write_string(0, 0, f"No {program.name} rows in this run.")
 
 
-def _fit_columns(ws, tables: list[SummaryTable], low: float = 10, high: float = 60, wrap=None, wrapped: tuple = ()) -> None:
+def _fit_columns(ws, tables: list[SummaryTable], low: float = 10, high: float = 60, wrap=None, wrapped: tuple = ()) -> dict[int, float]:
     """Each column as wide as its header and its values, up to `high` (headers wrap), across the
     tables written one below the other on a sheet. The `wrapped` columns wrap their text (format
-    `wrap`) where it is longer."""
+    `wrap`) where it is longer; returns their widths by index, for the rows' heights."""
     names: dict[int, set] = {}
     for t in tables:
         for j, h in enumerate(t.table.columns):
             names.setdefault(j, set()).add(str(h))
+    out = {}
     for j, w in table_widths(tables, low=low, high=high, whole_headers=True).items():
-        ws.set_column(j, j, w, wrap if names[j] & set(wrapped) else None)
+        wraps = bool(names[j] & set(wrapped))
+        ws.set_column(j, j, w, wrap if wraps else None)
+        if wraps:
+            out[j] = w
+    return out
 
 
 def write_report(
@@ -247,8 +252,8 @@ def write_report(
         columns=["File", "Line", "Status", "Reason", "Rows", "Errors", "Warnings", "Info", "Output", "Archived As", "Seconds"],
     )
     table = SummaryTable(f"Files of run {run_id}", files)
-    _fit_columns(ws, [table], high=90, wrap=fmts.get(wrap=True), wrapped=("Line", "Reason", "Output", "Archived As"))
-    write_table(ws, fmts, 0, table)
+    wrapped = _fit_columns(ws, [table], high=90, wrap=fmts.get(wrap=True), wrapped=("Line", "Reason", "Output", "Archived As"))
+    write_table(ws, fmts, 0, table, wrapped=wrapped)
     ws.freeze_panes(2, 1)
 
     ws = wb.add_worksheet("Portfolio")
@@ -280,8 +285,8 @@ def write_report(
                 }
             ),
         )
-        _fit_columns(ws, [table], wrap=fmts.get(wrap=True), wrapped=("Note",))
-        write_table(ws, fmts, 0, table)
+        wrapped = _fit_columns(ws, [table], wrap=fmts.get(wrap=True), wrapped=("Note",))
+        write_table(ws, fmts, 0, table, wrapped=wrapped)
         ws.freeze_panes(2, 0)
     else:
         ws.write_string(0, 0, "No reviewer decision was new or changed in this run.")
@@ -294,10 +299,14 @@ def write_report(
         return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions, team)
     ch = changes(records, previous)
     money = {c: "money" for c in CHANGE_COLUMNS if c.endswith("($)")}
-    _fit_columns(ws, [SummaryTable("", ch, money)], low=12, wrap=fmts.get(wrap=True), wrapped=("Findings Appeared", "Findings Cleared"))
+    wide = ("Findings Appeared", "Findings Cleared")
+    wrapped = _fit_columns(ws, [SummaryTable("", ch, money)], low=12, wrap=fmts.get(wrap=True), wrapped=wide)
     for j, h in enumerate(CHANGE_COLUMNS):
         ws.write_string(0, j, h, fmts.get(header=HEADER_BG))
-    for i, row in enumerate(ch.itertuples(index=False), start=1):
+    heights = row_heights(ch, wrapped)
+    for i, (row, height) in enumerate(zip(ch.itertuples(index=False), heights.tolist(), strict=True), start=1):
+        if height:
+            ws.set_row(i, height)
         for j, v in enumerate(row):
             if _missing(v) or (isinstance(v, str) and not v):
                 continue  # a blank cell
@@ -334,8 +343,8 @@ def _portfolio_changes(wb, fmts, ledger: Ledger, run_id: str, team: str, records
         "touched are judged again)",
         found[COLUMNS].replace("", None),
     )
-    _fit_columns(ws, [table], low=12, wrap=fmts.get(wrap=True), wrapped=("Findings Then", "Findings Now"))
-    write_table(ws, fmts, 0, table)
+    wrapped = _fit_columns(ws, [table], low=12, wrap=fmts.get(wrap=True), wrapped=("Findings Then", "Findings Now"))
+    write_table(ws, fmts, 0, table, wrapped=wrapped)
     ws.freeze_panes(2, 2)
     ws.autofilter(1, 0, 1 + len(found), len(COLUMNS) - 1)
     ws.set_landscape()  # printed one page wide, the header row on every page

@@ -188,9 +188,22 @@ def table_widths(
     return widths
 
 
-def write_table(ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, float] | None = None) -> int:
-    """A title, a header row (as tall as its wrapped headers need in `widths`) and the rows; returns
-    the row after the blank row that follows the table."""
+def row_heights(table: pd.DataFrame, wrapped: dict[int, float]) -> np.ndarray:
+    """Per row of `table`: the height in points its `wrapped` columns (index -> width) need, or 0
+    where one line does (the default height)."""
+    tall = np.ones(len(table), dtype=np.int64)
+    for j, width in wrapped.items():
+        texts = table.iloc[:, j].map(lambda v: "" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v))
+        tall = np.maximum(tall, line_counts(texts, width))
+    return np.where(tall > 1, tall * LINE_HEIGHT, 0)
+
+
+def write_table(
+    ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, float] | None = None, wrapped: dict[int, float] | None = None
+) -> int:
+    """A title, a header row (as tall as its wrapped headers need in `widths`) and the rows, each
+    as tall as its text in the `wrapped` columns (index -> width) needs; returns the row after the
+    blank row that follows the table."""
     ws.write_string(r, 0, t.title, fmts.get(title=True))
     r += 1
     for j, (h, dtype) in enumerate(zip(t.table.columns, t.table.dtypes, strict=True)):
@@ -199,8 +212,11 @@ def write_table(ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, fl
     if widths:
         ws.set_row(r, LINE_HEIGHT * max(lines(h, widths.get(j, 8.43)) for j, h in enumerate(t.table.columns)))
     num = [{"money": MONEY, "percent": PERCENT}.get(t.formats.get(str(h))) for h in t.table.columns]
-    for row in t.table.to_numpy(dtype=object):
+    heights = row_heights(t.table, wrapped or {})
+    for row, height in zip(t.table.to_numpy(dtype=object), heights.tolist(), strict=True):
         r += 1
+        if height:
+            ws.set_row(r, height)
         for j, v in enumerate(row):
             if isinstance(v, str):
                 ws.write_string(r, j, v)
