@@ -105,21 +105,24 @@ WIDE_CHAR = 0x1100  # from here on (Hangul, CJK, emoji) a character is about two
 
 
 def _table(advances: str) -> np.ndarray:
-    table = np.full(128, 1.0)
+    """Widths by character class: the ASCII characters, then (128) any other character a digit
+    wide, then (129) a wide one (two digits)."""
+    table = np.full(130, 1.0)
     table[32:127] = np.array(advances.split(), dtype=float) / DIGIT
     table[:32] = 0.0  # control characters and the line feed take no width
-    return table * SLACK
+    table[129] = 2.0
+    return (table * SLACK).astype(np.float32)  # half the bytes to gather and sum: a text's width needs no more
 
 
 WIDTHS = {False: _table(CALIBRI), True: _table(CALIBRI_BOLD)}
 
 
 def _char_widths(codes: np.ndarray, bold: bool) -> np.ndarray:
-    table = WIDTHS[bold]
-    out = np.where(codes >= WIDE_CHAR, 2.0 * SLACK, SLACK)  # other letters: a digit's width
-    ascii_ = codes < 128
-    out[ascii_] = table[codes[ascii_]]
-    return out
+    if not len(codes) or codes.max() < 128:  # ASCII: the table's own rows
+        return WIDTHS[bold][codes]
+    kind = np.minimum(codes, 128)
+    kind[codes >= WIDE_CHAR] = 129
+    return WIDTHS[bold][kind]
 
 
 def text_width(text, bold: bool = False) -> float:
@@ -139,8 +142,13 @@ LONG_TEXT_WORDS = 400  # a text of more words is counted by a bound (see `line_c
 def line_counts(texts: pd.Series, width: float, bold: bool = False) -> np.ndarray:
     """Lines each text takes when wrapped in a column `width` digits wide, as Excel and LibreOffice
     wrap it: word by word, a line feed starting a new line, a word wider than the column broken
-    where it reaches the edge. The words are placed for all texts at once, one word position at a
-    time, so a column of 100,000 texts costs a few array operations per word of its longest text."""
+    where it reaches the edge.
+
+    All texts are measured at once, as one array of characters; a text that fits on one line is
+    done there. The words of the others are placed one word position at a time, for all of them
+    at once, so a column of 100,000 texts costs a few array operations per word of its longest
+    text. A text of more than LONG_TEXT_WORDS words gets a bound instead: each full line holds at
+    least the line's width less its longest word and a space, so the bound is never short."""
     t = pd.Series(texts, dtype=object).fillna("").astype(str).to_numpy(dtype=object)
     n = len(t)
     out = np.ones(n, dtype=np.int64)
@@ -150,58 +158,71 @@ def line_counts(texts: pd.Series, width: float, bold: bool = False) -> np.ndarra
     usable = max(float(width) - MARGIN, 1.0)
     codes = np.frombuffer("".join(t).encode("utf-32-le"), dtype=np.uint32)
     widths = _char_widths(codes, bold)
-    owner = np.repeat(np.arange(n), lengths)
-    first = np.zeros(len(codes), dtype=bool)
-    first[np.cumsum(lengths)[lengths > 0] - lengths[lengths > 0]] = True
-    space, feed = codes == 32, codes == 10
-    gap = space | feed
-    starts = ~gap & (first | np.roll(gap, 1))
-    word = np.cumsum(starts) - 1
-    in_word = ~gap
-    word_width = np.bincount(word[in_word], weights=widths[in_word], minlength=int(starts.sum()))
-    word_owner = owner[starts]
-    feeds = np.cumsum(feed)
-    before = feeds[starts] - feed[starts]  # line feeds before the word's first character
-    new_text = np.r_[True, word_owner[1:] != word_owner[:-1]]
-    broken = np.r_[False, (before[1:] != before[:-1])] & ~new_text  # a line feed since the text's last word
-    # lines a text's leading and trailing line feeds and empty paragraphs add, beyond those its words start
-    paragraphs = np.bincount(owner[feed], minlength=n) + 1
+    ends = np.cumsum(lengths)
+    begins = ends - lengths
+    some = lengths > 0
+    total = np.zeros(n)
+    total[some] = np.add.reduceat(widths, begins[some], dtype=np.float64)
+    feed = codes == 10
+    feeds = np.zeros(n, dtype=np.int64)
+    if feed.any():
+        feeds = np.bincount(np.searchsorted(ends, np.flatnonzero(feed), side="right"), minlength=n)
+    wrap = (total > usable) | (feeds > 0)
+    if not wrap.any():
+        return out
+    # the words: runs of characters between spaces and line feeds
+    gap = feed | (codes == 32)
+    edge = np.zeros(len(codes) + 1, dtype=bool)
+    edge[begins[some]] = True
+    edge[ends[some]] = True
+    first_char = np.flatnonzero(~gap & (edge[:-1] | np.r_[True, gap[:-1]]))
+    # a word's width: its characters' up to the next word's first, with spaces and line feeds as nothing
+    word_width = np.add.reduceat(np.where(gap, np.float32(0), widths), first_char).astype(float) if len(first_char) else np.zeros(0)
+    words = np.searchsorted(first_char, ends) - np.searchsorted(first_char, begins)
+    owner = np.repeat(np.arange(n), words)
+    new_text = np.r_[True, owner[1:] != owner[:-1]] if len(owner) else np.zeros(0, dtype=bool)
+    if feed.any():  # a line feed since the text's last word starts a paragraph
+        before = np.cumsum(feed, dtype=np.int64)[first_char]
+        broken = np.r_[False, before[1:] != before[:-1]] & ~new_text
+    else:
+        broken = np.zeros(len(owner), dtype=bool)
+    paragraphs = feeds + 1
+    with_words = 1 + np.bincount(owner[broken], minlength=n)  # paragraphs holding a word
     first_word = np.flatnonzero(new_text)
-    position = np.arange(len(word_width)) - np.repeat(first_word, np.diff(np.r_[first_word, len(word_width)]))
-    words = np.bincount(word_owner, minlength=n)
-    space_width = WIDTHS[bold][32]
-    simple = words <= LONG_TEXT_WORDS
-    if not simple.all():  # a bound: each full line holds at least a line less its longest word
-        total = np.bincount(owner, weights=widths, minlength=n)
-        longest = np.minimum(np.maximum.reduceat(word_width, first_word) if len(first_word) else 0, usable / 2)
-        at = np.searchsorted(word_owner[first_word], np.arange(n)).clip(0, len(first_word) - 1)
-        per_line = np.maximum(usable - longest[at] - space_width, 1.0)
-        bound = (total // per_line).astype(np.int64) + paragraphs
-        out[~simple] = bound[~simple]
-    keep = simple[word_owner]
-    grid = np.full((n, int(words[simple].max(initial=0))), np.nan)
+    position = np.arange(len(owner)) - np.repeat(first_word, words[words > 0])
+    space = float(WIDTHS[bold][32])
+    long = wrap & (words > LONG_TEXT_WORDS)
+    if long.any():
+        longest = np.zeros(n)
+        longest[words > 0] = np.maximum.reduceat(word_width, first_word)
+        per_line = np.maximum(usable - np.minimum(longest, usable / 2) - space, 1.0)
+        out[long] = (total[long] // per_line[long]).astype(np.int64) + paragraphs[long]
+    rows = np.flatnonzero(wrap & ~long & (words > 0))
+    slot = np.full(n, -1, dtype=np.int64)
+    slot[rows] = np.arange(len(rows))
+    mine = slot[owner] >= 0
+    grid = np.full((len(rows), int(words[rows].max(initial=0))), np.nan)
     breaks = np.zeros(grid.shape, dtype=bool)
-    grid[word_owner[keep], position[keep]] = word_width[keep]
-    breaks[word_owner[keep], position[keep]] = broken[keep]
-    rows = np.flatnonzero(simple & (words > 0))
+    grid[slot[owner[mine]], position[mine]] = word_width[mine]
+    breaks[slot[owner[mine]], position[mine]] = broken[mine]
     count = np.zeros(len(rows), dtype=np.int64)
     used = np.zeros(len(rows))
     for k in range(grid.shape[1]):
-        w = grid[rows, k]
+        w = grid[:, k]
         here = ~np.isnan(w)
         w = np.where(here, w, 0.0)
-        start = here & ((count == 0) | breaks[rows, k] | (used + space_width + w > usable))
+        start = here & ((count == 0) | breaks[:, k] | (used + space + w > usable))
         count += start
-        used = np.where(start, w, np.where(here, used + space_width + w, used))
+        used = np.where(start, w, np.where(here, used + space + w, used))
         over = here & (w > usable)  # a word wider than the column runs on over more lines
         if over.any():
             extra = np.ceil(w[over] / usable).astype(np.int64) - 1
             count[over] += extra
             used[over] = w[over] - extra * usable
     # a paragraph without a word (two line feeds in a row, or one at an end) is a line of its own
-    with_words = 1 + np.bincount(word_owner[broken], minlength=n)
     out[rows] = count + np.maximum(paragraphs[rows] - with_words[rows], 0)
-    out[words == 0] = paragraphs[words == 0]
+    empty = wrap & (words == 0)
+    out[empty] = paragraphs[empty]
     return out
 
 
