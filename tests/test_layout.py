@@ -24,6 +24,7 @@ from openpyxl.utils import get_column_letter
 
 from batch.cli import main
 from batch.pipeline import process
+from batch.programs.transfers.sheet import TRANSFERS
 from batch.workbook import looks
 from batch.workbook.csvcells import as_excel_reads
 from batch.workbook.writing import write
@@ -172,18 +173,8 @@ def test_a_csv_value_as_excel_reads_it(text, value, shown):
         assert (formats.names[own[(0, 1)]] if (0, 1) in own else None) == expected
 
 
-TRANSFERS_HEADERS = [
-    "Transfer ID",
-    "Program",
-    "Certificate ID",
-    "Certificate Amount ($)",
-    "Transferor",
-    "Transferee",
-    "Transfer Date",
-    "Credit Amount Transferred ($)",
-    "Consideration Received ($)",
-    "Reference",
-]
+# the columns of a Transfers sheet, and one of the analyst's own
+TRANSFERS_HEADERS = [c.header for c in TRANSFERS.columns if c.header != "Notes"] + ["Reference"]
 
 
 def csv_transfers(path: Path) -> Path:
