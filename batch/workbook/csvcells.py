@@ -21,6 +21,7 @@ same figures.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,17 +47,19 @@ class NumberFormats:
     codes: np.ndarray
     names: list[str]
 
-    def of_column(self, col: int) -> tuple[np.ndarray, np.ndarray]:
-        """The grid rows (ascending) of a column's cells that have a format, and their formats' indices."""
-        mine = self.cols == col
-        order = np.argsort(self.rows[mine], kind="stable")
-        return self.rows[mine][order], self.codes[mine][order]
+    @functools.cached_property
+    def _by_column(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        order = np.lexsort((self.rows, self.cols))
+        cols, rows, codes = self.cols[order], self.rows[order], self.codes[order]
+        keys, first = np.unique(cols, return_index=True)
+        bounds = [*first.tolist(), len(cols)]
+        return {int(k): (rows[a:b], codes[a:b]) for k, a, b in zip(keys.tolist(), bounds, bounds[1:], strict=False)}
 
     def at(self, col: int, rows: np.ndarray) -> np.ndarray:
         """Per grid row of `rows` in column `col`: the index of its cell's format, or -1 (General)."""
-        own_rows, own_codes = self.of_column(col)
         out = np.full(len(rows), -1, dtype=np.int64)
-        if len(own_rows):
+        own_rows, own_codes = self._by_column.get(col, (None, None))
+        if own_rows is not None:
             i = np.searchsorted(own_rows, rows).clip(0, len(own_rows) - 1)
             hit = own_rows[i] == rows
             out[hit] = own_codes[i[hit]]

@@ -121,21 +121,25 @@ def _grid_cells(frame: pd.DataFrame, numbers: np.ndarray, letters: list[str], st
     return out
 
 
-def _shown_styles(fmts: Formats, own: NumberFormats) -> dict:
-    """(index of a number format of a CSV's, LEVELS index) -> its ` s="N"`, with a finding's fill
-    or, at level -1, the header's look."""
-    out = {(i, level): style(fmts.get(f, FILL.get(LEVELS[level]))) for i, f in enumerate(own.names) for level in range(len(LEVELS))}
-    return out | {(i, -1): style(fmts.get(f, None, HEADER_BG)) for i, f in enumerate(own.names)}
+def _shown_styles(fmts: Formats, own: NumberFormats) -> np.ndarray:
+    """The ` s="N"` of a CSV's number shown in a format of its own: by the format's index and the
+    cell's LEVELS index (a finding's fill), or, in the last column, the header's look."""
+    table = np.empty((len(own.names), len(LEVELS) + 1), dtype=object)
+    for i, f in enumerate(own.names):
+        table[i, : len(LEVELS)] = [style(fmts.get(f, FILL.get(level))) for level in LEVELS]
+        table[i, -1] = style(fmts.get(f, None, HEADER_BG))
+    return table
 
 
-def _own_formats(plain: np.ndarray, codes: np.ndarray, levels: np.ndarray, shown: dict) -> np.ndarray:
+def _own_formats(plain: np.ndarray, codes: np.ndarray, levels: np.ndarray, shown: np.ndarray) -> np.ndarray:
     """`plain` with each number of a CSV's that Excel shows in a format of its own (`codes`, -1
-    for none) given that format with its finding's fill (`levels`): `1,250,000` stays `1,250,000`."""
+    for none) given that format with its finding's fill (`levels`, -1 for the header's look):
+    `1,250,000` stays `1,250,000`."""
     at = np.flatnonzero(codes >= 0)
     if not len(at):
         return plain
     out = plain.copy()
-    out[at] = [shown[(code, level)] for code, level in zip(codes[at].tolist(), levels[at].tolist(), strict=True)]
+    out[at] = shown[codes[at], levels[at]]
     return out
 
 
@@ -247,7 +251,7 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list):
     widths = [_width(h, in_kinds[j]) for j, h in enumerate(sheet.headers[:k])]
     top = _top_rows(fmts, sheet, letters, at, widths)  # now: the styles are fixed when the workbook closes
     own = sheet.number_formats
-    shown = _shown_styles(fmts, own) if own is not None else {}
+    shown = _shown_styles(fmts, own) if own is not None and own.names else None
 
     def rows():
         yield top
@@ -261,7 +265,7 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list):
                 flagged = sev > 0
                 styles = _per_row(tables[shows[c]], sev) if flagged.any() else plain_styles(shows[c], stop - start)
                 values = sheet.cells.iloc[start:stop, c].to_numpy(dtype=object)  # a view: no copy of the sheet
-                if own is not None and own.names:
+                if shown is not None:
                     styles = {**styles, "plain": _own_formats(styles["plain"], own.at(sheet.kept[c], rows - 1), sev, shown)}
                 columns.append(cells.input_cells(values, letters[c] + numbers, styles, flagged))
             columns += tool_cells(res, tool, tool_looks, start, stop, letters)
