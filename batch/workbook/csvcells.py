@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,75 +67,70 @@ class NumberFormats:
         return out
 
 
-def _numbers(text: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """The numbers among `text` (floats) and the number format that shows each (None: General),
-    indexed as `text`; the rest left out."""
-    parts = text.str.extract(f"^{NUMBER}$")
-    parts = parts[parts["whole"].notna()]
-    if parts.empty:
-        return pd.Series(dtype=object, index=text.index[:0]), pd.Series(dtype=object, index=text.index[:0])
-    sign, dollar, percent = parts["sign"].fillna(""), parts["dollar"].notna(), parts["percent"].notna()
-    grouped = parts["whole"].str.contains(",", regex=False)
-    whole = parts["whole"].str.replace(",", "", regex=False)
-    fraction = parts["fraction"].fillna("")
-    digits = whole + fraction
-    # the format Excel gives what it reads, and whether that shows the text's own characters:
-    # General shows a plain number in its shortest form; a number with thousands separators,
-    # a $ or a % is shown with no decimals or with two
-    plain = ~grouped & ~dollar & ~percent
-    general = (
-        plain
-        & ~fraction.str.endswith("0")
-        & (parts["whole"].str.len() + sign.str.len() + fraction.str.len() + (fraction != "") <= GENERAL_WIDTH)
-    )
-    two = fraction.str.len().isin([0, 2])
-    shows = (general | (~plain & two)) & ~(dollar & (percent | (sign != "")))
-    shows &= ~(dollar & ~grouped & (whole.str.len() > 3))  # `$1250` is shown `$1,250`
-    shows &= (digits.str.lstrip("0").str.len() <= SIGNIFICANT) & ~((digits.str.strip("0") == "") & (sign != ""))
-    parts, sign, whole, fraction, grouped, dollar, percent, plain = (
-        x[shows] for x in (parts, sign, whole, fraction, grouped, dollar, percent, plain)
-    )
-    if parts.empty:
-        return pd.Series(dtype=object, index=text.index[:0]), pd.Series(dtype=object, index=text.index[:0])
+NUMBER_TEXT = re.compile(NUMBER)
+STARTS = frozenset("0123456789-$")  # what a number's or an ISO date's text begins with
+LONGEST = 40  # longer text is no number or date
+
+
+def _number(match: re.Match) -> tuple[str, str | None] | None:
+    """A number's text (digits and exponent, for one exact conversion) and the number format that
+    shows it as written (None: General), or None where Excel would show other characters."""
+    sign, dollar, whole, fraction, percent = match.groups()
+    sign, fraction = sign or "", fraction or ""
+    grouped = "," in whole
+    plain = not (grouped or dollar or percent)
+    if plain and (fraction.endswith("0") or len(match.string) > GENERAL_WIDTH):
+        return None  # General would show `1.5` for `1.50`, `1.23457E+11` for 12 digits
+    if not plain and len(fraction) not in (0, 2):
+        return None  # shown with two decimals: `1,000.5` as `1,000.50`
+    if dollar and (percent or sign or (not grouped and len(whole) > 3)):
+        return None  # `-$1,000` is shown `($1,000)`, `$1250` `$1,250`
+    digits = whole.replace(",", "") + fraction
+    if len(digits.lstrip("0")) > SIGNIFICANT or (sign and not digits.strip("0")):
+        return None  # Excel keeps 15 digits; `-0` is shown `0`
     # the value from the digits, rounded once: 12.50% is 1250e-4, not 12.5 / 100
-    exponent = fraction.str.len() + np.where(percent, 2, 0)
-    value = (sign + whole + fraction + "e-" + exponent.astype(str)).astype(float)
-    decimals = np.where(fraction != "", ".00", "")
-    fmt = np.where(dollar, '"$"', "") + np.where(grouped | dollar, "#,##0", "0") + decimals + np.where(percent, "%", "")
-    fmt = np.where(plain.to_numpy(), None, fmt.astype(object))
-    return value.astype(object), pd.Series(fmt, index=parts.index, dtype=object)
-
-
-def _dates(text: pd.Series) -> pd.Series:
-    """The ISO dates among `text` that Excel can hold (a datetime.date each); the rest left out."""
-    candidates = text[text.str.fullmatch(ISO_DATE, na=False)]
-    if candidates.empty:
-        return pd.Series(dtype=object, index=text.index[:0])
-    days = pd.to_datetime(candidates, format="%Y-%m-%d", errors="coerce")
-    good = days.notna() & (candidates.str[:4] >= "1900")
-    return pd.Series([dt.date(d.year, d.month, d.day) for d in days[good]], index=candidates.index[good], dtype=object)
+    exponent = len(fraction) + (2 if percent else 0)
+    if plain:
+        return f"{sign}{digits}e-{exponent}", None
+    shown = ('"$"' if dollar else "") + ("#,##0" if grouped or dollar else "0") + (".00" if fraction else "") + ("%" if percent else "")
+    return f"{sign}{digits}e-{exponent}", shown
 
 
 def as_excel_reads(grid: list[list[str]]) -> tuple[list[list], NumberFormats]:
     """The grid of a CSV's text cells with each number and ISO date as Excel reads it (see the
-    module), and the number formats that show its numbers as written."""
+    module), and the number formats that show its numbers as written.
+
+    Only text that begins like a number or a date is looked at (a digit, `-` or `$`), so names,
+    IDs such as `T-1` and notes cost one look at their first character."""
     none = NumberFormats(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
     if not grid or not grid[0]:
         return grid, none
-    text = pd.DataFrame(grid, dtype=object).stack()
-    text = text[text.str.len().between(1, 40)]  # longer text is no number or date
-    if text.empty:
-        return grid, none
-    numbers, formats = _numbers(text)
-    found = pd.concat([numbers, _dates(text)])
-    if found.empty:
-        return grid, none
     cells = np.empty((len(grid), len(grid[0])), dtype=object)  # the grid's rows are of one width
     cells[:] = grid
-    cells[found.index.get_level_values(0), found.index.get_level_values(1)] = found.to_numpy(dtype=object)
-    formats = formats[formats.notna()]
-    names = list(dict.fromkeys(formats.tolist()))
-    codes = formats.map({name: i for i, name in enumerate(names)}).to_numpy(dtype=np.int64)
-    where = formats.index
-    own = NumberFormats(where.get_level_values(0).to_numpy(np.int64), where.get_level_values(1).to_numpy(np.int64), codes, names)
+    flat = cells.ravel()
+    maybe = [i for i, v in enumerate(flat.tolist()) if v[:1] in STARTS and len(v) <= LONGEST]
+    if not maybe:
+        return grid, none
+    texts = flat[maybe].tolist()
+    # each distinct text parsed once (a month's amounts and dates repeat)
+    distinct = pd.unique(pd.Series(texts, dtype=object))
+    parsed_once = [_number(m) if m is not None else None for m in map(NUMBER_TEXT.fullmatch, distinct.tolist())]
+    which = pd.Index(distinct).get_indexer(texts)
+    parsed = [(i, parsed_once[k]) for i, k in zip(maybe, which.tolist(), strict=True) if parsed_once[k] is not None]
+    at = np.array([i for i, _ in parsed], dtype=np.int64)
+    if len(at):
+        flat[at] = pd.Series([p[0] for _, p in parsed], dtype=object).astype(float).to_numpy(dtype=object)
+    dated = [i for i, v in zip(maybe, texts, strict=True) if len(v) == 10 and v[4:5] == "-" and v[7:8] == "-"]
+    if dated:
+        text = pd.Series(flat[dated], dtype=object)
+        days = pd.to_datetime(text.where(text.str.fullmatch(ISO_DATE)), format="%Y-%m-%d", errors="coerce")
+        good = (days.notna() & (days.dt.year >= 1900)).to_numpy()
+        if good.any():
+            flat[np.array(dated)[good]] = np.array([dt.date(d.year, d.month, d.day) for d in days[good]], dtype=object)
+    formats = [(i, p[1]) for i, p in parsed if p[1] is not None]
+    names = list(dict.fromkeys(f for _, f in formats))
+    index = {name: k for k, name in enumerate(names)}
+    where = np.array([i for i, _ in formats], dtype=np.int64)
+    width = cells.shape[1]
+    own = NumberFormats(where // width, where % width, np.array([index[f] for _, f in formats], dtype=np.int64), names)
     return cells.tolist(), own
