@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 from xml.etree import ElementTree
 
+import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
@@ -26,7 +27,7 @@ from batch.cli import main
 from batch.pipeline import process
 from batch.programs.transfers.sheet import TRANSFERS
 from batch.workbook import looks
-from batch.workbook.csvcells import as_excel_reads
+from batch.workbook.csvcells import FORMATS, excel_values, judged_alike
 from batch.workbook.writing import write
 
 pytestmark = pytest.mark.xdist_group("layout")  # the samples' run and their renders, made once
@@ -135,6 +136,7 @@ CSV_CASES = [
     ("007", None, None),  # Excel would show 7
     ("-0", None, None),  # Excel would show 0
     ("1e5", None, None),  # Excel would show 100000
+    ("1٢٣", None, None),  # Arabic-Indic digits: not Excel's number
     ("1,250,000", 1250000.0, "#,##0"),
     ("1,250,000.00", 1250000.0, "#,##0.00"),
     ("-1,000", -1000.0, "#,##0"),
@@ -162,15 +164,48 @@ CSV_CASES = [
 
 @pytest.mark.parametrize(("text", "value", "shown"), CSV_CASES)
 def test_a_csv_value_as_excel_reads_it(text, value, shown):
-    grid, formats = as_excel_reads([["x", text]])
-    got = grid[0][1]
+    values, formats = excel_values(np.array([text], dtype=object))
+    got = values[0]
     if value is None:
         assert got == text and isinstance(got, str)
     else:
         assert got == value and type(got) is type(value)
-        own = dict(zip(zip(formats.rows.tolist(), formats.cols.tolist(), strict=True), formats.codes.tolist(), strict=True))
-        expected = None if shown in ("General", "yyyy-mm-dd") else shown
-        assert (formats.names[own[(0, 1)]] if (0, 1) in own else None) == expected
+        expected = -1 if shown in ("General", "yyyy-mm-dd") else FORMATS.index(shown)
+        assert formats[0] == expected
+
+
+# a CSV's text in a column of a kind -> written as Excel reads it (True) or left as text, so that the
+# returned workbook dropped back in is read exactly as the CSV was
+KIND_CASES = [
+    (None, "150%", True),  # a column no program reads: as Excel reads it
+    ("percent", "35%", True),  # 0.35, read as the text 35% is
+    ("percent", "100%", True),  # 1.0: not above 1, read as a fraction
+    ("percent", "150%", False),  # as text 150%, out of range; the number 1.5 would be taken for 1.5%
+    ("percent", "0.35", True),
+    ("percent", "35", False),  # read as 35% (PERCENT_SCALED): a figure taken for another stays text
+    ("percent", "12.50%", True),
+    ("money", "1,250,000.00", True),
+    ("money", "$1,000", True),
+    ("money", "-3.25", True),
+    ("money", "96.125", False),  # ambiguous as text (BAD_TYPE); a number would never be questioned
+    ("money", "35%", False),  # BAD_TYPE as text; never $0.35
+    ("integer", "1,000", True),
+    ("integer", "6000%", False),  # BAD_TYPE as text; never 60
+    ("number", "1.5", True),
+    ("text", "1001", True),  # the number reads back as the text 1001
+    ("text", "1,001", False),  # would read back 1001
+    ("text", "0.00001", False),  # would read back 1e-05
+    ("date", "2016-03-31", True),
+    ("code", "1", False),  # codes and yes/no answers are read as text only
+    ("yesno", "1", False),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "written"), KIND_CASES)
+def test_a_csv_value_is_written_as_excel_reads_it_only_where_it_is_read_alike(kind, text, written):
+    texts = np.array([text], dtype=object)
+    values, _ = excel_values(texts)
+    assert judged_alike(kind, texts, values).tolist() == [written]
 
 
 # the columns of a Transfers sheet, and one of the analyst's own
@@ -208,6 +243,36 @@ def test_a_workbook_written_anew_from_a_csv_shows_its_numbers_as_written(tmp_pat
     # dropped back in, the returned workbook is judged as the CSV was
     again = process(out, as_of=AS_OF)
     assert again.intake[0].status.tolist() == first.intake[0].status.tolist() == ["OK", "Flagged"]
+    assert again.findings["Message"].tolist() == first.findings["Message"].tolist()
+
+
+BEIP_HEADERS = (
+    "Grant ID,Business Name,Agreement Date,Grant Form,Withholdings Percentage,Annual Withholdings ($),Grant Term (years),New Employees"
+)
+HOSTILE_BEIP = [
+    # (row, the cells after the ID, the error the CSV's text gets: the returned workbook must get it too)
+    ("B-1,Acme LLC,2006-03-01,Tax Credit,150%,3600000,10,450", "OUT_OF_RANGE"),  # 150%, never 1.5%
+    ("B-2,Beta LLC,2006-03-01,Tax Credit,0.5,96.125,10,450", "BAD_TYPE"),  # ambiguous: 96.125 or 96,125
+    ('B-3,Gamma LLC,2006-03-01,Tax Credit,0.5,35%,"1,000%",450', "BAD_TYPE"),  # a percent in money and years
+    ("B-4,Delta LLC,2006-03-01,Tax Credit,0.5,1\u0662\u0663,10,450", "BAD_TYPE"),  # digits that are not ASCII
+    ('B-5,Echo LLC,2006-03-01,Tax Credit,35%,"$3,600,000.00","10","1,000"', None),
+]
+
+
+def test_a_csv_dropped_back_as_its_returned_workbook_is_judged_as_it_was(tmp_path):
+    src = tmp_path / "BEIP.csv"
+    src.write_text("\n".join([BEIP_HEADERS, *(r for r, _ in HOSTILE_BEIP)]) + "\n", encoding="utf-8")
+    first = process(src, as_of=AS_OF)
+    errors = first.findings[first.findings["Severity"] == "error"]
+    for (row, code), record in zip(HOSTILE_BEIP, ("B-1", "B-2", "B-3", "B-4", "B-5"), strict=True):
+        assert (code in errors[errors["Record ID"] == record]["Code"].tolist()) if code else record not in errors["Record ID"].tolist(), row
+    out = write(first, tmp_path / "out" / "BEIP.csv.annotated.xlsx")
+    ws = openpyxl.load_workbook(out)["BEIP"]
+    # written as Excel reads them where read alike: B-5's figures; the hostile texts stay text
+    assert [ws[f"{c}6"].value for c in "EFGH"] == [0.35, 3600000, 10, 1000]
+    assert [ws["E2"].value, ws["F3"].value, ws["F4"].value, ws["G4"].value] == ["150%", "96.125", "35%", "1,000%"]
+    again = process(out, as_of=AS_OF)
+    assert again.intake[0].status.tolist() == first.intake[0].status.tolist()
     assert again.findings["Message"].tolist() == first.findings["Message"].tolist()
 
 

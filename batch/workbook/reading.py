@@ -20,7 +20,7 @@ import pandas as pd
 import python_calamine
 from defusedxml import ElementTree
 
-from batch.workbook import cells, csvcells, readcopy, reasons
+from batch.workbook import cells, readcopy, reasons
 from batch.workbook.opc import read_only
 from batch.workbook.opened import Opened, opening
 from batch.workbook.package import Macro, macros
@@ -119,8 +119,7 @@ class IntakeSheet:
     dropped: list[int] = field(default_factory=list)  # grid columns of a returned workbook's tool columns (left out)
     review_cols: dict[str, int] = field(default_factory=dict)  # a returned workbook's reviewer columns: header -> grid column
     reviews: pd.DataFrame | None = None  # per row: the reviewer's entries (REVIEW_COLUMNS), as text
-    # a CSV's: the number formats that show its numbers as the file wrote them (batch.workbook.csvcells)
-    number_formats: csvcells.NumberFormats | None = None
+    from_text: bool = False  # a CSV's: every cell is text (written anew as Excel reads it, batch.workbook.csvcells)
 
     @property
     def results_at(self) -> int:
@@ -728,10 +727,8 @@ def _column_number(letters: bytes) -> int:
     return n
 
 
-def _csv_grid(raw: bytes) -> tuple[list[list], csvcells.NumberFormats]:
-    """A CSV file's bytes as a grid of cells (UTF-8, with or without BOM, else Windows-1252): text,
-    and numbers and dates as Excel reads them where it shows them as written, with the number
-    formats that show them so (batch.workbook.csvcells)."""
+def _csv_grid(raw: bytes) -> list[list]:
+    """A CSV file's bytes as a grid of text cells (UTF-8, with or without BOM, else Windows-1252)."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -742,7 +739,7 @@ def _csv_grid(raw: bytes) -> tuple[list[list], csvcells.NumberFormats]:
         dialect = csv.excel
     rows = list(csv.reader(io.StringIO(text, newline=""), dialect))
     width = max((len(r) for r in rows), default=0)
-    return csvcells.as_excel_reads([r + [""] * (width - len(r)) for r in rows])
+    return [r + [""] * (width - len(r)) for r in rows]
 
 
 # what calamine refuses in a sheet's cells that a reading copy makes readable (see batch.workbook.readcopy)
@@ -750,14 +747,13 @@ CELLS_REFUSED = ("Unsupported cell error value", "list index out of range")
 
 
 def _grids(opened: Opened, kind: str, name: str, reading: Path | None = None, scratch: Path | None = None):
-    """(sheet name, grid, cell notes, a CSV's number formats) of every sheet, after the file passed inspection as `kind`.
+    """(sheet name, grid, cell notes) of every sheet, after the file passed inspection as `kind`.
     `reading`: the package calamine opens (a reading copy, see batch.workbook.readcopy), else the
     opened file's path; the cell scans read the opened file. `name`: the file's name, as the user knows it. A sheet whose cells
     calamine refuses (an error value it does not know, an empty value element) is read again from
     a reading copy whose cells are made readable (made beside `scratch`)."""
     if kind == "csv":
-        grid, formats = _csv_grid(opened.data())
-        yield csv_sheet_name(Path(name).stem), grid, None, formats
+        yield csv_sheet_name(Path(name).stem), _csv_grid(opened.data()), None
         return
     path = opened.path
     book = _open(path, name, reading, opened)
@@ -781,7 +777,7 @@ def _grids(opened: Opened, kind: str, name: str, reading: Path | None = None, sc
             for (r, c), text in note.errors.items():
                 if r < len(grid) and c < len(grid[r]):
                     grid[r][c] = ExcelError(text)
-        yield sheet, grid, note, None
+        yield sheet, grid, note
 
 
 def _open(path: Path, name: str, reading: Path | None, opened: Opened | None = None):
@@ -840,7 +836,7 @@ def _read(opened: Opened, specs: dict[str, SheetSpec], limits: Limits, scratch: 
     marked = markers(opened) if kind == "zip" else Markers()
     wb = Workbook(path, kind=kind, macros=has_macros(opened) if kind == "zip" else [], name=shown or path.name)
     copy = _reading_copy(wb, opened, scratch) if kind == "zip" else None
-    for name, grid, note, formats in _grids(opened, kind, wb.name, copy, scratch):
+    for name, grid, note in _grids(opened, kind, wb.name, copy, scratch):
         if name.casefold() in marked.sheets:
             wb.skipped.append(name)
             continue
@@ -860,7 +856,7 @@ def _read(opened: Opened, specs: dict[str, SheetSpec], limits: Limits, scratch: 
                 note.merged if note else (),
             )
             sheet.routed = facts
-            sheet.number_formats = formats
+            sheet.from_text = kind == "csv"
             if note:
                 sheet.uncalculated = dict(note.uncalculated)
             wb.sheets.append(sheet)

@@ -22,9 +22,8 @@ import xlsxwriter
 
 from batch import __version__
 from batch.pipeline import Result, SheetResult
-from batch.workbook import cells, sheetxml
+from batch.workbook import cells, csvcells, sheetxml
 from batch.workbook.commentsxml import note
-from batch.workbook.csvcells import NumberFormats
 from batch.workbook.inplace import write_in_place
 from batch.workbook.looks import (
     COMPUTED_BG,
@@ -121,26 +120,32 @@ def _grid_cells(frame: pd.DataFrame, numbers: np.ndarray, letters: list[str], st
     return out
 
 
-def _shown_styles(fmts: Formats, own: NumberFormats) -> np.ndarray:
-    """The ` s="N"` of a CSV's number shown in a format of its own: by the format's index and the
-    cell's LEVELS index (a finding's fill), or, in the last column, the header's look."""
-    table = np.empty((len(own.names), len(LEVELS) + 1), dtype=object)
-    for i, f in enumerate(own.names):
+def _shown_styles(fmts: Formats) -> np.ndarray:
+    """The ` s="N"` of a CSV's number shown in a format of its own (csvcells.FORMATS): by the
+    format's index and the cell's LEVELS index (a finding's fill), or, in the last column, the
+    header's look."""
+    table = np.empty((len(csvcells.FORMATS), len(LEVELS) + 1), dtype=object)
+    for i, f in enumerate(csvcells.FORMATS):
         table[i, : len(LEVELS)] = [style(fmts.get(f, FILL.get(level))) for level in LEVELS]
         table[i, -1] = style(fmts.get(f, None, HEADER_BG))
     return table
 
 
-def _own_formats(plain: np.ndarray, codes: np.ndarray, levels: np.ndarray, shown: np.ndarray) -> np.ndarray:
-    """`plain` with each number of a CSV's that Excel shows in a format of its own (`codes`, -1
-    for none) given that format with its finding's fill (`levels`, -1 for the header's look):
-    `1,250,000` stays `1,250,000`."""
-    at = np.flatnonzero(codes >= 0)
-    if not len(at):
-        return plain
-    out = plain.copy()
-    out[at] = shown[codes[at], levels[at]]
-    return out
+def _as_excel_reads(values: np.ndarray, kind: str | None, plain: np.ndarray, levels: np.ndarray, shown: np.ndarray):
+    """A CSV's cells as Excel reads them where the cell shows the same characters and the column's
+    reader reads the same (batch.workbook.csvcells), and `plain` with each number that Excel shows
+    in a format of its own given that format with its finding's fill (`levels`, -1 for the
+    header's look): `1,250,000` stays `1,250,000`."""
+    converted, formats = csvcells.excel_values(values)
+    ok = csvcells.judged_alike(kind, values, converted)
+    if not ok.any():
+        return values, plain
+    values = np.where(ok, converted, values)
+    at = np.flatnonzero(ok & (formats >= 0))
+    if len(at):
+        plain = plain.copy()
+        plain[at] = shown[formats[at], levels[at]]
+    return values, plain
 
 
 def _write_intake(wb, fmts: Formats, res: SheetResult):
@@ -187,19 +192,15 @@ def _top_rows(fmts: Formats, sheet, letters: list[str], at: int, widths: list[fl
     plain, header = _styles(fmts, None), _styles(fmts, None, header=HEADER_BG)
     styles = {key: np.array([plain[key]] * h + [header[key]], dtype=object) for key in STYLE_KEYS}
     flagged = np.arange(h + 1) == h  # a blank header cell keeps the header's look
-    own = sheet.number_formats
-    if own is not None and own.names:  # a CSV's number above or in the header row, shown as written
-        shown = _shown_styles(fmts, own)
-        levels = np.where(flagged, -1, 0)
-        columns = [
-            cells.input_cells(
-                frame.iloc[:, c].to_numpy(dtype=object),
-                letters[c] + numbers,
-                {**styles, "plain": _own_formats(styles["plain"], own.at(c, np.arange(h + 1)), levels, shown)},
-                flagged,
-            )
-            for c in range(min(frame.shape[1], EXCEL_COLUMNS))
-        ]
+    if sheet.from_text and h:  # a CSV's lines above the header row, as Excel reads them
+        shown = _shown_styles(fmts)
+        levels = np.zeros(h + 1, dtype=np.int64)
+        columns = []
+        for c in range(min(frame.shape[1], EXCEL_COLUMNS)):
+            values = frame.iloc[:, c].to_numpy(dtype=object)
+            above, plain = _as_excel_reads(values[:h], None, styles["plain"][:h], levels[:h], shown)
+            look = {**styles, "plain": np.concatenate([plain, styles["plain"][h:]])}
+            columns.append(cells.input_cells(np.concatenate([above, values[h:]]), letters[c] + numbers, look, flagged))
     else:
         columns = _grid_cells(frame, numbers, letters, styles, flagged)
     if not sheet.no_room:
@@ -227,7 +228,7 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list):
     # each kind once, in the order of the columns (a set's order would change from run to run, and the styles' order with it)
     # a CSV's numbers are shown as the file wrote them (their own formats, or General), never in
     # their column's format: 1250000 in a money column is not shown 1,250,000.00
-    shows = in_kinds if sheet.number_formats is None else [None] * len(in_kinds)
+    shows = [None] * len(in_kinds) if sheet.from_text else in_kinds
     tables = {kind: {sev: _styles(fmts, kind, sev) for sev in (None, *FILL)} for kind in dict.fromkeys(shows)}
     severity = np.zeros((n, max(k, 1)), dtype=np.int8)  # LEVELS index per cell (int8: a sheet of 100,000 x 44 takes 4 MB)
     for pos, cols in notes.items():
@@ -250,15 +251,13 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list):
 
     widths = [_width(h, in_kinds[j]) for j, h in enumerate(sheet.headers[:k])]
     top = _top_rows(fmts, sheet, letters, at, widths)  # now: the styles are fixed when the workbook closes
-    own = sheet.number_formats
-    shown = _shown_styles(fmts, own) if own is not None and own.names else None
+    shown = _shown_styles(fmts) if sheet.from_text else None
 
     def rows():
         yield top
         for start in range(0, n, sheetxml.CHUNK_ROWS):
             stop = min(n, start + sheetxml.CHUNK_ROWS)
-            rows = sheet.excel_rows[start:stop]
-            numbers = rows.astype(str).astype(object)
+            numbers = sheet.excel_rows[start:stop].astype(str).astype(object)
             columns = []
             for c in active:
                 sev = severity[start:stop, c]
@@ -266,7 +265,8 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list):
                 styles = _per_row(tables[shows[c]], sev) if flagged.any() else plain_styles(shows[c], stop - start)
                 values = sheet.cells.iloc[start:stop, c].to_numpy(dtype=object)  # a view: no copy of the sheet
                 if shown is not None:
-                    styles = {**styles, "plain": _own_formats(styles["plain"], own.at(sheet.kept[c], rows - 1), sev, shown)}
+                    values, plain = _as_excel_reads(values, in_kinds[c], styles["plain"], sev, shown)
+                    styles = {**styles, "plain": plain}
                 columns.append(cells.input_cells(values, letters[c] + numbers, styles, flagged))
             columns += tool_cells(res, tool, tool_looks, start, stop, letters)
             yield sheetxml.rows_xml(numbers, columns)
