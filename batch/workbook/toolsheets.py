@@ -18,15 +18,16 @@ import numpy as np
 import pandas as pd
 
 from batch import __version__
-from batch.pipeline import Result, SheetResult
+from batch.pipeline import FLAGGED_ERRORS, FLAGGED_WARNINGS, Result, SheetResult
 from batch.programs._kit.calculation import SummaryTable, crosstab
 from batch.programs._kit.findings import FINDINGS_COLUMNS
+from batch.reviews import APPROVED, DECISION
 from batch.workbook import cells, sheetxml
 from batch.workbook.looks import HEADER_BG, LINE_HEIGHT, MONEY, PERCENT, Formats, line_counts, lines, print_setup, style
 from batch.workbook.reading import RUN_TITLE, SUMMARY_TITLE, OtherSheet, quoted_sheet, sheet_marker, tool_sheet_name
 from batch.workbook.rulebook import write_rules_sheet
 from batch.workbook.toolcolumns import layout, tool_headers
-from batch.workbook.xlsxwriter_private import define_hidden_name
+from batch.workbook.xlsxwriter_private import define_hidden_name, value_labels_only
 
 FINDINGS_SHEET_COLUMNS = [*FINDINGS_COLUMNS, "Cell", "Waived"]
 
@@ -188,9 +189,10 @@ def table_widths(
     return widths
 
 
-def write_table(ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, float] | None = None) -> int:
-    """A title, a header row (as tall as its wrapped headers need in `widths`) and the rows; returns
-    the row after the blank row that follows the table."""
+def write_table(ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, float] | None = None, wrapped: tuple = ()) -> int:
+    """A title, a header row (as tall as its wrapped headers need in `widths`) and the rows, each as
+    tall as the text of its `wrapped` columns needs in `widths`; returns the row after the blank row
+    that follows the table."""
     ws.write_string(r, 0, t.title, fmts.get(title=True))
     r += 1
     for j, (h, dtype) in enumerate(zip(t.table.columns, t.table.dtypes, strict=True)):
@@ -199,33 +201,92 @@ def write_table(ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, fl
     if widths:
         ws.set_row(r, LINE_HEIGHT * max(lines(h, widths.get(j, 8.43)) for j, h in enumerate(t.table.columns)))
     num = [{"money": MONEY, "percent": PERCENT}.get(t.formats.get(str(h))) for h in t.table.columns]
+    tall = [j for j, h in enumerate(t.table.columns) if str(h) in wrapped] if widths else []
     for row in t.table.to_numpy(dtype=object):
         r += 1
+        n = max((lines(shown(row[j], False), widths.get(j, 8.43)) for j in tall), default=1)
+        if n > 1:
+            ws.set_row(r, LINE_HEIGHT * n)
         for j, v in enumerate(row):
+            top = bool(tall)  # beside wrapped text every cell at the top of its row
             if isinstance(v, str):
-                ws.write_string(r, j, v)
+                ws.write_string(r, j, v, fmts.get(wrap=True) if j in tall else fmts.get(top=top))
             elif v is not None and not pd.isna(v):
-                ws.write_number(r, j, float(v) / 100 if num[j] == MONEY else float(v), fmts.get(num[j]))
+                ws.write_number(r, j, float(v) / 100 if num[j] == MONEY else float(v), fmts.get(num[j], top=top))
     return r + 2
 
 
-def awards_by_program(result: Result) -> SummaryTable:
-    """Rows and award dollars of each sheet, for the chart."""
+CLEAN, OPEN = "clean", "with open errors"  # the two parts of each award total
+
+
+def awards_by_program(result: Result, kind: str = "award") -> SummaryTable:
+    """Rows by status (Flagged in two: with errors, with warnings only) and the total of each
+    sheet with rows whose program adds up `kind` (awards, or credit transferred), in two: "clean"
+    (OK rows and rows with warnings only) and "with open errors" (rows with an error not waived)."""
     rows = []
+    label = kind[:1].upper() + kind[1:]
     for res in result.intake:
-        m = res.program
         counts = res.counts
+        if res.program.award_kind != kind or not counts["rows"]:
+            continue
+        award = _award_cents(res)
+        errors = res.open_errors
         rows.append(
             {
                 "Sheet": res.sheet.name,
-                "Program": m.schema.program,
+                "Program": res.program.schema.program,
                 "Rows": counts["rows"],
-                **{s: counts[s] for s in ("OK", "Flagged", "Ineligible", "Invalid")},
-                "Award ($)": int(_award_cents(res).sum()),
+                "OK": counts["OK"],
+                FLAGGED_ERRORS: counts[FLAGGED_ERRORS],
+                FLAGGED_WARNINGS: counts[FLAGGED_WARNINGS],
+                "Ineligible": counts["Ineligible"],
+                "Invalid": counts["Invalid"],
+                f"{label} {CLEAN} ($)": int(award[~errors].sum()),
+                f"{label} {OPEN} ($)": int(award[errors].sum()),
             }
         )
-    table = pd.DataFrame(rows, columns=["Sheet", "Program", "Rows", "OK", "Flagged", "Ineligible", "Invalid", "Award ($)"])
-    return SummaryTable("Rows by status and award by program (award excludes Invalid and Ineligible rows)", table, {"Award ($)": "money"})
+    money = [f"{label} {CLEAN} ($)", f"{label} {OPEN} ($)"]
+    columns = ["Sheet", "Program", "Rows", "OK", FLAGGED_ERRORS, FLAGGED_WARNINGS, "Ineligible", "Invalid", *money]
+    title = f"Rows by status and {kind} by program ({kind} excludes Invalid and Ineligible rows; {CLEAN}: OK and warnings only)"
+    return SummaryTable(title, pd.DataFrame(rows, columns=columns), dict.fromkeys(money, "money"))
+
+
+def review_counts(res: SheetResult) -> dict[str, int]:
+    """The reviewer's work on a sheet, in rows: approved, waived (a warning waived), withdrawn,
+    stale (a decision not applied because the row's inputs changed), and still to review (Flagged
+    rows neither approved nor withdrawn), read from the sheet's result (its findings and decisions)."""
+    f = res.findings
+    at_row = (f["pos"] >= 0).to_numpy()
+    n = len(res.status)
+
+    def rows_with(mask) -> np.ndarray:
+        out = np.zeros(n, dtype=bool)
+        out[f.loc[at_row & np.asarray(mask, dtype=bool), "pos"].to_numpy(dtype=np.int64)] = True
+        return out
+
+    stale = rows_with(f["Code"].eq("REVIEW_DECISION_STALE"))
+    waived = rows_with(f["Waived"].fillna("").astype(str).ne("")) if "Waived" in f else np.zeros(n, dtype=bool)
+    withdrawn = res.withdrawn if res.withdrawn is not None else np.zeros(n, dtype=bool)
+    approved = np.zeros(n, dtype=bool)
+    reviews = res.sheet.reviews
+    if reviews is not None and len(reviews) == n:
+        approved = reviews[DECISION].fillna("").astype(str).str.match(APPROVED).to_numpy(dtype=bool) & ~stale
+    flagged = (res.status == "Flagged").to_numpy()
+    return {
+        "Approved": int(approved.sum()),
+        "Waived": int(waived.sum()),
+        "Withdrawn": int(withdrawn.sum()),
+        "Stale": int(stale.sum()),
+        "Still to review": int((flagged & ~approved & ~withdrawn).sum()),
+    }
+
+
+def reviews_by_sheet(result: Result) -> SummaryTable:
+    """One line per sheet with rows: its rows approved, waived, withdrawn, stale, still to review."""
+    rows = [{"Sheet": res.sheet.name, **review_counts(res)} for res in result.intake if res.counts["rows"]]
+    columns = ["Sheet", "Approved", "Waived", "Withdrawn", "Stale", "Still to review"]
+    title = "Reviewer decisions by sheet, in rows (still to review: Flagged, neither approved nor withdrawn)"
+    return SummaryTable(title, pd.DataFrame(rows, columns=columns))
 
 
 STATUS_COLUMNS = ["OK", "Flagged", "Ineligible", "Invalid"]
@@ -285,49 +346,75 @@ def findings_by_code(findings: pd.DataFrame) -> SummaryTable | None:
     return SummaryTable("Findings by code (most frequent first)", table)
 
 
-def _awards_chart(wb, name: str, totals: SummaryTable, first_row: int):
-    """Awards by program as horizontal bars (the labels stay level), sized to the programs; and
-    the rows it covers."""
+def _awards_chart(wb, name: str, totals: SummaryTable, first_row: int, kind: str):
+    """The totals of a table of `awards_by_program` as horizontal bars (the labels stay level), the
+    clean part and the part with open errors side by side, each labelled with its value alone (a
+    part of $0 unlabelled); sized to the programs. Returns the chart and the rows it covers."""
     n = len(totals.table)
     chart = wb.add_chart({"type": "bar"})
-    award = len(totals.table.columns) - 1
-    chart.add_series(
-        {
-            "name": "Award ($)",
-            "categories": [name, first_row, 1, first_row + n - 1, 1],
-            "values": [name, first_row, award, first_row + n - 1, award],
-            "data_labels": {"value": True, "num_format": "$#,##0"},
-        }
-    )
-    chart.set_title({"name": "Awards by program"})
-    chart.set_legend({"none": True})
-    chart.set_x_axis({"num_format": '$#,##0.0,,"M"'})  # in millions: short labels that stay level
+    last = len(totals.table.columns) - 1
+    for j, colour in ((last - 1, "#4472C4"), (last, "#C00000")):
+        chart.add_series(
+            {
+                "name": [name, first_row - 1, j],
+                "categories": [name, first_row, 1, first_row + n - 1, 1],
+                "values": [name, first_row, j, first_row + n - 1, j],
+                "data_labels": {"value": True, "num_format": "$#,##0;-$#,##0;;", "position": "outside_end"},  # no label for 0
+                "fill": {"color": colour},
+                "gap": 50,
+            }
+        )
+    value_labels_only(chart)
+    title = "Awards by program" if kind == "award" else f"{kind[:1].upper() + kind[1:]} by program"
+    chart.set_title({"name": title, "name_font": {"size": 12}})
+    chart.set_legend({"position": "bottom"})
+    chart.set_x_axis({"num_format": '$#,##0.0,,"M"', "min": 0})  # from 0, in millions: short labels that stay level
     chart.set_y_axis({"reverse": True})  # the programs in the table's order, top down
-    height = 110 + 40 * n
-    chart.set_size({"width": 760, "height": height})
+    height = 140 + 56 * n
+    chart.set_size({"width": 900, "height": height})
     return chart, -(-height // 20) + 1  # rows of the default 20 pixels, and one to spare
 
 
 def _write_summary(wb, fmts: Formats, result: Result, name: str) -> None:
-    """The first table, the awards chart below it, then every other table below the chart, so the
-    chart never covers a table; columns as wide as the tables need."""
+    """The totals of the sheets with rows (awards, and credit transferred, apart), one line for each
+    sheet without rows, the reviewer's work per sheet, a chart below each totals table, then every
+    other table of the sheets with rows below the charts, so a chart never covers a table; columns as
+    wide as the tables need."""
     ws = wb.add_worksheet(name)
-    print_setup(ws, None)
-    totals = awards_by_program(result)
+    print_setup(ws, 0)  # the title on every page
+    kinds = list(dict.fromkeys(res.program.award_kind for res in result.intake if res.counts["rows"]))
+    totals = {kind: awards_by_program(result, kind) for kind in kinds}
+    reviews = reviews_by_sheet(result)
     tables = []
     for res in result.intake:
+        if not res.counts["rows"]:
+            continue
         month = by_month(res)
         tables += [SummaryTable(f"{res.sheet.name}: {t.title}", t.table, t.formats) for t in res.summary]
         tables += [month] if month else []
     codes = findings_by_code(result.findings)
     tables += [codes] if codes is not None else []
-    widths = table_widths([totals, *tables], first=36)
+    widths = table_widths([*totals.values(), reviews, *tables], first=24)
     for j, w in widths.items():
         ws.set_column(j, j, w)
     ws.write_string(0, 0, f"{SUMMARY_TITLE} {result.path.name}", fmts.get(title=True))
-    r = write_table(ws, fmts, 2, totals, widths)
-    if len(totals.table):
-        chart, rows = _awards_chart(wb, name, totals, 4)
+    r = 2
+    empty = [res for res in result.intake if not res.counts["rows"]]
+    for res in empty:  # a sheet without rows: one line
+        ws.write_string(r, 0, f"{res.sheet.name} ({res.program.schema.program}): no rows.")
+        r += 1
+    if not result.intake:
+        ws.write_string(r, 0, "No intake sheet in this workbook.")
+        r += 1
+    r += 1 if r > 2 else 0
+    charts = []
+    for kind, t in totals.items():
+        charts.append((kind, t, r + 2))  # the table's first row of values
+        r = write_table(ws, fmts, r, t, widths)
+    if len(reviews.table):
+        r = write_table(ws, fmts, r, reviews, widths)
+    for kind, t, first in charts:
+        chart, rows = _awards_chart(wb, name, t, first, kind)
         ws.insert_chart(r, 0, chart)
         r += rows + 1
     for t in tables:
@@ -336,7 +423,7 @@ def _write_summary(wb, fmts: Formats, result: Result, name: str) -> None:
 
 def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
     ws = wb.add_worksheet(name)
-    print_setup(ws, None)
+    print_setup(ws, 0)  # the title on every page
     ws.write_string(0, 0, RUN_TITLE, fmts.get(title=True))
     lines = [
         ("Input file", result.path.name),
