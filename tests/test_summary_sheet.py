@@ -274,3 +274,18 @@ def test_the_run_report_prints_one_page_wide(report, sheet, title_rows):
     ws = openpyxl.load_workbook(report)[sheet]
     assert _page(ws) == ("landscape", 1, 0, True)
     assert ws.print_title_rows == title_rows
+
+
+def test_the_run_sheet_and_the_run_reports_files_count_flagged_in_two(tmp_path):
+    _run(_xlsx(tmp_path / "in" / "review.xlsx"), tmp_path / "out", tmp_path / "ledger.sqlite")
+    (counts,) = _table(_grid(_returned(tmp_path / "out", "review"), "Run"), "Counts per sheet")
+    # T-3 an error; T-2 and T-4 warnings only: 1 + 2 = the 3 rows Flagged
+    assert (counts["Flagged with errors"], counts["Flagged with warnings only"]) == (1, 2)
+    report = next((tmp_path / "out").glob("run-*.summary.xlsx"))
+    (files,) = _table(_grid(report, "Files"), "Files of run")
+    assert (files["Rows"], files["Flagged with errors"], files["Flagged with warnings only"]) == (5, 1, 2)
+    assert files["Line"].startswith("done  review.xlsx  5 rows: 1 OK, 3 flagged")  # the fixed line keeps its one Flagged count
+    portfolio = _table(_grid(report, "Portfolio"), "Records by program and status")
+    assert [(r["Sheet"], r["OK"], r["Flagged with errors"], r["Flagged with warnings only"], r["Invalid"]) for r in portfolio] == [
+        ("Transfers", 1, 1, 2, 1)
+    ]

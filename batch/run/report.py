@@ -242,6 +242,7 @@ def write_report(
                 "Status": o.status,
                 "Reason": o.reason or None,
                 "Rows": sum((o.info.get("rows_per_sheet") or {}).values()),
+                **{k: sum(c.get(k, 0) for c in (o.info.get("counts") or {}).values()) for k in (FLAGGED_ERRORS, FLAGGED_WARNINGS)},
                 "Errors": o.info.get("errors", 0),
                 "Warnings": o.info.get("warnings", 0),
                 "Info": o.info.get("infos", 0),
@@ -251,7 +252,10 @@ def write_report(
             }
             for o in outcomes
         ],
-        columns=["File", "Line", "Status", "Reason", "Rows", "Errors", "Warnings", "Info", "Output", "Archived As", "Seconds"],
+        columns=[
+            *("File", "Line", "Status", "Reason", "Rows", FLAGGED_ERRORS, FLAGGED_WARNINGS),
+            *("Errors", "Warnings", "Info", "Output", "Archived As", "Seconds"),
+        ],
     )
     table = SummaryTable(f"Files of run {run_id}", files)
     long = ("File", "Line", "Reason", "Output", "Archived As")  # wrapped, so that the sheet prints one page wide
