@@ -13,11 +13,16 @@ import zipfile
 from pathlib import Path
 
 import openpyxl
+import pandas as pd
 import pytest
 from click.testing import CliRunner
+from openpyxl.utils import get_column_letter
 
 from batch.cli import main
+from batch.pipeline import process
 from batch.programs.transfers.sheet import TRANSFERS
+from batch.workbook.looks import lines
+from batch.workbook.writing import write
 from validators.columns import REVIEW_COLUMNS
 
 HEADERS = [c.header for c in TRANSFERS.columns]
@@ -289,3 +294,23 @@ def test_the_run_sheet_and_the_run_reports_files_count_flagged_in_two(tmp_path):
     assert [(r["Sheet"], r["OK"], r["Flagged with errors"], r["Flagged with warnings only"], r["Invalid"]) for r in portfolio] == [
         ("Transfers", 1, 1, 2, 1)
     ]
+
+
+def test_the_run_sheets_workbook_findings_wrap_across_the_table_each_row_as_tall_as_its_message(tmp_path):
+    result = process(_xlsx(tmp_path / "in" / "m.xlsx"), as_of=dt.date(2026, 11, 30))
+    said = "m.xlsx holds macros: the returned workbook is an .xlsx without the VBA project, " + "and without any code " * 12
+    about = pd.DataFrame([{"Sheet": "", "Row": pd.NA, "Record ID": "", "Column": "", "Code": "MACROS_REMOVED"}])
+    about = about.assign(Severity="info", Message=said, Citation="", Waived="")
+    result.findings = pd.concat([result.findings, about], ignore_index=True)  # a finding about the workbook, no sheet
+    ws = openpyxl.load_workbook(write(result, tmp_path / "m.annotated.xlsx"))["Run"]
+    at = next(c.row for c in ws["A"] if c.value == "The workbook")
+    assert [ws.cell(at + 1, j).value for j in (1, 2, 3)] == ["Code", "Severity", "Message"]
+    assert (ws.cell(at + 2, 1).value, ws.cell(at + 2, 3).value) == ("MACROS_REMOVED", said)
+    merged = next(m for m in ws.merged_cells.ranges if m.min_row == at + 2)
+    assert (merged.min_col, merged.max_col) == (3, ws.max_column)  # across the columns right of Code and Severity
+    across = sum(ws.column_dimensions[get_column_letter(j)].width for j in range(3, ws.max_column + 1))
+    assert ws.cell(at + 2, 3).alignment.wrap_text
+    # 334 characters over about 127 widths: 3 lines, with a line to spare at most (the width as
+    # written holds xlsxwriter's padding of each column)
+    need = lines(said, across)
+    assert need == 3 and 15 * need <= ws.row_dimensions[at + 2].height <= 15 * (need + 1)

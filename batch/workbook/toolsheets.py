@@ -425,14 +425,14 @@ def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
     ws = wb.add_worksheet(name)
     print_setup(ws, 0)  # the title on every page
     ws.write_string(0, 0, RUN_TITLE, fmts.get(title=True))
-    lines = [
+    facts = [
         ("Input file", result.path.name),
         ("Input SHA-256", result.sha256),
         ("Run at (UTC)", result.started.strftime("%Y-%m-%d %H:%M:%S")),
         ("As-of date", result.as_of.isoformat() if result.as_of else ""),
         ("njcredits version", __version__),
     ] + [(f"Rules version: {sheet}", label) for sheet, label in result.rules_versions().items()]
-    for i, (key, value) in enumerate(lines, start=1):
+    for i, (key, value) in enumerate(facts, start=1):
         ws.write_string(i, 0, key)
         ws.write_string(i, 1, value)
     counts = []
@@ -475,15 +475,26 @@ def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
         ],
     )
     counts_table = SummaryTable("Counts per sheet", table)
-    widths = table_widths([counts_table], first=max(30, max(len(k) for k, _ in lines) + 2))
+    widths = table_widths([counts_table], first=max(30, max(len(k) for k, _ in facts) + 2))
     for j, w in widths.items():
         ws.set_column(j, j, w)
-    r = write_table(ws, fmts, len(lines) + 2, counts_table, widths)
+    r = write_table(ws, fmts, len(facts) + 2, counts_table, widths)
     # what the returned workbook could not keep of the input (FORMATTING_NOT_KEPT, MACROS_REMOVED,
     # ENCRYPTION_REMOVED, SHEET_NOT_READABLE): findings about the workbook, not a sheet
     about = result.findings[result.findings["Sheet"] == ""]
-    if len(about):
-        write_table(ws, fmts, r, SummaryTable("The workbook", about[["Code", "Severity", "Message"]].reset_index(drop=True)))
+    if len(about):  # each message wrapped across the columns right of Code and Severity, its row as tall as it needs
+        last = len(table.columns) - 1
+        across = sum(widths.get(j, 8.43) for j in range(2, last + 1))
+        ws.write_string(r, 0, "The workbook", fmts.get(title=True))
+        for j, h in enumerate(("Code", "Severity")):
+            ws.write_string(r + 1, j, h, fmts.get(header=HEADER_BG))
+        ws.merge_range(r + 1, 2, r + 1, last, "Message", fmts.get(header=HEADER_BG))
+        wrap, top = fmts.get(wrap=True), fmts.get(top=True)
+        for i, (code, severity, message) in enumerate(about[["Code", "Severity", "Message"]].itertuples(index=False), start=r + 2):
+            ws.set_row(i, LINE_HEIGHT * lines(message, across))
+            ws.write_string(i, 0, str(code), top)
+            ws.write_string(i, 1, str(severity), top)
+            ws.merge_range(i, 2, i, last, str(message), wrap)
 
 
 def tool_sheets(result: Result) -> dict[str, str]:
