@@ -74,12 +74,17 @@ class SheetResult:
     @property
     def open_errors(self) -> np.ndarray:
         """Per row: it has an error finding that is not waived (a `Flagged` row with one is red:
-        a reviewer must have the cell fixed; without one it is amber)."""
+        a reviewer must have the cell fixed; without one it is amber). Worked out once for the
+        findings it is asked of (the writers ask it for each chunk of rows)."""
         f = self.findings
+        known = self.__dict__.get("_open_errors")
+        if known is not None and known[0] is f and known[1] == len(f):
+            return known[2]
         waived = f["Waived"].fillna("").astype(str).ne("") if "Waived" in f else pd.Series(False, index=f.index)
         at = f.loc[(f["pos"] >= 0) & f["Severity"].eq("error") & ~waived, "pos"].to_numpy(dtype=np.int64)
         out = np.zeros(len(self.status), dtype=bool)
         out[at] = True
+        self.__dict__["_open_errors"] = (f, len(f), out)
         return out
 
     @property
