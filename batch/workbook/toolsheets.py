@@ -89,10 +89,10 @@ _TEXT, _LENGTH = np.frompyfunc(str, 1, 1), np.frompyfunc(len, 1, 1)  # over an a
 def _findings_widths(f: pd.DataFrame, where: pd.Series) -> list[float]:
     """Each Findings column as wide as its longest value (within bounds); the long texts wrap."""
 
-    def longest(values: pd.Series, low: float, high: float) -> float:
+    def longest(values: pd.Series, low: float, high: float, scale: float = 1.0) -> float:
         present = values.to_numpy(dtype=object)[values.notna().to_numpy()]  # its values as text, blanks left out
         n = int(_LENGTH(_TEXT(present)).max()) if len(present) else 0
-        return float(min(high, max(low, n + 2)))
+        return float(min(high, max(low, round(n * scale) + 2)))
 
     sized = {"Sheet": (12, 32), "Row": (7, 8), "Record ID": (12, 24), "Column": (14, 36), "Code": (16, 44), "Severity": (9, 9)}
     out = []
@@ -101,6 +101,8 @@ def _findings_widths(f: pd.DataFrame, where: pd.Series) -> list[float]:
             out.append(float(WRAPPED[col]))
         elif col == "Cell":
             out.append(longest(where, 14, 40))
+        elif col == "Code":  # capitals and underscores: about a fifth wider than a column's unit (a digit) each
+            out.append(longest(f[col], *sized[col], scale=1.2))
         else:
             out.append(longest(f[col], *sized[col]))
     return out
