@@ -314,3 +314,46 @@ def test_the_run_sheets_workbook_findings_wrap_across_the_table_each_row_as_tall
     # written holds xlsxwriter's padding of each column)
     need = lines(said, across)
     assert need == 3 and 15 * need <= ws.row_dimensions[at + 2].height <= 15 * (need + 1)
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_inputs"
+
+
+def _copied(dest: Path, sheets: dict[str, tuple[str, str]]) -> Path:
+    """A workbook of the given sheets' values, each from a sample workbook (name -> (file, sheet))."""
+    book = openpyxl.Workbook()
+    book.remove(book.active)
+    for name, (file, sheet) in sheets.items():
+        ws = book.create_sheet(name)
+        for row in openpyxl.load_workbook(SAMPLES / file)[sheet].iter_rows(values_only=True):
+            ws.append(row)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    book.save(dest)
+    return dest
+
+
+def test_transfers_are_totalled_and_charted_apart_from_awards(tmp_path):
+    src = _copied(
+        tmp_path / "in" / "both.xlsx",
+        {"Transfers": ("transfers-2026-11.xlsx", "Transfers"), "BEIP": ("beip-brrap-erg-2026-11.xlsx", "BEIP")},
+    )
+    result = process(src, as_of=dt.date(2026, 11, 30))
+    out = write(result, tmp_path / "both.annotated.xlsx")
+    grid = _grid(out, "Summary")
+    awards = _table(grid, "Rows by status and award by program")
+    moved = _table(grid, "Rows by status and credit transferred by program")
+    assert [r["Sheet"] for r in awards] == ["BEIP"] and [r["Sheet"] for r in moved] == ["Transfers"]
+    for row, kind in ((awards[0], "Award"), (moved[0], "Credit transferred")):
+        res = next(r for r in result.intake if r.sheet.name == row["Sheet"])
+        counted = ~res.status.isin(["Invalid", "Ineligible", ""]).to_numpy()
+        column = res.program.award_column
+        award = (res.computed[column] if column in res.computed else res.typed[column]).fillna(0).to_numpy()
+        # the two parts add up to the sheet's total of rows neither Invalid nor Ineligible, in cents
+        clean, open_ = round(row[f"{kind} clean ($)"] * 100), round(row[f"{kind} with open errors ($)"] * 100)
+        assert (clean, open_) == (int(award[counted & ~res.open_errors].sum()), int(award[counted & res.open_errors].sum()))
+        assert row["Flagged with errors"] + row["Flagged with warnings only"] == res.counts["Flagged"]
+    with zipfile.ZipFile(out) as z:
+        titles = sorted(
+            re.search(r"<a:t>([^<]*)</a:t>", z.read(n).decode()).group(1) for n in z.namelist() if n.startswith("xl/charts/chart")
+        )
+    assert titles == ["Awards by program", "Credit transferred by program"]
