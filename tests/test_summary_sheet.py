@@ -357,3 +357,4 @@ def test_transfers_are_totalled_and_charted_apart_from_awards(tmp_path):
             re.search(r"<a:t>([^<]*)</a:t>", z.read(n).decode()).group(1) for n in z.namelist() if n.startswith("xl/charts/chart")
         )
     assert titles == ["Awards by program", "Credit transferred by program"]
+    assert awards[0]["Award with open errors ($)"] > 0 and awards[0]["Award clean ($)"] > 0  # both parts there to see
