@@ -291,7 +291,7 @@ def reviews_by_sheet(result: Result) -> SummaryTable:
     return SummaryTable(title, pd.DataFrame(rows, columns=columns))
 
 
-STATUS_COLUMNS = ["OK", "Flagged", "Ineligible", "Invalid"]
+STATUS_COLUMNS = ["OK", FLAGGED_ERRORS, FLAGGED_WARNINGS, "Ineligible", "Invalid"]
 
 
 def _award_cents(res: SheetResult) -> pd.Series:
@@ -316,7 +316,10 @@ def by_month(res: SheetResult) -> SummaryTable | None:
     months, at = np.unique(month, return_inverse=True)  # in order, (no date) = -1 first
     at = at.ravel()
     order = np.concatenate([np.flatnonzero(months >= 0), np.flatnonzero(months < 0)])  # (no date) last
-    status = pd.Index(STATUS_COLUMNS).get_indexer(res.status[records])
+    shown = res.status[records].to_numpy(dtype=object)
+    flagged = shown == "Flagged"  # in two: with an error not waived, with warnings only
+    shown = np.where(flagged, np.where(res.open_errors[records], FLAGGED_ERRORS, FLAGGED_WARNINGS), shown)
+    status = pd.Index(STATUS_COLUMNS).get_indexer(shown)
     counts = np.zeros((len(months), len(STATUS_COLUMNS)), dtype=np.int64)
     known = status >= 0
     np.add.at(counts, (at[known], status[known]), 1)
