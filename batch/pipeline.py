@@ -45,6 +45,7 @@ from validators.columns import normalize_header
 from validators.schema import VALIDATION_CODES, validate
 
 STATUSES = ("OK", "Flagged", "Ineligible", "Invalid")
+FLAGGED_ERRORS, FLAGGED_WARNINGS = "Flagged with errors", "Flagged with warnings only"  # Flagged in two (counts)
 
 
 @dataclass
@@ -71,10 +72,34 @@ class SheetResult:
         return int((~self.counted).sum())
 
     @property
+    def open_errors(self) -> np.ndarray:
+        """Per row: it has an error finding that is not waived (a `Flagged` row with one is red:
+        a reviewer must have the cell fixed; without one it is amber). Worked out once for the
+        findings it is asked of (the writers ask it for each chunk of rows)."""
+        f = self.findings
+        known = self.__dict__.get("_open_errors")
+        if known is not None and known[0] is f and known[1] == len(f):
+            return known[2]
+        waived = f["Waived"].fillna("").astype(str).ne("") if "Waived" in f else pd.Series(False, index=f.index)
+        at = f.loc[(f["pos"] >= 0) & f["Severity"].eq("error") & ~waived, "pos"].to_numpy(dtype=np.int64)
+        out = np.zeros(len(self.status), dtype=bool)
+        out[at] = True
+        self.__dict__["_open_errors"] = (f, len(f), out)
+        return out
+
+    @property
     def counts(self) -> dict[str, int]:
-        """Rows (records) and rows by Status; totals rows are not counted."""
+        """Rows (records) and rows by Status; totals rows are not counted. `Flagged` also in two:
+        the rows with an error not waived, and those with warnings only."""
         c = self.status.value_counts()
-        return {"rows": int(self.counted.sum()), **{s: int(c.get(s, 0)) for s in STATUSES}}
+        flagged = (self.status == "Flagged").to_numpy()
+        errors = int((flagged & self.open_errors).sum())
+        return {
+            "rows": int(self.counted.sum()),
+            **{s: int(c.get(s, 0)) for s in STATUSES},
+            FLAGGED_ERRORS: errors,
+            FLAGGED_WARNINGS: int(flagged.sum()) - errors,
+        }
 
 
 @dataclass
@@ -143,12 +168,14 @@ class Result:
                             both[m.area_column].astype(object).to_numpy() if m.area_column else np.full(len(both), None, dtype=object)
                         ),
                         "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
+                        "open_errors": r.open_errors,  # for the run report's two Flagged counts (not kept in the ledger)
                     }
                 )
                 .assign(**_prior_fields(r), **_portfolio_fields(r))
                 .loc[r.counted]  # a totals row is no record
             )
         cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields"]
+        cols.append("open_errors")
         if not parts:
             return pd.DataFrame(columns=cols)
         found = pd.concat(parts, ignore_index=True)

@@ -82,7 +82,8 @@ def test_run_returns_the_new_programs_sheet_computed_with_its_finding_summary_an
         "Amount Requested $250,000.00 is more than the maximum award of $100,000.00; the award is $100,000.00 (C.34:1B-209.1)."
     )
     summary = _grid(returned, "Summary")
-    assert ["Demo", "Demo credit", 2, 1, 1, 0, 0, 140_000] in [r[:8] for r in summary]  # $40,000 + $100,000
+    # Rows, OK, Flagged with errors, with warnings only (AWARD_CAPPED), Ineligible, Invalid; clean $40,000 + $100,000, with open errors 0
+    assert ["Demo", "Demo credit", 2, 1, 0, 1, 0, 0, 140_000, 0] in [r[:10] for r in summary]
     assert any(r[0] == "Demo: Demo awards" for r in summary)
     rules = _grid(returned, "Rules")
     assert any(r[0] == "Demo" and r[3] == "maximum_award" and r[5] == "$100,000" and r[8] == "C.34:1B-209.1" for r in rules)

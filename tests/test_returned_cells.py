@@ -181,14 +181,14 @@ def test_summary_has_a_by_month_pivot_and_findings_by_count(samples):
     tables = _tables(g)
     month = next(v for k, v in tables.items() if "by month of Transfer Date" in k)
     head = month[0]
-    assert head[:7] == ["Month", "Rows", "OK", "Flagged", "Ineligible", "Invalid", "Award ($)"]
+    assert head[:8] == ["Month", "Rows", "OK", "Flagged with errors", "Flagged with warnings only", "Ineligible", "Invalid", "Award ($)"]
     body = month[1:]
     months = [r[0] for r in body]
     assert months == sorted(m for m in months if m != "(no date)") + [m for m in months if m == "(no date)"]
     assert all(re.fullmatch(r"\d{4}-\d{2}|\(no date\)", m) for m in months)
     # every row counted once: the months' rows add up to the sheet's rows (41, see README), each month's statuses to its rows
     assert sum(r[1] for r in body) == 43
-    assert all(r[1] == sum(r[2:6]) for r in body)
+    assert all(r[1] == sum(r[2:7]) for r in body)
     codes = tables["Findings by code (most frequent first)"]
     totals = [r[codes[0].index("Total")] for r in codes[1:]]
     assert totals == sorted(totals, reverse=True) and sum(totals) == len(calamine(samples["transfers-2026-11.xlsx"], "Findings")) - 1

@@ -150,9 +150,9 @@ def assert_reads_clean(path: Path) -> dict[str, list[tuple]]:
     return book
 
 
-def assert_wide_enough(path: Path, sheet: str, header_row: int) -> None:
-    """Each column at least as wide as its header's longest word and its text (up to where it wraps);
-    a table's title (a row of one cell) runs on over the empty cells beside it."""
+def assert_wide_enough(path: Path, sheet: str, header_row: int, wraps_at: int = 60) -> None:
+    """Each column at least as wide as its header's longest word and its text (up to where it wraps,
+    `wraps_at`); a table's title (a row of one cell) runs on over the empty cells beside it."""
     ws = openpyxl.load_workbook(path)[sheet]
     given = widths(ws)
     rows = [r for r in ws.iter_rows(min_row=header_row, values_only=True) if sum(v is not None for v in r) > 1]
@@ -161,12 +161,12 @@ def assert_wide_enough(path: Path, sheet: str, header_row: int) -> None:
             continue
         longest_word = max(len(w) for w in str(header).split())
         texts = [len(v) for row in rows[1:] if isinstance(v := row[c - 1], str)]
-        need = min(60, max([longest_word, *texts]))
+        need = min(wraps_at, max([longest_word, *texts]))
         assert given.get(c, 8.43) >= need, (sheet, header, given.get(c), need)
 
 
 def run_records(run_id: str, rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(rows).reindex(columns=[*RECORD_FIELDS, "file"])
+    return pd.DataFrame(rows).reindex(columns=[*RECORD_FIELDS, "file", "open_errors"])  # open_errors: as a run gives them
 
 
 def test_write_report_reads_clean(tmp_path):
@@ -194,9 +194,9 @@ def test_write_report_reads_clean(tmp_path):
             record("T-3", area="BEIP", year=2025),  # unchanged
             record("T-4", status="Invalid", award=None, codes="MISSING_VALUE", area=None, year=None),  # new, no award
             record("T-5", codes="SMALL_TRANSFER_ALLOWANCE_USED; CONSIDERATION_BELOW_75PCT", area=None, year=None),  # new
-            record("T-6", status="Flagged", codes="CONSIDERATION_BELOW_75PCT", area="BEIP", year=2025),
+            record("T-6", status="Flagged", codes="CONSIDERATION_BELOW_75PCT", area="BEIP", year=2025, open_errors=True),  # an error
             record("GNJ-1", sheet="GrowNJ", file=long_name, status="Flagged", award=2_500_000_00, codes="ANNUAL_CAP_APPLIED")
-            | {"area": "Urban Transit Hub", "year": 2018},
+            | {"area": "Urban Transit Hub", "year": 2018, "open_errors": False},  # a warning only
             record("BR-1", sheet="BRRAP", file="brrap.xlsx", award=900_000_000, area=None, year=2025),
         ],
     )
@@ -259,11 +259,11 @@ def test_write_report_reads_clean(tmp_path):
     assert changed["T-2"]["Change"] == "Status changed; Findings cleared" and changed["T-2"]["Findings Appeared"] is None
     assert changed["GNJ-1"]["Findings Appeared"] == "ANNUAL_CAP_APPLIED" and changed["GNJ-1"]["Previous Run"] == "RUN-1"
     assert_wide_enough(path, "Changes", 1)
-    assert_wide_enough(path, "Files", 2)
-    assert_wide_enough(path, "Portfolio", 2)
+    assert_wide_enough(path, "Files", 2, wraps_at=32)  # its long texts wrap, so that it prints one page wide
+    assert_wide_enough(path, "Portfolio", 2, wraps_at=38)
 
     portfolio = book["Portfolio"]
-    at = portfolio.index(("Records by finding code", None, None, None, None)) + 2
+    at = next(i for i, r in enumerate(portfolio) if r[0] == "Records by finding code") + 2
     by_code = [r[:3] for r in portfolio[at:] if r[0]]
     assert by_code == [
         ("Transfers", "CONSIDERATION_BELOW_75PCT", 2),
@@ -272,7 +272,12 @@ def test_write_report_reads_clean(tmp_path):
         ("Transfers", "SMALL_TRANSFER_ALLOWANCE_USED", 1),
     ]
     status_at = next(i for i, r in enumerate(portfolio) if r[0] == "Records by program and status") + 1
-    assert portfolio[status_at][:5] == ("Sheet", "OK", "Flagged", "Ineligible", "Invalid")
+    header = ("Sheet", "OK", "Flagged with errors", "Flagged with warnings only", "Ineligible", "Invalid")
+    assert portfolio[status_at][:6] == header
+    by_status = {r[0]: r[:6] for r in portfolio[status_at + 1 : status_at + 4]}
+    # Flagged in two: T-6's error is open (with errors); GNJ-1's finding is a warning (warnings only)
+    assert by_status["Transfers"] == ("Transfers", 4, 1, 0, 0, 1)  # OK: T-1, T-2, T-3, T-5; Invalid: T-4
+    assert by_status["GrowNJ"] == ("GrowNJ", 0, 0, 1, 0, 0)
     areas = {(r[0], r[1]) for r in portfolio if r[0] in ("Transfers", "BRRAP") and isinstance(r[1], str)}
     assert ("Transfers", "(not given)") in areas and ("BRRAP", "(all)") in areas
     year_blank = [r for r in portfolio if r[:2] == ("Transfers", "(not given)")]

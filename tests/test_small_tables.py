@@ -68,8 +68,9 @@ def test_crosstab_counts_each_pair():
     assert table.to_numpy().tolist() == [[1, 0, 0], [0, 1, 1], [0, 0, 1], [1, 0, 0]]
 
 
-def _sheet(dates, statuses, awards):
-    """What by_month reads of a sheet's result: the month and award columns, and each row's Status."""
+def _sheet(dates, statuses, awards, errors=None):
+    """What by_month reads of a sheet's result: the month and award columns, each row's Status, and
+    whether it has an error not waived (`errors`, none by default)."""
     program = SimpleNamespace(month_column="Transfer Date", award_column="Award")
     typed = pd.DataFrame({"Transfer Date": pd.to_datetime(pd.Series(dates, dtype=object)), "Award": pd.array(awards, dtype="Int64")})
     return SimpleNamespace(
@@ -78,35 +79,46 @@ def _sheet(dates, statuses, awards):
         computed=pd.DataFrame(index=typed.index),
         status=pd.Series(statuses),
         sheet=SimpleNamespace(name="Transfers"),
+        open_errors=np.array(errors if errors is not None else [False] * len(statuses), dtype=bool),
     )
 
 
 BY_MONTH = {
     # 2026-01 twice (OK 100 + Flagged 200 = 300 cents); 2025-12 Invalid (its 300 not counted);
     # a blank date under (no date), last; a totals row (Status "") not counted at all
+    # columns: Month, Rows, OK, Flagged with errors, Flagged with warnings only, Ineligible, Invalid, Award
     "months, a blank date and a totals row": (
         [dt.date(2026, 1, 5), dt.date(2026, 1, 20), dt.date(2025, 12, 1), None, dt.date(2026, 1, 1)],
         ["OK", "Flagged", "Invalid", "OK", ""],
         [100, 200, 300, 50, 999],
-        [["2025-12", 1, 0, 0, 0, 1, 0], ["2026-01", 2, 1, 1, 0, 0, 300], ["(no date)", 1, 1, 0, 0, 0, 50]],
+        [["2025-12", 1, 0, 0, 0, 0, 1, 0], ["2026-01", 2, 1, 0, 1, 0, 0, 300], ["(no date)", 1, 1, 0, 0, 0, 0, 50]],
     ),
     # one row, Ineligible: counted, its award not (0)
-    "one ineligible row": ([dt.date(2026, 11, 30)], ["Ineligible"], [700], [["2026-11", 1, 0, 0, 1, 0, 0]]),
+    "one ineligible row": ([dt.date(2026, 11, 30)], ["Ineligible"], [700], [["2026-11", 1, 0, 0, 0, 1, 0, 0]]),
     # December before January of the next year; a blank award counts as 0
     "across a year end": (
         [dt.date(2027, 1, 2), dt.date(2026, 12, 31)],
         ["OK", "OK"],
         [None, 2_500_000_000_00],
-        [["2026-12", 1, 1, 0, 0, 0, 2_500_000_000_00], ["2027-01", 1, 1, 0, 0, 0, 0]],
+        [["2026-12", 1, 1, 0, 0, 0, 0, 2_500_000_000_00], ["2027-01", 1, 1, 0, 0, 0, 0, 0]],
+    ),
+    # Flagged in two: one with an error (an Invalid row's error is no Flagged one), one with a warning; 100 + 200 = 300
+    "flagged with an error and with a warning": (
+        [dt.date(2026, 2, 1), dt.date(2026, 2, 2), dt.date(2026, 2, 3)],
+        ["Flagged", "Flagged", "Invalid"],
+        [100, 200, 400],
+        [["2026-02", 3, 0, 1, 1, 0, 1, 300]],
+        [True, False, True],
     ),
 }
 
 
 @pytest.mark.parametrize("case", BY_MONTH)
 def test_by_month_counts_rows_and_awards(case):
-    dates, statuses, awards, expected = BY_MONTH[case]
-    table = by_month(_sheet(dates, statuses, awards)).table
-    assert table.columns.tolist() == ["Month", "Rows", "OK", "Flagged", "Ineligible", "Invalid", "Award ($)"]
+    dates, statuses, awards, expected, *errors = BY_MONTH[case]
+    table = by_month(_sheet(dates, statuses, awards, *errors)).table
+    columns = ["Month", "Rows", "OK", "Flagged with errors", "Flagged with warnings only", "Ineligible", "Invalid", "Award ($)"]
+    assert table.columns.tolist() == columns
     assert table.to_numpy().tolist() == expected
     assert all(table[c].dtype == np.int64 for c in table.columns[1:])  # whole counts and cents
 

@@ -19,7 +19,7 @@ import python_calamine
 import xlsxwriter
 from conftest import ROOT, write_workbook
 
-from batch.pipeline import process
+from batch.pipeline import FLAGGED_ERRORS, FLAGGED_WARNINGS, process
 from batch.programs._kit.findings import FINDINGS_COLUMNS
 from batch.programs.transfers.sheet import TRANSFERS as TRANSFERS_SPEC
 from batch.workbook.cells import column_letters
@@ -373,7 +373,7 @@ def test_a_sheet_reaching_xfa_is_no_room_for_results_and_the_rest_is_computed(tm
     result = process(src, as_of=AS_OF)
     wide, beip = result.intake
     assert wide.sheet.no_room and wide.sheet.results_at == xfa + 1
-    assert wide.counts == {"rows": 43, "OK": 0, "Flagged": 0, "Ineligible": 0, "Invalid": 43}
+    assert wide.counts == {"rows": 43, "OK": 0, "Flagged": 0, "Ineligible": 0, "Invalid": 43, FLAGGED_ERRORS: 0, FLAGGED_WARNINGS: 0}
     assert wide.findings[["Code", "Severity"]].values.tolist() == [["NO_ROOM_FOR_RESULTS", "error"]]
     message = wide.findings["Message"].iloc[0]
     assert "Sheet Transfers has cells up to column XFA (column 16,381 of Excel's 16,384)" in message

@@ -17,10 +17,11 @@ import pandas as pd
 import xlsxwriter
 
 from batch import __version__
+from batch.pipeline import FLAGGED_ERRORS, FLAGGED_WARNINGS
 from batch.programs import PROGRAMS, Limit, Records
 from batch.programs._kit.calculation import SummaryTable
 from batch.run.ledger import Ledger
-from batch.workbook.looks import HEADER_BG, Formats
+from batch.workbook.looks import HEADER_BG, Formats, print_setup
 from batch.workbook.toolsheets import row_heights, table_widths, write_table
 
 CHANGE_COLUMNS = [
@@ -111,7 +112,7 @@ def changes(current: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
     return out[out["Change"] != ""].reset_index(drop=True)
 
 
-STATUSES = ["OK", "Flagged", "Ineligible", "Invalid"]
+STATUSES = ["OK", FLAGGED_ERRORS, FLAGGED_WARNINGS, "Ineligible", "Invalid"]
 
 
 def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
@@ -136,7 +137,10 @@ def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
     )
     by_area_year.columns = ["Sheet", "Area or Category", "Year", "Records", "Award ($)"]
     by_area_year["Year"] = _text(by_area_year["Year"].map(lambda y: y or None))
-    status = pd.crosstab(records["sheet"], records["status"])
+    # Flagged in two: the records with an error not waived, and those with warnings only
+    errors = records["open_errors"].fillna(False).astype(bool) if "open_errors" in records else pd.Series(False, index=records.index)
+    split = records["status"].where(records["status"] != "Flagged", errors.map({True: FLAGGED_ERRORS, False: FLAGGED_WARNINGS}))
+    status = pd.crosstab(records["sheet"], split)
     status = status.reindex(columns=[*STATUSES, *sorted(c for c in status.columns if c not in STATUSES)], fill_value=0)
     status = status.rename_axis(index="Sheet", columns=None).reset_index()
     codes = records.assign(code=records["codes"].map(lambda t: sorted(_codes(t)))).explode("code").dropna(subset=["code"])
@@ -185,6 +189,7 @@ def _write_limits(wb, fmts: Formats, counted: pd.DataFrame) -> None:
             if limit.sheet is None:
                 continue
             ws = wb.add_worksheet(limit.sheet)
+            print_setup(ws, 1)
             table = limit_table(program.records, limit, mine, load(program.rules)[limit.parameter].value)
             if table is not None:
                 _fit_columns(ws, [table])
@@ -196,18 +201,15 @@ def _write_limits(wb, fmts: Formats, counted: pd.DataFrame) -> None:
 def _fit_columns(ws, tables: list[SummaryTable], low: float = 10, high: float = 60, wrap=None, wrapped: tuple = ()) -> dict[int, float]:
     """Each column as wide as its header and its values, up to `high` (headers wrap), across the
     tables written one below the other on a sheet. The `wrapped` columns wrap their text (format
-    `wrap`) where it is longer; returns their widths by index, for the rows' heights."""
+    `wrap`) where it is longer."""
     names: dict[int, set] = {}
     for t in tables:
         for j, h in enumerate(t.table.columns):
             names.setdefault(j, set()).add(str(h))
-    out = {}
-    for j, w in table_widths(tables, low=low, high=high, whole_headers=True).items():
-        wraps = bool(names[j] & set(wrapped))
-        ws.set_column(j, j, w, wrap if wraps else None)
-        if wraps:
-            out[j] = w
-    return out
+    widths = table_widths(tables, low=low, high=high, whole_headers=True)
+    for j, w in widths.items():
+        ws.set_column(j, j, w, wrap if names[j] & set(wrapped) else None)
+    return widths
 
 
 def write_report(
@@ -240,6 +242,7 @@ def write_report(
                 "Status": o.status,
                 "Reason": o.reason or None,
                 "Rows": sum((o.info.get("rows_per_sheet") or {}).values()),
+                **{k: sum(c.get(k, 0) for c in (o.info.get("counts") or {}).values()) for k in (FLAGGED_ERRORS, FLAGGED_WARNINGS)},
                 "Errors": o.info.get("errors", 0),
                 "Warnings": o.info.get("warnings", 0),
                 "Info": o.info.get("infos", 0),
@@ -249,25 +252,34 @@ def write_report(
             }
             for o in outcomes
         ],
-        columns=["File", "Line", "Status", "Reason", "Rows", "Errors", "Warnings", "Info", "Output", "Archived As", "Seconds"],
+        columns=[
+            *("File", "Line", "Status", "Reason", "Rows", FLAGGED_ERRORS, FLAGGED_WARNINGS),
+            *("Errors", "Warnings", "Info", "Output", "Archived As", "Seconds"),
+        ],
     )
     table = SummaryTable(f"Files of run {run_id}", files)
-    wrapped = _fit_columns(ws, [table], high=90, wrap=fmts.get(wrap=True), wrapped=("Line", "Reason", "Output", "Archived As"))
-    write_table(ws, fmts, 0, table, wrapped=wrapped)
+    long = ("File", "Line", "Reason", "Output", "Archived As")  # wrapped, so that the sheet prints one page wide
+    widths = table_widths([table], low=8, high=34)
+    for j, w in widths.items():
+        ws.set_column(j, j, w)
+    write_table(ws, fmts, 0, table, widths, wrapped=long)
     ws.freeze_panes(2, 1)
+    print_setup(ws, 1)
 
     ws = wb.add_worksheet("Portfolio")
     tables = portfolio(records)
-    _fit_columns(ws, tables)
+    widths = _fit_columns(ws, tables, high=40)
     r = 0
     for t in tables:
-        r = write_table(ws, fmts, r, t)
+        r = write_table(ws, fmts, r, t, widths)
     if not tables:
         ws.write_string(0, 0, "No records in this run.")
+    print_setup(ws, None)
 
     _write_limits(wb, fmts, per_year)
 
     ws = wb.add_worksheet("Decisions")
+    print_setup(ws, 1)
     recorded = ledger.decisions(run_id)
     if len(recorded):
         table = SummaryTable(
@@ -285,13 +297,14 @@ def write_report(
                 }
             ),
         )
-        wrapped = _fit_columns(ws, [table], wrap=fmts.get(wrap=True), wrapped=("Note",))
-        write_table(ws, fmts, 0, table, wrapped=wrapped)
+        widths = _fit_columns(ws, [table], wrap=fmts.get(wrap=True), wrapped=("Note",))
+        write_table(ws, fmts, 0, table, widths, wrapped=("Note",))
         ws.freeze_panes(2, 0)
     else:
         ws.write_string(0, 0, "No reviewer decision was new or changed in this run.")
 
     ws = wb.add_worksheet("Changes")
+    print_setup(ws, 0)
     if previous.empty and ledger.runs().shape[0] <= 1:
         # the first run of a ledger has nothing to compare with: every record would be "New record"
         ws.write_string(0, 0, "No earlier run in the ledger: every record of this run is new, and later runs are compared with it.")
@@ -299,13 +312,14 @@ def write_report(
         return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions, team)
     ch = changes(records, previous)
     money = {c: "money" for c in CHANGE_COLUMNS if c.endswith("($)")}
-    wide = ("Findings Appeared", "Findings Cleared")
-    wrapped = _fit_columns(ws, [SummaryTable("", ch, money)], low=12, wrap=fmts.get(wrap=True), wrapped=wide)
+    wrapped = ("Findings Appeared", "Findings Cleared")
+    widths = _fit_columns(ws, [SummaryTable("", ch, money)], low=12, wrap=fmts.get(wrap=True), wrapped=wrapped)
     for j, h in enumerate(CHANGE_COLUMNS):
         ws.write_string(0, j, h, fmts.get(header=HEADER_BG))
-    heights = row_heights(ch, wrapped)
+    tall = [CHANGE_COLUMNS.index(c) for c in wrapped]
+    heights = row_heights(ch, {j: widths.get(j, 12) for j in tall})
     for i, (row, height) in enumerate(zip(ch.itertuples(index=False), heights.tolist(), strict=True), start=1):
-        if height:
+        if height:  # as tall as its wrapped findings
             ws.set_row(i, height)
         for j, v in enumerate(row):
             if _missing(v) or (isinstance(v, str) and not v):
@@ -313,7 +327,7 @@ def write_report(
             if CHANGE_COLUMNS[j] in money:
                 ws.write_number(i, j, float(v) / 100, fmts.get("#,##0.00"))
             else:
-                ws.write_string(i, j, str(v))
+                ws.write_string(i, j, str(v), fmts.get(wrap=True) if j in tall else None)
     if ch.empty:
         ws.write_string(1, 0, "No record changed since its latest earlier appearance in the ledger.")
     ws.freeze_panes(1, 2)
@@ -328,6 +342,7 @@ def _portfolio_changes(wb, fmts, ledger: Ledger, run_id: str, team: str, records
     from batch.run.changes import COLUMNS, portfolio_changes
 
     ws = wb.add_worksheet("Portfolio changes")
+    print_setup(ws, 1)
     try:
         found = portfolio_changes(ledger.path, run_id, (team,) if team else (), records)
     except Exception as err:  # noqa: BLE001 - the rest of the report stands; the sheet says what it could not do
@@ -343,13 +358,10 @@ def _portfolio_changes(wb, fmts, ledger: Ledger, run_id: str, team: str, records
         "touched are judged again)",
         found[COLUMNS].replace("", None),
     )
-    wrapped = _fit_columns(ws, [table], low=12, wrap=fmts.get(wrap=True), wrapped=("Findings Then", "Findings Now"))
-    write_table(ws, fmts, 0, table, wrapped=wrapped)
+    widths = _fit_columns(ws, [table], low=12, wrap=fmts.get(wrap=True), wrapped=("Findings Then", "Findings Now"))
+    write_table(ws, fmts, 0, table, widths, wrapped=("Findings Then", "Findings Now"))
     ws.freeze_panes(2, 2)
     ws.autofilter(1, 0, 1 + len(found), len(COLUMNS) - 1)
-    ws.set_landscape()  # printed one page wide, the header row on every page
-    ws.fit_to_pages(1, 0)
-    ws.repeat_rows(1)
 
 
 def rules_lines(rules_versions: dict) -> list[tuple[str, str]]:
@@ -361,6 +373,7 @@ def rules_lines(rules_versions: dict) -> list[tuple[str, str]]:
 
 def _finish_report(wb, tmp: Path, path: Path, run_id: str, started, outcomes, rules_versions: dict, team: str = "") -> Path:
     ws = wb.add_worksheet("Run")
+    print_setup(ws, None)
     count = {s: sum(o.status == s for o in outcomes) for s in ("processed", "skipped", "failed", "returned", "gone")}
     lines: list[tuple[str, str | int]] = [
         ("Run", run_id),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from batch.pipeline import SheetResult
+from batch.pipeline import FLAGGED_ERRORS, SheetResult
 from batch.reviews import CHOICES
 from batch.workbook import cells
 from batch.workbook.looks import COMPUTED_BG, MONEY, PERCENT, Formats, column_width
@@ -56,7 +56,9 @@ def layout(sheet) -> tuple[int, list[str], int, int]:
     return k, computed_headers, at, at + sheet.tool_columns - 1
 
 
-STATUS_FILLS = {"OK": "#C6EFCE", "Flagged": "#FFEB9C", "Ineligible": "#D9D9D9", "Invalid": "#FFC7CE"}
+STATUS_FILLS = {"OK": "#C6EFCE", "Flagged": "#FFEB9C", "Ineligible": "#D9D9D9", "Invalid": "#FFC7CE", FLAGGED_ERRORS: "#FFC7CE"}
+"""The fill of each Status: `Flagged` amber when only warnings remain, red (`FLAGGED_ERRORS`: the
+look of a Flagged row with an error not waived, the cell still says `Flagged`)."""
 
 
 REVIEW = "review"  # the kind of the reviewer's columns
@@ -142,7 +144,8 @@ def tool_cells(res: SheetResult, columns: list[ToolColumn], styles: dict, start:
             shown = (status != "").to_numpy()  # a totals row's Status is left blank (its Findings say TOTALS_ROW_SKIPPED)
             cell = np.full(stop - start, "", dtype=object)
             if shown.any():
-                look = status[shown].map(styles["status"]).fillna("").to_numpy(dtype=object)
+                looks = status.where(~(res.open_errors[start:stop] & (status == "Flagged").to_numpy()), FLAGGED_ERRORS)
+                look = looks[shown].map(styles["status"]).fillna("").to_numpy(dtype=object)
                 cell[shown] = cells.strings(status[shown].astype(str), refs[shown], look)
             out.append(cell)
         elif col.header == "Findings":

@@ -18,15 +18,16 @@ import numpy as np
 import pandas as pd
 
 from batch import __version__
-from batch.pipeline import Result, SheetResult
+from batch.pipeline import FLAGGED_ERRORS, FLAGGED_WARNINGS, Result, SheetResult
 from batch.programs._kit.calculation import SummaryTable, crosstab
 from batch.programs._kit.findings import FINDINGS_COLUMNS
+from batch.reviews import APPROVED, DECISION
 from batch.workbook import cells, sheetxml
 from batch.workbook.looks import HEADER_BG, LINE_HEIGHT, MONEY, PERCENT, Formats, line_counts, lines, print_setup, style
 from batch.workbook.reading import RUN_TITLE, SUMMARY_TITLE, OtherSheet, quoted_sheet, sheet_marker, tool_sheet_name
 from batch.workbook.rulebook import write_rules_sheet
 from batch.workbook.toolcolumns import layout, tool_headers
-from batch.workbook.xlsxwriter_private import define_hidden_name
+from batch.workbook.xlsxwriter_private import define_hidden_name, value_labels_only
 
 FINDINGS_SHEET_COLUMNS = [*FINDINGS_COLUMNS, "Cell", "Waived"]
 
@@ -88,10 +89,10 @@ _TEXT, _LENGTH = np.frompyfunc(str, 1, 1), np.frompyfunc(len, 1, 1)  # over an a
 def _findings_widths(f: pd.DataFrame, where: pd.Series) -> list[float]:
     """Each Findings column as wide as its longest value (within bounds); the long texts wrap."""
 
-    def longest(values: pd.Series, low: float, high: float) -> float:
+    def longest(values: pd.Series, low: float, high: float, scale: float = 1.0) -> float:
         present = values.to_numpy(dtype=object)[values.notna().to_numpy()]  # its values as text, blanks left out
         n = int(_LENGTH(_TEXT(present)).max()) if len(present) else 0
-        return float(min(high, max(low, n + 2)))
+        return float(min(high, max(low, round(n * scale) + 2)))
 
     sized = {"Sheet": (12, 32), "Row": (7, 8), "Record ID": (12, 24), "Column": (14, 36), "Code": (16, 44), "Severity": (9, 9)}
     out = []
@@ -100,6 +101,8 @@ def _findings_widths(f: pd.DataFrame, where: pd.Series) -> list[float]:
             out.append(float(WRAPPED[col]))
         elif col == "Cell":
             out.append(longest(where, 14, 40))
+        elif col == "Code":  # capitals and underscores: about a fifth wider than a column's unit (a digit) each
+            out.append(longest(f[col], *sized[col], scale=1.2))
         else:
             out.append(longest(f[col], *sized[col]))
     return out
@@ -189,21 +192,18 @@ def table_widths(
 
 
 def row_heights(table: pd.DataFrame, wrapped: dict[int, float]) -> np.ndarray:
-    """Per row of `table`: the height in points its `wrapped` columns (index -> width) need, or 0
-    where one line does (the default height)."""
+    """Per row of `table`: the height in points the text of its `wrapped` columns (index -> width)
+    needs, or 0 where one line does (the default height); every row's at once (`line_counts`)."""
     tall = np.ones(len(table), dtype=np.int64)
     for j, width in wrapped.items():
-        texts = table.iloc[:, j].map(lambda v: "" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v))
-        tall = np.maximum(tall, line_counts(texts, width))
+        tall = np.maximum(tall, line_counts(table.iloc[:, j].map(lambda v: shown(v, False)), width))
     return np.where(tall > 1, tall * LINE_HEIGHT, 0)
 
 
-def write_table(
-    ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, float] | None = None, wrapped: dict[int, float] | None = None
-) -> int:
-    """A title, a header row (as tall as its wrapped headers need in `widths`) and the rows, each
-    as tall as its text in the `wrapped` columns (index -> width) needs; returns the row after the
-    blank row that follows the table."""
+def write_table(ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, float] | None = None, wrapped: tuple = ()) -> int:
+    """A title, a header row (as tall as its wrapped headers need in `widths`) and the rows, each as
+    tall as the text of its `wrapped` columns needs in `widths`; returns the row after the blank row
+    that follows the table."""
     ws.write_string(r, 0, t.title, fmts.get(title=True))
     r += 1
     for j, (h, dtype) in enumerate(zip(t.table.columns, t.table.dtypes, strict=True)):
@@ -212,39 +212,95 @@ def write_table(
     if widths:
         ws.set_row(r, LINE_HEIGHT * max(lines(h, widths.get(j, 8.43)) for j, h in enumerate(t.table.columns)))
     num = [{"money": MONEY, "percent": PERCENT}.get(t.formats.get(str(h))) for h in t.table.columns]
-    heights = row_heights(t.table, wrapped or {})
+    tall = [j for j, h in enumerate(t.table.columns) if str(h) in wrapped] if widths else []
+    heights = row_heights(t.table, {j: widths.get(j, 8.43) for j in tall})
     for row, height in zip(t.table.to_numpy(dtype=object), heights.tolist(), strict=True):
         r += 1
         if height:
             ws.set_row(r, height)
         for j, v in enumerate(row):
+            top = bool(tall)  # beside wrapped text every cell at the top of its row
             if isinstance(v, str):
-                ws.write_string(r, j, v)
+                ws.write_string(r, j, v, fmts.get(wrap=True) if j in tall else fmts.get(top=top))
             elif v is not None and not pd.isna(v):
-                ws.write_number(r, j, float(v) / 100 if num[j] == MONEY else float(v), fmts.get(num[j]))
+                ws.write_number(r, j, float(v) / 100 if num[j] == MONEY else float(v), fmts.get(num[j], top=top))
     return r + 2
 
 
-def awards_by_program(result: Result) -> SummaryTable:
-    """Rows and award dollars of each sheet, for the chart."""
+CLEAN, OPEN = "clean", "with open errors"  # the two parts of each award total
+
+
+def awards_by_program(result: Result, kind: str = "award") -> SummaryTable:
+    """Rows by status (Flagged in two: with errors, with warnings only) and the total of each
+    sheet with rows whose program adds up `kind` (awards, or credit transferred), in two: "clean"
+    (OK rows and rows with warnings only) and "with open errors" (rows with an error not waived)."""
     rows = []
+    label = kind[:1].upper() + kind[1:]
     for res in result.intake:
-        m = res.program
         counts = res.counts
+        if res.program.award_kind != kind or not counts["rows"]:
+            continue
+        award = _award_cents(res)
+        errors = res.open_errors
         rows.append(
             {
                 "Sheet": res.sheet.name,
-                "Program": m.schema.program,
+                "Program": res.program.schema.program,
                 "Rows": counts["rows"],
-                **{s: counts[s] for s in ("OK", "Flagged", "Ineligible", "Invalid")},
-                "Award ($)": int(_award_cents(res).sum()),
+                "OK": counts["OK"],
+                FLAGGED_ERRORS: counts[FLAGGED_ERRORS],
+                FLAGGED_WARNINGS: counts[FLAGGED_WARNINGS],
+                "Ineligible": counts["Ineligible"],
+                "Invalid": counts["Invalid"],
+                f"{label} {CLEAN} ($)": int(award[~errors].sum()),
+                f"{label} {OPEN} ($)": int(award[errors].sum()),
             }
         )
-    table = pd.DataFrame(rows, columns=["Sheet", "Program", "Rows", "OK", "Flagged", "Ineligible", "Invalid", "Award ($)"])
-    return SummaryTable("Rows by status and award by program (award excludes Invalid and Ineligible rows)", table, {"Award ($)": "money"})
+    money = [f"{label} {CLEAN} ($)", f"{label} {OPEN} ($)"]
+    columns = ["Sheet", "Program", "Rows", "OK", FLAGGED_ERRORS, FLAGGED_WARNINGS, "Ineligible", "Invalid", *money]
+    title = f"Rows by status and {kind} by program ({kind} excludes Invalid and Ineligible rows; {CLEAN}: OK and warnings only)"
+    return SummaryTable(title, pd.DataFrame(rows, columns=columns), dict.fromkeys(money, "money"))
 
 
-STATUS_COLUMNS = ["OK", "Flagged", "Ineligible", "Invalid"]
+def review_counts(res: SheetResult) -> dict[str, int]:
+    """The reviewer's work on a sheet, in rows: approved, waived (a warning waived), withdrawn,
+    stale (a decision not applied because the row's inputs changed), and still to review (Flagged
+    rows neither approved nor withdrawn), read from the sheet's result (its findings and decisions)."""
+    f = res.findings
+    at_row = (f["pos"] >= 0).to_numpy()
+    n = len(res.status)
+
+    def rows_with(mask) -> np.ndarray:
+        out = np.zeros(n, dtype=bool)
+        out[f.loc[at_row & np.asarray(mask, dtype=bool), "pos"].to_numpy(dtype=np.int64)] = True
+        return out
+
+    stale = rows_with(f["Code"].eq("REVIEW_DECISION_STALE"))
+    waived = rows_with(f["Waived"].fillna("").astype(str).ne("")) if "Waived" in f else np.zeros(n, dtype=bool)
+    withdrawn = res.withdrawn if res.withdrawn is not None else np.zeros(n, dtype=bool)
+    approved = np.zeros(n, dtype=bool)
+    reviews = res.sheet.reviews
+    if reviews is not None and len(reviews) == n:
+        approved = reviews[DECISION].fillna("").astype(str).str.match(APPROVED).to_numpy(dtype=bool) & ~stale
+    flagged = (res.status == "Flagged").to_numpy()
+    return {
+        "Approved": int(approved.sum()),
+        "Waived": int(waived.sum()),
+        "Withdrawn": int(withdrawn.sum()),
+        "Stale": int(stale.sum()),
+        "Still to review": int((flagged & ~approved & ~withdrawn).sum()),
+    }
+
+
+def reviews_by_sheet(result: Result) -> SummaryTable:
+    """One line per sheet with rows: its rows approved, waived, withdrawn, stale, still to review."""
+    rows = [{"Sheet": res.sheet.name, **review_counts(res)} for res in result.intake if res.counts["rows"]]
+    columns = ["Sheet", "Approved", "Waived", "Withdrawn", "Stale", "Still to review"]
+    title = "Reviewer decisions by sheet, in rows (still to review: Flagged, neither approved nor withdrawn)"
+    return SummaryTable(title, pd.DataFrame(rows, columns=columns))
+
+
+STATUS_COLUMNS = ["OK", FLAGGED_ERRORS, FLAGGED_WARNINGS, "Ineligible", "Invalid"]
 
 
 def _award_cents(res: SheetResult) -> pd.Series:
@@ -269,7 +325,10 @@ def by_month(res: SheetResult) -> SummaryTable | None:
     months, at = np.unique(month, return_inverse=True)  # in order, (no date) = -1 first
     at = at.ravel()
     order = np.concatenate([np.flatnonzero(months >= 0), np.flatnonzero(months < 0)])  # (no date) last
-    status = pd.Index(STATUS_COLUMNS).get_indexer(res.status[records])
+    shown = res.status[records].to_numpy(dtype=object)
+    flagged = shown == "Flagged"  # in two: with an error not waived, with warnings only
+    shown = np.where(flagged, np.where(res.open_errors[records], FLAGGED_ERRORS, FLAGGED_WARNINGS), shown)
+    status = pd.Index(STATUS_COLUMNS).get_indexer(shown)
     counts = np.zeros((len(months), len(STATUS_COLUMNS)), dtype=np.int64)
     known = status >= 0
     np.add.at(counts, (at[known], status[known]), 1)
@@ -301,49 +360,75 @@ def findings_by_code(findings: pd.DataFrame) -> SummaryTable | None:
     return SummaryTable("Findings by code (most frequent first)", table)
 
 
-def _awards_chart(wb, name: str, totals: SummaryTable, first_row: int):
-    """Awards by program as horizontal bars (the labels stay level), sized to the programs; and
-    the rows it covers."""
+def _awards_chart(wb, name: str, totals: SummaryTable, first_row: int, kind: str):
+    """The totals of a table of `awards_by_program` as horizontal bars (the labels stay level), the
+    clean part and the part with open errors side by side, each labelled with its value alone (a
+    part of $0 unlabelled); sized to the programs. Returns the chart and the rows it covers."""
     n = len(totals.table)
     chart = wb.add_chart({"type": "bar"})
-    award = len(totals.table.columns) - 1
-    chart.add_series(
-        {
-            "name": "Award ($)",
-            "categories": [name, first_row, 1, first_row + n - 1, 1],
-            "values": [name, first_row, award, first_row + n - 1, award],
-            "data_labels": {"value": True, "num_format": "$#,##0"},
-        }
-    )
-    chart.set_title({"name": "Awards by program"})
-    chart.set_legend({"none": True})
-    chart.set_x_axis({"num_format": '$#,##0.0,,"M"'})  # in millions: short labels that stay level
+    last = len(totals.table.columns) - 1
+    for j, colour in ((last - 1, "#4472C4"), (last, "#C00000")):
+        chart.add_series(
+            {
+                "name": [name, first_row - 1, j],
+                "categories": [name, first_row, 1, first_row + n - 1, 1],
+                "values": [name, first_row, j, first_row + n - 1, j],
+                "data_labels": {"value": True, "num_format": "$#,##0;-$#,##0;;", "position": "outside_end"},  # no label for 0
+                "fill": {"color": colour},
+                "gap": 50,
+            }
+        )
+    value_labels_only(chart)
+    title = "Awards by program" if kind == "award" else f"{kind[:1].upper() + kind[1:]} by program"
+    chart.set_title({"name": title, "name_font": {"size": 12}})
+    chart.set_legend({"position": "bottom"})
+    chart.set_x_axis({"num_format": '$#,##0.0,,"M"', "min": 0})  # from 0, in millions: short labels that stay level
     chart.set_y_axis({"reverse": True})  # the programs in the table's order, top down
-    height = 110 + 40 * n
-    chart.set_size({"width": 760, "height": height})
+    height = 140 + 56 * n
+    chart.set_size({"width": 900, "height": height})
     return chart, -(-height // 20) + 1  # rows of the default 20 pixels, and one to spare
 
 
 def _write_summary(wb, fmts: Formats, result: Result, name: str) -> None:
-    """The first table, the awards chart below it, then every other table below the chart, so the
-    chart never covers a table; columns as wide as the tables need."""
+    """The totals of the sheets with rows (awards, and credit transferred, apart), one line for each
+    sheet without rows, the reviewer's work per sheet, a chart below each totals table, then every
+    other table of the sheets with rows below the charts, so a chart never covers a table; columns as
+    wide as the tables need."""
     ws = wb.add_worksheet(name)
-    print_setup(ws, None)
-    totals = awards_by_program(result)
+    print_setup(ws, 0)  # the title on every page
+    kinds = list(dict.fromkeys(res.program.award_kind for res in result.intake if res.counts["rows"]))
+    totals = {kind: awards_by_program(result, kind) for kind in kinds}
+    reviews = reviews_by_sheet(result)
     tables = []
     for res in result.intake:
+        if not res.counts["rows"]:
+            continue
         month = by_month(res)
         tables += [SummaryTable(f"{res.sheet.name}: {t.title}", t.table, t.formats) for t in res.summary]
         tables += [month] if month else []
     codes = findings_by_code(result.findings)
     tables += [codes] if codes is not None else []
-    widths = table_widths([totals, *tables], first=36)
+    widths = table_widths([*totals.values(), reviews, *tables], first=24)
     for j, w in widths.items():
         ws.set_column(j, j, w)
     ws.write_string(0, 0, f"{SUMMARY_TITLE} {result.path.name}", fmts.get(title=True))
-    r = write_table(ws, fmts, 2, totals, widths)
-    if len(totals.table):
-        chart, rows = _awards_chart(wb, name, totals, 4)
+    r = 2
+    empty = [res for res in result.intake if not res.counts["rows"]]
+    for res in empty:  # a sheet without rows: one line
+        ws.write_string(r, 0, f"{res.sheet.name} ({res.program.schema.program}): no rows.")
+        r += 1
+    if not result.intake:
+        ws.write_string(r, 0, "No intake sheet in this workbook.")
+        r += 1
+    r += 1 if r > 2 else 0
+    charts = []
+    for kind, t in totals.items():
+        charts.append((kind, t, r + 2))  # the table's first row of values
+        r = write_table(ws, fmts, r, t, widths)
+    if len(reviews.table):
+        r = write_table(ws, fmts, r, reviews, widths)
+    for kind, t, first in charts:
+        chart, rows = _awards_chart(wb, name, t, first, kind)
         ws.insert_chart(r, 0, chart)
         r += rows + 1
     for t in tables:
@@ -352,16 +437,16 @@ def _write_summary(wb, fmts: Formats, result: Result, name: str) -> None:
 
 def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
     ws = wb.add_worksheet(name)
-    print_setup(ws, None)
+    print_setup(ws, 0)  # the title on every page
     ws.write_string(0, 0, RUN_TITLE, fmts.get(title=True))
-    lines = [
+    facts = [
         ("Input file", result.path.name),
         ("Input SHA-256", result.sha256),
         ("Run at (UTC)", result.started.strftime("%Y-%m-%d %H:%M:%S")),
         ("As-of date", result.as_of.isoformat() if result.as_of else ""),
         ("njcredits version", __version__),
     ] + [(f"Rules version: {sheet}", label) for sheet, label in result.rules_versions().items()]
-    for i, (key, value) in enumerate(lines, start=1):
+    for i, (key, value) in enumerate(facts, start=1):
         ws.write_string(i, 0, key)
         ws.write_string(i, 1, value)
     counts = []
@@ -375,7 +460,8 @@ def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
                 "Rows computed": c["rows"] - c["Invalid"],
                 "Invalid": c["Invalid"],
                 "Ineligible": c["Ineligible"],
-                "Flagged": c["Flagged"],
+                FLAGGED_ERRORS: c[FLAGGED_ERRORS],
+                FLAGGED_WARNINGS: c[FLAGGED_WARNINGS],
                 "OK": c["OK"],
                 "Errors": int(sev.get("error", 0)),
                 "Warnings": int(sev.get("warning", 0)),
@@ -393,7 +479,8 @@ def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
             "Rows computed",
             "Invalid",
             "Ineligible",
-            "Flagged",
+            FLAGGED_ERRORS,
+            FLAGGED_WARNINGS,
             "OK",
             "Errors",
             "Warnings",
@@ -402,15 +489,26 @@ def _write_run(wb, fmts: Formats, result: Result, name: str) -> None:
         ],
     )
     counts_table = SummaryTable("Counts per sheet", table)
-    widths = table_widths([counts_table], first=max(30, max(len(k) for k, _ in lines) + 2))
+    widths = table_widths([counts_table], first=max(30, max(len(k) for k, _ in facts) + 2))
     for j, w in widths.items():
         ws.set_column(j, j, w)
-    r = write_table(ws, fmts, len(lines) + 2, counts_table, widths)
+    r = write_table(ws, fmts, len(facts) + 2, counts_table, widths)
     # what the returned workbook could not keep of the input (FORMATTING_NOT_KEPT, MACROS_REMOVED,
     # ENCRYPTION_REMOVED, SHEET_NOT_READABLE): findings about the workbook, not a sheet
     about = result.findings[result.findings["Sheet"] == ""]
-    if len(about):
-        write_table(ws, fmts, r, SummaryTable("The workbook", about[["Code", "Severity", "Message"]].reset_index(drop=True)))
+    if len(about):  # each message wrapped across the columns right of Code and Severity, its row as tall as it needs
+        last = len(table.columns) - 1
+        across = sum(widths.get(j, 8.43) for j in range(2, last + 1))
+        ws.write_string(r, 0, "The workbook", fmts.get(title=True))
+        for j, h in enumerate(("Code", "Severity")):
+            ws.write_string(r + 1, j, h, fmts.get(header=HEADER_BG))
+        ws.merge_range(r + 1, 2, r + 1, last, "Message", fmts.get(header=HEADER_BG))
+        wrap, top = fmts.get(wrap=True), fmts.get(top=True)
+        for i, (code, severity, message) in enumerate(about[["Code", "Severity", "Message"]].itertuples(index=False), start=r + 2):
+            ws.set_row(i, LINE_HEIGHT * lines(message, across))
+            ws.write_string(i, 0, str(code), top)
+            ws.write_string(i, 1, str(severity), top)
+            ws.merge_range(i, 2, i, last, str(message), wrap)
 
 
 def tool_sheets(result: Result) -> dict[str, str]:

@@ -83,3 +83,32 @@ def define_hidden_name(wb, name: str, formula: str, sheet_index: int = -1) -> No
     hidden name, and takes a scoped name's sheet from the text before a `!`, which a sheet name
     holding one breaks."""
     wb.defined_names.append([name, sheet_index, formula.removeprefix("="), True])
+
+
+def value_labels_only(chart) -> None:
+    """Data labels that show the value and nothing else, said explicitly: xlsxwriter writes only the
+    parts that are on (`showVal`), and some readers take a part left out as on, repeating the series
+    and category names on every bar. Written unwrapped (`bodyPr wrap="none"`), in the schema's order."""
+
+    def write(labels) -> None:
+        if not labels:
+            return
+        chart._xml_start_tag("c:dLbls")  # noqa: SLF001
+        if labels.get("num_format"):
+            chart._write_data_label_number_format(labels["num_format"])  # noqa: SLF001
+        chart._xml_start_tag("c:txPr")  # noqa: SLF001
+        chart._xml_empty_tag("a:bodyPr", [("wrap", "none")])  # noqa: SLF001
+        chart._xml_empty_tag("a:lstStyle")  # noqa: SLF001
+        chart._xml_start_tag("a:p")  # noqa: SLF001
+        chart._xml_start_tag("a:pPr")  # noqa: SLF001
+        chart._xml_empty_tag("a:defRPr")  # noqa: SLF001
+        chart._xml_end_tag("a:pPr")  # noqa: SLF001
+        chart._xml_empty_tag("a:endParaRPr", [("lang", "en-US")])  # noqa: SLF001
+        chart._xml_end_tag("a:p")  # noqa: SLF001
+        chart._xml_end_tag("c:txPr")  # noqa: SLF001
+        shown = (("showLegendKey", 0), ("showVal", 1), ("showCatName", 0), ("showSerName", 0), ("showPercent", 0), ("showBubbleSize", 0))
+        for tag, on in shown:
+            chart._xml_empty_tag(f"c:{tag}", [("val", on)])  # noqa: SLF001
+        chart._xml_end_tag("c:dLbls")  # noqa: SLF001
+
+    chart._write_d_lbls = write  # noqa: SLF001

@@ -175,6 +175,7 @@ class Program:
     prior_incentive: PriorIncentive | None = None  # its rows are prior incentives of Grow NJ (Grow NJ's own too; None: they are not)
     records: Records | None = None  # its records count against limits across workbooks (None: no such limit)
     portfolio: Portfolio | None = None  # its rules read records of earlier runs (None: they do not)
+    award_kind: str = "award"  # what its award column adds up, as the Summary names it apart ("credit transferred": not an award)
 
     def __post_init__(self):
         unknown = set(self.needs) - NEEDS

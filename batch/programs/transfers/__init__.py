@@ -12,6 +12,7 @@ PROGRAM = Program(
     steps.STEPS,
     intake=intake.INTAKE,
     award_column="Credit Amount Transferred ($)",
+    award_kind="credit transferred",  # credit moved from one holder to another: charted apart from the awards
     area_column="Program",
     year_column="Transfer Date",
     month_column="Transfer Date",
