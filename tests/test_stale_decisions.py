@@ -211,3 +211,53 @@ def test_a_workbook_written_anew_from_a_csv_has_the_drop_down(tmp_path):
     (prompt,) = [v for v in ws.data_validations.dataValidation if v.promptTitle == REVIEW_COLUMNS[0]]
     assert prompt.type == "list" and prompt.formula1 == '"Approved,Withdrawn,Waive CONSIDERATION_ABOVE_FACE"'
     assert not prompt.showErrorMessage
+
+
+THEN = '{"Transfer ID":"T-1","Consideration Received ($)":44000}'
+NOW = '{"Transfer ID":"T-1","Consideration Received ($)":48000}'
+CHANGED = 'Consideration Received ($) "44000" then, "48000" now'
+
+JUDGE_CASES = [
+    # (cell, the ledger's latest decision of the row: (decision, state, values) or None, as returned, stale, what changed)
+    ("Approved", None, None, False, ""),  # new, no version returned (no ledger): covers the row as it is
+    ("Approved", None, NOW, False, ""),  # new, the row as returned
+    ("Approved", None, THEN, True, CHANGED),  # new, figures changed before the first drop-back
+    ("Approved", ("Approved", "applied", NOW), NOW, False, ""),  # seen again, unchanged
+    ("Approved", ("Approved", "applied", THEN), THEN, True, CHANGED),  # seen again, changed since
+    ("Approved", ("Approved", "stale", THEN), NOW, False, ""),  # typed again after it went stale: new, over the returned figures
+    ("Approved (stale)", ("Approved", "stale", THEN), NOW, True, CHANGED),  # carried back: still stale
+    ("Approved (stale)", ("Approved", "stale", NOW), NOW, True, ""),  # carried back, figures back as they were: still not applied
+    ("Approved (stale)", None, NOW, True, ""),  # carried back, unknown to the ledger
+    ("Approved", ("Waive X", "applied", THEN), NOW, False, ""),  # another decision than the ledger's: new
+    ("Approved", ("Approved", None, "legacy-same"), NOW, False, ""),  # recorded before the ledger kept values: by the old digest
+    ("Approved", ("Approved", None, "legacy-other"), NOW, True, ""),
+]
+
+
+@pytest.mark.parametrize("cell,latest,returned,stale,changed", JUDGE_CASES)
+def test_what_a_decision_covers(cell, latest, returned, stale, changed):
+    import numpy as np
+    import pandas as pd
+
+    from batch.reviews import digest, judge
+
+    reviews = pd.DataFrame({REVIEW_COLUMNS[0]: [cell], REVIEW_COLUMNS[1]: ["JS"], REVIEW_COLUMNS[2]: [""]})
+    before = None
+    if latest:
+        decision, state, values = latest
+        legacy = values.startswith("legacy")
+        made = digest(["T-1", 48_000] if values == "legacy-same" else ["T-1", 44_000]) if legacy else "d"
+        before = pd.DataFrame([{"sheet": "Transfers", "record_id": "T-1", "occurrence": None if legacy else 1, "decision": decision,
+                                "reviewer": "JS", "note": "", "digest": made, "inputs": None if legacy else values,
+                                "state": state}])  # fmt: skip
+    judged = judge(
+        "Transfers",
+        reviews,
+        np.array([NOW], dtype=object),
+        np.array(["T-1"], dtype=object),
+        np.array([1]),
+        before,
+        {("T-1", 1): returned} if returned else {},
+        lambda pos: digest(["T-1", 48_000]),  # the row's old-style digest (every kept cell)
+    )
+    assert (judged[0].stale, judged[0].changed, judged[0].decision) == (stale, changed, "Approved")
