@@ -186,12 +186,11 @@ def history(ledger, outbox: Path | None, run_id: str | None, decisions: bool):
             f"{SCHEMA_VERSION}); it is read as it is, not migrated, and what it does not hold is shown empty."
         )
     if decisions:
-        title = "Reviewer decisions" + (f" recorded by run {run_id}" if run_id else "")
-        columns = ("run", "file", "sheet", "record", "decision", "codes", "reviewer", "note", "applied", "sha256")
-        found = book.decisions(run_id)
+        title = "Reviewer decisions" + (f" recorded by run {run_id}" if run_id else ", each in its latest state")
+        columns = ("run", "file", "sheet", "record", "decision", "codes", "reviewer", "note", "state", "sha256")
+        found = book.decisions(run_id, latest=not run_id)  # the run of the latest state
         rows = [
-            (d.run_id, d.file, d.sheet, d.record_id, d.decision, d.codes, d.reviewer, d.note, "yes" if d.applied else "no",
-             (d.sha256 or "")[:16])
+            (d.run_id, d.file, d.sheet, d.record_id, d.decision, d.codes, d.reviewer, d.note, d.state, (d.sha256 or "")[:16])
             for d in found.itertuples(index=False)
         ]  # fmt: skip
         if "team" in found and found["team"].nunique() > 1:  # a ledger shared by teams: whose each decision is

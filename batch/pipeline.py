@@ -21,7 +21,8 @@ from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunConte
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
 from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
-from batch.reviews import DECISION_COLUMNS, review, withdrawn, withdrawn_codes
+from batch.reviews import DECISION_COLUMNS, judge, occurrences, review, row_inputs, withdrawn, withdrawn_codes, written_back
+from batch.reviews import digest as legacy_digest
 from batch.run.ledger.backends import there
 from batch.workbook import cells
 from batch.workbook.cells import column_letters
@@ -41,7 +42,7 @@ from batch.workbook.reading import (
     totals_rows,
 )
 from batch.workbook.safety import Limits, decrypt_default, encrypted
-from validators.columns import normalize_header
+from validators.columns import REVIEW_COLUMNS, normalize_header
 from validators.schema import VALIDATION_CODES, validate
 
 STATUSES = ("OK", "Flagged", "Ineligible", "Invalid")
@@ -60,6 +61,7 @@ class SheetResult:
     summary: list[SummaryTable]
     decisions: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=DECISION_COLUMNS))  # the reviewer's, see batch.reviews
     withdrawn: np.ndarray | None = None  # per row: the reviewer withdrew its record (it counts in no limit); None: none was
+    inputs: np.ndarray | None = None  # per row: its values in the columns the program reads, JSON (batch.reviews.row_inputs)
 
     @property
     def counted(self) -> np.ndarray:
@@ -171,10 +173,10 @@ class Result:
                         "open_errors": r.open_errors,  # for the run report's two Flagged counts (not kept in the ledger)
                     }
                 )
-                .assign(**_prior_fields(r), **_portfolio_fields(r))
+                .assign(**_prior_fields(r), **_portfolio_fields(r), inputs=_inputs(r))
                 .loc[r.counted]  # a totals row is no record
             )
-        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields"]
+        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields", "inputs"]
         cols.append("open_errors")
         if not parts:
             return pd.DataFrame(columns=cols)
@@ -191,6 +193,12 @@ def _json_lines(frame: pd.DataFrame) -> np.ndarray:
         return np.full(len(frame), None, dtype=object)
     lines = frame.to_json(orient="records", lines=True, force_ascii=False, date_format="iso").splitlines()
     return np.array(lines, dtype=object)
+
+
+def _inputs(r: SheetResult) -> np.ndarray:
+    """Per row: its values in the columns the program reads as returned (what a reviewer decision
+    written in the returned workbook covers, batch.reviews)."""
+    return r.inputs if r.inputs is not None else np.full(len(r.typed), None, dtype=object)
 
 
 def _portfolio_fields(r: SheetResult) -> dict:
@@ -361,6 +369,10 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
         position = {int(r): i for i, r in enumerate(sheet.excel_rows)}
         column_of = {g: (sheet.fields[i] or str(sheet.headers[i])) for i, g in enumerate(sheet.kept)}
         cells = sorted(sheet.uncalculated.items())
+        # the columns the program reads: the first column of each field (a column matching no field,
+        # a second column of a field, a helper column: info, changing no Status)
+        read = {sheet.kept[i] for i, f in enumerate(sheet.fields) if f is not None and sheet.fields.index(f) == i}
+        unread = np.array([c not in read for (_r, c), _f in cells], dtype=bool)
         out.append(
             pd.DataFrame(
                 {
@@ -369,6 +381,8 @@ def _reader_findings(sheet: IntakeSheet) -> list[pd.DataFrame]:
                     "code": "FORMULA_NOT_CALCULATED",
                     "cell": [f"{column_letters(c)}{r + 1}" for (r, c), _f in cells],
                     "formula": [f for _cell, f in cells],
+                    "variant": np.where(unread, "not_read", "default"),
+                    "severity": np.where(unread, "info", "warning"),
                 }
             )
         )
@@ -607,7 +621,19 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         far, order = _portfolio(program, valid, spec.record_ids(typed[~totals]), result, context.run_day)
         context = replace(context, portfolio=far, portfolio_order=order)
     before = result.decisions_before if result else None
-    out = withdrawn(sheet.name, sheet.reviews, sheet.cells, spec.record_ids(typed).to_numpy(dtype=object), before)
+    inputs = row_inputs(raw)  # the columns the program reads, as read (a totals row's read as blank)
+    occurrence = occurrences(spec.record_ids(typed).to_numpy(dtype=object), ~totals)
+    judged = judge(
+        sheet.name,
+        sheet.reviews,
+        inputs,
+        spec.record_ids(typed).to_numpy(dtype=object),
+        occurrence,
+        before,
+        _returned(sheet, spec.record_ids(typed).to_numpy(dtype=object), occurrence, result),
+        lambda pos: legacy_digest(sheet.cells.iloc[pos].tolist()),
+    )
+    out = withdrawn(sheet.reviews, judged, n)
     calc = calculate_counted(program, valid, out[~invalid & ~totals], rules, context)
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
@@ -642,11 +668,18 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     findings = as_findings(raw_found)
     decisions, waived = pd.DataFrame(columns=DECISION_COLUMNS), {}
     if sheet.reviews is not None:  # a returned workbook's reviewer decisions
-        found, waived, decisions = review(sheet.name, sheet.reviews, sheet.cells, findings, record_ids, before)
+        found, waived, decisions = review(sheet.name, sheet.reviews, judged, findings, record_ids, occurrence)
         findings = pd.concat([findings, as_findings(found)], ignore_index=True) if len(found) else findings
+        decision_col = sheet.review_cols.get(REVIEW_COLUMNS[0])
+        for pos, text in written_back(sheet.reviews, judged).items():  # a stale decision goes back with " (stale)"
+            sheet.reviews.at[pos, REVIEW_COLUMNS[0]] = text
+            if decision_col is not None:
+                sheet.cut_text[(int(sheet.excel_rows[pos]) - 1, decision_col)] = text
     key = list(zip(findings["pos"].tolist(), findings["Code"].tolist(), strict=True))
-    findings["Waived"] = [waived.get(k, "") for k in key] if waived else ""
+    # a waiver covers the warnings of a code, never its errors
     is_waived = np.array([k in waived for k in key], dtype=bool) if waived else np.zeros(len(findings), dtype=bool)
+    is_waived &= (findings["Severity"] == "warning").to_numpy(dtype=bool)
+    findings["Waived"] = [waived[k] if w else "" for k, w in zip(key, is_waived, strict=True)] if waived else ""
     at_row = (findings["pos"] >= 0).to_numpy()
 
     # a waived warning no longer counts toward Status
@@ -668,7 +701,23 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         summary = program.summarize(summary_frame, status, codes, rules)
     if result:
         result.timed("annotate", clock)
-    return SheetResult(sheet, program, typed, computed, status, row_findings, findings, summary, decisions, out)
+    return SheetResult(sheet, program, typed, computed, status, row_findings, findings, summary, decisions, out, inputs)
+
+
+def _returned(sheet: IntakeSheet, record_ids: np.ndarray, occurrence: np.ndarray, result: Result | None) -> dict:
+    """(record ID, occurrence) -> the row's values in the columns the program reads as the tool last
+    returned it (the ledger's latest version, of the runs ended before this one), for the rows with a
+    reviewer decision: what a new decision covers (batch.reviews)."""
+    if sheet.reviews is None or result is None or result.portfolio_from is None:
+        return {}
+    decided = (sheet.reviews[REVIEW_COLUMNS[0]] != "").to_numpy()
+    if not decided.any():
+        return {}
+    from batch.run.ledger.reads import read_returned
+
+    ledger, run_id, team = result.portfolio_from
+    found = read_returned(ledger, team, sheet.spec.name, sorted({str(r) for r in record_ids[decided]}), run_id)
+    return {(str(r), int(o)): i for r, o, i in zip(found["record_id"], found["occurrence"], found["inputs"], strict=True)}
 
 
 def _other_sheet_finding(sheet: OtherSheet) -> pd.DataFrame:

@@ -8,12 +8,20 @@ A reviewer writes in the returned workbook's three reviewer columns (`Reviewer D
   row is calculated); the row keeps its computed columns and Status and gets RECORD_WITHDRAWN;
   without a note it is not applied (REVIEW_NOTE_MISSING);
 - `Waive CODE` or `Waive CODE, CODE` accepts the listed warnings of the row, which then no
-  longer count toward `Status`; errors cannot be waived (REVIEW_WAIVER_NOT_ALLOWED), a waiver
-  needs a note (REVIEW_NOTE_MISSING), a code the row does not have as a warning is reported
-  (REVIEW_WAIVER_UNUSED);
-- a decision seen before (same decision, reviewer and note, in the ledger) whose row's inputs
-  have changed since is not applied (REVIEW_DECISION_STALE): a sign-off never silently covers
-  new figures. The inputs are compared by a digest of the row's input cells.
+  longer count toward `Status`; errors cannot be waived (REVIEW_WAIVER_NOT_ALLOWED: where one code
+  is both a warning and an error of the row, its warnings are waived and its errors are not), a
+  waiver needs a note (REVIEW_NOTE_MISSING), a code the row does not have as a warning is reported
+  (REVIEW_WAIVER_UNUSED).
+
+A decision covers the row's values in the columns the program reads (`row_inputs`: a column the
+tool ignores, a blank column, a second column of a field change nothing) as the tool returned them
+in the workbook it was written in: a new decision is compared with the row's latest version in the
+ledger (`returned`), a decision seen before with the values it was recorded with. Where they differ
+the decision is stale (REVIEW_DECISION_STALE, naming each changed column with its value then and
+now), is not applied, and is written back with ` (stale)`; that suffix read back is the same stale
+decision (never a new one), and the decision typed again without it is a new decision, covering the
+row as it now stands. A row is known by its record ID and which of the rows holding that ID it is
+(`occurrence`: a repeated ID, DUPLICATE_ID, is another row).
 
 Only rows with a decision are looked at (a loop over the decided rows, not the sheet).
 """
@@ -21,7 +29,9 @@ Only rows with a decision are looked at (a loop over the decided rows, not the s
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -33,10 +43,16 @@ APPROVED = re.compile(r"^approved?$", re.I)
 WITHDRAWN = re.compile(r"^withdrawn?$", re.I)
 WAIVE = re.compile(r"^waive(?:d|s)?\b(.*)$", re.I | re.S)
 CODES = re.compile(r"[A-Za-z0-9_]+")
-DECISION_COLUMNS = ["sheet", "record_id", "codes", "decision", "reviewer", "note", "digest", "applied"]
+STALE_SUFFIX = " (stale)"
+STALE = re.compile(r"\s*\(stale\)$", re.I)
+DECISION_COLUMNS = [
+    "sheet", "record_id", "codes", "decision", "reviewer", "note", "digest", "applied", "occurrence", "inputs", "state",
+]  # fmt: skip
+# a decision's state in a run: wholly applied, applied to some of what it names, not applied, stale
+STATES = ("applied", "partly applied", "not applied", "stale")
 CHOICES = (
-    "Approved; Withdrawn (the record no longer stands: it counts in no limit); or Waive CODE (a warning of the row; several: "
-    "Waive CODE, CODE). Your name in Reviewer, the reason in Reviewer Note"
+    "Approved: signed off as it stands. Withdrawn: the record no longer stands (counts in no limit). "
+    "Waive CODE or Waive CODE, CODE: warnings of the row. A waiver or withdrawal needs a Reviewer Note."
 )
 
 
@@ -47,72 +63,180 @@ def withdrawn_codes(codes: pd.Series) -> np.ndarray:
 
 
 def digest(values) -> str:
-    """A digest of a row's input values (as read), which changes when any input changes."""
+    """A digest of a row's input values (as read), which changes when any input changes: how the
+    decisions recorded before the ledger kept their values were compared (every kept column)."""
     text = "\x1f".join("" if v is None else f"{type(v).__name__}:{v}" for v in values)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _known(sheet_name: str, before: pd.DataFrame | None) -> dict:
-    """The digest each decision of the sheet was recorded with (the ledger's latest), by (record ID,
-    decision, reviewer, note)."""
+def inputs_digest(inputs: str | None) -> str:
+    """The digest of a row's values in the columns the program reads (`row_inputs`' JSON)."""
+    return hashlib.sha256((inputs or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def row_inputs(raw: pd.DataFrame) -> np.ndarray:
+    """Per row: its values in the columns the program reads (`raw`: one column per field, the first
+    column naming it), as read, as one JSON object by field (pandas' writer over the whole frame)."""
+    if raw.empty:
+        return np.full(len(raw), "{}", dtype=object)
+    lines = raw.to_json(orient="records", lines=True, force_ascii=False, date_format="iso", double_precision=15, default_handler=str)
+    return np.array(lines.splitlines(), dtype=object)
+
+
+def occurrences(record_ids, counted: np.ndarray | None = None) -> np.ndarray:
+    """Per row: which of the rows holding its record ID it is (1 the first; a totals row, not
+    `counted`, takes no part)."""
+    ids = pd.Series(np.asarray(record_ids, dtype=object)).astype(str)
+    out = np.ones(len(ids), dtype=np.int64)
+    mask = np.ones(len(ids), dtype=bool) if counted is None else np.asarray(counted, dtype=bool)
+    if mask.any():
+        out[mask] = ids[mask].groupby(ids[mask], sort=False).cumcount().to_numpy() + 1
+    return out
+
+
+def _blank(v) -> bool:
+    return v is None or v == "" or (isinstance(v, float) and v != v)
+
+
+def _shown(v) -> str:
+    """A value as a message shows it."""
+    if _blank(v):
+        return "blank"
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    text = str(v)
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}T00:00:00(\.000)?", text):
+        text = text[:10]
+    return f'"{text}"'
+
+
+def changes(then: str | None, now: str | None) -> list[tuple[str, object, object]]:
+    """The columns whose values differ between two `row_inputs` of a row: (column, then, now)."""
+    a, b = json.loads(then or "{}"), json.loads(now or "{}")
+    out = []
+    for column in dict.fromkeys([*a, *b]):
+        x, y = a.get(column), b.get(column)
+        if not (_blank(x) and _blank(y)) and x != y:
+            out.append((column, x, y))
+    return out
+
+
+def said(found: list[tuple[str, object, object]]) -> str:
+    """`Consideration "44000" then, "48000" now; ...`."""
+    return "; ".join(f"{c} {_shown(x)} then, {_shown(y)} now" for c, x, y in found)
+
+
+@dataclass
+class Judged:
+    """What a row's decision is, before it is applied: the decision as the reviewer made it (the
+    ` (stale)` suffix taken off), whether the cell carried that suffix back, whether it is stale and
+    what changed, and the values and digest it covers."""
+
+    decision: str
+    carried: bool
+    stale: bool
+    changed: str
+    inputs: str | None
+    digest: str
+
+
+def _latest(before: pd.DataFrame | None, sheet_name: str) -> dict:
+    """The ledger's latest decision of each row (record ID, occurrence) of the sheet."""
     if before is None or not len(before):
         return {}
     ours = before[before["sheet"] == sheet_name]
-    return {(r.record_id, r.decision, r.reviewer, r.note): r.digest for r in ours.itertuples(index=False)}
+    ours = ours.astype(object).where(ours.notna(), None)
+    occurrence = ours["occurrence"] if "occurrence" in ours else pd.Series(1, index=ours.index)
+    occurrence = pd.to_numeric(occurrence, errors="coerce").fillna(1).astype(int)
+    return {(str(r), int(o)): row for r, o, row in zip(ours["record_id"], occurrence, ours.to_dict("records"), strict=True)}
 
 
-def _stale(known: dict, record: str, entries: tuple, now: str) -> tuple[str | None, bool]:
-    """The digest a decision was recorded with (None: new), and whether the row's inputs changed since."""
-    earlier = known.get((record, *entries))
-    return earlier, earlier is not None and earlier != now
+def judge(
+    sheet_name: str,
+    reviews: pd.DataFrame | None,
+    inputs: np.ndarray,
+    record_ids,
+    occurrence: np.ndarray,
+    before: pd.DataFrame | None,
+    returned: dict | None = None,
+    legacy=None,
+) -> dict[int, Judged]:
+    """Per decided row (position): its decision judged against the ledger (see the module). `inputs`:
+    per row its `row_inputs`; `before`: the ledger's decisions (sheet, record_id, occurrence, decision,
+    reviewer, note, digest, inputs, state), oldest first; `returned`: (record ID, occurrence) -> the
+    row's `row_inputs` as the tool last returned it; `legacy(pos)`: the digest of the row as decisions
+    recorded without their values were compared."""
+    out: dict[int, Judged] = {}
+    if reviews is None:
+        return out
+    latest = _latest(before, sheet_name)
+    returned = returned or {}
+    for pos in reviews.index[reviews[DECISION] != ""].tolist():
+        text, reviewer, note = (reviews.at[pos, c] for c in REVIEW_COLUMNS)
+        decision = STALE.sub("", text)
+        carried = decision != text
+        key = (str(record_ids[pos]), int(occurrence[pos]))
+        now = inputs[pos]
+        last = latest.get(key)
+        same = last is not None and (last["decision"], last["reviewer"] or "", last["note"] or "") == (decision, reviewer, note)
+        if carried or (same and last.get("state") != "stale"):  # a decision seen before, or its stale version carried back
+            covered = last.get("inputs") if same else None
+            if covered is not None:
+                found = changes(covered, now)
+                stale, made = bool(found) or carried, last["digest"]
+            elif same and legacy is not None:  # recorded before the ledger kept the values it covers
+                found, covered, made = [], None, last["digest"]
+                stale = carried or made != legacy(pos)
+            else:
+                found, stale, made = [], carried, inputs_digest(now)
+            out[pos] = Judged(decision, carried, stale, said(found), covered if covered is not None else now, made)
+            continue
+        then = returned.get(key)  # a new decision covers the row as the tool returned it
+        found = changes(then, now) if then is not None else []
+        covered = then if then is not None else now
+        out[pos] = Judged(decision, False, bool(found), said(found), covered, inputs_digest(covered))
+    return out
 
 
-def withdrawn(sheet_name: str, reviews: pd.DataFrame | None, inputs: pd.DataFrame, record_ids, before: pd.DataFrame | None) -> np.ndarray:
+def withdrawn(reviews: pd.DataFrame | None, judged: dict[int, Judged], n: int) -> np.ndarray:
     """Per row: the reviewer withdrew its record, and the withdrawal applies (`Withdrawn` with a
     Reviewer Note, not stale): the record counts in no limit of the portfolio. Read before the rows
     are calculated (the sheet's own limits leave it out too); `review` reports it."""
-    out = np.zeros(len(inputs), dtype=bool)
+    out = np.zeros(n, dtype=bool)
     if reviews is None:
         return out
-    decisions = reviews[DECISION]
-    asked = reviews.index[decisions.str.match(WITHDRAWN) & reviews[NOTE].ne("")]
-    known = _known(sheet_name, before)
-    for pos in asked.tolist():  # the withdrawn rows only
-        entries = tuple(reviews.at[pos, c] for c in REVIEW_COLUMNS)
-        out[pos] = not _stale(known, str(record_ids[pos]), entries, digest(inputs.iloc[pos].tolist()))[1]
+    for pos, j in judged.items():  # the decided rows only
+        out[pos] = bool(WITHDRAWN.match(j.decision)) and reviews.at[pos, NOTE] != "" and not j.stale
     return out
 
 
 def review(
-    sheet_name: str, reviews: pd.DataFrame, inputs: pd.DataFrame, findings: pd.DataFrame, record_ids, before: pd.DataFrame | None
+    sheet_name: str, reviews: pd.DataFrame, judged: dict[int, Judged], findings: pd.DataFrame, record_ids, occurrence: np.ndarray
 ) -> tuple[pd.DataFrame, dict[tuple[int, str], str], pd.DataFrame]:
-    """The decisions of one sheet. `reviews`: per row the reviewer's three entries; `inputs`: the
-    row's input cells; `findings`: the sheet's findings (pos, Code, Severity); `before`: decisions
-    the ledger holds (sheet, record_id, decision, reviewer, note, digest).
+    """The decisions of one sheet. `reviews`: per row the reviewer's three entries; `judged`: each
+    decided row's decision (`judge`); `findings`: the sheet's findings (pos, Code, Severity).
 
-    Returns the REVIEW_* findings (raw: row, code, column, value, variant), the waived findings
-    ((row position, code) -> note), and the decisions seen (DECISION_COLUMNS)."""
-    decided = reviews.index[reviews[DECISION] != ""]
+    Returns the REVIEW_* findings (raw: row, code, column, value, variant, changed), the waived
+    warnings ((row position, code) -> note: the warnings of that code, never its errors), and the
+    decisions seen (DECISION_COLUMNS)."""
     raw, waived, seen = [], {}, []
-    mine = findings[findings["pos"].isin(decided)]
-    codes_of: dict[int, dict[str, str]] = {}
+    mine = findings[findings["pos"].isin(list(judged))]
+    codes_of: dict[int, dict[str, set[str]]] = {}
     for pos, code, severity in zip(mine["pos"].tolist(), mine["Code"].tolist(), mine["Severity"].tolist(), strict=True):
-        codes_of.setdefault(pos, {}).setdefault(code, severity)
-    known = _known(sheet_name, before)
+        codes_of.setdefault(pos, {}).setdefault(code, set()).add(severity)
 
-    def found(pos: int, code: str, value: str = "", variant: str = "default") -> None:
-        raw.append({"row": pos, "code": code, "column": DECISION, "value": value, "variant": variant})
+    def found(pos: int, code: str, value: str = "", variant: str = "default", changed: str = "") -> None:
+        raw.append({"row": pos, "code": code, "column": DECISION, "value": value, "variant": variant, "changed": changed})
 
-    for pos in decided.tolist():
-        decision, reviewer, note = (reviews.at[pos, c] for c in REVIEW_COLUMNS)
-        record = str(record_ids[pos])
-        now = digest(inputs.iloc[pos].tolist())
+    for pos, j in judged.items():
+        _text, reviewer, note = (reviews.at[pos, c] for c in REVIEW_COLUMNS)
+        decision = j.decision
         row_codes = codes_of.get(pos, {})
-        applied = True
-        earlier, stale = _stale(known, record, (decision, reviewer, note), now)
-        if stale:
-            found(pos, "REVIEW_DECISION_STALE", decision)
-            applied = False
+        state = "applied"
+        if j.stale:
+            variant = ("carried" if j.changed else "carried_unknown") if j.carried else "default"
+            found(pos, "REVIEW_DECISION_STALE", decision, variant, j.changed)
+            state = "stale"
         waive = WAIVE.match(decision)
         codes = []
         if APPROVED.match(decision):
@@ -120,45 +244,73 @@ def review(
         elif WITHDRAWN.match(decision):  # `withdrawn` read it before the calculation, alike
             if not note:
                 found(pos, "REVIEW_NOTE_MISSING", decision, "withdrawal")
-                applied = False
-            elif applied:
+                state = "stale" if j.stale else "not applied"
+            elif not j.stale:
                 found(pos, "RECORD_WITHDRAWN", note)
         elif waive is None:
             found(pos, "REVIEW_WAIVER_UNUSED", decision, "not_a_decision")
-            applied = False
+            state = "stale" if j.stale else "not applied"
         else:
             codes = [c.upper() for c in CODES.findall(waive.group(1))]
             if not codes:
                 found(pos, "REVIEW_WAIVER_UNUSED", decision, "no_code")
-            warnings = []
+            warnings, refused = [], 0
             for code in dict.fromkeys(codes):
-                severity = row_codes.get(code)
-                if severity == "error":
-                    found(pos, "REVIEW_WAIVER_NOT_ALLOWED", code)
-                elif severity == "warning":
+                severities = row_codes.get(code, set())
+                if "error" in severities:  # its errors stay unwaived, whatever its warnings
+                    found(pos, "REVIEW_WAIVER_NOT_ALLOWED", code, "mixed" if "warning" in severities else "default")
+                    refused += 1
+                if "warning" in severities:
                     warnings.append(code)
-                else:
-                    found(pos, "REVIEW_WAIVER_UNUSED", code, "info" if severity == "info" else "default")
+                elif "error" not in severities:
+                    found(pos, "REVIEW_WAIVER_UNUSED", code, "info" if "info" in severities else "default")
+                    refused += 1
             if warnings and not note:
                 found(pos, "REVIEW_NOTE_MISSING", ", ".join(warnings))
-                applied = False
-            applied = applied and bool(warnings)  # a waiver applies when it waives a warning of the row
-            if applied:
+                warnings = []
+            if not j.stale:
+                state = "not applied" if not warnings else "partly applied" if refused else "applied"
                 waived.update({(pos, code): note for code in warnings})
         seen.append(
             {
                 "sheet": sheet_name,
-                "record_id": record,
+                "record_id": str(record_ids[pos]),
                 "codes": ", ".join(codes),
                 "decision": decision,
                 "reviewer": reviewer,
                 "note": note,
-                "digest": now if earlier is None else earlier,
-                "applied": applied,
+                "digest": j.digest,
+                "applied": state == "applied",
+                "occurrence": int(occurrence[pos]),
+                "inputs": j.inputs,
+                "state": state,
             }
         )
     return (
-        pd.DataFrame(raw, columns=["row", "code", "column", "value", "variant"]),
+        pd.DataFrame(raw, columns=["row", "code", "column", "value", "variant", "changed"]),
         waived,
         pd.DataFrame(seen, columns=DECISION_COLUMNS),
     )
+
+
+def written_back(reviews: pd.DataFrame | None, judged: dict[int, Judged]) -> dict[int, str]:
+    """Per row position: the Reviewer Decision cell as it is written back where it is not as the
+    reviewer left it: a stale decision followed by ` (stale)`."""
+    if reviews is None:
+        return {}
+    return {pos: j.decision + STALE_SUFFIX for pos, j in judged.items() if j.stale and not j.carried}
+
+
+def decision_choices(findings: pd.DataFrame, limit: int = 255) -> list[str]:
+    """The drop-down of Reviewer Decision: `Approved`, `Withdrawn` and `Waive CODE` for each warning
+    code of the sheet's rows (most rows first), as many as Excel's list of 255 characters holds (a
+    code left out is typed)."""
+    rows = findings[(findings["pos"] >= 0) & (findings["Severity"] == "warning") & ~findings["Code"].str.startswith("REVIEW_")]
+    counts = rows.drop_duplicates(["pos", "Code"])["Code"].value_counts(sort=False)
+    order = sorted(counts.index, key=lambda c: (-counts[c], c))
+    out = ["Approved", "Withdrawn"]
+    for code in order:
+        if len(",".join([*out, f"Waive {code}"])) > limit:
+            break
+        out.append(f"Waive {code}")
+    return out

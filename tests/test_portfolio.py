@@ -16,7 +16,7 @@ from helpers import ledger_at
 from test_reviews import _findings, _sheet, transfers_workbook
 
 from batch.cli import main
-from batch.run.ledger import migrate
+from batch.run.ledger import SCHEMA_VERSION, migrate
 
 D = dt.date
 pytestmark = pytest.mark.usefixtures("backend")  # on both of the ledger's databases
@@ -142,7 +142,7 @@ def test_a_ledger_of_migration_4_gains_the_portfolio_and_its_records_keep_no_fie
         ledger_at(db, 4)
         db.execute("INSERT INTO runs (run_id, started, ended, inbox) VALUES ('R1', '2026-10-01', '2026-10-01', '/in')")
         db.execute("INSERT INTO records (run_id, file, sheet, record_id, status) VALUES ('R1', 'a.xlsx', 'Transfers', 'T-1', 'OK')")
-        assert migrate(db) == 6
+        assert migrate(db) == SCHEMA_VERSION
         assert db.execute("SELECT team, fields FROM records").fetchall() == [("/in", None)]
         assert db.execute("SELECT COUNT(*) FROM record_keys").fetchone() == (0,)
 

@@ -95,15 +95,56 @@ def first(tmp_path) -> tuple[Path, Path]:
     return _run(tmp_path / "in" / "review.xlsx", tmp_path / "out1", ledger), ledger
 
 
-def test_the_first_run_adds_empty_reviewer_columns_with_the_choices_as_an_input_message(first):
+def _decision_lists(path: Path, sheet: str = "Transfers") -> list:
+    ws = openpyxl.load_workbook(path)[sheet]
+    return [v for v in ws.data_validations.dataValidation if v.promptTitle == "Reviewer Decision"]
+
+
+def test_the_first_run_adds_empty_reviewer_columns_with_a_drop_down_that_still_takes_typed_text(first):
     out, _ledger = first
     ws = openpyxl.load_workbook(out)["Transfers"]
     assert [c.value for c in ws[1]][-3:] == list(REVIEW_COLUMNS)
     assert ws.cell(1, DECISION_COLUMN).value == "Reviewer Decision"
-    prompts = [v for v in ws.data_validations.dataValidation if v.promptTitle == "Reviewer Decision"]
-    assert len(prompts) == 1 and "Waive CODE" in prompts[0].prompt and str(prompts[0].sqref) == "O2:O4"
-    assert prompts[0].type is None  # an input message, not a list that would refuse "Waive CODE"
+    (prompt,) = _decision_lists(out)
+    assert "Waive CODE, CODE" in prompt.prompt and str(prompt.sqref) == "O2:O4"
+    # a drop-down of the choices and of the sheet's warning codes (T-2's premium; T-3's
+    # TRANSFER_BELOW_MINIMUM is an error, which no reviewer may waive), whose error alert is off:
+    # `Waive CODE, CODE` can still be typed
+    assert prompt.type == "list" and prompt.formula1 == '"Approved,Withdrawn,Waive CONSIDERATION_ABOVE_FACE"'
+    assert not prompt.showErrorMessage and prompt.showInputMessage
     assert _sheet(out)["T-2"]["Status"] == "Flagged" and _sheet(out)["T-2"]["Findings"] == "CONSIDERATION_ABOVE_FACE"
+
+
+def test_a_returned_workbook_gets_one_drop_down_of_its_current_codes_and_the_users_own_validations_stay(first, tmp_path):
+    out, ledger = first
+    book = openpyxl.load_workbook(out)
+    ws = book["Transfers"]
+    from openpyxl.worksheet.datavalidation import DataValidation
+
+    own = DataValidation(type="whole", operator="greaterThan", formula1="0", promptTitle="Mine", sqref="H2:H4")
+    ws.add_data_validation(own)
+    ws.cell(3, 9, 30_000)  # T-2's consideration 44,000 -> 30,000: no premium left (30,000 <= 40,000)
+    dest = tmp_path / "rev" / out.name
+    dest.parent.mkdir()
+    book.save(dest)
+    second = _run(dest, tmp_path / "out2", ledger)
+    (prompt,) = _decision_lists(second)  # the earlier one replaced, not added to
+    assert prompt.formula1 == '"Approved,Withdrawn"' and str(prompt.sqref) == "O2:O4"
+    mine = [v for v in openpyxl.load_workbook(second)["Transfers"].data_validations.dataValidation if v.promptTitle == "Mine"]
+    assert len(mine) == 1 and str(mine[0].sqref) == "H2:H4" and mine[0].type == "whole"
+
+
+def test_a_users_own_validation_over_the_decision_cells_is_left_as_it_is(first, tmp_path):
+    out, ledger = first
+    book = openpyxl.load_workbook(out)
+    from openpyxl.worksheet.datavalidation import DataValidation
+
+    book["Transfers"].add_data_validation(DataValidation(type="list", formula1='"Yes,No"', promptTitle="Mine", sqref="O2:O9"))
+    dest = tmp_path / "rev" / out.name
+    dest.parent.mkdir()
+    book.save(dest)
+    ws = openpyxl.load_workbook(_run(dest, tmp_path / "out2", ledger))["Transfers"]
+    assert [(v.promptTitle, str(v.sqref), v.formula1) for v in ws.data_validations.dataValidation] == [("Mine", "O2:O9", '"Yes,No"')]
 
 
 def test_a_waived_warning_makes_the_row_ok_and_is_recorded_once(first, tmp_path):

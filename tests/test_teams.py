@@ -15,7 +15,7 @@ from helpers import ledger_at
 from test_reviews import ROWS, _decide, _sheet, transfers_workbook
 
 from batch.cli import main
-from batch.run.ledger import Ledger, migrate
+from batch.run.ledger import SCHEMA_VERSION, Ledger, migrate
 
 AS_OF = "2026-11-30"
 
@@ -111,7 +111,7 @@ def test_migration_5_makes_each_earlier_run_its_inboxs_team(tmp_path):
             "INSERT INTO records (run_id, file, sheet, record_id) VALUES ('R1', 'a.xlsx', 'BEIP', 'B-1'), ('R2', 'b', 'BEIP', 'B-1')"
         )
         db.execute("INSERT INTO decisions (run_id, file, sheet, record_id, decision) VALUES ('R2', 'b', 'BEIP', 'B-1', 'Approved')")
-        assert migrate(db) == 6
+        assert migrate(db) == SCHEMA_VERSION
         assert db.execute("SELECT run_id, team FROM runs ORDER BY run_id").fetchall() == [("R1", "/teams/east"), ("R2", "/w")]
         assert db.execute("SELECT run_id, team FROM records ORDER BY run_id").fetchall() == [("R1", "/teams/east"), ("R2", "/w")]
         assert db.execute("SELECT team, decision FROM decisions").fetchall() == [("/w", "Approved")]
@@ -129,7 +129,7 @@ def test_migration_5_makes_a_returned_workbooks_run_its_inboxs_team(tmp_path):
             " ('R2', '2026-10-02', '/out', '/out'), ('R3', '2026-10-03', '/dl', '/out')"
         )
         db.execute("INSERT INTO records (run_id, file, sheet, record_id) VALUES ('R2', 'a.annotated.xlsx', 'BEIP', 'B-1')")
-        assert migrate(db) == 6
+        assert migrate(db) == SCHEMA_VERSION
         got = db.execute("SELECT run_id, team, one_file FROM runs ORDER BY run_id").fetchall()
         assert got == [("R1", "/east", None), ("R2", "/east", 1), ("R3", "/dl", None)]  # whether R1 and R3 were of one file: not known
         assert db.execute("SELECT team FROM records").fetchall() == [("/east",)]

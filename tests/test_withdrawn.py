@@ -17,7 +17,7 @@ from databases import ledger_query
 from test_portfolio import run, transfer
 from test_reviews import _decide, _findings, _sheet, transfers_workbook
 
-from batch.reviews import digest, withdrawn
+from batch.reviews import judge, row_inputs, withdrawn
 from validators.columns import REVIEW_COLUMNS
 
 D = dt.date
@@ -25,13 +25,15 @@ NOTE = "Transfer cancelled by the parties, letter of 2026-12-01"
 
 
 WITHDRAWN_CASES = [
-    # (Reviewer Decision, Reviewer Note, the ledger's digest of that decision: None new, "same" unchanged, "other"), withdrawn
+    # (Reviewer Decision, Reviewer Note, the ledger's values of that decision: None new, "same" unchanged, "other"), withdrawn
     ("Withdrawn", NOTE, None, True),
     ("withdrawn", NOTE, None, True),  # as typed, any case
     ("Withdraw", NOTE, None, True),
     ("Withdrawn", "", None, False),  # a withdrawal needs its reason (REVIEW_NOTE_MISSING)
     ("Withdrawn", NOTE, "same", True),  # seen before, the row unchanged
     ("Withdrawn", NOTE, "other", False),  # seen before, the row changed since (REVIEW_DECISION_STALE)
+    ("Withdrawn (stale)", NOTE, "other", False),  # the stale decision written back: never a new one
+    ("Withdrawn (stale)", NOTE, "same", False),
     ("Approved", NOTE, None, False),
     ("Withdrawn later", NOTE, None, False),
     ("", NOTE, None, False),
@@ -41,13 +43,14 @@ WITHDRAWN_CASES = [
 @pytest.mark.parametrize("decision,note,seen,expected", WITHDRAWN_CASES)
 def test_which_rows_are_withdrawn(decision, note, seen, expected):
     reviews = pd.DataFrame({REVIEW_COLUMNS[0]: [decision], REVIEW_COLUMNS[1]: ["JS"], REVIEW_COLUMNS[2]: [note]})
-    inputs = pd.DataFrame({"a": ["T-1"], "b": ["100"]}, dtype=object)  # the cells as read
+    inputs = row_inputs(pd.DataFrame({"Transfer ID": ["T-1"], "Credit": ["100"]}, dtype=object))  # the read columns as read
     before = None
     if seen:
-        made = digest(["T-1", "100"]) if seen == "same" else digest(["T-1", "200"])
-        before = pd.DataFrame([{"sheet": "Transfers", "record_id": "T-1", "decision": decision, "reviewer": "JS", "note": note,
-                                "digest": made}])  # fmt: skip
-    assert withdrawn("Transfers", reviews, inputs, np.array(["T-1"], dtype=object), before).tolist() == [expected]
+        then = inputs[0] if seen == "same" else row_inputs(pd.DataFrame({"Transfer ID": ["T-1"], "Credit": ["200"]}, dtype=object))[0]
+        before = pd.DataFrame([{"sheet": "Transfers", "record_id": "T-1", "occurrence": 1, "decision": decision.removesuffix(" (stale)"),
+                                "reviewer": "JS", "note": note, "digest": "d", "inputs": then, "state": "applied"}])  # fmt: skip
+    judged = judge("Transfers", reviews, inputs, np.array(["T-1"], dtype=object), np.array([1]), before)
+    assert withdrawn(reviews, judged, 1).tolist() == [expected]
 
 
 def _returned(outbox: Path, name: str, inbox: Path, decisions: dict) -> Path:

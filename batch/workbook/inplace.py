@@ -30,12 +30,22 @@ import xlsxwriter
 from lxml import etree
 
 from batch.pipeline import Result, SheetResult
+from batch.reviews import CHOICES
 from batch.workbook import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
 from batch.workbook.looks import WRITER_OPTIONS, Formats
 from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
 from batch.workbook.refused import Refused
 from batch.workbook.stylesxml import FILLS, Styles
-from batch.workbook.toolcolumns import annotations, decision_prompt, frozen_at, marked_columns, tool_cells, tool_columns, tool_styles
+from batch.workbook.toolcolumns import (
+    annotations,
+    decision_column,
+    decision_prompt,
+    frozen_at,
+    marked_columns,
+    tool_cells,
+    tool_columns,
+    tool_styles,
+)
 from batch.workbook.toolsheets import write_tool_sheets
 from batch.workbook.xlsxwriter_private import parts_in_memory, xf_index
 from validators.columns import REVIEW_COLUMNS
@@ -776,11 +786,10 @@ def _intake(
         ref = f"A{h + 1}:{letters[-1]}{max(last_row, h + 1)}"
         _insert_after_rows(root, root.makeelement(_tag(root, "autoFilter"), {"ref": ref}), "autoFilter")
         changed = True
-    decision = next((at + j for j, c in enumerate(columns) if c.header == REVIEW_COLUMNS[0]), None)
-    if decision is not None:  # the choices of a decision, shown when the cell is selected
+    decision = decision_column(res, columns) if not sheet.no_room else None
+    if decision is not None:  # the choices of a decision: a drop-down, and a message when the cell is selected
         letter = cells.column_letters(decision)
-        _prompt(root, f"{letter}{h + 2}:{letter}{max(last_row, h + 2)}")
-        changed = True
+        changed = _prompt(root, f"{letter}{h + 2}:{letter}{max(last_row, h + 2)}", decision_prompt(res)["source"]) or changed
     if notes:
         made = _notes(parts, part, notes, cells_at, streams, blocks)
         if made is not None:
@@ -835,26 +844,64 @@ def _where(res: SheetResult) -> str:
     return f"The sheet {res.sheet.name!r}"
 
 
-def _prompt(root, sqref: str) -> None:
-    """The input message of the Reviewer Decision cells added to the sheet's data validations (a
-    list of its own when it has none)."""
-    prompt = decision_prompt()
+def _ranges(sqref: str) -> list[tuple[int, int, int, int]]:
+    """The ranges of a space-separated list of references (first row, first col, last row, last
+    col; 0-based); a reference that is not one is left out."""
+    out = []
+    for ref in (sqref or "").split():
+        m = REF.match(ref.upper())
+        if m:
+            out.append((int(m.group(2)) - 1, _number(m.group(1)), int(m.group(4) or m.group(2)) - 1, _number(m.group(3) or m.group(1))))
+    return out
+
+
+def _is_tool_prompt(element, column: int) -> bool:
+    """A data validation is the tool's own: titled as the Reviewer Decision column's and over cells
+    of that column only (a column the tool's marker names)."""
+    ranges = _ranges(element.get("sqref"))
+    return element.get("promptTitle") == REVIEW_COLUMNS[0] and bool(ranges) and all(r[1] == r[3] == column for r in ranges)
+
+
+def _prompt(root, sqref: str, choices: list[str] = ("Approved", "Withdrawn")) -> bool:
+    """The drop-down and input message of the Reviewer Decision cells `sqref` (one column) in the
+    sheet's data validations (a list of its own when it has none): the tool's own from an earlier
+    return is replaced; a user's own over any of those cells is left as it is, and the tool adds
+    none. The error alert is off, so that any decision can be typed. Returns whether the sheet changed."""
+    prompt = {"input_title": REVIEW_COLUMNS[0], "input_message": CHOICES}
+    (wanted,) = _ranges(sqref)
     lists = root.find(_tag(root, "dataValidations"))
+    changed = False
+    if lists is not None:
+        for old in [v for v in lists.findall(_tag(root, "dataValidation")) if _is_tool_prompt(v, wanted[1])]:
+            lists.remove(old)
+            changed = True
+        if any(_overlap(wanted, r) for v in lists.findall(_tag(root, "dataValidation")) for r in _ranges(v.get("sqref"))):
+            if not len(lists):
+                root.remove(lists)
+            elif lists.get("count") is not None:
+                lists.set("count", str(len(lists.findall(_tag(root, "dataValidation")))))
+            return changed  # the user's own validation of those cells stays theirs
     if lists is None:
         lists = root.makeelement(_tag(root, "dataValidations"), {"count": "0"})
         _insert_after_rows(root, lists, "dataValidations")
     element = lists.makeelement(_tag(root, "dataValidation"), {})
     for name, value in (
+        ("type", "list"),
         ("allowBlank", "1"),
         ("showInputMessage", "1"),
+        ("showErrorMessage", "0"),
         ("promptTitle", prompt["input_title"]),
         ("prompt", prompt["input_message"]),
         ("sqref", sqref),
     ):
         element.set(name, value)
+    formula = element.makeelement(_tag(root, "formula1"), {})
+    formula.text = '"' + ",".join(choices) + '"'
+    element.append(formula)
     lists.append(element)
     if lists.get("count") is not None:
         lists.set("count", str(len(lists.findall(_tag(root, "dataValidation")))))
+    return True
 
 
 def _drawing_element(root, rid: str) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from batch.pipeline import FLAGGED_ERRORS, SheetResult
-from batch.reviews import CHOICES
+from batch.reviews import CHOICES, decision_choices
 from batch.workbook import cells
 from batch.workbook.looks import COMPUTED_BG, MONEY, PERCENT, Formats, column_width
 from batch.workbook.reading import EXCEL_COLUMNS
@@ -171,10 +171,26 @@ def tool_headers(sheet) -> list[str]:
     return [*sheet.spec.computed, "Status", "Findings", *([] if sheet.review_cols else REVIEW_COLUMNS)]
 
 
-def decision_prompt() -> dict[str, str]:
-    """The input message of the Reviewer Decision column: the choices (a message, not a list: a
-    list would refuse `Waive CODE`)."""
-    return {"input_title": REVIEW_COLUMNS[0], "input_message": CHOICES}
+def decision_prompt(res: SheetResult) -> dict:
+    """The data validation of the Reviewer Decision column (xlsxwriter's options): a drop-down of
+    `Approved`, `Withdrawn` and `Waive CODE` for each warning code of the sheet's rows, whose error
+    alert is off, so that any text can still be typed (`Waive CODE, CODE`), and an input message
+    listing the choices."""
+    return {
+        "validate": "list",
+        "source": decision_choices(res.findings),
+        "ignore_blank": True,
+        "show_error": False,
+        "input_title": REVIEW_COLUMNS[0],
+        "input_message": CHOICES,
+    }
+
+
+def decision_column(res: SheetResult, columns: list[ToolColumn]) -> int | None:
+    """The grid column of the sheet's Reviewer Decision: where the tool writes it, or where a returned
+    workbook has it (kept where it is)."""
+    at = res.sheet.results_at
+    return next((at + j for j, c in enumerate(columns) if c.header == REVIEW_COLUMNS[0]), res.sheet.review_cols.get(REVIEW_COLUMNS[0]))
 
 
 def frozen_at(sheet) -> tuple[int, int]:

@@ -47,10 +47,19 @@ from batch.workbook.reading import (
     column_marker,
 )
 from batch.workbook.stylesxml import marked_fills
-from batch.workbook.toolcolumns import annotations, decision_prompt, frozen_at, layout, tool_cells, tool_columns, tool_headers, tool_styles
+from batch.workbook.toolcolumns import (
+    annotations,
+    decision_column,
+    decision_prompt,
+    frozen_at,
+    layout,
+    tool_cells,
+    tool_columns,
+    tool_headers,
+    tool_styles,
+)
 from batch.workbook.toolsheets import write_tool_sheets
 from batch.workbook.xlsxwriter_private import define_hidden_name, parts_in_memory
-from validators.columns import REVIEW_COLUMNS
 
 MAX_WIDTH = 60
 
@@ -164,10 +173,10 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
         ws.set_column(at + j, at + j, col.width)
     h = sheet.header_row
     ws.freeze_panes(*frozen_at(sheet))
-    decision = next((at + j for j, col in enumerate(tool) if col.header == REVIEW_COLUMNS[0]), None)
+    decision = decision_column(res, tool) if not sheet.no_room else None
     if decision is not None:
         last = int(sheet.excel_rows[-1]) - 1 if len(sheet.excel_rows) else h + 1
-        ws.data_validation(h + 1, decision, max(last, h + 1), decision, {"validate": "any", **decision_prompt()})
+        ws.data_validation(h + 1, decision, max(last, h + 1), decision, decision_prompt(res))
     ws.autofilter(h, 0, max(h, h + sheet.grid_height), last_col)
     if not sheet.no_room:  # the marker of the tool's columns, those written here (see batch.workbook.reading)
         define_hidden_name(wb, *column_marker(sheet.name, spec.name, h, range(at, last_col + 1)), ws.index)

@@ -260,46 +260,51 @@ class Ledger:
 
     @staticmethod
     def _add_decisions(db: Db, run_id: str, info: dict, decisions: pd.DataFrame) -> None:
-        """Record the decisions that are new or changed: one seen before with the same decision,
-        reviewer, note and digest for its record (team, sheet, record ID) is not recorded twice. A
-        decision is its run's team's."""
+        """Record the decisions that are new or changed: one whose row (team, sheet, record ID,
+        occurrence) holds as its latest the same decision, reviewer, note, digest and state is not
+        recorded twice; a decision found stale is recorded again, as not applied in this run (its
+        state `stale`). A decision is its run's team's."""
         (team,) = db.one("SELECT team FROM runs WHERE run_id=?", (run_id,))
         same = (
-            "SELECT 1 FROM decisions WHERE sheet=? AND record_id=? AND decision=? AND reviewer IS NOT DISTINCT FROM ?"
-            " AND note IS NOT DISTINCT FROM ? AND digest IS NOT DISTINCT FROM ?"
-            " AND rowid = (SELECT MAX(rowid) FROM decisions WHERE team IS NOT DISTINCT FROM ? AND sheet=? AND record_id=?)"
+            "SELECT decision, reviewer, note, digest, COALESCE(state, CASE WHEN applied = 1 THEN 'applied' ELSE 'not applied' END)"
+            " FROM decisions WHERE team IS NOT DISTINCT FROM ? AND sheet=? AND record_id=? AND COALESCE(occurrence, 1) = ?"
+            " ORDER BY rowid DESC LIMIT 1"
         )
+        columns = ["run_id", "file", "sha256", *DECISION_FIELDS, "team"]
         for d in decisions.reindex(columns=DECISION_FIELDS).itertuples(index=False):
             d = d._replace(**{k: _value(v) for k, v in d._asdict().items()})
-            if db.one(same, (d.sheet, d.record_id, d.decision, d.reviewer, d.note, d.digest, team, d.sheet, d.record_id)):
+            occurrence = int(d.occurrence or 1)
+            state = d.state or ("applied" if d.applied else "not applied")
+            if db.one(same, (team, d.sheet, d.record_id, occurrence)) == (d.decision, d.reviewer, d.note, d.digest, state):
                 continue
+            values = {**d._asdict(), "applied": int(bool(d.applied)), "occurrence": occurrence, "state": state}
             db.execute(
-                "INSERT INTO decisions (run_id, file, sha256, sheet, record_id, codes, decision, reviewer, note, digest, applied, team)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    run_id,
-                    info["name"],
-                    info.get("sha256"),
-                    d.sheet,
-                    d.record_id,
-                    d.codes,
-                    d.decision,
-                    d.reviewer,
-                    d.note,
-                    d.digest,
-                    int(bool(d.applied)),
-                    team,
-                ),
+                f"INSERT INTO decisions ({', '.join(columns)}) VALUES ({','.join('?' * len(columns))})",
+                (run_id, info["name"], info.get("sha256"), *(values[c] for c in DECISION_FIELDS), team),
             )
 
-    def decisions(self, run_id: str | None = None) -> pd.DataFrame:
-        """The decisions recorded, oldest first (of one run, when given)."""
+    def decisions(self, run_id: str | None = None, latest: bool = False) -> pd.DataFrame:
+        """The decisions recorded, oldest first (of one run, when given). `latest`: each decision
+        (team, sheet, record ID, occurrence, decision, reviewer, note) once, in its latest state
+        (`state`, also for a decision recorded before migration 7, from its `applied`), in the order
+        each was first recorded."""
         with self._connect() as db:
             if "decisions" not in db.tables():  # before migration 4
                 return pd.DataFrame(columns=["run_id", "file", "sha256", *DECISION_FIELDS])
             columns = ", ".join(db.columns("decisions"))
             query = f"SELECT {columns} FROM decisions" + (" WHERE run_id=?" if run_id else "") + " ORDER BY rowid"
-            return db.frame(query, (run_id,) if run_id else ())
+            found = db.frame(query, (run_id,) if run_id else ())
+        state = found["state"] if "state" in found else pd.Series(None, index=found.index, dtype=object)
+        found["state"] = state.where(state.notna(), found["applied"].map({1: "applied", 0: "not applied"}))
+        if latest and len(found):
+            key = [c for c in ("team", "sheet", "record_id", "occurrence", "decision", "reviewer", "note") if c in found]
+            group = found[key].astype(object).where(found[key].notna(), "").astype(str)
+            if "occurrence" in group:
+                group["occurrence"] = group["occurrence"].replace({"": "1", "1.0": "1"})
+            each = group.groupby(key, sort=False).ngroup()  # numbered in the order first recorded
+            found = found.assign(_each=each.to_numpy()).drop_duplicates("_each", keep="last").sort_values("_each", kind="stable")
+            found = found.drop(columns="_each")
+        return found.reset_index(drop=True)
 
     def runs(self) -> pd.DataFrame:
         with self._connect() as db:

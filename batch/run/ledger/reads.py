@@ -213,15 +213,49 @@ def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame, exclu
     return _read_portfolio_query(path, cols, query, (*team, exclude_run, exclude_run), ["sheet", "record_id"], pairs)
 
 
+def read_returned(path: Path, team: tuple[str, ...], sheet: str, record_ids: list[str], exclude_run: str | None = None) -> pd.DataFrame:
+    """The rows of `sheet` with these record IDs as the tool last returned them to `team` (its names):
+    of each (record ID, occurrence: which of the rows holding that ID in its workbook it was), the
+    version of the latest run that ended before `exclude_run` started (every ended run when it is
+    None) with its values in the columns the program reads (`inputs`, JSON). Where two workbooks of
+    that run held it, the last recorded. Empty for a ledger from before migration 7. Opened
+    read-only."""
+    cols = ["record_id", "occurrence", "inputs"]
+    if not record_ids or not team:
+        return pd.DataFrame(columns=cols)
+    query = f"""
+        WITH {{wanted}} {ENDED_BEFORE},
+        versions AS (
+            SELECT r.record_id, r.inputs, r.rowid AS seq,
+                   ROW_NUMBER() OVER (PARTITION BY r.run_id, r.file, r.record_id ORDER BY r.rowid) AS occurrence,
+                   RANK() OVER (PARTITION BY r.record_id ORDER BY b.ended DESC, b.run_id DESC) AS latest
+            FROM wanted w CROSS JOIN records r ON r.team IN ({",".join("?" * len(team))}) AND r.sheet = ? AND r.record_id = w.record_id
+            JOIN before b ON b.run_id = r.run_id
+        )
+        SELECT record_id, occurrence, inputs FROM versions WHERE latest = 1 AND inputs IS NOT NULL ORDER BY seq
+    """
+    try:
+        with connect(path, read_only=True) as db:
+            if "inputs" not in db.columns("records"):
+                return pd.DataFrame(columns=cols)
+            with db.wanted(["record_id"], [(r,) for r in record_ids]) as (first, given):
+                found = db.frame(query.replace("{wanted}", first), (*given, exclude_run, exclude_run, *team, sheet))
+    except server_errors() as err:
+        raise unreadable(path, err) from err
+    return found.drop_duplicates(["record_id", "occurrence"], keep="last").reset_index(drop=True)
+
+
 def read_decisions(path: Path, team: tuple[str, ...]) -> pd.DataFrame:
     """Every reviewer decision the ledger holds of the records of `team` (its names: sheet,
-    record_id, decision, reviewer, note, digest), oldest first; empty for a ledger from before
-    migration 4. Opened read-only."""
+    record_id, decision, reviewer, note, digest, and from migration 7 occurrence, inputs and state),
+    oldest first; empty for a ledger from before migration 4. Opened read-only."""
     cols = ["sheet", "record_id", "decision", "reviewer", "note", "digest"]
     try:
         with connect(path, read_only=True) as db:
             if "decisions" not in db.tables():
                 return pd.DataFrame(columns=cols)
+            if "state" in db.columns("decisions"):
+                cols = [*cols, "occurrence", "inputs", "state"]
             marks = ",".join("?" * len(team))
             chosen = ", ".join("d." + c for c in cols)
             query = f"SELECT {chosen} FROM decisions d WHERE {_team_of(db, 'decisions')} IN ({marks}) ORDER BY d.rowid"

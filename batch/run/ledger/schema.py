@@ -109,9 +109,30 @@ MIGRATIONS.append(
         """,
     )
 )
+# Reviewer decisions over the columns the program reads: each record keeps the values of its row in
+# those columns as the tool returned them (`inputs`, JSON by field), so that a decision written in the
+# returned workbook covers those figures, and a stale decision's message names each column changed with
+# its value then and now. A decision keeps the values it covers (`inputs`), which of the rows of its
+# record ID it is on (`occurrence`: 1 the first row, 2 a repeat of the ID), and its state in the run
+# that recorded it (`state`: applied, partly applied, not applied, stale); `applied` is 1 only when
+# it was wholly applied. Decisions recorded before keep a NULL occurrence (the first row) and state
+# (their `applied` says it).
+MIGRATIONS.append(
+    (
+        7,
+        """
+        ALTER TABLE records ADD COLUMN inputs TEXT;
+        ALTER TABLE decisions ADD COLUMN occurrence INTEGER;
+        ALTER TABLE decisions ADD COLUMN inputs TEXT;
+        ALTER TABLE decisions ADD COLUMN state TEXT;
+        """,
+    )
+)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
-DECISION_FIELDS = ["sheet", "record_id", "codes", "decision", "reviewer", "note", "digest", "applied"]
-RECORD_FIELDS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields"]
+DECISION_FIELDS = ["sheet", "record_id", "codes", "decision", "reviewer", "note", "digest", "applied", "occurrence", "inputs", "state"]
+RECORD_FIELDS = [
+    "sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields", "inputs",
+]  # fmt: skip
 
 
 # The same migrations for a PostgreSQL ledger, where SQLite's text does not do. The tables read in the
@@ -161,7 +182,8 @@ def _db(db) -> Db:
 def version_by_tables(db) -> int:
     """The last migration whose tables and columns the database has (0: no ledger tables at all).
     Each migration's mark: 1 the `runs` table, 2 `records.business_name`, 3 `runs.note`, 4 the
-    `decisions` table, 5 `runs.team`, 6 the `record_keys` table. For a ledger whose `user_version` was lost (restored from a `.dump`)."""
+    `decisions` table, 5 `runs.team`, 6 the `record_keys` table, 7 `decisions.state`. For a ledger
+    whose `user_version` was lost (restored from a `.dump`)."""
     db = _db(db)
     tables = db.tables()
 
@@ -175,6 +197,7 @@ def version_by_tables(db) -> int:
         "decisions" in tables,
         "team" in columns("runs"),
         "record_keys" in tables,
+        "state" in columns("decisions"),
     ]
     version = 0
     for number, present in enumerate(marks, start=1):
