@@ -621,7 +621,8 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         far, order = _portfolio(program, valid, spec.record_ids(typed[~totals]), result, context.run_day)
         context = replace(context, portfolio=far, portfolio_order=order)
     before = result.decisions_before if result else None
-    inputs = row_inputs(raw)  # the columns the program reads, as read (a totals row's read as blank)
+    # the columns the program reads, as read (a totals row's read as blank)
+    inputs = row_inputs(raw, typed, {c.header: c.kind for c in spec.columns})
     occurrence = occurrences(spec.record_ids(typed).to_numpy(dtype=object), ~totals)
     judged = judge(
         sheet.name,

@@ -74,12 +74,44 @@ def inputs_digest(inputs: str | None) -> str:
     return hashlib.sha256((inputs or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def row_inputs(raw: pd.DataFrame) -> np.ndarray:
+def _as_read(kind: str, values: pd.Series) -> pd.Series:
+    """A column's values as its reader read them, as text: money in dollars and cents
+    (`1,250,000.00`), a date in ISO form, a percent as a percent, a yes/no answer as Yes or No."""
+    if kind == "money":
+        cents = values.astype("int64")
+        return (cents // 100).map("{:,}".format) + "." + (cents % 100).map("{:02d}".format)
+    if kind == "date":
+        return pd.to_datetime(values).dt.strftime("%Y-%m-%d")
+    if kind == "percent":
+        return (values.astype(float) * 100).map("{:.10g}%".format)
+    if kind == "yesno":
+        return values.astype(bool).map({True: "Yes", False: "No"})
+    if kind in ("integer", "number"):
+        return values.astype(float).map("{:.15g}".format)
+    return values.astype(str)
+
+
+def row_inputs(raw: pd.DataFrame, typed: pd.DataFrame | None = None, kinds: dict[str, str] | None = None) -> np.ndarray:
     """Per row: its values in the columns the program reads (`raw`: one column per field, the first
-    column naming it), as read, as one JSON object by field (pandas' writer over the whole frame)."""
+    column naming it), as one JSON object by field (pandas' writer over the whole frame).
+
+    A value is what the column's reader read (`typed`, by `kinds`), as text (`_as_read`): the same
+    figure written another way (`1,250,000.00` or the number 1250000, the text `2026-01-05` or a
+    date) is the same value, so a CSV and the workbook returned from it give the same values. A
+    cell the reader could not read (blank, or bad) is kept as its text, so a change to it is seen."""
     if raw.empty:
         return np.full(len(raw), "{}", dtype=object)
-    lines = raw.to_json(orient="records", lines=True, force_ascii=False, date_format="iso", double_precision=15, default_handler=str)
+    shown = pd.DataFrame(index=raw.index)
+    for column in raw.columns:
+        cells = raw[column]
+        text = cells.map(lambda v: "" if v is None or (isinstance(v, float) and v != v) else str(v))
+        if typed is not None and kinds and column in typed.columns and column in kinds:
+            value = typed[column]
+            read = value.notna().to_numpy(dtype=bool)
+            if read.any():
+                text = text.where(~read, _as_read(kinds[column], value[read]).reindex(text.index))
+        shown[column] = text
+    lines = shown.to_json(orient="records", lines=True, force_ascii=False)
     return np.array(lines.splitlines(), dtype=object)
 
 

@@ -276,6 +276,28 @@ def test_a_csv_dropped_back_as_its_returned_workbook_is_judged_as_it_was(tmp_pat
     assert again.findings["Message"].tolist() == first.findings["Message"].tolist()
 
 
+def test_a_decision_written_in_the_workbook_returned_from_a_csv_covers_its_figures(tmp_path):
+    # the CSV's text `1,250,000.00` and `$30,000` come back as numbers: the same figures, so an
+    # `Approved` written in the returned workbook applies when it is dropped back, never stale
+    inbox, outbox = tmp_path / "in", tmp_path / "out"
+    csv_transfers(inbox / "Transfers.csv")
+    first = CliRunner().invoke(main, ["run", str(inbox), "--out", str(outbox), "--as-of", AS_OF.isoformat()])
+    assert first.exit_code == 0, first.output
+    wb = openpyxl.load_workbook(outbox / "Transfers.csv.annotated.xlsx")
+    ws = wb["Transfers"]
+    decision = [c.value for c in ws[1]].index("Reviewer Decision") + 1
+    for r in (2, 3):
+        ws.cell(r, decision).value, ws.cell(r, decision + 1).value = "Approved", "JD"
+    wb.save(inbox / "Transfers.annotated.xlsx")
+    again = CliRunner().invoke(main, ["run", str(inbox), "--out", str(outbox), "--as-of", AS_OF.isoformat()])
+    assert again.exit_code == 0, again.output
+    back = process(outbox / "Transfers.annotated.xlsx", as_of=AS_OF)
+    assert "REVIEW_DECISION_STALE" not in back.findings["Code"].tolist()
+    assert [ws.cell(r, decision).value for r in (2, 3)] == ["Approved", "Approved"]
+    returned = openpyxl.load_workbook(outbox / "Transfers.annotated.xlsx")["Transfers"]
+    assert [returned.cell(r, decision).value for r in (2, 3)] == ["Approved", "Approved"]  # no ` (stale)`
+
+
 # -- the returned workbooks of the samples --------------------------------------------------------
 
 
