@@ -7,7 +7,6 @@ page of the samples, rendered by LibreOffice, shows no text printed over other t
 from __future__ import annotations
 
 import datetime as dt
-import math
 import os
 import random
 import re
@@ -49,29 +48,41 @@ def char_width(ch: str, bold: bool) -> float:
 
 
 def greedy_lines(text: str, width: float, bold: bool = False) -> int:
-    """Lines of `text` wrapped word by word in a column `width` digits wide, one character at a
-    time (the plain way the product's array version must agree with)."""
-    usable = max(width - looks.MARGIN, 1.0)
-    space = char_width(" ", bold)
+    """Lines of `text` wrapped in a column `width` digits wide, one word and one character at a time
+    (the plain way the product's array version is checked against): a word goes on the line if it
+    fits after the spaces before it, else on the next line; a word wider than the column is broken
+    between its characters; a paragraph's leading spaces count."""
+    usable = max(width - looks.MARGIN, 0.0)
+
+    def measure(s: str) -> float:
+        return sum(char_width(c, bold) for c in s)
+
     total = 0
     for paragraph in text.split("\n"):
-        words = [w for w in paragraph.split(" ") if w]
-        if not words:
-            total += 1
-            continue
-        lines, used = 0, 0.0
-        for word in words:
-            w = sum(char_width(c, bold) for c in word)
-            if lines == 0 or used + space + w > usable:
-                lines += 1
-                used = w
+        lines, used, gap = 0, 0.0, 0.0
+        for token in re.findall(r" +|[^ ]+", paragraph):
+            if token[0] == " ":
+                gap += measure(token)
+                continue
+            w = measure(token)
+            if lines == 0:
+                lines, start = 1, gap
+            elif used + gap + w <= usable:
+                start = used + gap
             else:
-                used += space + w
-            if w > usable:  # a word wider than the column runs on over more lines
-                extra = math.ceil(w / usable) - 1
-                lines += extra
-                used = w - extra * usable
-        total += lines
+                lines, start = lines + 1, 0.0
+            gap = 0.0
+            if start + w <= usable:
+                used = start + w
+                continue
+            used = start  # broken between its characters, from where it starts
+            for c in token:
+                cw = char_width(c, bold)
+                if used > 0 and used + cw > usable:
+                    lines, used = lines + 1, cw
+                else:
+                    used += cw
+        total += max(lines, 1)
     return total
 
 
@@ -100,15 +111,30 @@ def test_lines_of_wrapped_text(text, width, want):
     assert greedy_lines(text, width) == want
 
 
-def test_the_array_count_is_the_word_by_word_count():
+def test_the_array_count_is_the_word_by_word_count_and_never_short():
     rng = random.Random(28)
-    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789$.,;:()[]-_/'\"é漢 \n"
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789$.,;:()[]-_/'\"é漢😀\u00a0  \n"
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 300))) for _ in range(400)]
     texts += [" ".join("w" * rng.randint(1, 30) for _ in range(rng.randint(1, 40))) for _ in range(200)]
-    for width in (8, 30, 34, 80):
+    texts += [" " * rng.randint(1, 90) + "word " * rng.randint(1, 20) for _ in range(50)]
+    texts += ["see https://nj.gov/" + "x" * rng.randint(1, 400) for _ in range(50)]
+    for width in (0, 0.5, 8, 10, 30, 34, 80):
         for bold in (False, True):
-            got = looks.line_counts(pd.Series(texts, dtype=object), width, bold)
-            assert got.tolist() == [greedy_lines(t, width, bold) for t in texts], (width, bold)
+            got = looks.line_counts(pd.Series(texts, dtype=object), width, bold).tolist()
+            want = [greedy_lines(t, width, bold) for t in texts]
+            assert all(g >= w for g, w in zip(got, want, strict=True)), (width, bold)
+            # the same count where no word is broken between its characters and no paragraph begins
+            # with spaces (the array count takes a paragraph's leading spaces as part of its first word)
+            usable = width - looks.MARGIN
+            plain = [
+                i
+                for i, t in enumerate(texts)
+                if " \n" not in t
+                and not t.startswith(" ")
+                and all(sum(char_width(c, bold) for c in w) <= usable for w in re.split("[ \n]+", t))
+            ]
+            assert [got[i] for i in plain] == [want[i] for i in plain], (width, bold)
+            assert len(plain) > 10 or width < 1
 
 
 def test_a_text_of_many_words_is_counted_by_a_bound_never_short():

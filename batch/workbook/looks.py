@@ -155,7 +155,7 @@ def line_counts(texts: pd.Series, width: float, bold: bool = False) -> np.ndarra
     lengths = np.fromiter(map(len, t), dtype=np.int64, count=n)
     if not n or not lengths.any():
         return out
-    usable = max(float(width) - MARGIN, 1.0)
+    usable = max(float(width) - MARGIN, 0.0)
     codes = np.frombuffer("".join(t).encode("utf-32-le"), dtype=np.uint32)
     widths = _char_widths(codes, bold)
     ends = np.cumsum(lengths)
@@ -176,49 +176,83 @@ def line_counts(texts: pd.Series, width: float, bold: bool = False) -> np.ndarra
     edge[begins[some]] = True
     edge[ends[some]] = True
     first_char = np.flatnonzero(~gap & (edge[:-1] | np.r_[True, gap[:-1]]))
-    # a word's width: its characters' up to the next word's first, with spaces and line feeds as nothing
-    word_width = np.add.reduceat(np.where(gap, np.float32(0), widths), first_char).astype(float) if len(first_char) else np.zeros(0)
     words = np.searchsorted(first_char, ends) - np.searchsorted(first_char, begins)
     owner = np.repeat(np.arange(n), words)
+    space = float(WIDTHS[bold][32])
+    inked = np.where(gap, np.float32(0), widths)
+    # each word's width: the sum from its first character to the next word's, spaces and line
+    # feeds as nothing; the spaces after it, counted from where it ends (a line feed counted as a
+    # space: a paragraph's first line is never short)
+    word_width = np.add.reduceat(inked, first_char).astype(float) if len(first_char) else np.zeros(0)
+    last_char = np.flatnonzero(~gap & (edge[1:] | np.r_[gap[1:], True]))
+    after = space * (np.r_[first_char[1:], len(codes)] - last_char - 1)
+    widest = np.zeros(len(first_char))
+    letters = (last_char - first_char + 1).astype(np.int64)
+    for w in np.flatnonzero(word_width > usable).tolist():  # a word wider than the column: few
+        widest[w] = float(inked[first_char[w] : last_char[w] + 1].max())
     new_text = np.r_[True, owner[1:] != owner[:-1]] if len(owner) else np.zeros(0, dtype=bool)
+    # the spaces before each word: those after the word before it; a text's leading spaces
+    before_gap = np.r_[0.0, after[:-1]] if len(owner) else np.zeros(0)
+    before_gap[new_text] = 0.0
+    leading = np.flatnonzero(new_text & (first_char > begins[owner]))
+    for w in leading.tolist():  # a text that begins with spaces: few
+        before_gap[w] = float(widths[begins[owner[w]] : first_char[w]].sum())
     if feed.any():  # a line feed since the text's last word starts a paragraph
-        before = np.cumsum(feed, dtype=np.int64)[first_char]
-        broken = np.r_[False, before[1:] != before[:-1]] & ~new_text
+        counted_feeds = np.cumsum(feed, dtype=np.int64)[first_char]
+        broken = np.r_[False, counted_feeds[1:] != counted_feeds[:-1]] & ~new_text
     else:
         broken = np.zeros(len(owner), dtype=bool)
     paragraphs = feeds + 1
     with_words = 1 + np.bincount(owner[broken], minlength=n)  # paragraphs holding a word
     first_word = np.flatnonzero(new_text)
     position = np.arange(len(owner)) - np.repeat(first_word, words[words > 0])
-    space = float(WIDTHS[bold][32])
     long = wrap & (words > LONG_TEXT_WORDS)
     if long.any():
         longest = np.zeros(n)
         longest[words > 0] = np.maximum.reduceat(word_width, first_word)
         per_line = np.maximum(usable - np.minimum(longest, usable / 2) - space, 1.0)
-        out[long] = (total[long] // per_line[long]).astype(np.int64) + paragraphs[long]
+        out[long] = (total[long] // per_line[long]).astype(np.int64) + paragraphs[long] + (longest[long] > usable / 2)
     rows = np.flatnonzero(wrap & ~long & (words > 0))
     slot = np.full(n, -1, dtype=np.int64)
     slot[rows] = np.arange(len(rows))
     mine = slot[owner] >= 0
-    grid = np.full((len(rows), int(words[rows].max(initial=0))), np.nan)
-    breaks = np.zeros(grid.shape, dtype=bool)
-    grid[slot[owner[mine]], position[mine]] = word_width[mine]
-    breaks[slot[owner[mine]], position[mine]] = broken[mine]
+    at = (slot[owner[mine]], position[mine])
+    shape = (len(rows), int(words[rows].max(initial=0)))
+    grid = np.full(shape, np.nan)
+    grid[at] = word_width[mine]
+    gaps = np.zeros(shape)
+    gaps[at] = before_gap[mine]
+    # what breaking a word between its characters needs, kept only where a word can be broken
+    wide = count_of = None
+    if (widest[mine] > 0).any():
+        wide = np.zeros(shape)
+        wide[at] = widest[mine]
+    if usable <= 2 * SLACK:  # a column narrower than its widest characters
+        count_of = np.zeros(shape, dtype=np.int64)
+        count_of[at] = letters[mine]
+    starts_line = np.zeros(shape, dtype=bool)  # a text's first word, or a paragraph's
+    starts_line[at] = (new_text | broken)[mine]
     count = np.zeros(len(rows), dtype=np.int64)
     used = np.zeros(len(rows))
-    for k in range(grid.shape[1]):
+    for k in range(shape[1]):
         w = grid[:, k]
         here = ~np.isnan(w)
         w = np.where(here, w, 0.0)
-        start = here & ((count == 0) | breaks[:, k] | (used + space + w > usable))
-        count += start
-        used = np.where(start, w, np.where(here, used + space + w, used))
-        over = here & (w > usable)  # a word wider than the column runs on over more lines
+        g = gaps[:, k]
+        fresh = here & starts_line[:, k]
+        wraps = here & ~fresh & (used + g + w > usable)
+        count += fresh | wraps
+        # a line of its own starts with its spaces (counted whole after a line feed: never short)
+        used = np.where(fresh, g + w, np.where(wraps, w, np.where(here, used + g + w, used)))
+        over = here & (used > usable)  # a word wider than the column: broken between its characters
         if over.any():
-            extra = np.ceil(w[over] / usable).astype(np.int64) - 1
+            capacity = usable - (wide[over, k] if wide is not None else 0.0)  # each full line holds at least this much of it
+            fits = capacity > 0
+            # no room for even its widest character: a character a line, after what the line holds
+            alone = (count_of[over, k] if count_of is not None else 1) - 1 + (used[over] - w[over] > 0)
+            extra = np.where(fits, np.ceil(used[over] / np.where(fits, capacity, 1.0)) - 1, alone).astype(np.int64)
             count[over] += extra
-            used[over] = w[over] - extra * usable
+            used[over] = np.where(fits, used[over] - extra * np.where(fits, capacity, 0.0), usable)
     # a paragraph without a word (two line feeds in a row, or one at an end) is a line of its own
     out[rows] = count + np.maximum(paragraphs[rows] - with_words[rows], 0)
     empty = wrap & (words == 0)
