@@ -65,7 +65,9 @@ def greedy_lines(text: str, width: float, bold: bool = False) -> int:
                 gap += measure(token)
                 continue
             w = measure(token)
-            if lines == 0:
+            if lines == 0 and gap > 0 and gap + w > usable >= w:  # leading spaces fill the line: the word goes below
+                lines, start = 2, 0.0
+            elif lines == 0:
                 lines, start = 1, gap
             elif used + gap + w <= usable:
                 start = used + gap

@@ -194,14 +194,17 @@ def line_counts(texts: pd.Series, width: float, bold: bool = False) -> np.ndarra
     # the spaces before each word: those after the word before it; a text's leading spaces
     before_gap = np.r_[0.0, after[:-1]] if len(owner) else np.zeros(0)
     before_gap[new_text] = 0.0
+    if feed.any():  # a line feed since the text's last word starts a paragraph
+        counted_feeds = np.cumsum(feed, dtype=np.int64)[first_char]
+        between = np.diff(counted_feeds)
+        broken = np.r_[False, between != 0] & ~new_text
+        before_gap[1:] -= space * between  # line feeds are no spaces
+        before_gap[new_text] = 0.0
+    else:
+        broken = np.zeros(len(owner), dtype=bool)
     leading = np.flatnonzero(new_text & (first_char > begins[owner]))
     for w in leading.tolist():  # a text that begins with spaces: few
         before_gap[w] = float(widths[begins[owner[w]] : first_char[w]].sum())
-    if feed.any():  # a line feed since the text's last word starts a paragraph
-        counted_feeds = np.cumsum(feed, dtype=np.int64)[first_char]
-        broken = np.r_[False, counted_feeds[1:] != counted_feeds[:-1]] & ~new_text
-    else:
-        broken = np.zeros(len(owner), dtype=bool)
     paragraphs = feeds + 1
     with_words = 1 + np.bincount(owner[broken], minlength=n)  # paragraphs holding a word
     first_word = np.flatnonzero(new_text)
@@ -244,6 +247,9 @@ def line_counts(texts: pd.Series, width: float, bold: bool = False) -> np.ndarra
         count += fresh | wraps
         # a line of its own starts with its spaces (counted whole after a line feed: never short)
         used = np.where(fresh, g + w, np.where(wraps, w, np.where(here, used + g + w, used)))
+        pushed = fresh & (g > 0) & (used > usable) & (w <= usable)  # leading spaces fill the line: the word goes below
+        count += pushed
+        used = np.where(pushed, w, used)
         over = here & (used > usable)  # a word wider than the column: broken between its characters
         if over.any():
             capacity = usable - (wide[over, k] if wide is not None else 0.0)  # each full line holds at least this much of it
