@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from batch import __version__
+from batch.run.terminal import Terminal
 
 
 @click.group()
@@ -142,8 +143,9 @@ def run(inbox: Path | None, **flags):
     if problem:
         raise click.UsageError(problem)
     start_fork_server()
+    out = Terminal()  # a closed output (`| head -1`, a terminal closed) never changes what the run does
     try:
-        outcome = run_batch(settings, files=files, echo=click.echo, progress=sys.stderr.isatty(), one_file=files is not None)
+        outcome = run_batch(settings, files=files, echo=out.echo, progress=sys.stderr.isatty(), one_file=files is not None)
     except RunLocked as err:
         click.echo(str(err), err=True)
         sys.exit(1)
@@ -260,7 +262,7 @@ def watch(inbox: Path | None, **flags):
     _team(settings, _ledger(settings.ledger))  # an unusable ledger or an unknown team is said once, before watching
     settings.inbox.mkdir(parents=True, exist_ok=True)
     start_fork_server()
-    sys.exit(watch_inbox(settings, echo=click.echo))  # 3: a stop cut a run short, its files wait in the inbox
+    sys.exit(watch_inbox(settings, echo=Terminal().echo))  # 3: a stop cut a run short, its files wait in the inbox
 
 
 @main.command()
