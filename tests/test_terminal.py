@@ -68,3 +68,53 @@ def test_a_closed_output_changes_nothing_of_the_run(tmp_path, files, failing, ex
     assert len(list(out.glob("run-*.summary.xlsx"))) == 1
     assert len(list((inbox / "processed").rglob("*.xlsx"))) == files
     assert not list(inbox.glob("*.xlsx"))  # no input left behind, none given back
+
+
+# -- the skip line of a file already processed --------------------------------------------------
+
+
+def _run(inbox, out):
+    from click.testing import CliRunner
+
+    from batch.cli import main
+
+    result = CliRunner().invoke(main, ["run", str(inbox), "--out", str(out), "--workers", "1"])
+    run_id = next(line.split()[1].rstrip(":") for line in result.output.splitlines() if line.startswith("Run "))
+    return result, run_id
+
+
+@pytest.mark.parametrize(
+    "contents",
+    [
+        ["A", "A"],  # dropped again, nothing returned under its name since: its output is still the latest
+        ["A", "B", "A"],  # a.xlsx of other rows returned between: run 1's output moved to previous/<run 2>/
+        ["A", "B", "C", "A"],  # two between: moved by run 2, the latest version is run 3's
+    ],
+)
+def test_the_skip_line_names_the_earlier_run_its_output_then_and_the_latest(tmp_path, contents):
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    rows = {"A": [good("T-1")], "B": [good("T-1"), bad("T-2")], "C": [bad("T-3")]}
+    made = {}  # each content written once: a workbook written again differs (its creation time)
+    for key, grid in rows.items():
+        made[key] = transfers(tmp_path / f"{key}.xlsx", grid).read_bytes()
+    runs = []
+    for content in contents:
+        (inbox / "a.xlsx").write_bytes(made[content])
+        result, run_id = _run(inbox, out)
+        assert result.exit_code == 0, result.output
+        runs.append(run_id)
+    output = out / "a.annotated.xlsx"
+    skip = next(line for line in result.output.splitlines() if line.startswith("skipped  a.xlsx  "))
+    first = runs[0]
+    between = runs[1:-1]
+    if not between:
+        expected = f"identical to a.xlsx, already processed in run {first}, returned as {output} (still the latest version there)"
+    else:
+        moved = out / "previous" / between[0] / "a.annotated.xlsx"
+        assert moved.is_file()
+        expected = (
+            f"identical to a.xlsx, already processed in run {first}, returned then as {output} (now {moved}); "
+            f"the latest version is {output}, of run {between[-1]}"
+        )
+    assert skip == f"skipped  a.xlsx  {expected}; use --force to process it again."

@@ -48,6 +48,7 @@ from batch.run.config import Settings
 from batch.run.environment import EnvironmentStop, environment_message, is_environment, os_error
 from batch.run.faults import fault
 from batch.run.ledger import Ledger, LedgerUnreadable, read_versions, server_errors
+from batch.run.ledger.reads import read_outputs_since
 from batch.run.names import fit, output_name, printable, shown, temporary
 from batch.run.samerun import SameRun, decide, earlier_keys, held, places, reads_nothing
 from batch.run.teams import team_for
@@ -516,11 +517,7 @@ class Run:
                 continue
             earlier = None if settings.force or settings.inputs_protected else self.ledger.processed_before(sha, self.run_id, settings.team)
             if earlier:
-                reason = (
-                    f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
-                    + (f" (output {earlier['output']})" if earlier["output"] else "")
-                    + "; use --force to process it again."
-                )
+                reason = self.skip_reason(earlier)
                 self.finish_file(item, FileOutcome(item.name, "skipped", reason))
                 continue
             seen[sha] = item
@@ -534,6 +531,27 @@ class Run:
             # the slot number in the temporary name: two inputs with one output name never share it
             todo.append((item, out_dir / temporary(output_name(item.original.name), f"{self.run_id}-{item.slot.name}")))
         return todo, copies
+
+    def skip_reason(self, earlier: dict) -> str:
+        """Why a file already processed is skipped: the earlier run, its output as it was returned then
+        (moved to `previous/<run-id>/` by the first later run that returned a workbook of that name),
+        and where the latest version of that output is now, and of which run."""
+        said = f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
+        output = earlier["output"]
+        if not output:
+            return said + "; use --force to process it again."
+        try:
+            later = read_outputs_since(self.settings.ledger, output, earlier["run_id"], self.settings.team)
+        except LedgerUnreadable:  # the skip stands; only where its output went is not told
+            later = []
+        if not later:
+            return said + f", returned as {output} (still the latest version there); use --force to process it again."
+        moved = Path(output).parent / "previous" / later[0] / Path(output).name
+        where = f"now {moved}" if moved.exists() else f"moved to {moved}, no longer there"
+        return (
+            said + f", returned then as {output} ({where}); the latest version is {output}, of run {later[-1]}; "
+            "use --force to process it again."
+        )
 
     def process(self, todo: list, progress: bool) -> None:
         """Each file read in a worker of its own (`batch.run.workers.isolated`); as each is done, its
