@@ -4,6 +4,7 @@ the skip line of a file already processed; `validate` and `history` at 80 column
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sqlite3
 import subprocess
 import sys
@@ -118,3 +119,167 @@ def test_the_skip_line_names_the_earlier_run_its_output_then_and_the_latest(tmp_
             f"the latest version is {output}, of run {between[-1]}"
         )
     assert skip == f"skipped  a.xlsx  {expected}; use --force to process it again."
+
+
+# -- validate and history at 80 columns ---------------------------------------------------------
+
+
+def on_terminal(args, cols=80, cwd=None):
+    """The command run on a pseudo-terminal `cols` wide (no COLUMNS: the terminal's own width): its
+    exit status and what the terminal showed."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, close_fds=True)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:  # EIO: every writer has closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return proc.wait(timeout=120), out.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def fits(text: str, names: tuple[str, ...], cols=80) -> list[str]:
+    """The lines wider than the terminal that are not a long name or path standing alone."""
+    return [line for line in text.splitlines() if len(line) > cols and not any(line.strip().startswith(n) for n in names)]
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_inputs"
+
+
+@pytest.mark.parametrize(
+    "sample, findings",
+    [
+        ("transfers-2026-11.xlsx", 27),  # 21 errors and 2 warnings of the run report, and the infos
+        ("grow-nj-2026-11.xlsx", None),
+    ],
+)
+def test_validate_at_80_columns_puts_each_message_on_its_own_lines(sample, findings):
+    status, shown = on_terminal([NJCREDITS, "validate", str(SAMPLES / sample), "--as-of", "2026-11-30"])
+    assert status == 1, shown  # both samples have error findings
+    assert not fits(shown, (str(SAMPLES), sample)), fits(shown, (sample,))
+    lines = shown.splitlines()
+    title = next(i for i, line in enumerate(lines) if line.startswith(f"Findings in {sample}: "))
+    count = int(lines[title].rsplit(" ", 1)[1])
+    if findings is not None:
+        assert count == findings
+    heads = [line for line in lines if line.startswith(("error ", "warning ", "info "))]
+    assert len(heads) == count  # one head line per finding: severity, sheet, row, code
+    # each message on its own indented lines, never a narrow column: at most 5 lines a finding
+    body = [line for line in lines[title + 1 :] if line.startswith("    ")]
+    assert len(body) <= 5 * count
+    assert all(re.fullmatch(r"[A-Z0-9_]+", line.split()[-1]) for line in heads)  # the code whole, last on its line
+
+
+def test_history_at_80_columns_in_words(tmp_path):
+    from click.testing import CliRunner
+
+    from batch.cli import main
+
+    inbox, out = tmp_path / "an inbox with a rather long folder name" / "November", tmp_path / "outbox"
+    inbox.mkdir(parents=True)
+    transfers(inbox / "transfers-of-the-eastern-region-november-2026.xlsx", [good("T-1"), bad("T-2")])
+    ran = CliRunner().invoke(main, ["run", str(inbox), "--out", str(out)])
+    assert ran.exit_code == 0, ran.output
+    run_id = next(line.split()[1].rstrip(":") for line in ran.output.splitlines() if line.startswith("Run "))
+    status, runs = on_terminal([NJCREDITS, "history", "--out", str(out)])
+    assert status == 0 and not fits(runs, (str(tmp_path),)), runs
+    lines = runs.splitlines()
+    (head,) = [n for n, line in enumerate(lines) if line.startswith(f"{run_id}  ")]  # the run's head line, then its details
+    assert lines[head + 1] == "    files: 1 (1 processed, 0 skipped, 0 failed)"
+    status, files = on_terminal([NJCREDITS, "history", "--out", str(out), "--run", run_id])
+    assert status == 0 and not fits(files, (str(tmp_path),)), files
+    lines = files.splitlines()
+    assert lines[:2] == [f"Files of run {run_id}", "processed  transfers-of-the-eastern-region-november-2026.xlsx"]
+    # 2 rows of one sheet, 1 error (consideration 60% of face value), in words: never the ledger's JSON
+    assert "    rows: Transfers 2" in lines and "    findings: 1 errors, 0 warnings" in lines
+    assert "{" not in files
+
+
+@pytest.mark.parametrize(
+    "rows, expected_exit, expected",
+    [
+        ([good("T-1")], 0, []),  # no finding
+        ([good("T-1"), bad("T-2")], 1, [("CONSIDERATION_BELOW_75PCT", 3, "T-2")]),  # header row 1: T-2 is row 3
+    ],
+)
+def test_validate_json_has_integer_rows(tmp_path, rows, expected_exit, expected):
+    import json
+
+    from click.testing import CliRunner
+
+    from batch.cli import main
+
+    book = transfers(tmp_path / "nov.xlsx", rows)
+    result = CliRunner().invoke(main, ["validate", str(book), "--format", "json", "--as-of", "2026-11-30"])
+    assert result.exit_code == expected_exit
+    document = json.loads(result.output)
+    assert document["file"] == "nov.xlsx" and document["as_of"] == "2026-11-30"
+    assert [(f["Code"], f["Row"], f["Record ID"]) for f in document["findings"] if f["Severity"] == "error"] == expected
+    assert all(isinstance(f["Row"], int) or f["Row"] is None for f in document["findings"])
+    assert document["counts"]["Transfers"]["rows"] == len(rows)
+
+
+def test_validate_json_null_for_a_sheet_level_finding(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from batch.cli import main
+
+    # a sheet of no intake program beside the Transfers sheet: UNKNOWN_SHEET, a finding of no row
+    book = write_workbook(tmp_path / "two.xlsx", {"Transfers": [TRANSFER_HEADERS, good("T-1")], "Minutes": [["Topic"], ["budget"]]})
+    result = CliRunner().invoke(main, ["validate", str(book), "--format", "json"])
+    found = [f for f in json.loads(result.output)["findings"] if f["Sheet"] == "Minutes"]
+    assert found and all(f["Row"] is None and f["Record ID"] is None for f in found), found
+
+
+@pytest.mark.parametrize(
+    "content, fmt, expected_exit",
+    [
+        (b"PK\x03\x04 not really a workbook", "json", 4),  # cannot be read: 4, never 1 ("has errors")
+        (b"PK\x03\x04 not really a workbook", "table", 4),
+        (b"", "json", 4),  # empty
+    ],
+)
+def test_validate_a_file_that_cannot_be_read(tmp_path, content, fmt, expected_exit):
+    import json
+
+    from click.testing import CliRunner
+
+    from batch.cli import main
+
+    broken = tmp_path / "broken.xlsx"
+    broken.write_bytes(content)
+    result = CliRunner().invoke(main, ["validate", str(broken), "--format", fmt])
+    assert result.exit_code == expected_exit and "Traceback" not in result.output
+    if fmt == "json":
+        document = json.loads(result.output)  # one JSON document, with the reason
+        assert document["file"] == "broken.xlsx" and document["error"].startswith("broken.xlsx ")
+    else:
+        assert result.output.startswith("failed  broken.xlsx  ")
+
+
+def test_the_per_file_line_has_plain_digits(tmp_path):
+    from click.testing import CliRunner
+
+    from batch.cli import main
+
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    # 1,200 rows: 1,100 OK, 100 flagged (each consideration 60% of face value: one error each)
+    transfers(inbox / "big.xlsx", [good(f"T-{n}") for n in range(1100)] + [bad(f"B-{n}") for n in range(100)])
+    result = CliRunner().invoke(main, ["run", str(inbox), "--out", str(out)])
+    assert "done  big.xlsx  1200 rows: 1100 OK, 100 flagged, 0 ineligible, 0 invalid; 100 errors" in result.output.splitlines()

@@ -85,6 +85,7 @@ class FileOutcome:
         """The file's line in the one fixed form scripts may parse, on the terminal and in the report:
         `done  NAME  30 rows: 17 OK, 6 flagged, 4 ineligible, 3 invalid; 11 errors`, or
         `failed  NAME  REASON` (`skipped`, `left`: left in the inbox, `gone`: deleted before it was read).
+        Counts in plain digits (20000, never 20,000): scripts parse them.
         Always one line: the name and the reason are printed as text, control characters escaped."""
         word = self.WORDS[self.status]
         if self.status != "processed":
@@ -92,8 +93,8 @@ class FileOutcome:
         sheets = (self.info.get("counts") or {}).values()
         total = {k: sum(c.get(k, 0) for c in sheets) for k in ("rows", "OK", "Flagged", "Ineligible", "Invalid")}
         return (
-            f"done  {printable(self.name)}  {total['rows']:,} rows: {total['OK']:,} OK, {total['Flagged']:,} flagged, "
-            f"{total['Ineligible']:,} ineligible, {total['Invalid']:,} invalid; {self.info.get('errors', 0):,} errors"
+            f"done  {printable(self.name)}  {total['rows']} rows: {total['OK']} OK, {total['Flagged']} flagged, "
+            f"{total['Ineligible']} ineligible, {total['Invalid']} invalid; {self.info.get('errors', 0)} errors"
         )
 
 

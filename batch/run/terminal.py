@@ -56,3 +56,54 @@ class Terminal:
                 raise
             self.closed.add(name)
             silence(stream)
+
+
+def width() -> int | None:
+    """The width lines are wrapped to: the terminal's (or COLUMNS), None (no wrapping) for a file or a pipe."""
+    import shutil
+
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return shutil.get_terminal_size((80, 24)).columns
+    return None
+
+
+def wrapped(text: str, at: int | None, indent: str = "", more: str | None = None) -> list[str]:
+    """`text` as lines of at most `at` characters (None: one line), the first after `indent`, the
+    others after `more` (default: `indent`). Words are never split: a file name or a path longer than
+    the line stands alone on its line, whole."""
+    import textwrap
+
+    more = indent if more is None else more
+    if at is None:
+        return [indent + text]
+    return textwrap.wrap(
+        text, max(at, len(indent) + 20), initial_indent=indent, subsequent_indent=more, break_long_words=False, break_on_hyphens=False
+    ) or [indent.rstrip()]
+
+
+def aligned(rows: list[list[str]]) -> list[str]:
+    """Rows of short fields as lines, each field but the last padded to its column's width."""
+    if not rows:
+        return []
+    sizes = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return ["  ".join([*(f.ljust(s) for f, s in zip(r, sizes, strict=False)), r[-1]]).rstrip() for r in rows]
+
+
+def blocks(title: str, entries: list[tuple[list[str], list[tuple[str, str]]]], at: int | None, whole: tuple[str, ...] = ()) -> list[str]:
+    """Entries of a listing as blocks readable at any width: each entry's head (its short fields, in
+    aligned columns) on one line, then each of its details (label, text) on its own lines, indented
+    and wrapped; an empty detail is left out. The details labelled in `whole` (paths) are never
+    wrapped: too long for the line after their label, they stand alone on the next. `title` first."""
+    lines = [*wrapped(title, at)]
+    heads = aligned([head for head, _ in entries])
+    for head, (_fields, details) in zip(heads, entries, strict=True):
+        lines.append(head)
+        for label, text in details:
+            if text in ("", None):
+                continue
+            if label in whole:
+                said = f"    {label}: {text}"
+                lines += [said] if at is None or len(said) <= at else [f"    {label}:", f"      {text}"]
+                continue
+            lines += wrapped(f"{label}: {text}" if label else str(text), at, "    ", "      " if label else "    ")
+    return lines
