@@ -283,3 +283,61 @@ def test_the_per_file_line_has_plain_digits(tmp_path):
     transfers(inbox / "big.xlsx", [good(f"T-{n}") for n in range(1100)] + [bad(f"B-{n}") for n in range(100)])
     result = CliRunner().invoke(main, ["run", str(inbox), "--out", str(out)])
     assert "done  big.xlsx  1200 rows: 1100 OK, 100 flagged, 0 ineligible, 0 invalid; 100 errors" in result.output.splitlines()
+
+
+# -- the stages of a file on a terminal ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sheets, expected",
+    [
+        # one intake sheet: read, then validated, calculated and checked, then written
+        ({"Transfers": [TRANSFER_HEADERS, good("T-1"), bad("T-2")]}, ["reading", "validating", "calculating", "checking", "writing"]),
+        # two sheets of two programs: validated, calculated and checked each in turn
+        (
+            {"Transfers": [TRANSFER_HEADERS, good("T-1")], "More transfers": [TRANSFER_HEADERS, good("T-2")]},
+            ["reading", *["validating", "calculating", "checking"] * 2, "writing"],
+        ),
+    ],
+)
+def test_each_worker_tells_the_run_the_stages_of_its_file(tmp_path, sheets, expected):
+    import threading
+    from types import SimpleNamespace
+
+    from batch.run.config import load
+    from batch.run.workers import isolated
+
+    book = write_workbook(tmp_path / "nov.xlsx", sheets)
+    item = SimpleNamespace(name="nov.xlsx", staged=book)
+    settings = load(cwd=tmp_path, inbox=tmp_path, outbox=tmp_path, workers=1, as_of="2026-11-30")
+    told = []
+    done = list(
+        isolated([(item, tmp_path / ".nov.partial.xlsx")], settings, "run-1", threading.Event(), on_stage=lambda i, s: told.append(s))
+    )
+    assert [kind for _item, _partial, kind, _payload in done] == ["ok"]
+    # a validating that begins after the last sheet's checks is the pipeline's end of a stage, not a sheet: it is left out
+    assert [s for n, s in enumerate(told) if not (s == "validating" and told[n + 1 : n + 2] == ["writing"])] == expected
+
+
+def test_the_stages_are_shown_on_a_terminal_and_nothing_when_not(tmp_path):
+    from click.testing import CliRunner
+
+    from batch.cli import main
+
+    # 6,000 rows: long enough to be read for some tenths of a second, which the display shows
+    big = transfers(tmp_path / "big.xlsx", [good(f"T-{n}") for n in range(6000)])
+    status, shown = on_terminal([NJCREDITS, "run", str(big), "--out", str(tmp_path / "shown")])
+    assert status == 0, shown
+    stages = re.findall(r"big\.xlsx: (reading|validating|calculating|checking|writing)", shown)
+    assert stages and stages[0] == "reading" and stages[-1] in ("checking", "writing"), shown
+    # the run's own lines stay whole beside it
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r", "\n")
+    assert "done  big.xlsx  6000 rows: 6000 OK, 0 flagged, 0 ineligible, 0 invalid; 0 errors" in plain.splitlines()
+    # not a terminal: only the run's lines, no stage, no escape sequence
+    result = CliRunner().invoke(main, ["run", str(big), "--out", str(tmp_path / "piped"), "--force"])
+    assert result.exit_code == 0
+    assert "big.xlsx: reading" not in result.output and "\x1b" not in result.output
+    piped = subprocess.run([NJCREDITS, "run", str(big), "--out", str(tmp_path / "piped2")], capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0 and piped.stderr == "" and "\x1b" not in piped.stdout
+    lines = piped.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("done  big.xlsx  6000 rows") and lines[1].startswith("Run ")
