@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CERTIFICATE, TRANSFER_HEADERS, write_workbook
+from test_reviews import first  # noqa: F401 - the fixture: a run of a workbook with a decision to take
 
 NJCREDITS = str(Path(sys.executable).parent / "njcredits")
 D = dt.date(2026, 1, 5)
@@ -52,11 +53,11 @@ def test_a_closed_output_changes_nothing_of_the_run(tmp_path, files, failing, ex
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    first = proc.stdout.readline()
+    first_line = proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == expected_exit, err
-    assert first.startswith((b"done  ", b"failed  ")), first
+    assert first_line.startswith((b"done  ", b"failed  ")), first_line
     assert "Broken pipe" not in err and "Error" not in err, err
     # everything recorded: the run ended in the ledger with every file, each output and the report written
     with sqlite3.connect(out / ".njcredits" / "ledger.sqlite") as db:
@@ -107,15 +108,15 @@ def test_the_skip_line_names_the_earlier_run_its_output_then_and_the_latest(tmp_
         runs.append(run_id)
     output = out / "a.annotated.xlsx"
     skip = next(line for line in result.output.splitlines() if line.startswith("skipped  a.xlsx  "))
-    first = runs[0]
+    first_run = runs[0]
     between = runs[1:-1]
     if not between:
-        expected = f"identical to a.xlsx, already processed in run {first}, returned as {output} (still the latest version there)"
+        expected = f"identical to a.xlsx, already processed in run {first_run}, returned as {output} (still the latest version there)"
     else:
         moved = out / "previous" / between[0] / "a.annotated.xlsx"
         assert moved.is_file()
         expected = (
-            f"identical to a.xlsx, already processed in run {first}, returned then as {output} (now {moved}); "
+            f"identical to a.xlsx, already processed in run {first_run}, returned then as {output} (now {moved}); "
             f"the latest version is {output}, of run {between[-1]}"
         )
     assert skip == f"skipped  a.xlsx  {expected}; use --force to process it again."
@@ -341,3 +342,28 @@ def test_the_stages_are_shown_on_a_terminal_and_nothing_when_not(tmp_path):
     assert piped.returncode == 0 and piped.stderr == "" and "\x1b" not in piped.stdout
     lines = piped.stdout.splitlines()
     assert len(lines) == 2 and lines[0].startswith("done  big.xlsx  6000 rows") and lines[1].startswith("Run ")
+
+
+def test_history_decisions_at_80_columns(first, tmp_path, monkeypatch):  # noqa: F811 - `first`: the fixture imported above
+    from click.testing import CliRunner
+    from test_reviews import _decide
+    from test_reviews import _run as run_reviewed
+
+    from batch.cli import main
+
+    out, ledger = first
+    note = "Board-approved premium, agreed at the meeting of the credit committee of 12 November with the seller"
+    run_reviewed(
+        _decide(out, tmp_path / "rev" / out.name, {"T-2": ("Waive CONSIDERATION_ABOVE_FACE", "JS", note)}), tmp_path / "o2", ledger
+    )
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = CliRunner().invoke(main, ["history", "--ledger", str(ledger), "--decisions"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert not fits(shown.output, (str(tmp_path),)), shown.output
+    (head,) = [line for line in lines if "T-2" in line]  # the decision, its sheet and its record on one line
+    assert head.split() == ["Waive", "CONSIDERATION_ABOVE_FACE", "Transfers", "T-2"]
+    # the note on its own indented lines, whole once joined
+    at = lines.index(next(line for line in lines if line.startswith("    note: ")))
+    said = " ".join(line.strip() for line in lines[at : at + 2])
+    assert said.startswith("note: " + note[:60]) and all(len(line) <= 80 for line in lines[at : at + 2])
