@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -141,8 +142,11 @@ def run(inbox: Path | None, **flags):
     problem = folder_problem(settings) if files is None else None
     if problem:
         raise click.UsageError(problem)
+    # a closed output (`| head -1`, a terminal closed) never changes what the run does: its lines stop
+    # (`Terminal`), and the hangup of a closed terminal is ignored, by the workers too (they inherit it)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     start_fork_server()
-    out = Terminal()  # a closed output (`| head -1`, a terminal closed) never changes what the run does
+    out = Terminal()
     try:
         outcome = run_batch(settings, files=files, echo=out.echo, progress=sys.stderr.isatty(), one_file=files is not None)
     except RunLocked as err:

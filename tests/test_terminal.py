@@ -367,3 +367,34 @@ def test_history_decisions_at_80_columns(first, tmp_path, monkeypatch):  # noqa:
     at = lines.index(next(line for line in lines if line.startswith("    note: ")))
     said = " ".join(line.strip() for line in lines[at : at + 2])
     assert said.startswith("note: " + note[:60]) and all(len(line) <= 80 for line in lines[at : at + 2])
+
+
+def test_a_terminal_closed_during_a_run_changes_nothing_of_it(tmp_path):
+    import fcntl
+    import os
+    import pty
+    import termios
+
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    for n in range(4):  # 4 files of 3,000 rows, one worker: the run is still going when its terminal closes
+        transfers(inbox / f"m{n}.xlsx", [good(f"T-{n}-{k}") for k in range(3000)])
+    master, slave = pty.openpty()
+
+    def own_terminal():  # the run's terminal is its controlling terminal: closing it hangs the run up (SIGHUP)
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [NJCREDITS, "run", str(inbox), "--out", str(out), "--workers", "1"],
+        stdin=slave, stdout=slave, stderr=slave, start_new_session=True, preexec_fn=own_terminal,
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    while b"done  " not in seen:
+        seen += os.read(master, 1 << 16)
+    os.close(master)  # the terminal closes: a hangup, and every later write fails
+    assert proc.wait(timeout=240) == 0
+    with sqlite3.connect(out / ".njcredits" / "ledger.sqlite") as db:
+        ended, processed = db.execute("SELECT ended, processed FROM runs").fetchone()
+    assert ended is not None and processed == 4
+    assert len(list(out.glob("*.annotated.xlsx"))) == 4 and len(list(out.glob("run-*.summary.xlsx"))) == 1
