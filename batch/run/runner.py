@@ -569,7 +569,8 @@ class Run:
         if bar:
             self.echo = bar.echo_through(echo)
         try:
-            for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, on_stage=bar and bar.stage):
+            told = {"on_stage": bar.stage} if bar else {}  # the stages of the files in hand, for the display
+            for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, **told):
                 if bar:
                     bar.advance(item)
                 mine = held(payload["records"]) if several and kind == "ok" else None
@@ -629,8 +630,8 @@ class Run:
             todo = [(w[0], w[1]) for w in waiting if id(w[0]) in again]
             bar = _progress(progress, len(todo))
             try:
-                stages = bar and bar.stage
-                for item, _partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, _SameRuns(given, again), stages):
+                told = {"on_stage": bar.stage} if bar else {}
+                for item, _partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, _SameRuns(given, again), **told):
                     if bar:
                         bar.advance(item)
                     w = by_item[id(item)]
