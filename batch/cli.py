@@ -35,6 +35,8 @@ class _LedgerParam(click.ParamType):
 
 
 LEDGER = _LedgerParam()
+# what `history` and `validate` print: a closed output (`| head -1`) ends the printing, never changes the exit status
+_say = Terminal().echo
 
 
 def _ledger(path):
@@ -175,18 +177,18 @@ def history(ledger, outbox: Path | None, run_id: str | None, decisions: bool):
 
     settings = _settings(ledger=ledger, outbox=outbox)
     if not there(settings.ledger):
-        click.echo(f"No ledger at {printable(settings.ledger)}: no runs yet.")
+        _say(f"No ledger at {printable(settings.ledger)}: no runs yet.")
         return
     _local_ledger(settings)
     try:
         book = Ledger.for_reading(settings.ledger)
     except LedgerEmpty as err:
-        click.echo(printable(err))
+        _say(printable(err))
         return
     except LedgerUnreadable as err:
         raise click.ClickException(printable(err)) from err
     if book.version < SCHEMA_VERSION:
-        click.echo(
+        _say(
             f"The ledger {printable(settings.ledger)} is older than this njcredits (schema {book.version}, this version uses "
             f"{SCHEMA_VERSION}); it is read as it is, not migrated, and what it does not hold is shown empty."
         )
@@ -257,7 +259,7 @@ def _print_blocks(title: str, columns, rows, head) -> None:
         ([printable(row[i]) for i in at], [(c, printable(v)) for c, v in zip(columns, row, strict=True) if c not in head]) for row in rows
     ]
     for line in blocks(printable(title), entries, width(), whole=("output", "archived", "report", "team")):
-        click.echo(line)
+        _say(line)
 
 
 def printable(value) -> str:
@@ -411,24 +413,24 @@ def validate(file: Path, as_of, ledger, outbox: Path | None, fmt: str):
         try:
             found = _team(settings, Ledger.for_reading(book), file)  # the file's team's decisions, as `run FILE` reads them
             if found.note:
-                click.echo(found.note, err=True)
+                _say(found.note, err=True)
             team = found.names
         except (LedgerUnreadable, *server_errors()) as err:  # nothing of the ledger is read
-            click.echo(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
+            _say(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
             book = None
     try:
         try:
             result = process(file, settings.limits, as_of=settings.as_of, ledger=book, team=team)
         except LedgerUnreadable as err:
-            click.echo(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
+            _say(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
             book = None
             result = process(file, settings.limits, as_of=settings.as_of, ledger=None)
     except Exception as err:  # noqa: BLE001 - the same one-line reason as `run`, never a traceback
         reason = printable(_reason(err, file.name))
         if fmt == "json":  # still one JSON document: the file and why it could not be read
-            click.echo(json.dumps({"file": printable(file.name), "error": reason}, ensure_ascii=False))
+            _say(json.dumps({"file": printable(file.name), "error": reason}, ensure_ascii=False))
         else:
-            click.echo(f"failed  {printable(file.name)}  {reason}", err=True)
+            _say(f"failed  {printable(file.name)}  {reason}", err=True)
         sys.exit(4)
     findings = result.findings
     counts = {r.sheet.name: {k: int(v) for k, v in r.counts.items()} for r in result.intake}
@@ -439,10 +441,10 @@ def validate(file: Path, as_of, ledger, outbox: Path | None, fmt: str):
             "findings": _findings_json(findings),
             "counts": counts,
         }
-        click.echo(json.dumps(document, ensure_ascii=False))
+        _say(json.dumps(document, ensure_ascii=False))
     elif fmt == "csv":
         rows = findings.assign(Row=[("" if pd.isna(v) else str(int(v))) for v in findings["Row"]])
-        click.echo(rows.to_csv(index=False), nl=False)
+        _say(rows.to_csv(index=False), nl=False)
     else:
         from batch.run.terminal import width, wrapped
 
@@ -453,7 +455,7 @@ def validate(file: Path, as_of, ledger, outbox: Path | None, fmt: str):
             else f"no ledger at {settings.ledger}: prior incentives of earlier runs not checked."
         )
         for line in wrapped(said, at):
-            click.echo(line)
+            _say(line)
         _findings_blocks(file.name, findings, at)
         for r in result.intake:
             c = r.counts
@@ -462,7 +464,7 @@ def validate(file: Path, as_of, ledger, outbox: Path | None, fmt: str):
                 f"{c['Invalid']} invalid"
             )
             for part in wrapped(line, at, "", "    "):
-                click.echo(part)
+                _say(part)
     sys.exit(1 if (result.findings["Severity"] == "error").any() else 0)
 
 
@@ -504,4 +506,4 @@ def _findings_blocks(name: str, findings, at: int | None) -> None:
         entries.append((head, details))
     title = f"Findings in {printable(name)}: " + (f"{len(findings)}" if len(findings) else "none")
     for line in blocks(title, entries, at):
-        click.echo(line)
+        _say(line)

@@ -398,3 +398,26 @@ def test_a_terminal_closed_during_a_run_changes_nothing_of_it(tmp_path):
         ended, processed = db.execute("SELECT ended, processed FROM runs").fetchone()
     assert ended is not None and processed == 4
     assert len(list(out.glob("*.annotated.xlsx"))) == 4 and len(list(out.glob("run-*.summary.xlsx"))) == 1
+
+
+@pytest.mark.parametrize(
+    "command, expected_exit",
+    [
+        (["validate", str(SAMPLES / "transfers-2026-11.xlsx")], 1),  # its own status: the sample has error findings
+        (["history", "--run", "R"], 0),
+        (["history"], 0),
+    ],
+)
+def test_validate_and_history_read_by_head_keep_their_exit_status(tmp_path, command, expected_exit):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    for n in range(3):
+        transfers(inbox / f"m{n}.xlsx", [good(f"T-{n}")])
+    ran = subprocess.run([NJCREDITS, "run", str(inbox), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    run_id = ran.stdout.splitlines()[-1].split()[1].rstrip(":")
+    args = [a if a != "R" else run_id for a in command]
+    proc = subprocess.Popen([NJCREDITS, *args, "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()  # `| head -1`
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == expected_exit and "Traceback" not in err and "Error" not in err, err
