@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
+import signal
 import sys
 from pathlib import Path
 
 import click
 
 from batch import __version__
+from batch.run.terminal import Terminal
 
 
 @click.group()
@@ -34,6 +35,8 @@ class _LedgerParam(click.ParamType):
 
 
 LEDGER = _LedgerParam()
+# what `history` and `validate` print: a closed output (`| head -1`) ends the printing, never changes the exit status
+_say = Terminal().echo
 
 
 def _ledger(path):
@@ -141,9 +144,13 @@ def run(inbox: Path | None, **flags):
     problem = folder_problem(settings) if files is None else None
     if problem:
         raise click.UsageError(problem)
+    # a closed output (`| head -1`, a terminal closed) never changes what the run does: its lines stop
+    # (`Terminal`), and the hangup of a closed terminal is ignored, by the workers too (they inherit it)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     start_fork_server()
+    out = Terminal()
     try:
-        outcome = run_batch(settings, files=files, echo=click.echo, progress=sys.stderr.isatty(), one_file=files is not None)
+        outcome = run_batch(settings, files=files, echo=out.echo, progress=sys.stderr.isatty(), one_file=files is not None)
     except RunLocked as err:
         click.echo(str(err), err=True)
         sys.exit(1)
@@ -170,18 +177,18 @@ def history(ledger, outbox: Path | None, run_id: str | None, decisions: bool):
 
     settings = _settings(ledger=ledger, outbox=outbox)
     if not there(settings.ledger):
-        click.echo(f"No ledger at {printable(settings.ledger)}: no runs yet.")
+        _say(f"No ledger at {printable(settings.ledger)}: no runs yet.")
         return
     _local_ledger(settings)
     try:
         book = Ledger.for_reading(settings.ledger)
     except LedgerEmpty as err:
-        click.echo(printable(err))
+        _say(printable(err))
         return
     except LedgerUnreadable as err:
         raise click.ClickException(printable(err)) from err
     if book.version < SCHEMA_VERSION:
-        click.echo(
+        _say(
             f"The ledger {printable(settings.ledger)} is older than this njcredits (schema {book.version}, this version uses "
             f"{SCHEMA_VERSION}); it is read as it is, not migrated, and what it does not hold is shown empty."
         )
@@ -196,22 +203,62 @@ def history(ledger, outbox: Path | None, run_id: str | None, decisions: bool):
         if "team" in found and found["team"].nunique() > 1:  # a ledger shared by teams: whose each decision is
             columns = ("team", *columns)
             rows = [(team or "", *row) for team, row in zip(found["team"], rows, strict=True)]
+        head = ("decision", "sheet", "record")  # each decision's line; the rest under it
     elif run_id:
         title = f"Files of run {run_id}"
-        columns = ("name", "status", "reason", "rows_per_sheet", "errors", "warnings", "output", "archived", "sha256")
+        columns = ("status", "name", "reason", "rows", "findings", "output", "archived", "sha256")
         rows = [
-            (f.name, f.status, f.reason, f.rows_per_sheet, f.errors or 0, f.warnings or 0, f.output, f.archived, (f.sha256 or "")[:16])
+            (f.status, f.name, f.reason, _rows_in_words(f.rows_per_sheet), f"{f.errors or 0} errors, {f.warnings or 0} warnings",
+             f.output, f.archived, (f.sha256 or "")[:16])
             for f in book.files(run_id).itertuples(index=False)
-        ]
+        ]  # fmt: skip
+        head = ("status", "name")
     else:
         title = f"Runs in {settings.ledger}"
-        columns = ("run", "team", "started", "ended", "files", "processed", "skipped", "failed", "version", "report")
+        columns = ("run", "started", "ended", "files", "team", "version", "report")
         rows = [
-            (r.run_id, getattr(r, "team", None) or "", (r.started or "")[:19], (r.ended or "")[:19], r.files, r.processed, r.skipped,
-             r.failed, r.tool_version, r.report)
+            (r.run_id, (r.started or "")[:19].replace("T", " "), _ended(r.started, r.ended),
+             f"{r.files or 0} ({r.processed or 0} processed, {r.skipped or 0} skipped, {r.failed or 0} failed)",
+             getattr(r, "team", None) or "", r.tool_version, r.report)
             for r in book.runs().itertuples(index=False)
         ]  # fmt: skip
-    _print_table(title, columns, rows, width=200 if not sys.stdout.isatty() else None)
+        head = ("run", "started", "ended")
+    _print_blocks(title, columns, rows, head)
+
+
+def _rows_in_words(rows_per_sheet) -> str:
+    """A file's rows per sheet as the ledger keeps them (JSON), in words: `Transfers 3, Grow NJ 20000`."""
+    import json
+
+    try:
+        counts = json.loads(rows_per_sheet) if isinstance(rows_per_sheet, str) else (rows_per_sheet or {})
+    except ValueError:
+        return printable(rows_per_sheet)
+    if not isinstance(counts, dict):
+        return printable(rows_per_sheet)
+    return ", ".join(f"{printable(sheet)} {n}" for sheet, n in counts.items())
+
+
+def _ended(started, ended) -> str:
+    """When a run ended: its time alone on the day it started, `not ended` for a run still going (or killed)."""
+    if not ended:
+        return "not ended"
+    started, ended = (started or "")[:19].replace("T", " "), ended[:19].replace("T", " ")
+    return f"to {ended[11:]}" if ended[:10] == started[:10] else f"to {ended}"
+
+
+def _print_blocks(title: str, columns, rows, head) -> None:
+    """A listing readable at any width (`batch.run.terminal.blocks`): of each row, the fields named in
+    `head` on one line, then each other field on its own indented lines (`label: text`), wrapped to
+    the terminal; everything printed as text, control characters escaped."""
+    from batch.run.terminal import blocks, width
+
+    at = [columns.index(c) for c in head]
+    entries = [
+        ([printable(row[i]) for i in at], [(c, printable(v)) for c, v in zip(columns, row, strict=True) if c not in head]) for row in rows
+    ]
+    for line in blocks(printable(title), entries, width(), whole=("output", "archived", "report", "team")):
+        _say(line)
 
 
 def printable(value) -> str:
@@ -222,21 +269,6 @@ def printable(value) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return ""
     return plain(value)
-
-
-def _print_table(title: str, columns, rows, width: int | None = None, **column_options) -> None:
-    """A table printed as text: every title and cell a `rich.text.Text` (never markup, so `[bold]` or
-    `[/]` in a name is shown as it is), control characters escaped."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=Text(printable(title)))
-    for col in columns:
-        table.add_column(col, overflow="fold", **column_options.get(col, {}))
-    for row in rows:
-        table.add_row(*(Text(printable(v)) for v in row))
-    Console(width=width, highlight=False).print(table)
 
 
 @main.command()
@@ -259,7 +291,7 @@ def watch(inbox: Path | None, **flags):
     _team(settings, _ledger(settings.ledger))  # an unusable ledger or an unknown team is said once, before watching
     settings.inbox.mkdir(parents=True, exist_ok=True)
     start_fork_server()
-    sys.exit(watch_inbox(settings, echo=click.echo))  # 3: a stop cut a run short, its files wait in the inbox
+    sys.exit(watch_inbox(settings, echo=Terminal().echo))  # 3: a stop cut a run short, its files wait in the inbox
 
 
 @main.command()
@@ -361,8 +393,11 @@ def rules(out_dir: Path):
     "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True, help="How the findings are written."
 )
 def validate(file: Path, as_of, ledger, outbox: Path | None, fmt: str):
-    """Validate and calculate FILE without writing; print the findings. Exit status 1 when the file has
-    error findings or cannot be read, 0 otherwise."""
+    """Validate and calculate FILE without writing; print the findings. Exit status 0 when the file has
+    no error finding, 1 when it has error findings, 4 when it cannot be read (--format json then
+    prints a document with an `error` field: the reason)."""
+    import json
+
     import pandas as pd
 
     from batch.pipeline import process
@@ -377,66 +412,97 @@ def validate(file: Path, as_of, ledger, outbox: Path | None, fmt: str):
         try:
             found = _team(settings, Ledger.for_reading(book), file)  # the file's team's decisions, as `run FILE` reads them
             if found.note:
-                click.echo(found.note, err=True)
+                _say(found.note, err=True)
             team = found.names
         except (LedgerUnreadable, *server_errors()) as err:  # nothing of the ledger is read
-            click.echo(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
+            _say(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
             book = None
     try:
         try:
             result = process(file, settings.limits, as_of=settings.as_of, ledger=book, team=team)
         except LedgerUnreadable as err:
-            click.echo(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
+            _say(f"{printable(err)} Prior incentives of earlier runs were not checked.", err=True)
             book = None
             result = process(file, settings.limits, as_of=settings.as_of, ledger=None)
     except Exception as err:  # noqa: BLE001 - the same one-line reason as `run`, never a traceback
-        click.echo(f"failed  {printable(file.name)}  {printable(_reason(err, file.name))}", err=True)
-        sys.exit(1)
-    findings = result.findings.assign(Row=[("" if pd.isna(v) else str(int(v))) for v in result.findings["Row"]])
+        reason = printable(_reason(err, file.name))
+        if fmt == "json":  # still one JSON document: the file and why it could not be read
+            _say(json.dumps({"file": printable(file.name), "error": reason}, ensure_ascii=False))
+        else:
+            _say(f"failed  {printable(file.name)}  {reason}", err=True)
+        sys.exit(4)
+    findings = result.findings
+    counts = {r.sheet.name: {k: int(v) for k, v in r.counts.items()} for r in result.intake}
     if fmt == "json":
-        click.echo(findings.to_json(orient="records", force_ascii=False))
+        document = {
+            "file": printable(file.name),
+            "as_of": result.as_of.isoformat(),
+            "findings": _findings_json(findings),
+            "counts": counts,
+        }
+        _say(json.dumps(document, ensure_ascii=False))
     elif fmt == "csv":
-        click.echo(findings.to_csv(index=False), nl=False)
+        rows = findings.assign(Row=[("" if pd.isna(v) else str(int(v))) for v in findings["Row"]])
+        _say(rows.to_csv(index=False), nl=False)
     else:
-        import shutil
-        import textwrap
+        from batch.run.terminal import width, wrapped
 
-        width = shutil.get_terminal_size((200, 24)).columns
+        at = width()
         said = f"As of {result.as_of.isoformat()}; " + (
             f"prior incentives read from {book}."
             if book
             else f"no ledger at {settings.ledger}: prior incentives of earlier runs not checked."
         )
-        click.echo(textwrap.fill(said, width))
-        _findings_table(file.name, findings)
+        for line in wrapped(said, at):
+            _say(line)
+        _findings_blocks(file.name, findings, at)
         for r in result.intake:
             c = r.counts
             line = (
-                f"{printable(r.sheet.name)}: {c['rows']:,} rows: {c['OK']:,} OK, {c['Flagged']:,} flagged, {c['Ineligible']:,} ineligible, "
-                f"{c['Invalid']:,} invalid"
+                f"{printable(r.sheet.name)}: {c['rows']} rows: {c['OK']} OK, {c['Flagged']} flagged, {c['Ineligible']} ineligible, "
+                f"{c['Invalid']} invalid"
             )
-            click.echo(textwrap.fill(line, width))
+            for part in wrapped(line, at, "", "    "):
+                _say(part)
     sys.exit(1 if (result.findings["Severity"] == "error").any() else 0)
 
 
-def _findings_table(name: str, findings) -> None:
-    """The findings as a table that stays readable in an 80-column terminal: codes whole, messages
-    folded; the citation column only when some message does not already carry its citation."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+def _findings_json(findings) -> list[dict]:
+    """The findings as JSON objects: `Row` an integer, and `null` for what a finding has none of (the
+    row and record of a sheet-level finding, a column, a waiver)."""
+    import pandas as pd
 
-    carried = all(str(c) in str(m) for c, m in zip(findings["Citation"], findings["Message"], strict=True))
-    table = Table(title=Text(f"Findings in {printable(name)}"), show_lines=False, expand=False)
-    table.add_column("Sheet", overflow="fold", max_width=12)
-    table.add_column("Row", justify="right", no_wrap=True)
-    table.add_column("Code", no_wrap=True)
-    table.add_column("Sev", no_wrap=True)
-    table.add_column("Message", overflow="fold", ratio=1)
-    if not carried:
-        table.add_column("Citation", overflow="fold", max_width=16)
-    for row in findings.itertuples(index=False):
-        cells = [row.Sheet, row.Row, row.Code, row.Severity, row.Message] + ([] if carried else [row.Citation])
-        table.add_row(*(Text(printable(c)) for c in cells))  # as text: a sheet name or a message is never markup
-    # a terminal (or COLUMNS) sets the width; a file or a pipe gets long lines
-    Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200, highlight=False).print(table)
+    out = []
+    for f in findings.to_dict(orient="records"):
+        for key, value in f.items():
+            if value is None or (not isinstance(value, str) and pd.isna(value)) or value == "":
+                f[key] = None
+            elif key == "Row":
+                f[key] = int(value)
+        out.append(f)
+    return out
+
+
+def _findings_blocks(name: str, findings, at: int | None) -> None:
+    """The findings as a table that stays readable in an 80-column terminal (`batch.run.terminal.blocks`):
+    each finding's severity, sheet, row and code on one line, in aligned columns (codes whole), its
+    message on its own indented lines below, wrapped; its citation too when the message does not
+    already carry it."""
+    import pandas as pd
+
+    from batch.run.terminal import blocks
+
+    entries = []
+    for f in findings.itertuples(index=False):
+        row = "" if pd.isna(f.Row) else f"row {int(f.Row)}"
+        head = [printable(f.Severity), printable(f.Sheet), row, printable(f.Code)]
+        details = [("", printable(f.Message))]
+        if str(f.Citation) not in str(f.Message):
+            details.append(("citation", printable(f.Citation)))
+        waived = getattr(f, "Waived", "")
+        if waived:
+            details.append(("waived", printable(waived)))
+        entries.append((head, details))
+    title = f"Findings in {printable(name)}: " + (f"{len(findings)}" if len(findings) else "none")
+    for line in blocks(title, entries, at):
+        _say(line)

@@ -185,8 +185,8 @@ def test_validate_formats_and_exit_status(tmp_path):
     assert invoke("validate", clean).exit_code == 0
     result = invoke("validate", flagged, "--format", "json")
     assert result.exit_code == 1
-    found = json.loads(result.output)
-    assert [f["Code"] for f in found] == ["CONSIDERATION_BELOW_75PCT"] and found[0]["Row"] == "3"
+    found = json.loads(result.output)["findings"]
+    assert [f["Code"] for f in found] == ["CONSIDERATION_BELOW_75PCT"] and found[0]["Row"] == 3
     rows = list(csv.DictReader(io.StringIO(invoke("validate", flagged, "--format", "csv").output)))
     assert rows[0]["Code"] == "CONSIDERATION_BELOW_75PCT" and rows[0]["Sheet"] == "Transfers"
 
@@ -195,7 +195,7 @@ def test_validate_never_prints_a_traceback(tmp_path):
     broken = tmp_path / "broken.xlsx"
     broken.write_bytes(b"PK\x03\x04 not really a workbook")
     result = invoke("validate", broken)
-    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.exit_code == 4 and "Traceback" not in result.output  # 4: cannot be read (1 is "has errors")
     assert result.output.startswith("failed  broken.xlsx  ")
 
 

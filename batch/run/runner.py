@@ -48,6 +48,7 @@ from batch.run.config import Settings
 from batch.run.environment import EnvironmentStop, environment_message, is_environment, os_error
 from batch.run.faults import fault
 from batch.run.ledger import Ledger, LedgerUnreadable, read_versions, server_errors
+from batch.run.ledger.reads import read_outputs_since
 from batch.run.names import fit, output_name, printable, shown, temporary
 from batch.run.samerun import SameRun, decide, earlier_keys, held, places, reads_nothing
 from batch.run.teams import team_for
@@ -84,6 +85,7 @@ class FileOutcome:
         """The file's line in the one fixed form scripts may parse, on the terminal and in the report:
         `done  NAME  30 rows: 17 OK, 6 flagged, 4 ineligible, 3 invalid; 11 errors`, or
         `failed  NAME  REASON` (`skipped`, `left`: left in the inbox, `gone`: deleted before it was read).
+        Counts in plain digits (20000, never 20,000): scripts parse them.
         Always one line: the name and the reason are printed as text, control characters escaped."""
         word = self.WORDS[self.status]
         if self.status != "processed":
@@ -91,8 +93,8 @@ class FileOutcome:
         sheets = (self.info.get("counts") or {}).values()
         total = {k: sum(c.get(k, 0) for c in sheets) for k in ("rows", "OK", "Flagged", "Ineligible", "Invalid")}
         return (
-            f"done  {printable(self.name)}  {total['rows']:,} rows: {total['OK']:,} OK, {total['Flagged']:,} flagged, "
-            f"{total['Ineligible']:,} ineligible, {total['Invalid']:,} invalid; {self.info.get('errors', 0):,} errors"
+            f"done  {printable(self.name)}  {total['rows']} rows: {total['OK']} OK, {total['Flagged']} flagged, "
+            f"{total['Ineligible']} ineligible, {total['Invalid']} invalid; {self.info.get('errors', 0)} errors"
         )
 
 
@@ -516,11 +518,7 @@ class Run:
                 continue
             earlier = None if settings.force or settings.inputs_protected else self.ledger.processed_before(sha, self.run_id, settings.team)
             if earlier:
-                reason = (
-                    f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
-                    + (f" (output {earlier['output']})" if earlier["output"] else "")
-                    + "; use --force to process it again."
-                )
+                reason = self.skip_reason(earlier)
                 self.finish_file(item, FileOutcome(item.name, "skipped", reason))
                 continue
             seen[sha] = item
@@ -535,6 +533,27 @@ class Run:
             todo.append((item, out_dir / temporary(output_name(item.original.name), f"{self.run_id}-{item.slot.name}")))
         return todo, copies
 
+    def skip_reason(self, earlier: dict) -> str:
+        """Why a file already processed is skipped: the earlier run, its output as it was returned then
+        (moved to `previous/<run-id>/` by the first later run that returned a workbook of that name),
+        and where the latest version of that output is now, and of which run."""
+        said = f"identical to {earlier['name']}, already processed in run {earlier['run_id']}"
+        output = earlier["output"]
+        if not output:
+            return said + "; use --force to process it again."
+        try:
+            later = read_outputs_since(self.settings.ledger, output, earlier["run_id"], self.settings.team)
+        except LedgerUnreadable:  # the skip stands; only where its output went is not told
+            later = []
+        if not later:
+            return said + f", returned as {output} (still the latest version there); use --force to process it again."
+        moved = Path(output).parent / "previous" / later[0] / Path(output).name
+        where = f"now {moved}" if moved.exists() else f"moved to {moved}, no longer there"
+        return (
+            said + f", returned then as {output} ({where}); the latest version is {output}, of run {later[-1]}; "
+            "use --force to process it again."
+        )
+
     def process(self, todo: list, progress: bool) -> None:
         """Each file read in a worker of its own (`batch.run.workers.isolated`); as each is done, its
         output is placed and the input archived and recorded (`done`). In a run of several files, a
@@ -545,11 +564,15 @@ class Run:
         several = len(todo) > 1
         waiting = []  # [item, partial, kind, payload, its portfolio records], in the order listed
         provided = []  # [item, its records]: files placed at once whose records other files may read
-        bar = _progress(progress and len(todo) > 3, len(todo))
+        bar = _progress(progress, len(todo))
+        echo = self.echo
+        if bar:
+            self.echo = bar.echo_through(echo)
         try:
-            for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop):
+            told = {"on_stage": bar.stage} if bar else {}  # the stages of the files in hand, for the display
+            for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, **told):
                 if bar:
-                    bar.advance()
+                    bar.advance(item)
                 mine = held(payload["records"]) if several and kind == "ok" else None
                 if mine is not None and len(mine) and not reads_nothing(mine):
                     waiting.append([item, partial, kind, payload, mine])
@@ -558,6 +581,7 @@ class Run:
                 if mine is not None and len(mine) and self.by_item[id(item)].status == "processed":
                     provided.append([item, mine])
         finally:
+            self.echo = echo
             if bar:
                 bar.stop()
         if not waiting:
@@ -604,11 +628,12 @@ class Run:
                 return
             by_item = {id(w[0]): w for w in waiting}
             todo = [(w[0], w[1]) for w in waiting if id(w[0]) in again]
-            bar = _progress(progress and len(todo) > 3, len(todo))
+            bar = _progress(progress, len(todo))
             try:
-                for item, _partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, _SameRuns(given, again)):
+                told = {"on_stage": bar.stage} if bar else {}
+                for item, _partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, _SameRuns(given, again), **told):
                     if bar:
-                        bar.advance()
+                        bar.advance(item)
                     w = by_item[id(item)]
                     if kind == "ok":  # both reads of the file are its time
                         payload["seconds"] = round(payload["seconds"] + w[3]["seconds"], 3)
@@ -953,18 +978,79 @@ def recover(settings: Settings, ledger: Ledger, work: Path, run_id: str, echo, t
 
 
 class _Bar:
+    """On a terminal (stderr), while files are read: each file in hand with its stage (reading,
+    validating, calculating, checking, writing) and the time it has taken, and, for more than 3
+    files, how many are done. rich's live display: redrawn at most 4 times a second whatever the
+    workers tell, and gone when the files are done. A terminal that closes meanwhile stops the
+    display, never the run."""
+
     def __init__(self, total: int):
-        from rich.progress import Progress
+        from rich.console import Console
+        from rich.progress import Progress, TextColumn, TimeElapsedColumn
 
-        self.progress = Progress(transient=True)
-        self.task = self.progress.add_task("Processing workbooks", total=total)
-        self.progress.start()
+        columns = [TimeElapsedColumn(), TextColumn("{task.description}")]
+        self.progress = Progress(
+            *columns, console=Console(stderr=True, highlight=False), transient=True, refresh_per_second=4, redirect_stdout=False,
+            redirect_stderr=False,
+        )  # fmt: skip
+        self.same = _same_terminal()
+        self.total, self.done = total, 0
+        self.task = self.progress.add_task(f"0 of {total} workbooks done", total=total) if total > 3 else None
+        self.files: dict[int, int] = {}  # id(item) -> its task
+        self._safely(self.progress.start)
 
-    def advance(self):
-        self.progress.advance(self.task)
+    def echo_through(self, echo):
+        """The run's `echo` while the display is shown: a line for the terminal the display is on is
+        printed above it, by the display (else the two would share a line); to a pipe or a file, or
+        once the terminal is gone, it goes as it always does."""
+
+        def said(message="", **kwargs):
+            if self.progress is not None and self.same and not kwargs:
+                from rich.text import Text
+
+                self._safely(self.progress.console.print, Text(str(message)), soft_wrap=True)
+                if self.progress is not None:
+                    return
+            echo(message, **kwargs)
+
+        return said
+
+    def _safely(self, action, *args, **kwargs) -> None:
+        if self.progress is None:
+            return
+        try:
+            action(*args, **kwargs)
+        except OSError:  # the terminal is gone: no more display
+            self.progress = None
+
+    def stage(self, item, name: str) -> None:
+        """A worker tells the stage its file enters."""
+        said = f"{printable(item.name)}: {name}"
+        if id(item) not in self.files:
+            if self.progress is not None:
+                self.files[id(item)] = self.progress.add_task(said, total=None)
+            return
+        self._safely(self.progress.update, self.files[id(item)], description=said)
+
+    def advance(self, item=None):
+        if item is not None and id(item) in self.files:
+            self._safely(self.progress.remove_task, self.files.pop(id(item)))
+        self.done += 1
+        if self.task is not None:
+            self._safely(self.progress.update, self.task, advance=1, description=f"{self.done} of {self.total} workbooks done")
 
     def stop(self):
-        self.progress.stop()
+        self._safely(self.progress.stop)
+
+
+def _same_terminal() -> bool:
+    """Whether stdout and stderr are one terminal (the display is on stderr; the run's lines on stdout)."""
+    import sys
+
+    try:
+        return sys.stdout.isatty() and sys.stderr.isatty() and os.path.samestat(os.fstat(1), os.fstat(2))
+    except (OSError, ValueError):
+        return False
 
 
 def _progress(enabled: bool, total: int):

@@ -296,20 +296,23 @@ def work(
     from batch.workbook.writing import write
 
     started = time.perf_counter()
-    result = process(
-        Path(path),
-        limits or Limits(),
-        as_of=as_of,
-        ledger=ledger or None,  # a path or a LedgerURL, as the run gave it
-        run_id=run_id,
-        team=team,
-        scratch=Path(partial),
-        same_run=same_run,
-    )
+    stage("reading")
+    with stages_told():
+        result = process(
+            Path(path),
+            limits or Limits(),
+            as_of=as_of,
+            ledger=ledger or None,  # a path or a LedgerURL, as the run gave it
+            run_id=run_id,
+            team=team,
+            scratch=Path(partial),
+            same_run=same_run,
+        )
     try:
         fault("child-partial", partial)
         try:
             fault("child-write", partial)
+            stage("writing")
             write(result, Path(partial))
         except Exception as err:  # everything the write meets is the environment's, never the file's
             oserr = os_error(err)
@@ -334,6 +337,48 @@ def work(
         "as_of": result.as_of.isoformat(),
         "worker": os.getpid(),  # which worker read it (a worker reads several files in turn)
     }
+
+
+# -- the stage of the file in hand, told to the run -----------------------------------------------
+
+# what begins when the pipeline ends a stage (it times each as it ends: `Result.timed`)
+NEXT_STAGE = {"read": "validating", "validate": "calculating", "calculate": "checking", "annotate": "validating"}
+_teller: list = [None]  # in a worker: how it tells the run the stage of the file in hand (`worker`)
+
+
+def stage(name: str) -> None:
+    """Tell the run that the file in hand enters stage `name` (reading, validating, calculating,
+    checking, writing), when a run listens (a worker's message; nothing otherwise)."""
+    if _teller[0] is not None:
+        try:
+            _teller[0](name)
+        except (OSError, ValueError):  # the run is gone: the worker learns it from `alive`
+            _teller[0] = None
+
+
+@contextmanager
+def stages_told():
+    """While a worker's file is read: each stage the pipeline ends (`Result.timed`, which every stage
+    calls as it ends) also tells the run the stage that begins (`NEXT_STAGE`). The pipeline itself
+    knows nothing of the run; in a worker, nothing else reads a file."""
+    from batch.pipeline import Result
+
+    if _teller[0] is None:
+        yield
+        return
+    timed = Result.timed
+
+    def telling(self, name, started):
+        now = timed(self, name, started)
+        if name in NEXT_STAGE:
+            stage(NEXT_STAGE[name])
+        return now
+
+    Result.timed = telling
+    try:
+        yield
+    finally:
+        Result.timed = timed
 
 
 def _per_year_credits(result):
@@ -402,6 +447,7 @@ def worker(conn, jobs, alive, job: Job) -> None:
     gc.disable()
     gc.freeze()
     conn.send(("started", None, False))
+    _teller[0] = lambda name: conn.send(("stage", name, False))
     done = 0
     while job is not None:
         current[0] = job.partial
@@ -508,6 +554,7 @@ class Running:
     began: float
     started: bool = False
     files: int = 0
+    stage: str = ""  # the stage of the file in hand, as the worker last told it
 
 
 class Workers:
@@ -517,8 +564,9 @@ class Workers:
     per file. A file that fails by memory or by a crash in a worker that had read other files is read
     again in a new worker of its own (`again`), so that only a file's own outcome is ever its outcome."""
 
-    def __init__(self, settings, run_id: str, stop: threading.Event, same_run: dict | None = None):
+    def __init__(self, settings, run_id: str, stop: threading.Event, same_run: dict | None = None, on_stage=None):
         self.settings, self.run_id, self.stop = settings, run_id, stop
+        self.on_stage = on_stage  # called (item, stage) as a worker tells the stage of its file
         self.same_run = same_run or {}  # id(item) -> what it reads of the run's other workbooks
         self.ctx = multiprocessing.get_context("forkserver")  # workers do not inherit the inbox lock
         self.ctx.set_forkserver_preload(list(WORKER_MODULES))
@@ -609,6 +657,11 @@ class Workers:
             if kind == "started":
                 w.started = True
                 continue
+            if kind == "stage":  # the file in hand enters a stage: told to whoever shows it
+                w.stage = payload
+                if self.on_stage is not None:
+                    self.on_stage(w.item, payload)
+                continue
             del self.running[conn]
             if kind == "cannot-start":
                 self.broken = self.broken or cannot_start(payload)
@@ -680,13 +733,14 @@ class _NotStarted(Exception):
     """A worker could not be started at all (Workers.broken says why)."""
 
 
-def isolated(todo: list, settings, run_id: str, stop: threading.Event, same_run: dict | None = None):
+def isolated(todo: list, settings, run_id: str, stop: threading.Event, same_run: dict | None = None, on_stage=None):
     """Process each (item, partial) in a worker (`Workers`), given what it reads of the run's other
     workbooks (`same_run`: id(item) -> batch.run.samerun.SameRun, for a second pass). Yields (item, partial, kind, payload): kind
     `ok` (payload: the result), `error` (the file's reason) or `environment` (the environment's reason:
-    the file goes back). When `stop` is set the running workers are ended and everything not done is
+    the file goes back). `on_stage(item, stage)`: called as each worker tells the stage its file enters
+    (reading, validating, calculating, checking, writing). When `stop` is set the running workers are ended and everything not done is
     yielded as stopped; when workers cannot start, everything not done is yielded with the reason."""
-    workers = Workers(settings, run_id, stop, same_run)
+    workers = Workers(settings, run_id, stop, same_run, on_stage)
     queue = [(item, partial, False) for item, partial in todo]  # False: any worker may read it
     try:
         while queue or workers.running:

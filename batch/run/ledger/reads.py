@@ -262,3 +262,20 @@ def read_decisions(path: Path, team: tuple[str, ...]) -> pd.DataFrame:
             return db.frame(query, tuple(team))
     except server_errors() as err:
         raise unreadable(path, err) from err
+
+
+def read_outputs_since(path: Path, output: str, run_id: str, team: str | None = None) -> list[str]:
+    """The runs after `run_id` (of `team`, when given) that returned a workbook under the same name
+    `output`, oldest first: the first of them moved `run_id`'s output to `previous/<its run id>/`,
+    the last wrote the version now at `output`. Only runs that ended count (as a skip reads them)."""
+    try:
+        with connect(path, read_only=True) as db:
+            query = (
+                "SELECT f.run_id FROM files f JOIN runs u ON u.run_id = f.run_id WHERE f.output = ? AND f.status = 'processed'"
+                " AND f.run_id > ? AND u.ended IS NOT NULL AND (CAST(? AS TEXT) IS NULL OR u.team = ?)"
+                " ORDER BY f.run_id, f.rowid"
+            )
+            found = db.frame(query, (output, run_id, team, team))
+    except server_errors() as err:
+        raise unreadable(path, err) from err
+    return list(dict.fromkeys(found["run_id"]))
