@@ -383,7 +383,7 @@ def rules(out_dir: Path):
 
 
 @main.command()
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path))  # a path that is no file is told as a file that cannot be read
 @AS_OF_OPTION
 @click.option(
     "--ledger", type=LEDGER, help="Ledger read for prior incentives: a SQLite file or a PostgreSQL URL [OUTBOX/.njcredits/ledger.sqlite]."
@@ -404,6 +404,13 @@ def validate(file: Path, as_of, ledger, outbox: Path | None, fmt: str):
     from batch.run.ledger import Ledger, LedgerUnreadable, on_server, server_errors
     from batch.run.workers import file_reason as _reason
 
+    if not file.is_file():  # no file there, or a folder: it cannot be read (exit 4), said as for any such file
+        reason = f"{printable(file.name)} {'is a folder, not a workbook' if file.is_dir() else 'does not exist'}: {printable(str(file))}."
+        if fmt == "json":
+            _say(json.dumps({"file": printable(file.name), "error": reason}, ensure_ascii=False))
+        else:
+            _say(f"failed  {printable(file.name)}  {reason}", err=True)
+        sys.exit(4)
     settings = _settings(as_of=as_of, ledger=ledger, outbox=outbox)
     _local_ledger(settings, only_if_there=True)
     book = settings.ledger if on_server(settings.ledger) or settings.ledger.is_file() else None

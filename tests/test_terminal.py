@@ -253,6 +253,9 @@ def test_validate_json_null_for_a_sheet_level_finding(tmp_path):
         (b"PK\x03\x04 not really a workbook", "json", 4),  # cannot be read: 4, never 1 ("has errors")
         (b"PK\x03\x04 not really a workbook", "table", 4),
         (b"", "json", 4),  # empty
+        (None, "json", 4),  # no file there
+        (None, "table", 4),
+        ("folder", "json", 4),  # a folder of that name
     ],
 )
 def test_validate_a_file_that_cannot_be_read(tmp_path, content, fmt, expected_exit):
@@ -263,7 +266,10 @@ def test_validate_a_file_that_cannot_be_read(tmp_path, content, fmt, expected_ex
     from batch.cli import main
 
     broken = tmp_path / "broken.xlsx"
-    broken.write_bytes(content)
+    if content == "folder":
+        broken.mkdir()
+    elif content is not None:
+        broken.write_bytes(content)
     result = CliRunner().invoke(main, ["validate", str(broken), "--format", fmt])
     assert result.exit_code == expected_exit and "Traceback" not in result.output
     if fmt == "json":
@@ -367,6 +373,26 @@ def test_history_decisions_at_80_columns(first, tmp_path, monkeypatch):  # noqa:
     at = lines.index(next(line for line in lines if line.startswith("    note: ")))
     said = " ".join(line.strip() for line in lines[at : at + 2])
     assert said.startswith("note: " + note[:60]) and all(len(line) <= 80 for line in lines[at : at + 2])
+
+
+def test_a_long_decision_goes_on_at_its_spaces_at_80_columns(first, tmp_path, monkeypatch):  # noqa: F811
+    from click.testing import CliRunner
+    from test_reviews import _decide
+    from test_reviews import _run as run_reviewed
+
+    from batch.cli import main
+
+    out, ledger = first
+    # a waiver of three long codes: 5 + 3 x 26 characters with their commas, over 80 with its sheet and record
+    codes = ["CONSIDERATION_ABOVE_FACE", "TRANSFER_BELOW_MINIMUM", "CERTIFICATE_OVERTRANSFERRED"]
+    run_reviewed(_decide(out, tmp_path / "rev" / out.name, {"T-2": ("Waive " + ", ".join(codes), "JS", "n")}), tmp_path / "o2", ledger)
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = CliRunner().invoke(main, ["history", "--ledger", str(ledger), "--decisions"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert all(len(line) <= 80 for line in lines), shown.output
+    words = " ".join(shown.output.split())
+    assert all(code in words.replace(",", " ").split() for code in codes)  # every code whole, on some line
 
 
 def test_a_terminal_closed_during_a_run_changes_nothing_of_it(tmp_path):

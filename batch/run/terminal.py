@@ -97,7 +97,7 @@ def blocks(title: str, entries: list[tuple[list[str], list[tuple[str, str]]]], a
     lines = [*wrapped(title, at)]
     heads = aligned([head for head, _ in entries])
     for head, (_fields, details) in zip(heads, entries, strict=True):
-        lines.append(head)
+        lines += wrapped(head, at, "", "    ")  # a head too long for the line goes on at its spaces, codes whole
         for label, text in details:
             if text in ("", None):
                 continue
