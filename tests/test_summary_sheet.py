@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from openpyxl.utils import get_column_letter
+from test_reviews import transfers_workbook
 
 from batch.cli import main
 from batch.pipeline import process
@@ -51,15 +52,7 @@ def _returned(out: Path, name: str) -> Path:
 
 
 def _xlsx(path: Path, rows=ROWS) -> Path:
-    book = openpyxl.Workbook()
-    ws = book.active
-    ws.title = "Transfers"
-    ws.append(HEADERS)
-    for r in rows:
-        ws.append(r)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    book.save(path)
-    return path
+    return transfers_workbook(path, rows)
 
 
 def _csv(path: Path, rows=ROWS) -> Path:
