@@ -268,6 +268,9 @@ def line_counts(texts: pd.Series, width: float, bold: bool = False) -> np.ndarra
 
 def lines(text, width: float, bold: bool = False) -> int:
     """Lines a text takes when wrapped in a column `width` digits wide (see `line_counts`)."""
+    text = str(text)
+    if "\n" not in text and text_width(text, bold) <= float(width) - MARGIN:  # one line: most headers and titles
+        return 1
     return int(line_counts(pd.Series([text], dtype=object), width, bold)[0])
 
 

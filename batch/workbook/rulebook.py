@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import xlsxwriter
 
@@ -276,7 +277,11 @@ class _Programs(tuple):
 def _cached_layout(programs: _Programs) -> tuple[tuple[tuple[str, ...], ...], tuple[float, ...], tuple[int, ...]]:
     rows = tuple(_text_rows(programs))
     widths = _widths(rows)
-    talls = tuple(max(looks.lines(text, w) for col, text, w in zip(COLUMNS, row, widths, strict=True) if col in WRAPPED) for row in rows)
+    tall = np.ones(len(rows), dtype=np.int64)
+    for j, (col, width) in enumerate(zip(COLUMNS, widths, strict=True)):
+        if col in WRAPPED:  # each wrapped column's lines, every row's at once
+            tall = np.maximum(tall, looks.line_counts(pd.Series([row[j] for row in rows], dtype=object), width))
+    talls = tuple(tall.tolist())
     return rows, tuple(widths), talls
 
 
