@@ -86,13 +86,13 @@ def test_figures_changed_with_the_waiver_make_it_stale_until_it_is_typed_again(t
     row = _sheet(second)["T-2"]
     assert (row["Status"], row["Findings"]) == ("Flagged", "CONSIDERATION_ABOVE_FACE; REVIEW_DECISION_STALE")
     assert row["Reviewer Decision"] == "Waive CONSIDERATION_ABOVE_FACE (stale)"
-    assert 'Consideration Received ($) "44,000.00" then, "48,000.00" now' in _stale(second)["Message"]
+    assert 'Consideration Received ($) "44000" then, "48000" now' in _stale(second)["Message"]
     assert ledger_query(ledger, "SELECT decision, applied, state FROM decisions") == [(WAIVER[0], 0, "stale")]
     # dropped back as it came: still stale (the suffix is no new decision), not recorded again
     third = _run(second, tmp_path / "out3", ledger)
     row = _sheet(third)["T-2"]
     assert (row["Status"], row["Reviewer Decision"]) == ("Flagged", "Waive CONSIDERATION_ABOVE_FACE (stale)")
-    assert 'Consideration Received ($) "44,000.00" then, "48,000.00" now' in _stale(third)["Message"]
+    assert 'Consideration Received ($) "44000" then, "48000" now' in _stale(third)["Message"]
     assert ledger_query(ledger, "SELECT COUNT(*) FROM decisions")[0][0] == 1
     # typed again without the suffix: a new decision, over the figures as returned (48,000)
     fourth = _run(_decide(third, tmp_path / "rev4" / third.name, {"T-2": WAIVER}), tmp_path / "out4", ledger)
@@ -110,7 +110,7 @@ def test_approved_typed_again_after_a_change_applies_and_history_shows_each_deci
     # T-1's credit 30,000 -> 31,000 under the same sign-off: stale, written back with the suffix
     third = _run(_decide(second, tmp_path / "rev2" / second.name, {}, {"T-1": {8: 31_000}}), tmp_path / "out3", ledger)
     assert _sheet(third)["T-1"]["Reviewer Decision"] == "Approved (stale)"
-    assert 'Credit Amount Transferred ($) "30,000.00" then, "31,000.00" now' in _stale(third)["Message"]
+    assert 'Credit Amount Transferred ($) "30000" then, "31000" now' in _stale(third)["Message"]
     shown = CliRunner().invoke(main, ["history", "--ledger", str(ledger), "--decisions"])
     assert shown.exit_code == 0 and "stale" in shown.output and "applied" not in shown.output.replace("not applied", "")
     # Approved typed again: it applies to the new figures
@@ -213,10 +213,10 @@ def test_a_workbook_written_anew_from_a_csv_has_the_drop_down(tmp_path):
     assert not prompt.showErrorMessage
 
 
-# a row's read values as the ledger keeps them (batch.reviews.row_inputs: money as its reader reads it)
-THEN = '{"Transfer ID":"T-1","Consideration Received ($)":"44,000.00"}'
-NOW = '{"Transfer ID":"T-1","Consideration Received ($)":"48,000.00"}'
-CHANGED = 'Consideration Received ($) "44,000.00" then, "48,000.00" now'
+# a row's read values as the ledger keeps them (batch.reviews.row_inputs: money in dollars, as its reader reads it)
+THEN = '{"Transfer ID":"T-1","Consideration Received ($)":44000}'
+NOW = '{"Transfer ID":"T-1","Consideration Received ($)":48000}'
+CHANGED = 'Consideration Received ($) "44000" then, "48000" now'
 
 JUDGE_CASES = [
     # (cell, the ledger's latest decision of the row: (decision, state, values) or None, as returned, stale, what changed)
