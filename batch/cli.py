@@ -404,13 +404,18 @@ def validate(file: Path, as_of, ledger, outbox: Path | None, fmt: str):
     from batch.run.ledger import Ledger, LedgerUnreadable, on_server, server_errors
     from batch.run.workers import file_reason as _reason
 
-    if not file.is_file():  # no file there, or a folder: it cannot be read (exit 4), said as for any such file
-        reason = f"{printable(file.name)} {'is a folder, not a workbook' if file.is_dir() else 'does not exist'}: {printable(str(file))}."
+    def unreadable(reason: str):
+        """A file that cannot be read: its one-line reason (in JSON, still one document), exit 4."""
         if fmt == "json":
             _say(json.dumps({"file": printable(file.name), "error": reason}, ensure_ascii=False))
         else:
             _say(f"failed  {printable(file.name)}  {reason}", err=True)
         sys.exit(4)
+
+    if not file.is_file():  # no file there, or a folder: said as for any file that cannot be read
+        unreadable(
+            f"{printable(file.name)} {'is a folder, not a workbook' if file.is_dir() else 'does not exist'}: {printable(str(file))}."
+        )
     settings = _settings(as_of=as_of, ledger=ledger, outbox=outbox)
     _local_ledger(settings, only_if_there=True)
     book = settings.ledger if on_server(settings.ledger) or settings.ledger.is_file() else None
@@ -432,12 +437,7 @@ def validate(file: Path, as_of, ledger, outbox: Path | None, fmt: str):
             book = None
             result = process(file, settings.limits, as_of=settings.as_of, ledger=None)
     except Exception as err:  # noqa: BLE001 - the same one-line reason as `run`, never a traceback
-        reason = printable(_reason(err, file.name))
-        if fmt == "json":  # still one JSON document: the file and why it could not be read
-            _say(json.dumps({"file": printable(file.name), "error": reason}, ensure_ascii=False))
-        else:
-            _say(f"failed  {printable(file.name)}  {reason}", err=True)
-        sys.exit(4)
+        unreadable(printable(_reason(err, file.name)))
     findings = result.findings
     counts = {r.sheet.name: {k: int(v) for k, v in r.counts.items()} for r in result.intake}
     if fmt == "json":

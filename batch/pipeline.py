@@ -176,8 +176,8 @@ class Result:
                 .assign(**_prior_fields(r), **_portfolio_fields(r), inputs=_inputs(r))
                 .loc[r.counted]  # a totals row is no record
             )
-        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields", "inputs"]
-        cols.append("open_errors")
+        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields"]
+        cols += ["inputs", "open_errors"]
         if not parts:
             return pd.DataFrame(columns=cols)
         found = pd.concat(parts, ignore_index=True)
@@ -623,15 +623,16 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     before = result.decisions_before if result else None
     # the columns the program reads, as read (a totals row's read as blank)
     inputs = row_inputs(raw, typed, {c.header: c.kind for c in spec.columns})
-    occurrence = occurrences(spec.record_ids(typed).to_numpy(dtype=object), ~totals)
+    ids = spec.record_ids(typed).to_numpy(dtype=object)
+    occurrence = occurrences(ids, ~totals)
     judged = judge(
         sheet.name,
         sheet.reviews,
         inputs,
-        spec.record_ids(typed).to_numpy(dtype=object),
+        ids,
         occurrence,
         before,
-        _returned(sheet, spec.record_ids(typed).to_numpy(dtype=object), occurrence, result),
+        _returned(sheet, ids, occurrence, result),
         lambda pos: legacy_digest(sheet.cells.iloc[pos].tolist()),
     )
     out = withdrawn(sheet.reviews, judged, n)
@@ -641,7 +642,7 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
 
     reader = [] if sheet.no_room else _reader_findings(sheet)
-    record_ids = spec.record_ids(typed).to_numpy(dtype=object)
+    record_ids = ids.copy()  # a totals row's ID text is set below
     twice = _in_two_workbooks(program, record_ids, result, totals)
     raw_found = stack([*_routed(sheet), vfind, *reader, *twice, *[f for f in calc.findings if len(f)]])
     if totals.any():  # a totals row says only that it was skipped

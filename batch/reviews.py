@@ -143,10 +143,7 @@ def _shown(v) -> str:
         return "blank"
     if isinstance(v, float) and v.is_integer():
         v = int(v)
-    text = str(v)
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}T00:00:00(\.000)?", text):
-        text = text[:10]
-    return f'"{text}"'
+    return f'"{v}"'
 
 
 def changes(then: str | None, now: str | None) -> list[tuple[str, object, object]]:

@@ -30,7 +30,6 @@ import xlsxwriter
 from lxml import etree
 
 from batch.pipeline import Result, SheetResult
-from batch.reviews import CHOICES
 from batch.workbook import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
 from batch.workbook.looks import WRITER_OPTIONS, Formats
 from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
@@ -789,7 +788,7 @@ def _intake(
     decision = decision_column(res, columns) if not sheet.no_room else None
     if decision is not None:  # the choices of a decision: a drop-down, and a message when the cell is selected
         letter = cells.column_letters(decision)
-        changed = _prompt(root, f"{letter}{h + 2}:{letter}{max(last_row, h + 2)}", decision_prompt(res)["source"]) or changed
+        changed = _prompt(root, f"{letter}{h + 2}:{letter}{max(last_row, h + 2)}", decision_prompt(res)) or changed
     if notes:
         made = _notes(parts, part, notes, cells_at, streams, blocks)
         if made is not None:
@@ -862,12 +861,13 @@ def _is_tool_prompt(element, column: int) -> bool:
     return element.get("promptTitle") == REVIEW_COLUMNS[0] and bool(ranges) and all(r[1] == r[3] == column for r in ranges)
 
 
-def _prompt(root, sqref: str, choices: list[str] = ("Approved", "Withdrawn")) -> bool:
+def _prompt(root, sqref: str, prompt: dict | None = None) -> bool:
     """The drop-down and input message of the Reviewer Decision cells `sqref` (one column) in the
     sheet's data validations (a list of its own when it has none): the tool's own from an earlier
     return is replaced; a user's own over any of those cells is left as it is, and the tool adds
-    none. The error alert is off, so that any decision can be typed. Returns whether the sheet changed."""
-    prompt = {"input_title": REVIEW_COLUMNS[0], "input_message": CHOICES}
+    none. `prompt`: the validation (`decision_prompt`); its error alert is off, so that any decision can
+    be typed. Returns whether the sheet changed."""
+    prompt = prompt or decision_prompt()
     (wanted,) = _ranges(sqref)
     lists = root.find(_tag(root, "dataValidations"))
     changed = False
@@ -896,7 +896,7 @@ def _prompt(root, sqref: str, choices: list[str] = ("Approved", "Withdrawn")) ->
     ):
         element.set(name, value)
     formula = element.makeelement(_tag(root, "formula1"), {})
-    formula.text = '"' + ",".join(choices) + '"'
+    formula.text = '"' + ",".join(prompt["source"]) + '"'
     element.append(formula)
     lists.append(element)
     if lists.get("count") is not None:

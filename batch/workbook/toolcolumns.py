@@ -171,14 +171,14 @@ def tool_headers(sheet) -> list[str]:
     return [*sheet.spec.computed, "Status", "Findings", *([] if sheet.review_cols else REVIEW_COLUMNS)]
 
 
-def decision_prompt(res: SheetResult) -> dict:
+def decision_prompt(res: SheetResult | None = None) -> dict:
     """The data validation of the Reviewer Decision column (xlsxwriter's options): a drop-down of
-    `Approved`, `Withdrawn` and `Waive CODE` for each warning code of the sheet's rows, whose error
-    alert is off, so that any text can still be typed (`Waive CODE, CODE`), and an input message
-    listing the choices."""
+    `Approved`, `Withdrawn` and `Waive CODE` for each warning code of the sheet's rows (of `res`;
+    none without it), whose error alert is off, so that any text can still be typed (`Waive CODE,
+    CODE`), and an input message listing the choices."""
     return {
         "validate": "list",
-        "source": decision_choices(res.findings),
+        "source": decision_choices(res.findings) if res is not None else ["Approved", "Withdrawn"],
         "ignore_blank": True,
         "show_error": False,
         "input_title": REVIEW_COLUMNS[0],

@@ -214,12 +214,12 @@ def write_table(ws, fmts: Formats, r: int, t: SummaryTable, widths: dict[int, fl
     num = [{"money": MONEY, "percent": PERCENT}.get(t.formats.get(str(h))) for h in t.table.columns]
     tall = [j for j, h in enumerate(t.table.columns) if str(h) in wrapped] if widths else []
     heights = row_heights(t.table, {j: widths.get(j, 8.43) for j in tall})
+    top = bool(tall)  # beside wrapped text every cell at the top of its row
     for row, height in zip(t.table.to_numpy(dtype=object), heights.tolist(), strict=True):
         r += 1
         if height:
             ws.set_row(r, height)
         for j, v in enumerate(row):
-            top = bool(tall)  # beside wrapped text every cell at the top of its row
             if isinstance(v, str):
                 ws.write_string(r, j, v, fmts.get(wrap=True) if j in tall else fmts.get(top=top))
             elif v is not None and not pd.isna(v):

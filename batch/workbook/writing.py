@@ -37,7 +37,7 @@ from batch.workbook.looks import (
     WRITER_OPTIONS,
     Formats,
     column_width,
-    line_counts,
+    lines,
     style,
     text_width,
 )
@@ -166,8 +166,9 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
     kinds = {c.header: c.kind for c in spec.columns}
     in_kinds = [kinds.get(f) if f else None for f in sheet.fields]
     k, _computed_headers, at, last_col = layout(sheet)
-    for j, h in enumerate(sheet.headers[:k]):
-        ws.set_column(j, j, _width(h, in_kinds[j]))  # the same widths as `_sheet_rows` gives the header row's height
+    widths = [_width(h, in_kinds[j]) for j, h in enumerate(sheet.headers[:k])]
+    for j, w in enumerate(widths):
+        ws.set_column(j, j, w)
     tool = tool_columns(res)
     for j, col in enumerate(tool):
         ws.set_column(at + j, at + j, col.width)
@@ -187,7 +188,7 @@ def _write_intake(wb, fmts: Formats, res: SheetResult):
     for pos, cols in list(notes.items())[:1]:
         c, (_sev, text) = next(iter(cols.items()))
         ws.write_comment(int(sheet.excel_rows[pos]) - 1, c, text[: cells.MAX_TEXT], {"x_scale": 3, "y_scale": 2.5})
-    return _sheet_rows(fmts, res, in_kinds, notes, tool), notes
+    return _sheet_rows(fmts, res, in_kinds, notes, tool, widths), notes
 
 
 def _top_rows(fmts: Formats, sheet, letters: list[str], at: int, widths: list[float]) -> bytes:
@@ -219,17 +220,16 @@ def _top_rows(fmts: Formats, sheet, letters: list[str], at: int, widths: list[fl
         header_cells = "".join(cells.strings(tool, refs, np.full(len(tool), look, dtype=object)).tolist())
         columns.append(np.array([""] * h + [header_cells], dtype=object))
     # the workbook is the tool's: the header row as tall as the input's wrapped headers need
-    k = min(len(sheet.headers), EXCEL_COLUMNS)
-    texts = pd.Series([str(v) if v is not None else "" for v in sheet.headers[:k]], dtype=object)
-    tall = max((int(line_counts(texts[[j]], widths[j], bold=True)[0]) for j in range(k)), default=1)
+    texts = ["" if v is None else str(v) for v in sheet.headers[: len(widths)]]
+    tall = max((lines(t, w, bold=True) for t, w in zip(texts, widths, strict=True)), default=1)
     heights = np.zeros(h + 1)
     heights[h] = tall * LINE_HEIGHT if tall > 1 else 0
     return sheetxml.rows_xml(numbers, columns, heights)
 
 
-def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list):
+def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list, widths: list[float]):
     """The generator of the sheet's rows (see batch.workbook.sheetxml), and the sheet's dimension;
-    `tool`: the sheet's `tool_columns`."""
+    `tool`: the sheet's `tool_columns`; `widths`: the input columns' widths."""
     sheet = res.sheet
     k, _computed_headers, at, last_col = layout(sheet)
     n = len(sheet.excel_rows)
@@ -258,7 +258,6 @@ def _sheet_rows(fmts: Formats, res: SheetResult, in_kinds, notes, tool: list):
     width = max([last_col + 1, k] + [len(r) for r in sheet.preamble])
     letters = [cells.column_letters(j) for j in range(min(width, EXCEL_COLUMNS))]
 
-    widths = [_width(h, in_kinds[j]) for j, h in enumerate(sheet.headers[:k])]
     top = _top_rows(fmts, sheet, letters, at, widths)  # now: the styles are fixed when the workbook closes
     shown = _shown_styles(fmts) if sheet.from_text else None
 
