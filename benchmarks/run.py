@@ -1,15 +1,19 @@
 """Benchmark: `njcredits run` on large GrowNJ and Transfers workbooks against the raw Excel floor.
 
-    python benchmarks/run.py                      # 10k and 100k rows, both programs, and the parallel folder
-    python benchmarks/run.py --sizes 1000000      # the 1M-row runs (several minutes each)
+    python benchmarks/run.py                      # 10k and 100k rows, both programs, and 200 small workbooks
+    python benchmarks/run.py --sizes 1048575 --no-parallel   # a full Excel sheet (several minutes each)
     python benchmarks/run.py --programs grownj --sizes 100000 --repeat 3 --no-parallel   # medians of 3
+    python benchmarks/run.py --programs --repeat 3   # only the 200 small workbooks, medians of 3
 
-For each workbook it times `njcredits run` as a whole process (one worker) and, in the same run,
-the floor: reading the same file with the fastest reader (fastexcel, else python-calamine) plus
-writing a frame of the returned sheet's size row by row with xlsxwriter in constant_memory mode.
-It prints rows, seconds, floor seconds, ratio, peak RSS of the process tree, rows per second, and
-the breakdown by stage from the run's ledger. Generated workbooks are cached in benchmarks/.data/.
-Not part of the test suite: machines are shared and noisy, so read the ratios.
+For each workbook it times `njcredits run` as a whole process (one worker, default settings) and,
+alternating with it, the floor: reading the same file with the fastest reader (fastexcel, else
+python-calamine) plus writing a frame of the returned sheet's size row by row with xlsxwriter in
+constant_memory mode. It prints rows, seconds, floor seconds, ratio, peak memory of the process
+tree (the sum of its processes' PSS), rows per second, and the breakdown by stage from the run's
+ledger. The folder run (200 workbooks of 40 Transfers rows) is timed on one and two workers
+beside the floor of the same folder: each workbook read and written as above, one after the other
+in one process. Generated workbooks are cached in benchmarks/.data/. Not part of the test suite:
+machines are shared and noisy, so read the ratios.
 """
 
 from __future__ import annotations
@@ -234,6 +238,40 @@ print(reader, read, time.perf_counter() - t)
 """
 
 
+FLOOR_MANY = r"""
+import sys, time, xlsxwriter
+from pathlib import Path
+folder, sheet, out, extra = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+t = time.perf_counter()
+try:
+    import fastexcel
+    read = lambda p: fastexcel.read_excel(str(p)).load_sheet_by_name(sheet).to_pandas()
+except ImportError:
+    import pandas as pd
+    read = lambda p: pd.read_excel(p, sheet_name=sheet, engine="calamine")
+for path in sorted(folder.glob("*.xlsx")):
+    frame = read(path)
+    wb = xlsxwriter.Workbook(str(out / path.name), {"constant_memory": True})
+    ws = wb.add_worksheet(sheet)
+    ws.write_row(0, 0, list(frame.columns) + [f"c{i}" for i in range(extra)])
+    pad = [1.5] * extra
+    for r, row in enumerate(frame.itertuples(index=False), start=1):
+        ws.write_row(r, 0, [None if v != v else v for v in row] + pad)
+    wb.close()
+print(time.perf_counter() - t)
+"""
+
+
+def floor_many(folder: Path, sheet: str, extra: int) -> float:
+    """The floor of a folder: every workbook read and written as `FLOOR` does, one after the other in
+    one process (one start-up, one import)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run(
+            [sys.executable, "-c", FLOOR_MANY, str(folder), sheet, tmp, str(extra)], capture_output=True, text=True, check=True
+        ).stdout
+    return float(out.split()[-1])
+
+
 def floor(path: Path, sheet: str, extra: int) -> tuple[str, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
@@ -280,29 +318,49 @@ def _transfer_row_of(file: int, certificates: str):
     return row
 
 
-def parallel(files: int = 200, rows: int = 200) -> list[tuple[str, int, float]]:
-    """A run of `files` workbooks of `rows` Transfers rows, on one and on two workers: workbooks whose
-    certificates are their own (read once), and workbooks that share certificates (read again with
-    the other workbooks' records: batch.run.samerun)."""
-    out = []
-    for certificates in ("own", "shared"):
-        folder = DATA / f"folder-{files}x{rows}-{certificates}"
-        if not folder.exists():
-            for i in range(files):
-                make_workbook(folder / f"small-{i:03d}.xlsx", "Transfers", TRANSFER_HEADERS, _transfer_row_of(i, certificates), rows)
-        for workers in (1, 2):
+def folder_of(files: int, rows: int, certificates: str) -> Path:
+    folder = DATA / f"folder-{files}x{rows}-{certificates}"
+    if not folder.exists():
+        for i in range(files):
+            make_workbook(folder / f"small-{i:03d}.xlsx", "Transfers", TRANSFER_HEADERS, _transfer_row_of(i, certificates), rows)
+    return folder
+
+
+def parallel(files: int, rows: int, certificates: str, repeat: int, extra: int) -> list[str]:
+    """A run of `files` workbooks of `rows` Transfers rows, on one and on two workers, each beside the
+    floor of the same folder (`floor_many`); medians of `repeat`. Certificates "own": no certificate
+    in two workbooks (each read once); "shared": twenty certificates every workbook moves (each read
+    again with the other workbooks' records: batch.run.samerun)."""
+    folder = folder_of(files, rows, certificates)
+    lines = []
+    for workers in (1, 2):
+        runs, floors = [], []
+        for _ in range(repeat):
+            floors.append(floor_many(folder, "Transfers", extra))
             with tempfile.TemporaryDirectory() as tmp:
-                seconds, _ = timed(njcredits_run(folder, Path(tmp) / "out", workers))
-            out.append((certificates, workers, seconds))
-            print(f"{files} workbooks, certificates {certificates}, --workers {workers}: {seconds:.1f} s", flush=True)
-    return out
+                runs.append(timed(njcredits_run(folder, Path(tmp) / "out", workers)))
+        seconds, peak, fl = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), statistics.median(floors)
+        if repeat > 1:
+            print(
+                f"{files} workbooks, --workers {workers}: runs {[round(r[0], 1) for r in runs]} s, floors {[round(f, 1) for f in floors]} s"
+            )
+        line = (
+            f"| {files} workbooks of {rows} Transfers rows, certificates {certificates} | {workers} | {seconds:.1f} | {fl:.1f} | "
+            f"{seconds / fl:.2f} | {peak / 2**20:,.0f} MB | {seconds / files:.3f} |"
+        )
+        print(line, flush=True)
+        lines.append(line)
+    return lines
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    ap.add_argument("--programs", nargs="+", default=["grownj", "transfers"])
-    ap.add_argument("--no-parallel", action="store_true")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000], help="rows (Excel's maximum: 1048575)")
+    ap.add_argument("--programs", nargs="*", default=["grownj", "transfers"], help="grownj, transfers, or none (only the folder run)")
+    ap.add_argument("--no-parallel", action="store_true", help="leave out the run of many small workbooks")
+    ap.add_argument("--files", type=int, default=200, help="small workbooks in the folder run [200]")
+    ap.add_argument("--file-rows", type=int, default=40, help="Transfers rows in each small workbook [40]")
+    ap.add_argument("--shared", action="store_true", help="small workbooks that share certificates (each read again with the others)")
     ap.add_argument("--memory-limit-mb", type=int, help="memory_limit_mb for the runs (njcredits.toml)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each workbook (and of its floor); the medians are reported")
     args = ap.parse_args()
@@ -339,14 +397,12 @@ def main():
             lines.append(line)
             print(line, flush=True)
     if not args.no_parallel:
-        res = parallel()
-        lines.append("")
-        lines.append("| 200 workbooks of 200 transfer rows | --workers 1 | --workers 2 |")
-        lines.append("|---|---|---|")
-        for certificates in ("own", "shared"):
-            one, two = (s for c, _w, s in res if c == certificates)
-            lines.append(f"| certificates {certificates} | {one:.1f} s | {two:.1f} s ({one / two:.2f}x) |")
-        print("\n".join(lines[-4:]))
+        lines += [
+            "",
+            "| folder | workers | seconds | floor seconds (one process) | ratio | peak memory (PSS) | seconds a file |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += parallel(args.files, args.file_rows, "shared" if args.shared else "own", args.repeat, computed["transfers"])
     print("\n".join(lines))
 
 
