@@ -207,6 +207,9 @@ class Given:
         self.run_portfolio = run["sheet"].isin(list(portfolios())).to_numpy()
         self.now_reader = now["place"].to_numpy()
         self.now_reads = now["reads"].to_numpy(dtype=bool)
+        keys = ["place", "sheet", "record_id"]
+        probe = pd.concat([touched[keys].iloc[:1], run[keys].iloc[:1]], ignore_index=True).drop_duplicates()
+        self.key_types = run.iloc[:1].merge(probe, on=keys)[keys].dtypes.to_dict()
 
     def readers(self) -> list[int]:
         return sorted(int(p) for p in self.shared)
@@ -218,18 +221,13 @@ class Given:
         if reader not in self.shared:
             return pd.DataFrame(columns=[*HELD, "workbook", "place", "seq"])
         cols = [*HELD, *(c for c in self.run.columns if c.startswith(FIELD)), "workbook", "place", "seq"]
-        keys = ["place", "sheet", "record_id"]
         reads = np.unique(self.now_group[(self.now_reader == reader) & self.now_reads])
-        by_group = self.touched.loc[np.isin(self.touched_group, reads), keys]
+        by_group = self.touched_record[np.isin(self.touched_group, reads)]
         mine = np.unique(self.run_id[(self.run_place == reader) & self.run_portfolio])
-        by_id = self.run.loc[np.isin(self.run_id, mine), keys]
-        wanted = pd.concat([by_group, by_id], ignore_index=True).drop_duplicates()
-        wanted = wanted[wanted["place"].ne(reader)]
-        # the run's records in those: a join of the few rows that can match (the join gives the key columns
-        # the types the whole run's would)
-        near = self.run[np.isin(self.run_record, self.touched_record[np.isin(self.touched_group, reads)]) | np.isin(self.run_id, mine)]
-        given = near.merge(wanted, on=keys)
-        return given.sort_values(["place", "seq"], kind="stable").reindex(columns=cols).reset_index(drop=True)
+        wanted = (np.isin(self.run_record, by_group) | np.isin(self.run_id, mine)) & (self.run_place != reader)
+        # the run's rows are in place and row order (`decide`); their key columns typed as a join of the
+        # run's records with the records wanted gives them (`_codes`)
+        return self.run[wanted].astype(self.key_types).reindex(columns=cols).reset_index(drop=True)
 
 
 def _numbered(columns: list[pd.Series]) -> np.ndarray:
