@@ -92,16 +92,22 @@ class SheetResult:
     @property
     def counts(self) -> dict[str, int]:
         """Rows (records) and rows by Status; totals rows are not counted. `Flagged` also in two:
-        the rows with an error not waived, and those with warnings only."""
+        the rows with an error not waived, and those with warnings only. Counted once for the
+        Status and findings it is asked of (the tool's sheets ask it several times)."""
+        known = self.__dict__.get("_counts")
+        if known is not None and known[0] is self.status and known[1] is self.findings and known[2] == len(self.findings):
+            return dict(known[3])
         c = self.status.value_counts()
         flagged = (self.status == "Flagged").to_numpy()
         errors = int((flagged & self.open_errors).sum())
-        return {
+        counts = {
             "rows": int(self.counted.sum()),
             **{s: int(c.get(s, 0)) for s in STATUSES},
             FLAGGED_ERRORS: errors,
             FLAGGED_WARNINGS: int(flagged.sum()) - errors,
         }
+        self.__dict__["_counts"] = (self.status, self.findings, len(self.findings), counts)
+        return dict(counts)
 
 
 @dataclass

@@ -116,3 +116,32 @@ def test_a_memory_error_is_known_however_a_reader_words_it(make, memory):
     # a file that failed by memory in a worker that read other files is read again in a new worker;
     # a reader that words the memory error as its own (calamine's, caught and said unreadable) too
     assert by_memory(_raised(make)) is memory
+
+
+def test_a_worker_has_its_next_file_before_the_run_records_the_one_it_returned(tmp_path, monkeypatch):
+    # one worker, two files: when the run is handed the first file's outcome, the worker already has
+    # the second (it never waits for the run's bookkeeping); a run that stops there leaves no output
+    # of a file it was not handed
+    from batch.run import workers as workers_mod
+
+    given = []
+    start = workers_mod.Workers.start
+
+    def giving(self, item, *args, **kwargs):
+        given.append(item.name)
+        return start(self, item, *args, **kwargs)
+
+    monkeypatch.setattr(workers_mod.Workers, "start", giving)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    items = []
+    for src in SAMPLES[:2]:
+        staged = shutil.copy(src, folder / src.name)
+        items.append((SimpleNamespace(name=src.name, staged=Path(staged)), folder / f".{src.stem}.partial.xlsx"))
+    settings = load(cwd=tmp_path, inbox=tmp_path, outbox=folder, workers=1, as_of="2026-11-30")
+    run = isolated(items, settings, "run-1", threading.Event())
+    item, partial, kind, _payload = next(run)
+    assert (item.name, kind) == (SAMPLES[0].name, "ok") and partial.exists()
+    assert given == [SAMPLES[0].name, SAMPLES[1].name]
+    rest = list(run)
+    assert [(i.name, k) for i, _p, k, _ in rest] == [(SAMPLES[1].name, "ok")]

@@ -85,15 +85,14 @@ def held(records: pd.DataFrame) -> pd.DataFrame:
         key = pd.Series(None, index=mine.index, dtype=object)
         key[prior] = business_key(mine.loc[prior, "business_name"]).astype(object).to_numpy()
         mine[KEY + PRIOR] = key.where(key.notna(), None)
+    of_sheet, has_fields = mine["sheet"].to_numpy(dtype=object), mine["fields"].notna().to_numpy()
     parsed = [
-        portfolio.read(part["fields"])
-        for sheet, portfolio in sheets.items()
-        if len(part := mine[mine["sheet"].eq(sheet) & mine["fields"].notna()])
+        portfolio.read(mine.loc[at, "fields"]) for sheet, portfolio in sheets.items() if (at := (of_sheet == sheet) & has_fields).any()
     ]
     if not parsed:
         return mine
     fields = pd.concat(parsed).reindex(mine.index)
-    return mine.join(fields.rename(columns=lambda c: FIELD + c))
+    return pd.concat([mine, fields.rename(columns=lambda c: FIELD + c)], axis=1)  # one index: side by side
 
 
 def reads_nothing(records: pd.DataFrame) -> bool:
@@ -176,7 +175,9 @@ def _scoped(long: pd.DataFrame) -> pd.DataFrame:
 class Given:
     """What `decide` gives each workbook that reads another (`readers`): the records of the other
     workbooks it reads (`records`), found when its worker is given it, so the run holds one reader's
-    at a time beside the run's records and their group keys (never a pair per reader and record)."""
+    at a time beside the run's records and their group keys (never a pair per reader and record).
+    The groups and records are numbered once (`_codes`), so that finding a reader's is a few array
+    look-ups, not joins over the whole run's records."""
 
     def __init__(self, run: pd.DataFrame | None = None, now: pd.DataFrame | None = None, touched: pd.DataFrame | None = None):
         self.run, self.now, self.touched = run, now, touched
@@ -190,6 +191,25 @@ class Given:
         ids = run[run["sheet"].isin(list(portfolios()))][["place", "sheet", "record_id"]].drop_duplicates()
         twice = ids[ids.duplicated(["sheet", "record_id"], keep=False)]
         self.shared = set(now[now["reads"]].merge(groups, on=GROUP)["place"].tolist()) | set(twice["place"].tolist())
+        if self.shared:
+            self._codes()
+
+    def _codes(self) -> None:
+        """Each group a number (the `now` and `touched` rows'), each record (place, sheet, record ID) a
+        number (the run's and `touched`'s rows'), and each sheet's record ID a number (the run's rows)."""
+        run, now, touched = self.run, self.now, self.touched
+        group = _numbered([pd.concat([now[c], touched[c]], ignore_index=True) for c in GROUP])
+        self.now_group, self.touched_group = group[: len(now)], group[len(now) :]
+        record = _numbered([pd.concat([run[c], touched[c]], ignore_index=True) for c in ("place", "sheet", "record_id")])
+        self.run_record, self.touched_record = record[: len(run)], record[len(run) :]
+        self.run_id = _numbered([run["sheet"], run["record_id"]])
+        self.run_place = run["place"].to_numpy()
+        self.run_portfolio = run["sheet"].isin(list(portfolios())).to_numpy()
+        self.now_reader = now["place"].to_numpy()
+        self.now_reads = now["reads"].to_numpy(dtype=bool)
+        keys = ["place", "sheet", "record_id"]
+        probe = pd.concat([touched[keys].iloc[:1], run[keys].iloc[:1]], ignore_index=True).drop_duplicates()
+        self.key_types = run.iloc[:1].merge(probe, on=keys)[keys].dtypes.to_dict()
 
     def readers(self) -> list[int]:
         return sorted(int(p) for p in self.shared)
@@ -201,14 +221,22 @@ class Given:
         if reader not in self.shared:
             return pd.DataFrame(columns=[*HELD, "workbook", "place", "seq"])
         cols = [*HELD, *(c for c in self.run.columns if c.startswith(FIELD)), "workbook", "place", "seq"]
-        reads = self.now[self.now["place"].eq(reader) & self.now["reads"]][GROUP].drop_duplicates()
-        by_group = self.touched.merge(reads, on=GROUP)[["place", "sheet", "record_id"]]
-        mine = self.run[self.run["place"].eq(reader) & self.run["sheet"].isin(list(portfolios()))][["sheet", "record_id"]].drop_duplicates()
-        by_id = self.run[["place", "sheet", "record_id"]].merge(mine, on=["sheet", "record_id"])
-        wanted = pd.concat([by_group, by_id], ignore_index=True).drop_duplicates()
-        wanted = wanted[wanted["place"].ne(reader)]
-        given = self.run.merge(wanted, on=["place", "sheet", "record_id"])
-        return given.sort_values(["place", "seq"], kind="stable").reindex(columns=cols).reset_index(drop=True)
+        reads = np.unique(self.now_group[(self.now_reader == reader) & self.now_reads])
+        by_group = self.touched_record[np.isin(self.touched_group, reads)]
+        mine = np.unique(self.run_id[(self.run_place == reader) & self.run_portfolio])
+        wanted = (np.isin(self.run_record, by_group) | np.isin(self.run_id, mine)) & (self.run_place != reader)
+        # the run's rows are in place and row order (`decide`); their key columns typed as a join of the
+        # run's records with the records wanted gives them (`_codes`)
+        return self.run[wanted].astype(self.key_types).reindex(columns=cols).reset_index(drop=True)
+
+
+def _numbered(columns: list[pd.Series]) -> np.ndarray:
+    """Each row's number among the distinct rows of `columns` (equal values, missing ones alike, one
+    number), as a join on those columns matches them."""
+    if not len(columns[0]):
+        return np.zeros(0, dtype=np.int64)
+    codes = [pd.factorize(c, use_na_sentinel=False)[0].astype(np.int64) for c in columns]
+    return np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)[1].ravel()
 
 
 def decide(books: dict[int, pd.DataFrame], earlier: pd.DataFrame) -> Given:

@@ -742,14 +742,19 @@ def isolated(todo: list, settings, run_id: str, stop: threading.Event, same_run:
     yielded as stopped; when workers cannot start, everything not done is yielded with the reason."""
     workers = Workers(settings, run_id, stop, same_run, on_stage)
     queue = [(item, partial, False) for item, partial in todo]  # False: any worker may read it
+    done: list = []  # files whose workers answered, not yet yielded
+
+    def give() -> None:  # the next files to the workers with room
+        while queue and workers.has_room() and not stop.is_set() and not workers.broken:
+            try:
+                workers.start(*queue[0])
+            except _NotStarted:
+                break
+            queue.pop(0)
+
     try:
         while queue or workers.running:
-            while queue and workers.has_room() and not stop.is_set() and not workers.broken:
-                try:
-                    workers.start(*queue[0])
-                except _NotStarted:
-                    break
-                queue.pop(0)
+            give()
             if stop.is_set():
                 yield from workers.stop_all(queue)
                 queue.clear()
@@ -761,7 +766,14 @@ def isolated(todo: list, settings, run_id: str, stop: threading.Event, same_run:
                 if kind == "again":  # next, in a new worker of its own
                     queue.insert(0, (item, partial, True))
                 else:
-                    yield item, partial, kind, payload
+                    done.append((item, partial, kind, payload))
+            # the workers that answered take their next files before the run records these: a worker
+            # never waits for the run's bookkeeping of the file it returned (placing, archiving, the ledger)
+            give()
+            while done:
+                yield done.pop(0)
             yield from workers.time_out()
     finally:  # an exception in the run: no worker outlives it; waiting workers end as they would
         workers.end()
+        for _item, partial, _kind, _payload in done:  # answered, never taken by the run: their outputs go
+            remove_temporary(partial)

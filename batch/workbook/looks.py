@@ -7,6 +7,8 @@ the height of wrapped text, and the printed page.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import xlsxwriter
@@ -268,8 +270,14 @@ def line_counts(texts: pd.Series, width: float, bold: bool = False) -> np.ndarra
 
 def lines(text, width: float, bold: bool = False) -> int:
     """Lines a text takes when wrapped in a column `width` digits wide (see `line_counts`)."""
-    text = str(text)
-    if "\n" not in text and text_width(text, bold) <= float(width) - MARGIN:  # one line: most headers and titles
+    return _lines(str(text), float(width), bool(bold))
+
+
+@functools.lru_cache(maxsize=4096)
+def _lines(text: str, width: float, bold: bool) -> int:
+    """`lines`, worked out once in a process for each text and width: the tables' headers and titles
+    are the same in every workbook."""
+    if "\n" not in text and text_width(text, bold) <= width - MARGIN:  # one line: most headers and titles
         return 1
     return int(line_counts(pd.Series([text], dtype=object), width, bold)[0])
 

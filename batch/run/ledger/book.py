@@ -240,17 +240,16 @@ class Ledger:
                 db.insert_many("records", RECORD_COLUMNS, ((run_id, info["name"], *map(_value, row), team) for row in rows))
                 for column in (c for c in records.columns if c.startswith("key:")):  # a record's key in each group its rules read
                     at = each_key(records[column])  # one row per key: a record may be in several groups of a rule
-                    keyed = records.iloc[at.index].assign(**{column: at.to_numpy()})
                     db.insert_many(
                         "record_keys",
                         ["run_id", "team", "sheet", "record_id", "grouping", "key"],
                         zip(
                             repeat(run_id),
                             repeat(team),
-                            keyed["sheet"].tolist(),
-                            keyed["record_id"].tolist(),
+                            records["sheet"].iloc[at.index].tolist(),
+                            records["record_id"].iloc[at.index].tolist(),
                             repeat(column.removeprefix("key:")),
-                            keyed[column].tolist(),
+                            at.tolist(),
                         ),
                     )
             decisions = info.get("decisions")
