@@ -415,3 +415,13 @@ def test_an_error_while_a_part_is_written_is_raised_to_the_maker():
 
     with pytest.raises(OSError, match="disk full"):
         sheetxml.write_behind(write, iter([b"a"] * 100))
+
+
+def test_a_part_is_written_in_place_when_no_thread_can_be_started(monkeypatch):
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(sheetxml.threading.Thread, "start", refuse)
+    written = []
+    sheetxml.write_behind(written.append, iter([b"a", b"b", b"c"]))
+    assert written == [b"a", b"b", b"c"]

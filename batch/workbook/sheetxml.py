@@ -105,7 +105,12 @@ def write_behind(write, pieces, depth: int = 3) -> None:
                     failed.append(err)
 
     thread = threading.Thread(target=writer, name="part-writer", daemon=True)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError:  # no thread to be had (a worker near its address-space limit): written here
+        for piece in pieces:
+            write(piece)
+        return
     try:
         for piece in pieces:
             if failed:
