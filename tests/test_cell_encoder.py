@@ -371,3 +371,57 @@ def test_a_nonchar_split_between_chunks_is_escaped(cut):
     data = "a\ufffeb\uffffc".encode()  # a, EF BF BE, b, EF BF BF, c
     chunks = [data[:cut], data[cut:]]
     assert b"".join(without_nonchars(chunks)) == b"a_xFFFE_b_xFFFF_c"
+
+
+WHITE = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2000", "\u2028", "\u3000"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from([*WHITE, "a", "_", "&"]), max_size=12))
+def test_the_joined_search_for_edge_space_finds_what_the_plain_pattern_finds(text):
+    # the search that tells whether any text of a column may begin or end with white space
+    # (`text` then checks each) is written for speed; it finds exactly what `\n\s|\s\n` finds
+    assert (cells.EDGE_SPACE_JOINED.search(text) is None) == (re.search(r"\n\s|\s\n", text) is None)
+    assert cells._has_xml_chars(text) == (re.search(r"[&<>]", text) is not None)
+
+
+def test_a_part_written_in_pieces_behind_its_making_is_the_same_bytes(tmp_path):
+    chunks = [f'<row r="{i}"><c><v>{i}</v></c></row>'.encode() * (i % 7) for i in range(20_000)]
+    plain, behind = tmp_path / "plain.zip", tmp_path / "behind.zip"
+    with zipfile.ZipFile(plain, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        z.writestr("part.xml", b"".join(chunks))
+    with zipfile.ZipFile(behind, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        sheetxml.stream(z, zipfile.ZipInfo("part.xml"), sheetxml.batched(iter(chunks), size=4096), 1)
+    with zipfile.ZipFile(plain) as a, zipfile.ZipFile(behind) as b:
+        assert a.read("part.xml") == b.read("part.xml")
+
+
+def test_an_error_while_a_part_is_made_is_raised_and_the_writer_stops():
+    written = []
+
+    def pieces():
+        yield b"a"
+        yield b"b"
+        raise ValueError("the maker failed")
+
+    with pytest.raises(ValueError, match="the maker failed"):
+        sheetxml.write_behind(written.append, pieces())
+    assert written == [b"a", b"b"]
+
+
+def test_an_error_while_a_part_is_written_is_raised_to_the_maker():
+    def write(piece):
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        sheetxml.write_behind(write, iter([b"a"] * 100))
+
+
+def test_a_part_is_written_in_place_when_no_thread_can_be_started(monkeypatch):
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(sheetxml.threading.Thread, "start", refuse)
+    written = []
+    sheetxml.write_behind(written.append, iter([b"a", b"b", b"c"]))
+    assert written == [b"a", b"b", b"c"]

@@ -82,8 +82,14 @@ def cut(values: np.ndarray) -> np.ndarray:
 # regular-expression search for thousands of cells: a line feed is never escaped and cannot be part
 # of an escape, so a match means some text needs escaping; at the edges of a text, it may give a
 # false alarm (a space before a line feed inside a text), which the per-text check then clears.
-EDGE_SPACE_JOINED = re.compile(r"\n\s|\s\n")
-XML_CHARS = re.compile(r"[&<>]")
+# (`\n\s|\s\n` matches the same, but tries both branches at every character: twenty times slower;
+# written so, the search jumps from line feed to line feed and looks at the characters beside each)
+EDGE_SPACE_JOINED = re.compile(r"\n(?:(?=\s)|(?<=\s\n))")
+
+
+def _has_xml_chars(joined: str) -> bool:
+    """Whether the text holds `&`, `<` or `>` (three substring searches scan faster than a character class)."""
+    return "&" in joined or "<" in joined or ">" in joined
 
 
 def _escape_xml(v: np.ndarray) -> np.ndarray:
@@ -110,7 +116,7 @@ def text(values) -> tuple[np.ndarray, np.ndarray]:
         preserve = np.fromiter((t[:1].isspace() or t[-1:].isspace() for t in v), dtype=bool, count=len(v))
     else:
         preserve = np.zeros(len(v), dtype=bool)
-    if joined is None or XML_CHARS.search(joined):
+    if joined is None or _has_xml_chars(joined):
         v = _escape_xml(v)
     return v, preserve
 

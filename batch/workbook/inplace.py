@@ -1002,8 +1002,9 @@ def write_in_place(result: Result, out_path: Path) -> Path:
                 for name in order:
                     info = zipfile.ZipInfo(name, date_time=infos[name].date_time if name in infos else (1980, 1, 1, 0, 0, 0))
                     xml = is_xml_part(name)
-                    if name in streams:
-                        sheetxml.stream(zout, info, without_nonchars(streams[name]()) if xml else streams[name](), 1)
+                    if name in streams:  # rows come a row at a time: escaped, compressed and written in pieces
+                        made = sheetxml.batched(streams[name]())
+                        sheetxml.stream(zout, info, without_nonchars(made) if xml else made, 1)
                     elif name in infos and parts.unread(name) and xml:  # never looked at: copied as it is, but for U+FFFE/U+FFFF
                         sheetxml.stream(zout, info, without_nonchars(parts.chunks(name)), 1)
                     elif name in infos and parts.unread(name):  # never looked at: copied as it is

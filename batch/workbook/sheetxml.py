@@ -12,7 +12,9 @@ here too (`vml_shapes`).
 from __future__ import annotations
 
 import itertools
+import queue
 import re
+import threading
 import zipfile
 from pathlib import Path
 
@@ -65,8 +67,60 @@ def stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: 
     else:
         info._compresslevel = compresslevel  # noqa: SLF001
     with zout.open(info, "w", force_zip64=size is None or size >= ZIP64_FROM) as out:
-        for chunk in chunks:
-            out.write(chunk)
+        write_behind(out.write, batched(chunks))
+
+
+BATCH_BYTES = 1 << 20  # the chunks of a streamed part handed to the compressor at once
+
+
+def batched(chunks, size: int = BATCH_BYTES):
+    """The chunks of bytes joined into pieces of about `size` bytes (the same bytes in order): a
+    sheet streamed row by row would else be compressed, checksummed and escaped a row at a time."""
+    held, length = [], 0
+    for chunk in chunks:
+        if chunk:
+            held.append(chunk)
+            length += len(chunk)
+        if length >= size:
+            yield b"".join(held)
+            held, length = [], 0
+    if held:
+        yield b"".join(held)
+
+
+def write_behind(write, pieces, depth: int = 3) -> None:
+    """`write(piece)` for each piece, in order, in a thread of its own while the next pieces are
+    made: deflate and the checksum release the GIL, so a part's compression runs on the second
+    core beside the Python that makes its rows. At most `depth` pieces wait (memory stays
+    bounded). An error on either side stops both and is raised here."""
+    waiting: queue.Queue = queue.Queue(maxsize=depth)
+    failed: list[BaseException] = []
+
+    def writer() -> None:
+        while (piece := waiting.get()) is not None:
+            if not failed:
+                try:
+                    write(piece)
+                except BaseException as err:  # handed to the maker, which raises it
+                    failed.append(err)
+
+    thread = threading.Thread(target=writer, name="part-writer", daemon=True)
+    try:
+        thread.start()
+    except RuntimeError:  # no thread to be had (a worker near its address-space limit): written here
+        for piece in pieces:
+            write(piece)
+        return
+    try:
+        for piece in pieces:
+            if failed:
+                break
+            waiting.put(piece)
+    finally:
+        waiting.put(None)
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 COMMENT_RUN = '<r><rPr><sz val="8"/><color indexed="81"/><rFont val="Tahoma"/><family val="2"/></rPr><t xml:space="preserve">'

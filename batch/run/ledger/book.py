@@ -236,8 +236,11 @@ class Ledger:
             rowid = db.insert("files", ["run_id", *FILE_COLUMNS], [run_id, *map(_value, values)])
             if records is not None and len(records):
                 (team,) = db.one("SELECT team FROM runs WHERE run_id=?", (run_id,))  # a record is its run's team's
-                rows = records.reindex(columns=RECORD_FIELDS).itertuples(index=False, name=None)
-                db.insert_many("records", RECORD_COLUMNS, ((run_id, info["name"], *map(_value, row), team) for row in rows))
+                # column by column: `itertuples` reads a text column held by pyarrow a value at a time
+                # (100,000 records: about 3 s; the columns as lists, zipped: under 1 s)
+                fields = records.reindex(columns=RECORD_FIELDS)
+                values = [[_value(v) for v in fields[c].tolist()] for c in RECORD_FIELDS]
+                db.insert_many("records", RECORD_COLUMNS, ((run_id, info["name"], *row, team) for row in zip(*values, strict=True)))
                 for column in (c for c in records.columns if c.startswith("key:")):  # a record's key in each group its rules read
                     at = each_key(records[column])  # one row per key: a record may be in several groups of a rule
                     db.insert_many(
