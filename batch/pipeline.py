@@ -172,10 +172,10 @@ class Result:
                         "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
                         "open_errors": r.open_errors,  # for the run report's two Flagged counts (not kept in the ledger)
                     }
-                )
-                .assign(**_prior_fields(r), **_portfolio_fields(r), inputs=_inputs(r))
-                .loc[r.counted]  # a totals row is no record
+                ).assign(**_prior_fields(r), **_portfolio_fields(r), inputs=_inputs(r))
             )
+            if not r.counted.all():  # a totals row is no record (taking every row would copy each column)
+                parts[-1] = parts[-1].loc[r.counted]
         cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields"]
         cols += ["inputs", "open_errors"]
         if not parts:
