@@ -21,7 +21,7 @@ from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunConte
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
 from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
-from batch.reviews import DECISION_COLUMNS, judge, occurrences, review, row_inputs, withdrawn, withdrawn_codes, written_back
+from batch.reviews import DECISION_COLUMNS, json_lines, judge, occurrences, review, row_inputs, withdrawn, withdrawn_codes, written_back
 from batch.reviews import digest as legacy_digest
 from batch.run.ledger.backends import there
 from batch.workbook import cells
@@ -160,8 +160,8 @@ class Result:
         parts = []
         for r in self.intake:
             m, spec = r.program, r.program.schema
-            both = pd.concat([r.typed, r.computed], axis=1)
-            award = both[m.award_column] if m.award_column in both else pd.Series(pd.NA, index=both.index)
+            both = _Columns(r.typed, r.computed)
+            award = both[m.award_column] if m.award_column in both else pd.Series(pd.NA, index=r.typed.index)
             year = both[m.year_column]
             year = year.dt.year if str(year.dtype).startswith("datetime") else year
             parts.append(
@@ -173,15 +173,15 @@ class Result:
                         "award_cents": pd.array(award, dtype="Int64").to_numpy(dtype=object, na_value=None),
                         "codes": r.row_findings.to_numpy(dtype=object),
                         "area": (
-                            both[m.area_column].astype(object).to_numpy() if m.area_column else np.full(len(both), None, dtype=object)
+                            both[m.area_column].astype(object).to_numpy() if m.area_column else np.full(len(r.typed), None, dtype=object)
                         ),
                         "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
                         "open_errors": r.open_errors,  # for the run report's two Flagged counts (not kept in the ledger)
                     }
-                )
-                .assign(**_prior_fields(r), **_portfolio_fields(r), inputs=_inputs(r))
-                .loc[r.counted]  # a totals row is no record
+                ).assign(**_prior_fields(r), **_portfolio_fields(r), inputs=_inputs(r))
             )
+            if not r.counted.all():  # a totals row is no record (taking every row would copy each column)
+                parts[-1] = parts[-1].loc[r.counted]
         cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields"]
         cols += ["inputs", "open_errors"]
         if not parts:
@@ -193,12 +193,25 @@ class Result:
         return {r.program.name: rules_mod.load(r.program.rules).label for r in self.intake}
 
 
+class _Columns:
+    """A column of the typed inputs or of the computed columns, by name (no name is in both), read
+    where it is: the two frames joined would copy every column for the few that the records keep."""
+
+    def __init__(self, typed: pd.DataFrame, computed: pd.DataFrame):
+        self.typed, self.computed = typed, computed
+
+    def __contains__(self, name) -> bool:
+        return name in self.typed.columns or name in self.computed.columns
+
+    def __getitem__(self, name) -> pd.Series:
+        return self.typed[name] if name in self.typed.columns else self.computed[name]
+
+
 def _json_lines(frame: pd.DataFrame) -> np.ndarray:
     """Each row of `frame` as one JSON object (text), by pandas' writer over the whole frame."""
     if frame.empty:
         return np.full(len(frame), None, dtype=object)
-    lines = frame.to_json(orient="records", lines=True, force_ascii=False, date_format="iso").splitlines()
-    return np.array(lines, dtype=object)
+    return json_lines(frame.to_json(orient="records", lines=True, force_ascii=False, date_format="iso"))
 
 
 def _inputs(r: SheetResult) -> np.ndarray:

@@ -1,0 +1,47 @@
+"""A row's read values (`batch.reviews.row_inputs`): the same JSON whether converted in one block or
+in many, and one object a row whatever line break a text holds."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from batch import reviews
+from batch.programs.transfers.sheet import TRANSFERS
+from validators.schema import validate
+
+
+def _sheet(rows: int) -> pd.DataFrame:
+    """Raw cells of a Transfers sheet: good values, bad ones and blanks, every few rows."""
+    good = {
+        "Transfer ID": [f"T-{i}" for i in range(rows)],
+        "Transfer Date": [dt.datetime(2026, 1, 1 + i % 28) if i % 5 else ("2026-01-05" if i % 2 else "") for i in range(rows)],
+        "Credit Amount Transferred ($)": [1250000.0 + i if i % 7 else ("1,250,000.00" if i % 2 else "bad") for i in range(rows)],
+        "Transferor": ["line\nbreak" if i % 3 == 0 else ("nel\x85sep\u2028end" if i % 3 == 1 else "") for i in range(rows)],
+    }
+    return pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in good.items()})
+
+
+def test_read_values_are_the_same_in_blocks_of_any_size(monkeypatch):
+    raw = _sheet(53)
+    typed, _ = validate(TRANSFERS, raw, [], skip=np.zeros(len(raw), dtype=bool))
+    kinds = {c.header: c.kind for c in TRANSFERS.columns}
+    whole = reviews.row_inputs(raw, typed, kinds)
+    for size in (1, 2, 7, 52):
+        monkeypatch.setattr(reviews, "INPUTS_BLOCK", size)
+        assert reviews.row_inputs(raw, typed, kinds).tolist() == whole.tolist()
+    assert len(whole) == len(raw)
+    first = json.loads(whole[1])
+    assert first["Credit Amount Transferred ($)"] == 1250001.0 and first["Transfer Date"] == "2026-01-02"
+
+
+@pytest.mark.parametrize("text", ["a\nb", "a\x85b", "a\u2028b", "a\u2029b", "a\rb", "a\x0bb\x0cc\x1cd\x1de\x1ef"])
+def test_a_row_is_one_object_whatever_line_break_its_text_holds(text):
+    raw = pd.DataFrame({"Notes": pd.Series([text, "plain", text], dtype=object)})
+    lines = reviews.row_inputs(raw)
+    assert len(lines) == 3
+    assert [json.loads(line)["Notes"] for line in lines] == [text, "plain", text]
