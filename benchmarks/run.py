@@ -214,53 +214,54 @@ def timed(cmd: list[str], cwd=None) -> tuple[float, int]:
     return seconds, peak
 
 
-FLOOR = r"""
+# the floor's reader and writer, shared by the floor of one workbook and of a folder: the fastest
+# reader (fastexcel, else python-calamine through pandas), and a frame of the returned sheet's
+# width written row by row by xlsxwriter in constant_memory mode (the reader's import counts in the
+# floor's read, xlsxwriter's does not)
+FLOOR_IO = r"""
 import sys, time, xlsxwriter
-path, sheet, out, extra = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-t = time.perf_counter()
+started = time.perf_counter()
 try:
     import fastexcel
-    frame = fastexcel.read_excel(path).load_sheet_by_name(sheet).to_pandas()
     reader = "fastexcel"
+    read = lambda p, sheet: fastexcel.read_excel(str(p)).load_sheet_by_name(sheet).to_pandas()
 except ImportError:
     import pandas as pd
-    frame = pd.read_excel(path, sheet_name=sheet, engine="calamine")
     reader = "calamine"
-read = time.perf_counter() - t
-t = time.perf_counter()
-wb = xlsxwriter.Workbook(out, {"constant_memory": True})
-ws = wb.add_worksheet(sheet)
-ws.write_row(0, 0, list(frame.columns) + [f"c{i}" for i in range(extra)])
-pad = [1.5] * extra
-for r, row in enumerate(frame.itertuples(index=False), start=1):
-    ws.write_row(r, 0, [None if v != v else v for v in row] + pad)
-wb.close()
-print(reader, read, time.perf_counter() - t)
-"""
+    read = lambda p, sheet: pd.read_excel(p, sheet_name=sheet, engine="calamine")
 
-
-FLOOR_MANY = r"""
-import sys, time, xlsxwriter
-from pathlib import Path
-folder, sheet, out, extra = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
-t = time.perf_counter()
-try:
-    import fastexcel
-    read = lambda p: fastexcel.read_excel(str(p)).load_sheet_by_name(sheet).to_pandas()
-except ImportError:
-    import pandas as pd
-    read = lambda p: pd.read_excel(p, sheet_name=sheet, engine="calamine")
-for path in sorted(folder.glob("*.xlsx")):
-    frame = read(path)
-    wb = xlsxwriter.Workbook(str(out / path.name), {"constant_memory": True})
+def write(frame, out, sheet, extra):
+    wb = xlsxwriter.Workbook(str(out), {"constant_memory": True})
     ws = wb.add_worksheet(sheet)
     ws.write_row(0, 0, list(frame.columns) + [f"c{i}" for i in range(extra)])
     pad = [1.5] * extra
     for r, row in enumerate(frame.itertuples(index=False), start=1):
         ws.write_row(r, 0, [None if v != v else v for v in row] + pad)
     wb.close()
-print(time.perf_counter() - t)
 """
+
+FLOOR = (
+    FLOOR_IO
+    + r"""
+path, sheet, out, extra = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+frame = read(path, sheet)
+seconds_read = time.perf_counter() - started
+t = time.perf_counter()
+write(frame, out, sheet, extra)
+print(reader, seconds_read, time.perf_counter() - t)
+"""
+)
+
+FLOOR_MANY = (
+    FLOOR_IO
+    + r"""
+from pathlib import Path
+folder, sheet, out, extra = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+for path in sorted(folder.glob("*.xlsx")):
+    write(read(path, sheet), out / path.name, sheet, extra)
+print(time.perf_counter() - started)
+"""
+)
 
 
 def floor_many(folder: Path, sheet: str, extra: int) -> float:
