@@ -425,3 +425,15 @@ def test_a_part_is_written_in_place_when_no_thread_can_be_started(monkeypatch):
     written = []
     sheetxml.write_behind(written.append, iter([b"a", b"b", b"c"]))
     assert written == [b"a", b"b", b"c"]
+
+
+@pytest.mark.parametrize("pieces", [[], [b"one"], [b"a", b"b"], [b"a", b"b", b"c"]])
+def test_a_part_of_one_piece_is_written_without_a_thread(monkeypatch, pieces):
+    # two pieces or more: written by the part-writer thread, beside the maker; one or none: here
+    started = []
+    start = sheetxml.threading.Thread.start
+    monkeypatch.setattr(sheetxml.threading.Thread, "start", lambda self: (started.append(self.name), start(self))[1])
+    written = []
+    sheetxml.write_behind(written.append, iter(pieces))
+    assert written == pieces
+    assert started == (["part-writer"] if len(pieces) > 1 else [])

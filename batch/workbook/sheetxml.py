@@ -92,7 +92,17 @@ def write_behind(write, pieces, depth: int = 3) -> None:
     """`write(piece)` for each piece, in order, in a thread of its own while the next pieces are
     made: deflate and the checksum release the GIL, so a part's compression runs on the second
     core beside the Python that makes its rows. At most `depth` pieces wait (memory stays
-    bounded). An error on either side stops both and is raised here."""
+    bounded). An error on either side stops both and is raised here. A part of one piece (most
+    parts of a small workbook) is written here: handing it to a thread would cost a thread and a
+    wait for the interpreter's lock (up to its switch interval, 5 ms) for nothing to overlap."""
+    pieces = iter(pieces)
+    first = next(pieces, None)
+    second = next(pieces, None) if first is not None else None
+    if second is None:
+        if first is not None:
+            write(first)
+        return
+    pieces = itertools.chain((first, second), pieces)
     waiting: queue.Queue = queue.Queue(maxsize=depth)
     failed: list[BaseException] = []
 
