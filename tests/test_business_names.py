@@ -41,3 +41,23 @@ def test_different_business(a, b):
 @pytest.mark.parametrize("blank", ["", "   ", None, "...", "\u200b"])
 def test_a_blank_name_matches_nothing(blank):
     assert pd.isna(business_key(pd.Series([blank], dtype=object))[0])
+
+
+# a column that names few businesses many times is keyed a distinct name at a time: the same keys,
+# in the same places, as keying every cell (missing names and blanks included)
+REPEATED = [
+    # (names, why)
+    (["Acme Corp.", "ACME Corporation", None, "Acme Corp.", "", "O'Brien Co", "Acme Corp."], "3 of 7 cells distinct"),
+    ([None, None, None, "Acme"], "only missing names but one"),
+    (["Acme"] * 5, "one name"),
+    ([f"Seller {i % 3} LLC" for i in range(12)] + [float("nan"), pd.NA], "3 sellers, NaN and NA"),
+]
+
+
+@pytest.mark.parametrize("names,why", REPEATED, ids=[w for _, w in REPEATED])
+def test_repeated_names_are_keyed_as_each_cell_is(names, why):
+    column = pd.Series(names, index=range(100, 100 + len(names)), dtype=object, name="Transferor")
+    one_by_one = pd.concat([business_key(column.iloc[[i]]) for i in range(len(column))])  # each cell on its own
+    keyed = business_key(column)
+    pd.testing.assert_series_equal(keyed, one_by_one)
+    assert keyed.dtype == "string" and keyed.name == "Transferor"

@@ -62,9 +62,22 @@ def business_key(s: pd.Series) -> pd.Series:
     Incorporated, LLC, L.L.C., Corp, Corporation, Co, Company, Ltd, LP, LLP) ignored, so `Acme Corp.`
     and `ACME Corporation` are one business, and so are `O'Brien` and `OBrien`, `Acme-Jersey` and
     `Acme Jersey`; Unicode forms are unified (NFKC) and invisible characters dropped. A blank name
-    gives NA and matches nothing."""
+    gives NA and matches nothing.
+
+    Each distinct name is keyed once: a sheet names few parties many times (a transferor's every
+    transfer), and the rule's six text passes cost far more than finding the distinct names."""
+    text = s.astype("string")
+    codes, names = pd.factorize(text)  # a missing name: code -1
+    if 2 * len(names) > len(text):  # mostly distinct: keyed as they are
+        return _business_key(text)
+    keys = _business_key(pd.Series(names)).array.take(codes, allow_fill=True)  # -1: missing, as a missing name's key is
+    return pd.Series(keys, index=s.index, name=s.name)
+
+
+def _business_key(text: pd.Series) -> pd.Series:
+    """`business_key` of `text` (dtype "string"), a name at a time."""
     # NFKC first: a name typed with a combining accent, or in full-width letters, is the same name
-    text = s.astype("string").str.normalize("NFKC").str.replace(_INVISIBLE, "", regex=True).str.casefold()
+    text = text.str.normalize("NFKC").str.replace(_INVISIBLE, "", regex=True).str.casefold()
     text = text.str.replace(r"[^\w\s]+|_+", " ", regex=True).str.replace(r"\s+", " ", regex=True).str.strip()
     # "l l c" (from "L.L.C.") is matched too; the form is cut only when a name stands before it
     text = text.str.replace(_LEGAL_FORM, "", regex=True)
