@@ -207,3 +207,56 @@ def test_a_prior_incentive_withdrawn_clears_an_earlier_grow_nj_finding(tmp_path)
         None,
         "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN",
     )
+
+
+# A run judges the prior-incentive findings of earlier Grow NJ applications again only for businesses an earlier
+# application names: the whole portfolio's prior records are read only when the run names one of them.
+# (earlier sheets and names, this run's sheets and names, listed now, prior records read by the report)
+PRIORS_AGAIN = [
+    # ACME Corporation and Acme Corp. are one business (the business-name rule): G-1 gains a prior incentive
+    ([("GrowNJ", "G-1", "ACME Corporation")], [("BEIP", "B-1", "Acme Corp.")], {"G-1"}, True),
+    # the earlier application is of another business: nothing to judge, nothing read
+    ([("GrowNJ", "G-1", "Beta LLC")], [("BEIP", "B-1", "Acme Corp.")], set(), False),
+    # no earlier application at all (only grants): nothing read
+    ([("BEIP", "B-1", "Acme Corp.")], [("BEIP", "B-2", "Acme Corp.")], set(), False),
+    # a first run: nothing read
+    ([], [("GrowNJ", "G-1", "ACME Corporation"), ("BEIP", "B-1", "Acme Corp.")], set(), False),
+    # G-1 sent again with the grant: its latest version is this run's, judged in its own workbook, not listed
+    ([("GrowNJ", "G-1", "ACME Corporation")], [("GrowNJ", "G-1", "ACME Corporation"), ("BEIP", "B-1", "Acme Corp.")], set(), True),
+]
+
+
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
+@pytest.mark.parametrize(("earlier", "now", "listed", "read"), PRIORS_AGAIN)
+def test_prior_incentives_are_judged_again_only_for_businesses_an_earlier_application_names(tmp_path, monkeypatch, earlier, now,
+                                                                                             listed, read):  # fmt: skip
+    from conftest import write_workbook
+    from test_prior_incentives import BEIP_HEADERS, GROW_HEADERS, beip, grow
+
+    import batch.run.ledger.reads as reads
+
+    reports = []  # the report's reads of every prior record (the run's own records included)
+    plain = reads.read_prior_records
+
+    def spy(*args, including=None, **kwargs):
+        reports.extend([including] if including else [])
+        return plain(*args, including=including, **kwargs)
+
+    monkeypatch.setattr(reads, "read_prior_records", spy)
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+
+    def sheets(rows):
+        made = {"GrowNJ": [GROW_HEADERS], "BEIP": [BEIP_HEADERS]}
+        for sheet, rid, name in rows:
+            made[sheet].append(grow(rid, name) if sheet == "GrowNJ" else beip(rid, name))
+        return {s: r for s, r in made.items() if len(r) > 1}
+
+    if earlier:
+        write_workbook(inbox / "nov.xlsx", sheets(earlier))
+        run(inbox, outbox)
+    reports.clear()
+    write_workbook(inbox / "dec.xlsx", sheets(now))
+    run(inbox, outbox)
+    assert {r["Record ID"] for r in changes(outbox)} == listed
+    assert bool(reports) == read

@@ -179,16 +179,21 @@ def _priors_again(ledger: Path, run_id: str, team: tuple[str, ...], records: pd.
     from batch.programs._kit.program import PRIOR_INCENTIVES
     from batch.programs._kit.steps import business_key
     from batch.programs.grow_nj.steps import _prior_matches
-    from batch.run.ledger import read_prior_records, read_versions
+    from batch.run.ledger import read_earlier_names, read_prior_records, read_versions
 
     readers = [m for m in PROGRAMS if PRIOR_INCENTIVES in m.needs and m.prior_incentive and m.prior_incentive.conditions]
     priors = tuple(prior_incentive_sheets())
     mine = records[records["sheet"].isin(priors)]
     if not readers or mine.empty:
         return pd.DataFrame(columns=COLUMNS)
+    # the businesses an earlier record of a reader names: none touched (a first run, new businesses),
+    # nothing to judge again, and the portfolio's prior records are not read
+    earlier = set(business_key(read_earlier_names(ledger, tuple(m.name for m in readers), run_id)).dropna().tolist())
+    if not earlier:
+        return pd.DataFrame(columns=COLUMNS)
     before = read_versions(ledger, team, mine[["sheet", "record_id"]].drop_duplicates(), exclude_run=run_id)
     names = pd.concat([mine["business_name"], before["business_name"]], ignore_index=True).dropna()
-    touched = set(business_key(names).dropna().tolist())
+    touched = set(business_key(names).dropna().tolist()) & earlier
     if not touched:
         return pd.DataFrame(columns=COLUMNS)
     every = read_prior_records(ledger, priors, including=run_id)

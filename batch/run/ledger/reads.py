@@ -1,7 +1,7 @@
 """What a run reads of the ledger: the portfolio's records (`read_portfolio`, `read_entries`,
-`read_standing`), the prior incentives of Grow NJ (`read_prior_records`), the versions a run's records
-had (`read_versions`) and the reviewer decisions (`read_decisions`). Each opens the ledger read-only
-and reads only the runs that had ended before the reading run started."""
+`read_standing`), the prior incentives of Grow NJ (`read_prior_records`, `read_earlier_names`), the
+versions a run's records had (`read_versions`) and the reviewer decisions (`read_decisions`). Each
+opens the ledger read-only and reads only the runs that had ended before the reading run started."""
 
 from __future__ import annotations
 
@@ -66,6 +66,26 @@ def read_prior_records(
     extra = {"same_team": latest["team"].isin(team).to_numpy(dtype=bool), "team": latest["team"], "codes": latest["codes"],
              "fields": latest["fields"], "run_id": latest["run_id"]}  # fmt: skip
     return latest[cols].assign(**extra).reset_index(drop=True)
+
+
+def read_earlier_names(path: Path, sheets: tuple[str, ...], run_id: str) -> pd.Series:
+    """The distinct Business Names of `sheets` that any version of a record kept by an ended run other
+    than `run_id` gives (every team's): the businesses `read_prior_records` can find an earlier record
+    of, read without the records themselves. Opened read-only; a ledger from before migration 2 has
+    no names and gives none."""
+    marks = ",".join("?" * len(sheets))
+    try:
+        with connect(path, read_only=True) as db:
+            if "business_name" not in set(db.columns("records")):
+                return pd.Series([], dtype=object, name="business_name")
+            query = f"""
+                SELECT DISTINCT r.business_name FROM records r JOIN runs u ON u.run_id = r.run_id
+                WHERE r.sheet IN ({marks}) AND u.ended IS NOT NULL AND r.run_id != ? AND r.business_name IS NOT NULL
+            """
+            found = db.frame(query, (*sheets, run_id))
+    except server_errors() as err:
+        raise unreadable(path, err) from err
+    return found["business_name"]
 
 
 # the runs that ended before the run named by the query's two parameters started (every ended run
