@@ -337,3 +337,42 @@ def test_two_runs_of_the_cli_read_clean(tmp_path):
     assert changed["T-4"]["Previous Run"] is None and changed["T-4"]["Findings Cleared"] is None
     assert [k for k, _ in got["Run"] if str(k).startswith("Rules version")] == ["Rules version: Transfers"]
     assert_wide_enough(latest, "Changes", 1)
+
+
+def test_portfolio_tables_count_each_set_of_codes_area_and_year_as_each_record_would():
+    """The Portfolio sheet's tables, worked out once per distinct set of codes, area and year: each record
+    counted as itself (a code twice in one record counts once; a set in another order is the same codes)."""
+    from batch.run.report import portfolio
+
+    records = pd.DataFrame(
+        [
+            record("T-1", codes="B_CODE; A_CODE", area="Essex", year=2026.0),
+            record("T-2", codes="A_CODE; B_CODE", area=" ", year=2026),  # a blank area: (not given)
+            record("T-3", codes="A_CODE; ; A_CODE", area=None, year=None),  # A_CODE once; no year: blank
+            record("T-4", status="Invalid", codes="MISSING_VALUE", area="Essex", year=2026),  # codes counted, award not
+            record("T-5", codes=None, area="Essex", year="2026"),
+            record("G-1", sheet="GrowNJ", codes="A_CODE", area=None, year=2018, award=50_000),
+            record("BR-1", sheet="BRRAP", codes=None, area=None, year=2025, award=70_000),  # BRRAP has no area column: (all)
+        ]
+    ).astype({"codes": "str", "area": "str"})
+    by_program, by_area_year, _status, by_code = (t.table for t in portfolio(records))
+    # the records that stand: Transfers T-1, T-2, T-3, T-5 (4 x 100,000 cents = 400,000); GrowNJ G-1; BRRAP BR-1
+    assert [tuple(r) for r in by_program.itertuples(index=False)] == [
+        ("BRRAP", 1, 70_000),
+        ("GrowNJ", 1, 50_000),
+        ("Transfers", 4, 400_000),
+    ]
+    assert [tuple(r) for r in by_area_year.itertuples(index=False)] == [
+        ("BRRAP", "(all)", "2025", 1, 70_000),
+        ("GrowNJ", "(not given)", "2018", 1, 50_000),
+        ("Transfers", "(not given)", None, 1, 100_000),  # T-3: no year, a blank cell
+        ("Transfers", "(not given)", "2026", 1, 100_000),  # T-2
+        ("Transfers", "Essex", "2026", 2, 200_000),  # T-1 (2026.0) and T-5 ("2026"): one year
+    ]
+    # A_CODE: T-1, T-2, T-3 and G-1 (two sheets); B_CODE: T-1, T-2; MISSING_VALUE: T-4 (Invalid, still counted)
+    assert [tuple(r) for r in by_code.itertuples(index=False)] == [
+        ("Transfers", "A_CODE", 3),
+        ("Transfers", "B_CODE", 2),
+        ("GrowNJ", "A_CODE", 1),
+        ("Transfers", "MISSING_VALUE", 1),
+    ]

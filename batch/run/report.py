@@ -48,6 +48,14 @@ def _codes(text) -> set[str]:
     return set() if _missing(text) else {c for c in str(text).split("; ") if c}
 
 
+def _each_distinct(values: pd.Series, fn) -> pd.Series:
+    """`fn` of each value of `values` (object), worked out once for each distinct value (a missing
+    one as None): a run's records repeat a few areas, years and sets of codes many times."""
+    codes, distinct = pd.factorize(values)  # a missing value: code -1, the last of `made`
+    made = pd.array([*map(fn, distinct), fn(None)], dtype=object)
+    return pd.Series(made.take(codes), index=values.index, dtype=object)
+
+
 def _text(values) -> pd.Series:
     """Text with None (never NaN or pd.NA) for a missing value."""
     s = pd.Series(values, dtype=object)
@@ -121,16 +129,17 @@ def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
     from batch.reviews import withdrawn_codes
 
     # the awards count the records that stand: neither Invalid nor Ineligible, nor withdrawn by the reviewer
-    counted = records[~records["status"].isin(["Invalid", "Ineligible"]) & ~withdrawn_codes(records["codes"])].copy()
+    stands = ~records["status"].isin(["Invalid", "Ineligible"]) & ~withdrawn_codes(records["codes"])
+    counted = records.loc[stands, ["sheet", "record_id", "award_cents", "area", "year"]].copy()
     counted["award"] = pd.to_numeric(counted["award_cents"], errors="coerce").fillna(0)
     # a sheet without an area or category column counts as "(all)"; a row of a sheet with one that
     # leaves it blank, as "(not given)"
-    counted["area"] = _text(counted["area"]).map(lambda a: None if _missing(a) or not str(a).strip() else str(a))
+    counted["area"] = _each_distinct(counted["area"], lambda a: None if _missing(a) or not str(a).strip() else str(a))
     with_area = {m.name for m in PROGRAMS if m.area_column}
     instead = counted["sheet"].isin(with_area).map({True: "(not given)", False: "(all)"})
     counted["area"] = counted["area"].where(counted["area"].notna(), instead)
     year = pd.to_numeric(counted["year"], errors="coerce").round().astype("Int64")
-    counted["year"] = _text(year.map(lambda y: "" if _missing(y) else str(y)))  # "": grouped, then written blank
+    counted["year"] = _text(_each_distinct(year, lambda y: "" if _missing(y) else str(y)))  # "": grouped, then written blank
     by_program = counted.groupby("sheet").agg(Records=("record_id", "size"), **{"Award ($)": ("award", "sum")}).reset_index()
     by_area_year = (
         counted.groupby(["sheet", "area", "year"]).agg(Records=("record_id", "size"), **{"Award ($)": ("award", "sum")}).reset_index()
@@ -143,8 +152,12 @@ def portfolio(records: pd.DataFrame) -> list[SummaryTable]:
     status = pd.crosstab(records["sheet"], split)
     status = status.reindex(columns=[*STATUSES, *sorted(c for c in status.columns if c not in STATUSES)], fill_value=0)
     status = status.rename_axis(index="Sheet", columns=None).reset_index()
-    codes = records.assign(code=records["codes"].map(lambda t: sorted(_codes(t)))).explode("code").dropna(subset=["code"])
-    by_code = codes.groupby(["sheet", "code"]).size().rename("Records").reset_index()
+    # the records of each sheet and set of codes counted once, then each code of a set given its records
+    each, sets = pd.factorize(records["codes"])  # no codes: -1, left out
+    per_set = records[["sheet"]].assign(each=each)[each >= 0].groupby(["sheet", "each"]).size().rename("Records").reset_index()
+    in_set = pd.DataFrame([(i, c) for i, t in enumerate(sets) for c in sorted(_codes(t))], columns=["each", "code"], dtype=object)
+    by_code = per_set.merge(in_set.astype({"each": per_set["each"].dtype}), on="each").groupby(["sheet", "code"])["Records"].sum()
+    by_code = by_code.reset_index()
     by_code.columns = ["Sheet", "Code", "Records"]
     # the most frequent first, as in the returned workbook's Summary
     by_code = by_code.sort_values(["Records", "Sheet", "Code"], ascending=[False, True, True], kind="stable").reset_index(drop=True)
