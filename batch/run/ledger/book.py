@@ -8,6 +8,7 @@ import os
 from itertools import repeat
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from batch.programs._kit.program import each_key
@@ -38,6 +39,17 @@ def _value(v):
         return None if pd.isna(v) else v
     except (TypeError, ValueError):
         return v
+
+
+def _values(column: pd.Series) -> list:
+    """`_value` of each value of `column`, as a list; a column of text (pandas' string dtype: each
+    value a str or missing) only has its missing values made None."""
+    if isinstance(column.dtype, pd.StringDtype):
+        values = column.tolist()
+        for at in np.flatnonzero(column.isna().to_numpy()):
+            values[at] = None
+        return values
+    return [_value(v) for v in column.tolist()]
 
 
 class Ledger:
@@ -239,7 +251,7 @@ class Ledger:
                 # column by column: `itertuples` reads a text column held by pyarrow a value at a time
                 # (100,000 records: about 3 s; the columns as lists, zipped: under 1 s)
                 fields = records.reindex(columns=RECORD_FIELDS)
-                values = [[_value(v) for v in fields[c].tolist()] for c in RECORD_FIELDS]
+                values = [_values(fields[c]) for c in RECORD_FIELDS]
                 db.insert_many("records", RECORD_COLUMNS, ((run_id, info["name"], *row, team) for row in zip(*values, strict=True)))
                 for column in (c for c in records.columns if c.startswith("key:")):  # a record's key in each group its rules read
                     at = each_key(records[column])  # one row per key: a record may be in several groups of a rule
