@@ -558,3 +558,25 @@ def test_a_run_that_loses_its_lock_in_the_database_stops_between_files(tmp_path,
     assert proc.returncode == 3, out
     assert "Run stopped: the inbox's lock in the ledger's database was lost" in out
     assert sorted(p.name for p in inbox.glob("*.xlsx")) == ["a.xlsx", "b.xlsx"]
+
+
+# A record's values as both databases take them (`book._values`, a column at a time): missing is None (never NaN or
+# pd.NA, which PostgreSQL's COPY refuses and SQLite keeps as a REAL); a whole number held as a float is the integer.
+VALUES = [
+    (["a", None, float("nan"), ""], "str", ["a", None, None, ""]),  # pandas' text dtype: missing is NaN
+    (["a", None], "string", ["a", None]),  # missing is pd.NA
+    (["a", None], "string[pyarrow]", ["a", None]),
+    (["a", None, float("nan"), 2026.0, 2.5, 7], object, ["a", None, None, 2026, 2.5, 7]),
+    ([2018.0, float("nan"), 0.5], "float64", [2018, None, 0.5]),
+    ([], "str", []),
+]
+
+
+@pytest.mark.parametrize(("values", "dtype", "stored"), VALUES)
+def test_a_column_s_values_as_the_databases_take_them(values, dtype, stored):
+    import pandas as pd
+
+    from batch.run.ledger.book import _values
+
+    made = _values(pd.Series(values, dtype=dtype))
+    assert made == stored and [type(v) for v in made] == [type(v) for v in stored]
