@@ -568,6 +568,11 @@ VALUES = [
     (["a", None], "string[pyarrow]", ["a", None]),
     (["a", None, float("nan"), 2026.0, 2.5, 7], object, ["a", None, None, 2026, 2.5, 7]),
     ([2018.0, float("nan"), 0.5], "float64", [2018, None, 0.5]),
+    ([100_000, None, float("nan"), 7], object, [100_000, None, None, 7]),  # an award in cents, one not computed
+    (["a", float("nan"), "b"], object, ["a", None, "b"]),
+    ([True, None, False], object, [True, None, False]),
+    ([None, float("nan")], object, [None, None]),
+    ([b"a", None], object, [b"a", None]),
     ([], "str", []),
 ]
 

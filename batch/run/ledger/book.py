@@ -42,9 +42,11 @@ def _value(v):
 
 
 def _values(column: pd.Series) -> list:
-    """`_value` of each value of `column`, as a list; a column of text (pandas' string dtype: each
-    value a str or missing) only has its missing values made None."""
-    if isinstance(column.dtype, pd.StringDtype):
+    """`_value` of each value of `column`, as a list; a column whose every value is a str, an int or a
+    bool, or missing (pandas' text dtype; an award in cents, a year), only has its missing values
+    made None."""
+    as_is = ("string", "integer", "boolean", "empty")
+    if isinstance(column.dtype, pd.StringDtype) or (column.dtype == object and pd.api.types.infer_dtype(column, skipna=True) in as_is):
         values = column.tolist()
         for at in np.flatnonzero(column.isna().to_numpy()):
             values[at] = None
