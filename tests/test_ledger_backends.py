@@ -21,7 +21,7 @@ import launcher
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from databases import new_schema
+from databases import ledger_of, new_schema
 from test_reviews import _decide, _run, _sheet, transfers_workbook
 
 from batch.cli import main
@@ -585,3 +585,37 @@ def test_a_column_s_values_as_the_databases_take_them(values, dtype, stored):
 
     made = _values(pd.Series(values, dtype=dtype))
     assert made == stored and [type(v) for v in made] == [type(v) for v in stored]
+
+
+# The versions a run's records had (`read_versions`), looked for only when another run kept a record of their
+# sheets: run R1 (team /in) kept Transfers T-1 and T-2; run R2 (team /in) keeps T-1 again.
+# (wanted sheet and IDs, team, the run left out, the versions found: (record ID, fields))
+VERSIONS = [
+    ("Transfers", ["T-1"], "/in", "R2", [("T-1", '{"v": 1}')]),  # R1's version of T-1
+    ("Transfers", ["T-1", "T-2", "T-3"], "/in", "R2", [("T-1", '{"v": 1}'), ("T-2", '{"v": 1}')]),  # T-3: none
+    ("Transfers", ["T-1"], "/in", None, [("T-1", '{"v": 1}'), ("T-1", '{"v": 2}')]),  # every run's
+    ("Transfers", ["T-1"], "/in", "R1", [("T-1", '{"v": 2}')]),
+    ("Transfers", ["T-2"], "/in", "R1", []),  # only R1 kept T-2
+    ("Transfers", ["T-1"], "/other", "R2", []),  # another team's records are not its own
+    ("GrowNJ", ["T-1"], "/in", "R2", []),  # no run kept a GrowNJ record
+]
+
+
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
+@pytest.mark.parametrize(("sheet", "ids", "team", "left_out", "found"), VERSIONS)
+def test_the_versions_a_run_s_records_had(tmp_path, sheet, ids, team, left_out, found):
+    import pandas as pd
+
+    from batch.run.ledger import read_versions
+
+    book = Ledger(tmp_path / "ledger.sqlite")
+    for run_id, kept in (("R1", ["T-1", "T-2"]), ("R2", ["T-1"])):
+        book.start_run(run_id, None, "0", "/in", "/out")
+        v = run_id[1]
+        records = pd.DataFrame({"sheet": "Transfers", "record_id": kept, "status": "OK", "fields": f'{{"v": {v}}}'})
+        book.add_file(run_id, {"name": f"{run_id}.xlsx", "status": "processed"}, records)
+        book.end_run(run_id, None, {"files": 1, "processed": 1}, None, {})
+    got = read_versions(
+        ledger_of(tmp_path / "ledger.sqlite"), (team,), pd.DataFrame({"sheet": sheet, "record_id": ids}), exclude_run=left_out
+    )
+    assert sorted(zip(got["record_id"], got["fields"], strict=True)) == found
