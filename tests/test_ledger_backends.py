@@ -565,7 +565,6 @@ def test_a_run_that_loses_its_lock_in_the_database_stops_between_files(tmp_path,
 VALUES = [
     (["a", None, float("nan"), ""], "str", ["a", None, None, ""]),  # pandas' text dtype: missing is NaN
     (["a", None], "string", ["a", None]),  # missing is pd.NA
-    (["a", None], "string[pyarrow]", ["a", None]),
     (["a", None, float("nan"), 2026.0, 2.5, 7], object, ["a", None, None, 2026, 2.5, 7]),
     ([2018.0, float("nan"), 0.5], "float64", [2018, None, 0.5]),
     ([100_000, None, float("nan"), 7], object, [100_000, None, None, 7]),  # an award in cents, one not computed
