@@ -239,7 +239,8 @@ def test_prior_incentives_are_judged_again_only_for_businesses_an_earlier_applic
     plain = reads.read_prior_records
 
     def spy(*args, including=None, **kwargs):
-        reports.extend([including] if including else [])
+        if including:
+            reports.append(including)
         return plain(*args, including=including, **kwargs)
 
     monkeypatch.setattr(reads, "read_prior_records", spy)

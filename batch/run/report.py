@@ -49,7 +49,7 @@ def _codes(text) -> set[str]:
 
 
 def _each_distinct(values: pd.Series, fn) -> pd.Series:
-    """`fn` of each value of `values` (object), worked out once for each distinct value (a missing
+    """`fn` of each value of `values`, as objects, worked out once for each distinct value (a missing
     one as None): a run's records repeat a few areas, years and sets of codes many times."""
     codes, distinct = pd.factorize(values)  # a missing value: code -1, the last of `made`
     made = pd.array([*map(fn, distinct), fn(None)], dtype=object)
