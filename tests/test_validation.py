@@ -73,6 +73,36 @@ def test_yesno_bad():
     assert coerce.yesno(S("maybe", "2"))[1].tolist() == [True, True]
 
 
+# a column is read a distinct text at a time: the same answers, in the same places, as reading
+# each cell on its own (repeated spellings, missing cells, and True beside 1, which hash alike)
+COLUMNS = [
+    # (cells, why)
+    (["Y", None, "y", "Y", "maybe", "", "N", "Y", None], "repeated spellings, missing and blank cells"),
+    ([True, 1, "1", 1.0, "1.0", "True", False, 0, "0"], "a bool, a number and their texts"),
+    ([None, None, float("nan")], "no cell given"),
+    ([" yes ", "YES", "Yes", "no ", "\u00a0", "2", 2], "spaces and case; a 2 is not an answer"),
+]
+
+
+@pytest.mark.parametrize("cells,why", COLUMNS, ids=[w for _, w in COLUMNS])
+def test_a_yesno_column_reads_as_each_cell_does(cells, why):
+    column = pd.Series(cells, index=range(50, 50 + len(cells)), dtype=object)
+    value, bad = coerce.yesno(column)
+    alone = [coerce.yesno(column.iloc[[i]]) for i in range(len(column))]
+    pd.testing.assert_series_equal(value, pd.concat([v for v, _ in alone]))
+    pd.testing.assert_series_equal(bad, pd.concat([b for _, b in alone]))
+
+
+@pytest.mark.parametrize("cells,why", COLUMNS, ids=[w for _, w in COLUMNS])
+def test_a_code_column_reads_as_each_cell_does(cells, why):
+    codes = ("Yes", "No", "1")
+    column = pd.Series(cells, index=range(50, 50 + len(cells)), dtype=object)
+    value, bad = coerce.code(column, codes)
+    alone = [coerce.code(column.iloc[[i]], codes) for i in range(len(column))]
+    pd.testing.assert_series_equal(value, pd.concat([v for v, _ in alone]))
+    pd.testing.assert_series_equal(bad, pd.concat([b for _, b in alone]))
+
+
 PERCENT_CASES = [
     # (cell, fraction, scaled)
     (0.35, 0.35, False),

@@ -43,6 +43,7 @@ class ExcelError(str):
 
 # numpy ufuncs over arrays of Python objects, calling the builtin on each (no Python frame per cell)
 _TYPE, _ISSPACE, _STRIP = np.frompyfunc(type, 1, 1), np.frompyfunc(str.isspace, 1, 1), np.frompyfunc(str.strip, 1, 1)
+_FOLDED, _IS_YES, _IS_NO = np.frompyfunc(str.casefold, 1, 1), np.frompyfunc(_YES.__contains__, 1, 1), np.frompyfunc(_NO.__contains__, 1, 1)
 
 
 def _types(raw: pd.Series) -> pd.Series:
@@ -247,10 +248,13 @@ def percent(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
 
 def yesno(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
     t, blank = _known(raw, known)
-    key = raw.astype(str).str.strip().str.casefold()
+    # each cell's text (`astype(str)`; a missing cell stays missing: code -1), trimmed and case
+    # folded once for each distinct text, as a column of yes/no answers holds few
+    codes, distinct = pd.factorize(raw.astype(str))
+    key = _FOLDED(_STRIP(distinct.to_numpy(dtype=object)))
     is_bool = t.isin([bool, np.bool_])
-    yes = key.isin(_YES) & ~is_bool
-    no = key.isin(_NO) & ~is_bool
+    yes = pd.Series(np.append(_IS_YES(key).astype(bool), False)[codes], index=raw.index) & ~is_bool  # -1: the False appended
+    no = pd.Series(np.append(_IS_NO(key).astype(bool), False)[codes], index=raw.index) & ~is_bool
     out = yes | (is_bool & (raw == True))  # noqa: E712 - element-wise comparison
     bad = ~blank & ~is_bool & ~yes & ~no
     return out.astype(bool), bad
@@ -332,7 +336,9 @@ def code_key(code: str) -> str:
 
 def code_keys(txt: pd.Series) -> pd.Series:
     """`code_key` of each text of `text` (already trimmed; None stays None)."""
-    return txt.where(txt.isna(), txt.astype(str).str.replace(_SPACES, " ", regex=True).str.casefold())
+    codes, distinct = pd.factorize(txt)  # each distinct text keyed once (a missing one: code -1, stays None)
+    keys = pd.Series(distinct, dtype=object).astype(str).str.replace(_SPACES, " ", regex=True).str.casefold()
+    return pd.Series(np.append(keys.to_numpy(dtype=object), None)[codes], index=txt.index, dtype=object)
 
 
 def code(raw: pd.Series, codes: tuple[str, ...], *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
