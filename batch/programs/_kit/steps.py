@@ -56,6 +56,7 @@ def name_key(s: pd.Series) -> pd.Series:
 # A trailing legal form, after punctuation is gone and case folded: "acme corp." -> "acme".
 _INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufeff\u00ad]")  # zero-width characters and soft hyphens
 _LEGAL_FORM = re.compile(r"\s+(?:inc|incorporated|llc|l\s?l\s?c|corp|corporation|co|company|ltd|l\s?p|l\s?l\s?p)$")
+_PUNCTUATION, _SPACE_RUN = re.compile(r"[^\w\s]+|_+"), re.compile(r"\s+")  # read as a space; a run of spaces as one
 
 
 def business_key(s: pd.Series) -> pd.Series:
@@ -85,9 +86,6 @@ def _business_key(text: pd.Series) -> pd.Series:
         keys[named] = _NAME_KEY(values[named])
     out = pd.Series(keys, index=text.index, name=text.name, dtype="string")
     return out.where(out.notna() & (out != ""), pd.NA)
-
-
-_PUNCTUATION, _SPACE_RUN = re.compile(r"[^\w\s]+|_+"), re.compile(r"\s+")
 
 
 def _name_key(name: str) -> str:
