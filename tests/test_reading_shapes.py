@@ -727,3 +727,39 @@ def test_formatting_not_kept_is_a_warning_for_an_xlsx_written_anew(tmp_path, kin
     assert list(found["Code"]) == ["FORMATTING_NOT_KEPT"] and list(found["Severity"]) == [severity]
     if not_in_place:
         assert not_in_place in found.iloc[0]["Message"]
+
+
+# -- text over Excel's cell limit, cut when read (TEXT_TRUNCATED) --------------------------------
+# The limit is 32,767 UTF-16 units; a character outside the Basic Multilingual Plane is two units.
+EMOJI = "\U0001f600"
+LONG_CELLS = [
+    # (cell, (length, kept) when cut, None when kept whole)
+    ("x" * 32767, None),  # at the limit
+    ("x" * 32768, (32768, 32767)),  # one over
+    ("x" * 16384, None),  # the first length the check looks at again (over 32,767 // 2)
+    (EMOJI * 16383 + "x", None),  # 16,384 characters, 32,767 units: at the limit
+    (EMOJI * 16384, (32768, 32766)),  # 32,768 units: the last character, two units, left out whole
+    ("x" * 32766 + EMOJI, (32768, 32766)),  # 32,767 characters over the limit by its last one
+    (ExcelError("#N/A"), None),
+    (12345678901234567890.0, None),  # a number, a date, a bool, a blank: never text to cut
+    (dt.datetime(2026, 1, 5), None),
+    (True, None),
+    (None, None),
+]
+
+
+@pytest.mark.parametrize("cell,cut", LONG_CELLS, ids=[f"{type(c).__name__}-{len(c) if isinstance(c, str) else c}" for c, _ in LONG_CELLS])
+def test_text_over_the_cell_limit_is_cut_and_said(cell, cut):
+    import pandas as pd
+
+    from batch.workbook.reading import cut_long_text
+
+    frame = pd.DataFrame([["a", 1.0], [None, cell]], dtype=object)  # the cell at grid row 1 (+ first row 10), column 1
+    found = cut_long_text(frame, first_row=10)
+    if cut is None:
+        assert found == [] and frame.iat[1, 1] is cell
+    else:
+        assert found == [(11, 1, *cut)]
+        kept = frame.iat[1, 1]  # what the returned workbook holds: the start of the text, `kept` units long
+        assert cell.startswith(kept) and len(kept.encode("utf-16-le")) // 2 == cut[1]
+    assert frame.iat[0, 0] == "a" and frame.iat[0, 1] == 1.0 and frame.iat[1, 0] is None
