@@ -334,11 +334,13 @@ def code_key(code: str) -> str:
     return _SPACES.sub(" ", code).strip().casefold()
 
 
+_CODE_KEY = np.frompyfunc(code_key, 1, 1)
+
+
 def code_keys(txt: pd.Series) -> pd.Series:
     """`code_key` of each text of `text` (already trimmed; None stays None)."""
     codes, distinct = pd.factorize(txt)  # each distinct text keyed once (a missing one: code -1, stays None)
-    keys = pd.Series(distinct, dtype=object).astype(str).str.replace(_SPACES, " ", regex=True).str.casefold()
-    return pd.Series(np.append(keys.to_numpy(dtype=object), None)[codes], index=txt.index, dtype=object)
+    return pd.Series(np.append(_CODE_KEY(distinct.to_numpy(dtype=object)), None)[codes], index=txt.index, dtype=object)
 
 
 def code(raw: pd.Series, codes: tuple[str, ...], *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
