@@ -548,7 +548,7 @@ def _entry_order(program: Program, records: pd.DataFrame, result: Result) -> np.
     portfolio in earlier runs first, by where each first entered it (its first version's run end,
     run, workbook, row: a record processed again keeps its place), then the records new in this run,
     by workbook place and row. Returns each record's rank."""
-    entered = pd.DataFrame(columns=["team", "record_id", "ended", "run_id", "workbook", "seq"])
+    entered = None
     if result.portfolio_from is not None:
         from batch.run.ledger import read_entries
 
@@ -557,13 +557,20 @@ def _entry_order(program: Program, records: pd.DataFrame, result: Result) -> np.
         mine = records[records["place"].ge(0)]["record_id"]  # this run's records: of the run's team, by every name of it
         wanted = pd.concat([wanted, *(pd.DataFrame({"team": name, "record_id": mine}) for name in team[1:])], ignore_index=True)
         entered = read_entries(ledger, program.name, wanted, exclude_run=run_id)
-        entered["team"] = np.where(entered["team"].isin(team), team[0] if team else None, entered["team"])
-        entered = entered.sort_values(["ended", "run_id", "workbook", "seq"]).drop_duplicates(["team", "record_id"])
+    if entered is None or entered.empty:  # none entered before (a first run's records): by workbook place, then row
+        return _ranks(np.lexsort((records["seq"].to_numpy(dtype=np.float64), records["place"].to_numpy(dtype=np.float64))))
+    entered["team"] = np.where(entered["team"].isin(team), team[0] if team else None, entered["team"])
+    entered = entered.sort_values(["ended", "run_id", "workbook", "seq"]).drop_duplicates(["team", "record_id"])
     at = records.merge(entered.rename(columns={"seq": "e_seq"}), on=["team", "record_id"], how="left")
     at = at.assign(new=at["ended"].isna(), pos=np.arange(len(at)))
     order = at.sort_values(["new", "ended", "run_id", "workbook", "e_seq", "place", "seq", "pos"], kind="stable", na_position="last")
-    rank = np.empty(len(at), dtype=np.int64)
-    rank[order["pos"].to_numpy()] = np.arange(len(at))
+    return _ranks(order["pos"].to_numpy())
+
+
+def _ranks(order: np.ndarray) -> np.ndarray:
+    """Each position's rank, of the positions in `order`."""
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
     return rank
 
 

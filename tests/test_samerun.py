@@ -523,3 +523,39 @@ def test_beip_workbooks_are_placed_at_once_and_still_read_by_a_grow_nj_workbook_
     # workbook, which names Acme's BEIP grant of a.xlsx
     run(inbox, outbox)
     assert grow_rows(outbox / "c.annotated.xlsx")[0]["Findings"] == "PRIOR_INCENTIVE_CONDITIONS_NOT_SHOWN"
+
+
+# -- the order records of one date count in, when none entered the portfolio before ---------------
+
+FIRST_RUN_ORDERS = [
+    # (place, seq) of each record -> its rank: by workbook place, then row, then as listed
+    ([(0, 0), (0, 1), (0, 2)], [0, 1, 2]),  # one workbook, in row order
+    ([(0, 2), (0, 0), (0, 1)], [2, 0, 1]),  # rows listed out of order
+    ([(1, 0), (1, 1), (0, 0), (0, 1)], [2, 3, 0, 1]),  # the second workbook's given first: place 0 counts first
+    ([(2, 0), (0, 5), (1, 0), (0, 0)], [3, 1, 2, 0]),  # three workbooks: 0/0, 0/5, 1/0, 2/0
+    ([(0, 0), (0, 0), (0, 0)], [0, 1, 2]),  # one place and row (a repeated ID): as listed
+    ([(1, 3), (0, 3)], [1, 0]),  # the same row number: the lower place first
+    ([], []),  # a sheet with no valid row
+]
+
+
+@pytest.mark.parametrize("places_rows,ranks", FIRST_RUN_ORDERS)
+def test_records_none_entered_before_count_by_place_then_row(places_rows, ranks):
+    from types import SimpleNamespace
+
+    from batch.pipeline import _entry_order
+
+    records = pd.DataFrame(
+        {
+            "team": "t",
+            "record_id": [f"R{i}" for i in range(len(places_rows))],
+            "place": [p for p, _ in places_rows],
+            "seq": [s for _, s in places_rows],
+        }
+    )
+    got = _entry_order(None, records, SimpleNamespace(portfolio_from=None))
+    assert got.tolist() == ranks
+    # the rule the ledger's order follows when records did enter before, with none entered: the same
+    at = records.assign(new=True, pos=range(len(records)))
+    order = at.sort_values(["new", "place", "seq", "pos"], kind="stable")["pos"].to_numpy()
+    assert [int(r) for r in pd.Series(range(len(order)), index=order).sort_index()] == ranks
