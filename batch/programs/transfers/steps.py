@@ -53,13 +53,18 @@ def _party(names: pd.Series) -> pd.Series:
     return key.where(key.notna(), pd.Series("\x00row " + names.index.astype(str), index=names.index))
 
 
-def _small_transfer_key(rules: Rules, program: pd.Series, transferor: pd.Series, dates: pd.Series) -> pd.Series:
+def _small_transfer_key(rules: Rules, program: pd.Series, transferor: pd.Series, dates: pd.Series, credit: pd.Series) -> pd.Series:
     """The group a transfer counts in for the Urban Transit Hub small-transfer allowance: its
     Transferor (by the one business-name rule) and the calendar year of its Transfer Date ("2013
-    sellerllc"), for a transfer of a program that allowed smaller transfers on that date; None for
-    any other (it uses no allowance, and a blank Transferor matches nothing)."""
+    sellerllc"), for a transfer that may use an allowance: of a program that allowed smaller
+    transfers on that date, for less than that program's minimum then (a minimum capped at the
+    certificate's amount is never above it; a credit not known may be less); None for any other. A
+    transfer of at least its minimum neither uses an allowance nor is refused one, so it reads no
+    other transfer of the group and no other reads it; a blank Transferor matches nothing."""
     allowance, _ = lookup(rules["small_transfers_per_tax_period"], program, dates)
-    allows = (pd.to_numeric(allowance, errors="coerce").fillna(0) > 0).to_numpy()
+    minimum, _ = lookup(rules["minimum_transfer"], program, dates)
+    at_least = (pd.array(credit, dtype="Int64") >= pd.array(minimum, dtype="Int64")).fillna(False)
+    allows = (pd.to_numeric(allowance, errors="coerce").fillna(0) > 0).to_numpy() & ~np.asarray(at_least, dtype=bool)
     key = pd.Series(None, index=program.index, dtype=object)
     if allows.any():  # the business-name rule only for the transfers that may use an allowance
         who = business_key(transferor[allows]).astype(object)
@@ -83,7 +88,7 @@ def portfolio_fields(f: pd.DataFrame, computed: pd.DataFrame | None = None) -> p
             "date": f[DATE].dt.strftime("%Y-%m-%d"),
             "credit": f[CREDIT],
             "certificate_key": name_key(f[CERT]),
-            "small_transfer_key": _small_transfer_key(sheet.rules, f[PROGRAM], f[FROM], f[DATE]),
+            "small_transfer_key": _small_transfer_key(sheet.rules, f[PROGRAM], f[FROM], f[DATE], f[CREDIT]),
         },
         index=f.index,
     )
@@ -151,7 +156,7 @@ class Transfers(Steps):
         self.rank = pd.Series(np.arange(len(self.order)), index=self.order).reindex(f.index)
         self.transferor = _party(f[FROM])
         self.cert = name_key(f[CERT])
-        self.small_key = _small_transfer_key(rules, self.program, f[FROM], self.dates)
+        self.small_key = _small_transfer_key(rules, self.program, f[FROM], self.dates, self.credit)
         self.across = _portfolio_rows(self)
 
 

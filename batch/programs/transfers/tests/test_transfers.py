@@ -581,10 +581,11 @@ def test_summary_by_program_counts_and_adds_up():
 def far(rid, credit, date, cert="C-1", cert_amount=None, workbook="nov.xlsx", program="Grow NJ", frm="Seller LLC"):
     """A transfer of an earlier run, as the ledger gives it (money in cents, dates as ISO text, its
     group keys as `portfolio_fields` makes them)."""
-    small = transfers._small_transfer_key(RULES, pd.Series([program]), pd.Series([frm]), pd.Series([pd.Timestamp(date)]))[0]
+    cents = pd.Series([round(credit * 100)])
+    small = transfers._small_transfer_key(RULES, pd.Series([program]), pd.Series([frm]), pd.Series([pd.Timestamp(date)]), cents)[0]
     return {
         "program": program, "certificate": cert, "certificate_amount": None if cert_amount is None else cert_amount * 100,
-        "transferor": frm, "transferee": "Buyer Inc.", "date": date.isoformat(), "credit": credit * 100,
+        "transferor": frm, "transferee": "Buyer Inc.", "date": date.isoformat(), "credit": int(cents[0]),
         "certificate_key": cert.strip().casefold(), "small_transfer_key": small, "sheet": "Transfers", "record_id": rid,
         "workbook": workbook, "run_date": "2026-11-30", "ended": "2026-11-30T12:00:00",
     }  # fmt: skip
@@ -750,6 +751,26 @@ def test_the_allowance_used_elsewhere_is_named():
         "already used its one smaller transfer of tax period 2013 in another workbook: Transfers T-1 (nov.xlsx, run 2026-11-30) ("
     )
     assert "in another workbook: Transfers T-1 (nov.xlsx, run 2026-11-30)" in messages[1]
+
+
+SMALL_GROUP_CASES = [
+    # (program, credit, date) -> the group it counts in: a transfer that may use the allowance, below
+    # the minimum in force (Urban Transit Hub before 2014-10-24: $100,000), of a year while it stood
+    (UTH, 99_999.99, JUN, "2013 seller"),  # one cent below the minimum: a smaller transfer
+    (UTH, 100_000, JUN, None),  # at the minimum ("not less than"): no smaller transfer, in no group
+    (UTH, 100_000.01, JUN, None),  # one cent above
+    (UTH, 24_999.99, D(2014, 10, 23), "2014 seller"),  # the last day of the allowance
+    (UTH, 24_999.99, D(2014, 10, 24), None),  # the first day without it (the minimum now $25,000)
+    ("Grow NJ", 24_999.99, JUN, None),  # below Grow NJ's $25,000, but Grow NJ never had an allowance
+]
+
+
+@pytest.mark.parametrize("program,credit,date,group", SMALL_GROUP_CASES)
+def test_only_a_transfer_that_may_use_the_allowance_is_in_a_smaller_transfers_group(program, credit, date, group):
+    fields = transfers.portfolio_fields(typed_frame(TRANSFERS, [row("a", program, credit, credit, date)]))
+    assert fields["small_transfer_key"].tolist() == [group]
+    # a record of an earlier run, as the ledger gives it, is in the same group
+    assert far("T-1", credit, date, program=program)["small_transfer_key"] == group
 
 
 def test_the_group_of_a_smaller_transfer_is_its_transferor_and_year_while_the_allowance_stood():
