@@ -292,10 +292,13 @@ def run_njcredits(path: Path, workers: int = 1, memory_limit_mb: int | None = No
         inbox.mkdir()
         if memory_limit_mb:  # njcredits.toml in the working directory of the run
             (Path(tmp) / "njcredits.toml").write_text(f"memory_limit_mb = {memory_limit_mb}\n")
+        path = path.resolve()  # a linked copy of the file itself, never of a symbolic link (njcredits takes none from an inbox)
         os.link(path, inbox / path.name) if path.stat().st_dev == inbox.stat().st_dev else shutil.copy(path, inbox / path.name)
         seconds, peak = timed(njcredits_run(inbox, Path(tmp) / "out", workers), cwd=tmp)
         with sqlite3.connect(Path(tmp) / "out" / ".njcredits" / "ledger.sqlite") as db:
             row = db.execute("SELECT status, reason, timings FROM files").fetchone()
+        if row is None:  # the run recorded no file: the reason is in its output
+            return seconds, peak, {}, "no file recorded by the run"
         if row[0] != "processed":
             return seconds, peak, {}, f"{row[0]}: {row[1]}"
         return seconds, peak, json.loads(row[2] or "{}"), None
