@@ -557,14 +557,16 @@ def _entry_order(program: Program, records: pd.DataFrame, result: Result) -> np.
         mine = records[records["place"].ge(0)]["record_id"]  # this run's records: of the run's team, by every name of it
         wanted = pd.concat([wanted, *(pd.DataFrame({"team": name, "record_id": mine}) for name in team[1:])], ignore_index=True)
         entered = read_entries(ledger, program.name, wanted, exclude_run=run_id)
-    if entered is None or entered.empty:  # none entered before (a first run's records): by workbook place, then row
-        return _ranks(np.lexsort((records["seq"].to_numpy(dtype=np.float64), records["place"].to_numpy(dtype=np.float64))))
-    entered["team"] = np.where(entered["team"].isin(team), team[0] if team else None, entered["team"])
-    entered = entered.sort_values(["ended", "run_id", "workbook", "seq"]).drop_duplicates(["team", "record_id"])
-    at = records.merge(entered.rename(columns={"seq": "e_seq"}), on=["team", "record_id"], how="left")
-    at = at.assign(new=at["ended"].isna(), pos=np.arange(len(at)))
-    order = at.sort_values(["new", "ended", "run_id", "workbook", "e_seq", "place", "seq", "pos"], kind="stable", na_position="last")
-    return _ranks(order["pos"].to_numpy())
+    first = np.full(len(records), -1, dtype=np.int64)  # each record's place among those that entered before; -1: new
+    if entered is not None and not entered.empty:
+        entered["team"] = np.where(entered["team"].isin(team), team[0] if team else None, entered["team"])
+        entered = entered.sort_values(["ended", "run_id", "workbook", "seq"]).drop_duplicates(["team", "record_id"])
+        first = pd.MultiIndex.from_frame(entered[["team", "record_id"]]).get_indexer(
+            pd.MultiIndex.from_frame(records[["team", "record_id"]])
+        )
+    new = first < 0
+    place, seq = records["place"].to_numpy(dtype=np.float64), records["seq"].to_numpy(dtype=np.float64)
+    return _ranks(np.lexsort((seq, place, np.where(new, 0, first), new)))  # lexsort is stable: then as listed
 
 
 def _ranks(order: np.ndarray) -> np.ndarray:

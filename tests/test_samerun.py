@@ -559,3 +559,46 @@ def test_records_none_entered_before_count_by_place_then_row(places_rows, ranks)
     at = records.assign(new=True, pos=range(len(records)))
     order = at.sort_values(["new", "place", "seq", "pos"], kind="stable")["pos"].to_numpy()
     assert [int(r) for r in pd.Series(range(len(order)), index=order).sort_index()] == ranks
+
+
+ENTERED_ORDERS = [
+    # records (record ID, place, row) and the ledger's first versions (record ID, run end, run,
+    # workbook, row) -> each record's rank: those that entered before first, in the order they
+    # entered (run end, run, workbook, row), then the new ones by place and row
+    ([("N", 0, 0), ("E", 0, 1)], [("E", "2026-11-30", "r1", "nov.xlsx", 7)], [1, 0]),  # entered before: first
+    (
+        [("E2", 0, 0), ("E1", 0, 1)],
+        [("E1", "2026-10-31", "r0", "oct.xlsx", 9), ("E2", "2026-11-30", "r1", "nov.xlsx", 1)],
+        [1, 0],  # October's before November's, however the rows are listed now
+    ),
+    (
+        [("E", 0, 0), ("F", 0, 1)],
+        [("E", "2026-11-30", "r1", "b.xlsx", 1), ("F", "2026-11-30", "r1", "a.xlsx", 5)],
+        [1, 0],  # one run: by workbook name, then row
+    ),
+    (
+        [("E", 0, 0)],
+        [("E", "2026-11-30", "r1", "nov.xlsx", 3), ("E", "2026-10-31", "r0", "oct.xlsx", 8)],
+        [0],  # processed twice before: counts where it first entered
+    ),
+    ([("N2", 1, 0), ("E", 2, 5), ("N1", 0, 3)], [("E", "2026-11-30", "r1", "nov.xlsx", 2)], [2, 0, 1]),
+]
+
+
+@pytest.mark.parametrize("listed,entered,ranks", ENTERED_ORDERS)
+def test_records_that_entered_before_count_first_in_the_order_they_entered(monkeypatch, listed, entered, ranks):
+    from types import SimpleNamespace
+
+    import batch.run.ledger as ledger
+    from batch.pipeline import _entry_order
+
+    found = pd.DataFrame(
+        [("t", rid, ended, run, workbook, seq) for rid, ended, run, workbook, seq in entered],
+        columns=["team", "record_id", "ended", "run_id", "workbook", "seq"],
+    )
+    monkeypatch.setattr(ledger, "read_entries", lambda *a, **k: found.copy())
+    records = pd.DataFrame(
+        {"team": "t", "record_id": [r for r, _, _ in listed], "place": [p for _, p, _ in listed], "seq": [s for _, _, s in listed]}
+    )
+    got = _entry_order(SimpleNamespace(name="Transfers"), records, SimpleNamespace(portfolio_from=("ledger", "run", ("t",))))
+    assert got.tolist() == ranks
