@@ -257,19 +257,22 @@ LOOKUPS = {
     "the day of a step": ("UTHub", "2020-01-01", 50_000_000, "C.34:1B-209.1"),
     "no case": ("BEIP", "2026-11-30", None, None),
     "a blank key": (None, "2026-11-30", None, None),
+    # no date: the first step, as for a date before every step
+    "a missing date": ("UTHub", None, 100_000_000, "C.34:1B-209.1"),
 }
 
 
-@pytest.mark.parametrize("dated", [False, True])
+@pytest.mark.parametrize("dated", [None, "series", "array"])  # no dates, dates as a Series, dates as an array
 def test_lookup_gives_each_row_its_cases_value_and_citation(dated):
     keys = pd.Series([k for k, *_ in LOOKUPS.values()], index=[10 * i for i in range(len(LOOKUPS))], dtype=object)
     dates = pd.Series(pd.to_datetime([d for _, d, *_ in LOOKUPS.values()]), index=keys.index)
-    values, cites = rules_mod.lookup(LOOKUP_TABLE, keys, dates if dated else None)
+    given = {None: None, "series": dates, "array": dates.to_numpy()}[dated]
+    values, cites = rules_mod.lookup(LOOKUP_TABLE, keys, given)
     assert values.index.equals(keys.index) and cites.index.equals(keys.index)
     for (case, (key, _date, value, cite)), got, got_cite in zip(LOOKUPS.items(), values, cites, strict=True):
         if value is None:  # no case: missing (NaN, as pandas fills an empty object column)
             assert pd.isna(got) and pd.isna(got_cite), case
             continue
-        if key == "UTHub" and not dated:  # without dates: the value now in force
+        if key == "UTHub" and dated is None:  # without dates: the value now in force
             value = 50_000_000
         assert got == value and got_cite == cite, case

@@ -31,7 +31,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -206,17 +206,21 @@ class Parameter:
         """The value now in force (the last step)."""
         return self.values[-1]
 
-    def _step(self, dates: pd.Series) -> np.ndarray:
-        """The step in force at each date. A date before the first step's `since` takes the first
-        step, as `since: null` does: dating the first value with the day its law took effect
-        changes no row (there is no finding for a date before a program's first law)."""
-        # integer seconds (every date a cell can hold, 9999-12-31 too); `since: null` is the
-        # smallest integer, before every date
-        starts = np.array(
+    @cached_property
+    def _starts(self) -> np.ndarray:
+        """Each step's `since` in integer seconds (every date a cell can hold, 9999-12-31 too);
+        `since: null` is the smallest integer, before every date."""
+        return np.array(
             [np.iinfo(np.int64).min if s is None else s.to_datetime64().astype("datetime64[s]").view(np.int64) for s in self.since],
             dtype=np.int64,
         )
-        step = np.searchsorted(starts, dates.to_numpy(dtype="datetime64[s]").view(np.int64), side="right") - 1
+
+    def _step(self, dates) -> np.ndarray:
+        """The step in force at each date (a Series of dates, or an array of them). A date before the
+        first step's `since` takes the first step, as `since: null` does: dating the first value with
+        the day its law took effect changes no row (there is no finding for a date before a
+        program's first law)."""
+        step = np.searchsorted(self._starts, _seconds(dates).view(np.int64), side="right") - 1
         return np.maximum(step, 0)
 
     def at(self, dates: pd.Series) -> np.ndarray:
@@ -230,18 +234,32 @@ class Parameter:
         return starts[np.clip(step, 0, len(starts) - 1)]
 
 
+def _seconds(dates) -> np.ndarray:
+    """Dates (a Series, an Index or an array) as datetime64[s]: the type every date a cell can hold fits."""
+    if isinstance(dates, (pd.Series, pd.Index)):
+        return dates.to_numpy(dtype="datetime64[s]")
+    return np.asarray(dates, dtype="datetime64[s]")
+
+
+@cache
+def _cases(names: tuple) -> pd.Index:
+    """A parameter table's cases (its keys, in order), as an index to find each row's case in."""
+    return pd.Index(list(names), dtype=object)
+
+
 def lookup(table: dict[str, Parameter], keys: pd.Series, dates: pd.Series | None = None) -> tuple[pd.Series, pd.Series]:
     """Per-row value and citation of a parameter table keyed by a code column (e.g. Program).
 
     Rows whose key has no case get NaN (missing). With `dates`, each row gets the step in force at its date.
     """
-    case = pd.Index(list(table), dtype=object).get_indexer(keys)  # each row's case (-1: none), in one pass
+    case = _cases(tuple(table)).get_indexer(keys)  # each row's case (-1: none), in one pass
+    at = None if dates is None else _seconds(dates)  # once, for every case
     values = np.full(len(keys), np.nan, dtype=object)  # NaN where no case, as pandas fills an empty object column
     cites = np.full(len(keys), np.nan, dtype=object)
     for i, param in enumerate(table.values()):
         mask = case == i
         if mask.any():
-            values[mask] = param.at(dates[mask]) if dates is not None else param.value
+            values[mask] = param.at(at[mask]) if at is not None else param.value
             cites[mask] = param.cite
     return pd.Series(values, index=keys.index, dtype=object), pd.Series(cites, index=keys.index, dtype=object)
 

@@ -84,8 +84,8 @@ def _business_key(text: pd.Series) -> pd.Series:
     named = text.notna().to_numpy()
     if named.any():
         keys[named] = _NAME_KEY(values[named])
-    out = pd.Series(keys, index=text.index, name=text.name, dtype="string")
-    return out.where(out.notna() & (out != ""), pd.NA)
+        keys[keys == ""] = None  # a name of nothing but punctuation or a legal form: no name
+    return pd.Series(keys, index=text.index, name=text.name, dtype="string")
 
 
 def _name_key(name: str) -> str:

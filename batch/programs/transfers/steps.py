@@ -65,12 +65,17 @@ def _small_transfer_key(rules: Rules, program: pd.Series, transferor: pd.Series,
     minimum, _ = lookup(rules["minimum_transfer"], program, dates)
     at_least = (pd.array(credit, dtype="Int64") >= pd.array(minimum, dtype="Int64")).fillna(False)
     allows = (pd.to_numeric(allowance, errors="coerce").fillna(0) > 0).to_numpy() & ~np.asarray(at_least, dtype=bool)
-    key = pd.Series(None, index=program.index, dtype=object)
+    key = np.full(len(program), None, dtype=object)
     if allows.any():  # the business-name rule only for the transfers that may use an allowance
-        who = business_key(transferor[allows]).astype(object)
-        year = dates[allows].dt.year.astype("Int64").astype(str).astype(object)
-        key[allows] = year + " " + who
-    return key.where(key.notna(), None)
+        who = business_key(transferor[allows]).to_numpy(dtype=object, na_value=None)
+        day = dates.to_numpy(dtype="datetime64[s]")[allows]
+        year = (day.astype("datetime64[Y]").astype(np.int64) + 1970).astype(str).astype(object)
+        year[np.isnat(day)] = "<NA>"  # as a missing year reads as text
+        named = pd.notna(who)  # a blank Transferor matches nothing
+        mine = np.full(len(who), None, dtype=object)
+        mine[named] = year[named] + " " + who[named]
+        key[allows] = mine
+    return pd.Series(key, index=program.index, dtype=object)
 
 
 def portfolio_fields(f: pd.DataFrame, computed: pd.DataFrame | None = None) -> pd.DataFrame:
