@@ -618,3 +618,75 @@ def test_the_versions_a_run_s_records_had(tmp_path, sheet, ids, team, left_out, 
         ledger_of(tmp_path / "ledger.sqlite"), (team,), pd.DataFrame({"sheet": sheet, "record_id": ids}), exclude_run=left_out
     )
     assert sorted(zip(got["record_id"], got["fields"], strict=True)) == found
+
+
+# -- one connection for a run's recording (`Ledger.kept`) ---------------------------------------
+
+
+def _file(name: str, status: str | None = "archiving") -> dict:
+    """A file's row as the run begins it (`batch.run.runner.Run.archive`)."""
+    return {"name": name, "status": status, "final_status": "processed"}
+
+
+def _opened(monkeypatch) -> list:
+    """Every SQLite connection the ledger opens from now on."""
+    opened, real = [], sqlite3.connect
+    monkeypatch.setattr(backends.sqlite3, "connect", lambda *a, **k: opened.append(a) or real(*a, **k))
+    return opened
+
+
+def _processed(path: Path) -> int:
+    """The files recorded as processed, as another process's connection sees them now."""
+    with backends.connect(path, read_only=True) as db:
+        return db.one("SELECT COUNT(*) FROM files WHERE status = 'processed'")[0]
+
+
+@pytest.mark.parametrize("files", [0, 1, 3])  # files recorded in the block (each: its row begun, then completed)
+def test_files_recorded_on_one_kept_connection_are_each_committed_at_once(tmp_path, monkeypatch, files):
+    path = tmp_path / "ledger.sqlite"
+    ledger = Ledger(path)
+    ledger.start_run("r1", None, "v", "/in", "/out")
+    opened = _opened(monkeypatch)
+    with ledger.kept():
+        for i in range(files):
+            ledger.complete_file(ledger.add_file("r1", _file(f"f{i}.xlsx")), None)
+            assert _processed(path) == i + 1  # seen by another connection before the block ends: nothing held
+    # the block's one connection, and one read-only connection per check
+    assert len(opened) == 1 + files
+    ledger.complete_file(ledger.add_file("r1", _file("after.xlsx")), None)
+    assert len(opened) == 1 + files + 2  # after the block: a connection for each transaction, as before
+    assert _processed(path) == files + 1
+
+
+def test_a_failed_write_on_the_kept_connection_is_rolled_back_and_the_next_file_recorded(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    ledger = Ledger(path)
+    ledger.start_run("r1", None, "v", "/in", "/out")
+    with ledger.kept():
+        with pytest.raises(sqlite3.IntegrityError):  # a row without a status: the whole transaction is undone
+            ledger.add_file("r1", _file("bad.xlsx", status=None))
+        ledger.complete_file(ledger.add_file("r1", _file("good.xlsx")), None)
+    with backends.connect(path, read_only=True) as db:
+        assert db.execute("SELECT name, status FROM files ORDER BY rowid").fetchall() == [("good.xlsx", "processed")]
+
+
+def test_another_thread_in_a_kept_block_uses_a_connection_of_its_own(tmp_path):
+    import threading
+
+    path = tmp_path / "ledger.sqlite"
+    ledger = Ledger(path)
+    ledger.start_run("r1", None, "v", "/in", "/out")
+    errors = []
+
+    def record() -> None:
+        try:
+            ledger.complete_file(ledger.add_file("r1", _file("thread.xlsx")), None)
+        except Exception as err:  # noqa: BLE001 - a connection of another thread raises ProgrammingError
+            errors.append(err)
+
+    with ledger.kept():
+        thread = threading.Thread(target=record)
+        thread.start()
+        thread.join()
+        ledger.complete_file(ledger.add_file("r1", _file("main.xlsx")), None)
+    assert errors == [] and _processed(path) == 2

@@ -560,7 +560,12 @@ class Run:
         file with portfolio records waits for the run's decision (`decide`, `batch.run.samerun`): the
         files whose results depend on another workbook of the run are processed again with its
         records; then every waiting file is placed, archived and recorded, in the order listed. A run
-        that stops or is killed before then has recorded none of them (they go back to the inbox)."""
+        that stops or is killed before then has recorded none of them (they go back to the inbox).
+        The files are recorded on one connection to the ledger (`Ledger.kept`)."""
+        with self.ledger.kept():
+            self._process(todo, progress)
+
+    def _process(self, todo: list, progress: bool) -> None:
         several = len(todo) > 1
         waiting = []  # [item, partial, kind, payload, its portfolio records], in the order listed
         provided = []  # [item, its records]: files placed at once whose records other files may read

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from contextlib import contextmanager, nullcontext
 from itertools import repeat
 from pathlib import Path
 
@@ -105,8 +107,30 @@ class Ledger:
             )
         return book
 
+    _kept: tuple[int, Db] | None = None  # the connection `kept` holds open, and its thread
+
     def _connect(self):
+        kept = self._kept
+        if kept is not None and kept[0] == threading.get_ident():
+            return nullcontext(kept[1])
         return connect(self.path, read_only=self.read_only)
+
+    @contextmanager
+    def kept(self):
+        """The block's ledger work in this thread on one connection (a SQLite file is else opened and
+        closed for each: recording a file is two transactions, and opening the file cost more than
+        both). Each statement and transaction is as it would be on a connection of its own: autocommit
+        between `writing()` blocks, so nothing is held between them. A PostgreSQL connection is kept
+        for the process already."""
+        if on_server(self.path) or self._kept is not None:
+            yield
+            return
+        with connect(self.path, read_only=self.read_only) as db:
+            self._kept = (threading.get_ident(), db)
+            try:
+                yield
+            finally:
+                self._kept = None
 
     def places(self) -> list[dict]:
         """Each inbox, outbox and team the ledger's runs recorded, and whether they were runs of one
