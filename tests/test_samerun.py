@@ -18,7 +18,7 @@ from test_reviews import _findings, _sheet, transfers_workbook
 
 from batch.run.config import load
 from batch.run.runner import run_batch
-from batch.run.samerun import decide, earlier_keys, places
+from batch.run.samerun import decide, earlier_keys, held, places
 
 D = dt.date
 
@@ -602,3 +602,32 @@ def test_records_that_entered_before_count_first_in_the_order_they_entered(monke
     )
     got = _entry_order(SimpleNamespace(name="Transfers"), records, SimpleNamespace(portfolio_from=("ledger", "run", ("t",))))
     assert got.tolist() == ranks
+
+
+def _record(sheet, record_id, fields=None, business=None):
+    """A record as a worker returns it (`Result.records()`), with the columns `held` reads."""
+    return {"sheet": sheet, "record_id": record_id, "status": "OK", "codes": "", "fields": fields, "business_name": business,
+            "record_date": None, "year": 2026, "key:certificate_key": None}  # fmt: skip
+
+
+HELD_CASES = {
+    # record -> held (its place among the held, and what of it the run holds), or None: not held
+    "a transfer": (_record("Transfers", "T-1", json.dumps({"credit": 100})), (0, None, 100)),
+    "a blank record ID": (_record("Transfers", "", json.dumps({"credit": 200})), None),
+    "no record ID": (_record("Transfers", None, json.dumps({"credit": 300})), None),
+    "a sheet no rule of another workbook reads": (_record("Emerge", "E-1"), None),
+    # a prior incentive: held by its business, as the one business-name rule keys it
+    "a BEIP record": (_record("BEIP", "B-1", business="Acme Corp."), (1, "acme", None)),
+    "a record ID written as a number": (_record("Transfers", 7, json.dumps({"credit": 400})), (2, None, 400)),
+}
+
+
+def test_the_run_holds_the_records_other_workbooks_read_and_their_fields():
+    records = pd.DataFrame([r for r, _ in HELD_CASES.values()])
+    got = held(records)
+    expected = [(case, r["record_id"], *h) for case, (r, h) in HELD_CASES.items() if h is not None]
+    assert got["record_id"].tolist() == [e[1] for e in expected]
+    for (case, _id, seq, business, credit), (_, row) in zip(expected, got.iterrows(), strict=True):
+        assert row["seq"] == seq, case
+        assert (row["key:prior_business"] if pd.notna(row["key:prior_business"]) else None) == business, case
+        assert (int(row["field:credit"]) if pd.notna(row["field:credit"]) else None) == credit, case

@@ -76,10 +76,12 @@ def held(records: pd.DataFrame) -> pd.DataFrame:
 
     sheets = portfolios()
     priors, _readers = prior_sheets()
-    ids = records["record_id"]
-    mine = records[records["sheet"].isin([*sheets, *priors]) & ids.notna() & ids.astype(str).ne("")]
+    ids = records["record_id"].to_numpy(dtype=object)
+    kept = np.isin(records["sheet"].to_numpy(dtype=object), [*sheets, *priors]) & pd.notna(ids)
+    kept[kept] = ids[kept].astype(str) != ""  # a blank record ID is no record
     keys = [c for c in records.columns if c.startswith(KEY)]
-    mine = mine[[*HELD, *keys]].assign(seq=np.arange(len(mine))).reset_index(drop=True)
+    mine = records[[*HELD, *keys]].take(np.flatnonzero(kept)).reset_index(drop=True)
+    mine["seq"] = np.arange(len(mine))
     prior = mine["sheet"].isin(priors).to_numpy() & mine["business_name"].notna().to_numpy()
     if prior.any():  # a prior incentive's business: the key the rule matches names by
         key = pd.Series(None, index=mine.index, dtype=object)
@@ -91,8 +93,9 @@ def held(records: pd.DataFrame) -> pd.DataFrame:
     ]
     if not parsed:
         return mine
-    fields = pd.concat(parsed).reindex(mine.index)
-    return pd.concat([mine, fields.rename(columns=lambda c: FIELD + c)], axis=1)  # one index: side by side
+    fields = (parsed[0] if len(parsed) == 1 else pd.concat(parsed)).reindex(mine.index)
+    fields.columns = [FIELD + c for c in fields.columns]
+    return pd.concat([mine, fields], axis=1)  # one index: side by side
 
 
 def reads_nothing(records: pd.DataFrame) -> bool:
