@@ -348,9 +348,10 @@ def run_batch(
         try:
             inputs = run.list(files)
             run.stage(inputs)
-            todo, copies = run.sort()
-            run.process(todo, progress)  # in isolation; each file placed, archived and recorded as it is done
-            run.settle_copies(copies)
+            with run.ledger.kept():  # the files' bookkeeping on one connection to the ledger
+                todo, copies = run.sort()
+                run.process(todo, progress)  # in isolation; each file placed, archived and recorded as it is done
+                run.settle_copies(copies)
             run.check_stop()
         except Exception as err:  # noqa: BLE001 - the environment, a stop signal, or an error of njcredits itself
             run.stopped_by(err)
@@ -560,12 +561,7 @@ class Run:
         file with portfolio records waits for the run's decision (`decide`, `batch.run.samerun`): the
         files whose results depend on another workbook of the run are processed again with its
         records; then every waiting file is placed, archived and recorded, in the order listed. A run
-        that stops or is killed before then has recorded none of them (they go back to the inbox).
-        The files are recorded on one connection to the ledger (`Ledger.kept`)."""
-        with self.ledger.kept():
-            self._process(todo, progress)
-
-    def _process(self, todo: list, progress: bool) -> None:
+        that stops or is killed before then has recorded none of them (they go back to the inbox)."""
         several = len(todo) > 1
         waiting = []  # [item, partial, kind, payload, its portfolio records], in the order listed
         provided = []  # [item, its records]: files placed at once whose records other files may read
