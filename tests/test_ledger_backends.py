@@ -690,3 +690,34 @@ def test_another_thread_in_a_kept_block_uses_a_connection_of_its_own(tmp_path):
         thread.join()
         ledger.complete_file(ledger.add_file("r1", _file("main.xlsx")), None)
     assert errors == [] and _processed(path) == 2
+
+
+class _FailingCommit:
+    """A SQLite connection whose next COMMIT fails, as on a full disk (the transaction stays open)."""
+
+    def __init__(self, raw):
+        self.raw, self.failed = raw, False
+
+    def __getattr__(self, name):
+        return getattr(self.raw, name)
+
+    def execute(self, sql, *args):
+        if sql == "COMMIT" and not self.failed:
+            self.failed = True
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.raw.execute(sql, *args)
+
+
+def test_a_commit_that_fails_on_the_kept_connection_leaves_no_transaction_open(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    ledger = Ledger(path)
+    ledger.start_run("r1", None, "v", "/in", "/out")
+    with ledger.kept():
+        db = ledger._kept[1]
+        db.raw = _FailingCommit(db.raw)
+        with pytest.raises(sqlite3.OperationalError, match="full"):
+            ledger.add_file("r1", _file("full.xlsx"))
+        assert not db.raw.in_transaction  # rolled back: the next file's transaction can begin
+        ledger.complete_file(ledger.add_file("r1", _file("next.xlsx")), None)
+    with backends.connect(path, read_only=True) as db:
+        assert db.execute("SELECT name, status FROM files ORDER BY rowid").fetchall() == [("next.xlsx", "processed")]

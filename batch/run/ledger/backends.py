@@ -245,10 +245,11 @@ class Db:
         self.raw.execute("BEGIN IMMEDIATE")
         try:
             yield self
+            self.raw.execute("COMMIT")
         except BaseException:
-            self.raw.execute("ROLLBACK")
+            if self.raw.in_transaction:  # a COMMIT that failed (a full disk) leaves it open: never to the next block
+                self.raw.execute("ROLLBACK")
             raise
-        self.raw.execute("COMMIT")
 
     @contextmanager
     def snapshot(self):
