@@ -10,7 +10,6 @@ from contextlib import contextmanager, nullcontext
 from itertools import repeat
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from batch.programs._kit.program import each_key
@@ -49,10 +48,7 @@ def _values(column: pd.Series) -> list:
     made None."""
     as_is = ("string", "integer", "boolean", "empty")
     if isinstance(column.dtype, pd.StringDtype) or (column.dtype == object and pd.api.types.infer_dtype(column, skipna=True) in as_is):
-        values = column.tolist()
-        for at in np.flatnonzero(column.isna().to_numpy()):
-            values[at] = None
-        return values
+        return column.to_numpy(dtype=object, na_value=None).tolist()  # each value as it is, a missing one None
     return [_value(v) for v in column.tolist()]
 
 
