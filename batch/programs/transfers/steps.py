@@ -69,7 +69,7 @@ def _small_transfer_key(rules: Rules, program: pd.Series, transferor: pd.Series,
     if allows.any():  # the business-name rule only for the transfers that may use an allowance
         who = business_key(transferor[allows]).to_numpy(dtype=object, na_value=None)
         day = dates.to_numpy(dtype="datetime64[s]")[allows]
-        year = (day.astype("datetime64[Y]").astype(np.int64) + 1970).astype(str).astype(object)
+        year = np.datetime_as_string(day, unit="Y").astype(object)  # "2013"
         year[np.isnat(day)] = "<NA>"  # as a missing year reads as text
         named = pd.notna(who)  # a blank Transferor matches nothing
         mine = np.full(len(who), None, dtype=object)
