@@ -13,7 +13,9 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import openpyxl
+import pandas as pd
 import pytest
 import python_calamine
 import xlsxwriter
@@ -22,8 +24,9 @@ from conftest import ROOT, write_workbook
 from batch.pipeline import FLAGGED_ERRORS, FLAGGED_WARNINGS, process
 from batch.programs._kit.findings import FINDINGS_COLUMNS
 from batch.programs.transfers.sheet import TRANSFERS as TRANSFERS_SPEC
-from batch.workbook.cells import column_letters
+from batch.workbook.cells import column_letters, computed_cells
 from batch.workbook.reading import EXCEL_COLUMNS, UnreadableWorkbook, csv_sheet_name, marked_sheets, sheet_marker
+from batch.workbook.toolsheets import _number_cells, _text_cells
 from batch.workbook.writing import write
 from validators.columns import REVIEW_COLUMNS
 
@@ -408,3 +411,45 @@ def test_a_sheet_ending_just_where_the_tools_columns_fit_is_computed(tmp_path):
     out = write(result, tmp_path / "out.xlsx")
     g = grid(out, "Transfers")
     assert len(g[0]) == EXCEL_COLUMNS and g[0][-4:] == ["Findings", *REVIEW_COLUMNS] and g[1][last] == "stray"
+
+
+# -- the Findings rows' cells, taken out of pandas once per column ---------------------------------
+
+# (case, a column's values): each written as the general writer of computed columns writes it
+FINDINGS_CELL_CASES = [
+    ("text", ["TRANSFER_BELOW_MINIMUM", "CONSIDERATION_BELOW_75_PCT"]),
+    ("blank and missing", ["", None, float("nan"), pd.NA, "x"]),
+    ("all missing", [None, None]),
+    ("spaces kept", ["  leading", "trailing  ", " "]),
+    ("XML characters and escapes", ["a < b & c > d", "_x0041_ stays text", "tab\there"]),
+    ("numbers as text", [12, 12.5, -3, 1e20]),
+    ("a record ID as a number, beside text", [7.0, "C-7", None]),
+    ("a date", [dt.datetime(2026, 11, 30), dt.date(2026, 1, 2)]),
+]
+
+
+@pytest.mark.parametrize("values", [c[1] for c in FINDINGS_CELL_CASES], ids=[c[0] for c in FINDINGS_CELL_CASES])
+def test_findings_text_cells_are_the_computed_writers(values):
+    # before: the column as objects, blank where missing or "", written by computed_cells as text
+    series = pd.Series(values, dtype=object)
+    refs = np.array([f"C{i + 2}" for i in range(len(values))], dtype=object)
+    kept = series.where(series.notna() & (series != ""))
+    before = computed_cells(kept.astype(object), refs, ' s="3"', cents=False, as_text=True)
+    assert _text_cells(series, refs, ' s="3"').tolist() == before.tolist()
+
+
+# (case, Row values, the cells): a row number; blank where missing or not a finite number
+ROW_CASES = [
+    ("row numbers", [2, 41], ['<c r="B2" s="4"><v>2</v></c>', '<c r="B3" s="4"><v>41</v></c>']),
+    ("no row", [None, 3], ["", '<c r="B3" s="4"><v>3</v></c>']),
+    ("not finite", [float("inf"), float("nan")], ["", ""]),
+    ("a fraction, as repr gives it", [2.5], ['<c r="B2" s="4"><v>2.5</v></c>']),
+]
+
+
+@pytest.mark.parametrize("values, expected", [c[1:] for c in ROW_CASES], ids=[c[0] for c in ROW_CASES])
+def test_findings_row_cells(values, expected):
+    series = pd.Series(values, dtype=object).astype("Float64")
+    refs = np.array([f"B{i + 2}" for i in range(len(values))], dtype=object)
+    assert _number_cells(series, refs, ' s="4"').tolist() == expected
+    assert expected == computed_cells(series, refs, ' s="4"', cents=False).tolist()

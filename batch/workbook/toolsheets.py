@@ -139,26 +139,45 @@ def _write_findings(wb, fmts: Formats, result: Result, name: str):
             numbers = np.arange(start + 2, start + 2 + len(part)).astype(str).astype(object)
             columns = []
             for j, col in enumerate(FINDINGS_COLUMNS):
-                values = part[col]
+                refs = letters[j] + numbers
                 if col == "Row":
-                    columns.append(cells.computed_cells(values.astype("Float64"), letters[j] + numbers, styles["Row"], cents=False))
+                    columns.append(_number_cells(part[col].astype("Float64"), refs, styles["Row"]))
                 else:
-                    values = values.astype(object)
-                    text = values.where(values.notna() & (values != ""))
-                    columns.append(
-                        cells.computed_cells(text.astype(object), letters[j] + numbers, styles.get(col, plain), cents=False, as_text=True)
-                    )
+                    columns.append(_text_cells(part[col], refs, styles.get(col, plain)))
             j = FINDINGS_SHEET_COLUMNS.index("Cell")
             columns.append(cells.links(where.iloc[start : start + sheetxml.CHUNK_ROWS], letters[j] + numbers, link_style))
             if "Waived" in part:  # the reviewer's note of a waived finding
-                waived = part["Waived"].astype(object)
                 j = FINDINGS_SHEET_COLUMNS.index("Waived")
-                text = waived.where(waived.notna() & (waived != ""))
-                columns.append(cells.computed_cells(text, letters[j] + numbers, styles["Message"], cents=False, as_text=True))
+                columns.append(_text_cells(part["Waived"], letters[j] + numbers, styles["Message"]))
             tall = np.maximum(line_counts(part["Message"], WRAPPED["Message"]), line_counts(part["Citation"], WRAPPED["Citation"]))
             yield sheetxml.rows_xml(numbers, columns, np.where(tall > 1, tall * LINE_HEIGHT, 0))
 
     return rows, f"A1:{letters[-1]}{len(f) + 1}"
+
+
+def _text_cells(values: pd.Series, refs: np.ndarray, style: str) -> np.ndarray:
+    """A Findings column's cells as text, blank where a value is missing or empty: the column's values
+    taken out of pandas once (a few findings' columns are many short pandas passes otherwise)."""
+    v = values.to_numpy(dtype=object)
+    out = np.full(len(v), "", dtype=object)
+    present = pd.notna(v)
+    present[present] = v[present] != ""
+    if present.any():
+        v = v[present]
+        if pd.api.types.infer_dtype(v, skipna=False) != "string":  # a number or a date: as pandas writes it as text
+            v = pd.Series(v, dtype=object).astype(str).to_numpy(dtype=object)
+        out[present] = cells.strings(v, refs[present], style)
+    return out
+
+
+def _number_cells(values: pd.Series, refs: np.ndarray, style: str) -> np.ndarray:
+    """A Findings column's cells as numbers (`values` Float64), blank where missing or not finite."""
+    x = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    out = np.full(len(x), "", dtype=object)
+    finite = np.isfinite(x)
+    if finite.any():
+        out[finite] = cells.numbers(cells.number_text(x[finite]), refs[finite], style)
+    return out
 
 
 def shown(value, money: bool) -> str:
