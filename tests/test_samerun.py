@@ -9,6 +9,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from databases import ledger_query
@@ -16,6 +17,7 @@ from test_faults import run_cli
 from test_portfolio import run, transfer
 from test_reviews import _findings, _sheet, transfers_workbook
 
+from batch.programs._kit.program import Portfolio, each_key
 from batch.run.config import load
 from batch.run.runner import run_batch
 from batch.run.samerun import decide, earlier_keys, held, places
@@ -631,3 +633,53 @@ def test_the_run_holds_the_records_other_workbooks_read_and_their_fields():
         assert row["seq"] == seq, case
         assert (row["key:prior_business"] if pd.notna(row["key:prior_business"]) else None) == business, case
         assert (int(row["field:credit"]) if pd.notna(row["field:credit"]) else None) == credit, case
+
+
+# (case, the JSON the ledger keeps of each record, the frame read back): a kept field a column each,
+# in the portfolio's order, indexed like the JSON; a field no record has is all missing (NaN); a
+# field the portfolio does not keep is left out; numbers, text and lists as JSON gives them
+READ_CASES = [
+    (
+        "every field",
+        ['{"a": 1, "b": "x", "k": "c-1"}', '{"a": 2, "b": "y", "k": "c-2"}'],
+        {"a": [1, 2], "b": ["x", "y"], "k": ["c-1", "c-2"]},
+    ),
+    ("a field none has", ['{"a": 1}', '{"a": 2}'], {"a": [1, 2], "b": [np.nan, np.nan], "k": [np.nan, np.nan]}),
+    (
+        "a null and a missing field",
+        ['{"a": null, "b": "x"}', '{"b": "y", "k": ["p", "q"]}'],
+        {"a": [np.nan, np.nan], "b": ["x", "y"], "k": [np.nan, ["p", "q"]]},
+    ),
+    ("a field not kept", ['{"a": 5, "z": "dropped"}'], {"a": [5], "b": [np.nan], "k": [np.nan]}),
+    ("an empty record", ["{}", '{"a": 3}'], {"a": [np.nan, 3.0], "b": [np.nan, np.nan], "k": [np.nan, np.nan]}),
+]
+
+
+@pytest.mark.parametrize("texts, expected", [c[1:] for c in READ_CASES], ids=[c[0] for c in READ_CASES])
+def test_portfolio_read_gives_each_kept_field_a_column(texts, expected):
+    portfolio = Portfolio(of=lambda typed, computed: None, fields=("a", "b"), groupings=("k",))
+    index = pd.Index([7, 3, 9][: len(texts)])
+    got = portfolio.read(pd.Series(texts, index=index, dtype=object))
+    assert list(got.columns) == ["a", "b", "k"] and got.index.equals(index)
+    for column, values in expected.items():
+        assert [v if isinstance(v, list) else (None if pd.isna(v) else v) for v in got[column]] == [
+            v if isinstance(v, list) else (None if pd.isna(v) else v) for v in values
+        ], column
+
+
+# (case, a grouping's keys, record by record; each key as text, with the record's position): a record
+# in several groups is on several rows, one in none on none
+EACH_KEY_CASES = [
+    ("one key each", ["c-1", "c-2"], [(0, "c-1"), (1, "c-2")]),
+    ("no key", [None, "c-2", float("nan")], [(1, "c-2")]),
+    ("none at all", [None, None], []),
+    ("several keys, and an empty list", [["2013", "2014"], [], "2015"], [(0, "2013"), (0, "2014"), (2, "2015")]),
+    ("a number as its text", [7, None], [(0, "7")]),
+]
+
+
+@pytest.mark.parametrize("keys, expected", [c[1:] for c in EACH_KEY_CASES], ids=[c[0] for c in EACH_KEY_CASES])
+def test_each_key_gives_a_row_per_key(keys, expected):
+    got = each_key(pd.Series(keys, index=[10 * (i + 1) for i in range(len(keys))], dtype=object))
+    assert list(zip(got.index.tolist(), got.tolist(), strict=True)) == expected
+    assert all(type(k) is str for k in got.tolist())

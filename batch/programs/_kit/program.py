@@ -143,14 +143,21 @@ class Portfolio:
     def read(self, texts: pd.Series) -> pd.DataFrame:
         """Records' kept fields from the JSON the ledger keeps (`texts`, none missing), a column each,
         indexed like `texts`."""
-        return pd.DataFrame([json.loads(t) for t in texts], index=texts.index).reindex(columns=self.kept)
+        return pd.DataFrame([json.loads(t) for t in texts], index=texts.index, columns=self.kept)  # a field none has: all NaN
+
+
+_TEXT = np.frompyfunc(str, 1, 1)  # each value of an object array as its text, a Python str
 
 
 def each_key(keys: pd.Series) -> pd.Series:
     """A grouping's keys (`Portfolio`: one key, a list of keys, or None per record), one per row as
     text, indexed by the record's position: a record in several groups is on several rows, one in
     none on none."""
-    long = pd.Series(keys.to_numpy(dtype=object), index=np.arange(len(keys))).explode()
+    values = keys.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):  # one key or none each: nothing to explode
+        at = np.flatnonzero(pd.notna(values))
+        return pd.Series(_TEXT(values[at]), index=at, dtype=str)
+    long = pd.Series(values, index=np.arange(len(keys))).explode()
     return long[long.notna()].astype(str)
 
 
