@@ -437,3 +437,44 @@ def test_a_part_of_one_piece_is_written_without_a_thread(monkeypatch, pieces):
     sheetxml.write_behind(written.append, iter(pieces))
     assert written == pieces
     assert started == (["part-writer"] if len(pieces) > 1 else [])
+
+
+# (case, a computed column, how computed_cells writes it): text where every value is a str, else
+# numbers; blank where missing; a column without a missing value is written as it is
+COMPUTED_CASES = [
+    (
+        "text",
+        pd.Series(["a", "b"], dtype=object),
+        ['<c r="Q2" s="9" t="inlineStr"><is><t>a</t></is></c>', '<c r="Q3" s="9" t="inlineStr"><is><t>b</t></is></c>'],
+    ),
+    ("text held as str", pd.Series(["a", None], dtype="str"), ['<c r="Q2" s="9" t="inlineStr"><is><t>a</t></is></c>', ""]),
+    ("text and a number: numbers", pd.Series(["7", 7.5], dtype=object), ['<c r="Q2" s="9"><v>7</v></c>', '<c r="Q3" s="9"><v>7.5</v></c>']),
+    ("whole numbers", pd.Series([3, None], dtype="Int64"), ['<c r="Q2" s="9"><v>3</v></c>', ""]),
+    ("not finite", pd.Series([float("inf"), 0.25]), ["", '<c r="Q3" s="9"><v>0.25</v></c>']),
+    ("flags as numbers", pd.Series([True, False], dtype="boolean"), ['<c r="Q2" s="9"><v>1</v></c>', '<c r="Q3" s="9"><v>0</v></c>']),
+    (
+        "categories of text",
+        pd.Series(["x", "y"], dtype="category"),
+        ['<c r="Q2" s="9" t="inlineStr"><is><t>x</t></is></c>', '<c r="Q3" s="9" t="inlineStr"><is><t>y</t></is></c>'],
+    ),
+]
+
+
+@pytest.mark.parametrize("values, expected", [c[1:] for c in COMPUTED_CASES], ids=[c[0] for c in COMPUTED_CASES])
+def test_computed_cells_text_or_numbers(values, expected):
+    refs = np.array(["Q2", "Q3"], dtype=object)
+    assert cells.computed_cells(values, refs, ' s="9"', cents=False).tolist() == expected
+
+
+# (cents, the cells): money from integer cents, to the cent; blank where missing
+CENTS_CASES = [
+    ([2_500_000, None], ['<c r="Q2" s="9"><v>25000</v></c>', ""]),  # $25,000.00 exactly
+    ([2_499_999, -1], ['<c r="Q2" s="9"><v>24999.99</v></c>', '<c r="Q3" s="9"><v>-0.01</v></c>']),  # a cent below; minus a cent
+    ([7_500_005, 5], ['<c r="Q2" s="9"><v>75000.05</v></c>', '<c r="Q3" s="9"><v>0.05</v></c>']),
+]
+
+
+@pytest.mark.parametrize("cents, expected", CENTS_CASES)
+def test_computed_cells_money_from_cents(cents, expected):
+    refs = np.array(["Q2", "Q3"], dtype=object)
+    assert cells.computed_cells(pd.Series(cents, dtype="Int64"), refs, ' s="9"', cents=True).tolist() == expected

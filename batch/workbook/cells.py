@@ -288,22 +288,34 @@ def computed_cells(values: pd.Series, refs: np.ndarray, style: str, cents: bool,
     present = values.notna().to_numpy()
     if not present.any():
         return out
-    v = values[present]
-    styles = np.full(int(present.sum()), style, dtype=object)
+    every = bool(present.all())  # the common case: no copy of the column, its values as they are
+    v = values if every else values[present]
+    at_refs = refs if every else refs[present]
+    styles = np.full(len(v), style, dtype=object)
     if cents:
         num = v.astype("int64").to_numpy()
         whole, rem = np.divmod(np.abs(num), 100)
         sign = np.where(num < 0, "-", "")
         digits = sign + whole.astype(str).astype(object) + np.where(rem == 0, "", "." + np.char.zfill(rem.astype(str), 2).astype(object))
-        out[present] = numbers(digits.astype(object), refs[present], styles)
-    elif as_text or v.map(type).isin([str]).all():
-        out[present] = strings(v.astype(str), refs[present], styles)
+        out[present] = numbers(digits.astype(object), at_refs, styles)
+    elif as_text or _all_text(v):
+        out[present] = strings(v if isinstance(v.dtype, pd.StringDtype) else v.astype(str), at_refs, styles)
     else:
         x = v.astype(float).to_numpy()
         finite = np.isfinite(x)
         at = np.flatnonzero(present)
         out[at[finite]] = numbers(number_text(x[finite]), refs[at[finite]], styles[finite])
     return out
+
+
+def _all_text(values: pd.Series) -> bool:
+    """Whether every value (none missing) is a str: a column of text without looking at each value,
+    a column of numbers or flags without either."""
+    if isinstance(values.dtype, pd.StringDtype):
+        return True
+    if pd.api.types.is_numeric_dtype(values.dtype):  # numbers or flags, numpy's or pandas' own
+        return False
+    return bool(values.map(type).isin([str]).all())
 
 
 def links(addresses: pd.Series, refs: np.ndarray, style: str) -> np.ndarray:
