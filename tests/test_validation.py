@@ -8,6 +8,7 @@ import pandas as pd
 import pandera.pandas as pa
 import pytest
 
+from batch.programs.grow_nj_compliance.sheet import GROW_NJ_COMPLIANCE
 from batch.programs.transfers.sheet import TRANSFERS
 from validators import coerce
 from validators.columns import normalize_header
@@ -311,3 +312,23 @@ def test_a_check_that_breaks_is_pandera_s_to_report(monkeypatch):
 
     monkeypatch.setitem(schema.checks, "Program", (nullable, (broken,)))
     assert schema.failing(typed) == ["Program"]  # pandera runs its own check and reports what it finds
+
+
+# (case, the key columns' typed values, the record IDs): one key as its text; two joined with " / "
+# (Grow NJ compliance: Project ID and Tax Period); a missing part as ""
+RECORD_ID_CASES = [
+    ("one key", TRANSFERS, {"Transfer ID": pd.Series(["T-1", None], dtype="str")}, ["T-1", ""]),
+    (
+        "two keys",
+        GROW_NJ_COMPLIANCE,
+        {"Project ID": pd.Series(["P-1", "P-2", None], dtype="str"), "Tax Period": pd.Series([2025, None, 2026], dtype="Int64")},
+        ["P-1 / 2025", "P-2 / ", " / 2026"],
+    ),
+]
+
+
+@pytest.mark.parametrize("spec, typed, expected", [c[1:] for c in RECORD_ID_CASES], ids=[c[0] for c in RECORD_ID_CASES])
+def test_record_ids_are_the_key_columns_as_text(spec, typed, expected):
+    ids = spec.record_ids(pd.DataFrame(typed).set_axis([4, 9, 11][: len(expected)]))
+    assert ids.tolist() == expected and ids.index.tolist() == [4, 9, 11][: len(expected)]
+    assert ids.name == (spec.key[0] if len(spec.key) == 1 else None)

@@ -13,7 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
 import pandas as pd
+
+_TEXT = np.frompyfunc(str, 1, 1)  # each value of an object array as its text, a Python str
 
 # Kinds of input column and what the reader turns each into.
 #   text    -> str (numbers written as text, whole numbers without ".0")
@@ -143,11 +146,12 @@ class SheetSpec:
 
     def record_ids(self, typed: pd.DataFrame) -> pd.Series:
         """Each row's record ID as text (key columns joined with ' / ')."""
-        parts = [typed[h].astype(object).where(typed[h].notna(), "").astype(str) for h in self.key]
-        out = parts[0]
-        for p in parts[1:]:
-            out = out + " / " + p
-        return out
+        out = None
+        for h in self.key:  # each column's values taken out of pandas once: a sheet's IDs are asked for several times
+            values = typed[h].to_numpy(dtype=object)
+            text = _TEXT(np.where(pd.isna(values), "", values)).astype(object)
+            out = text if out is None else out + " / " + text
+        return pd.Series(out, index=typed.index, dtype=str, name=self.key[0] if len(self.key) == 1 else None)  # named as pandas names it
 
     def column(self, header: str) -> Column:
         return next(c for c in self.columns if c.header == header)
