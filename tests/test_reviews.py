@@ -8,12 +8,14 @@ import zipfile
 from pathlib import Path
 
 import openpyxl
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from databases import ledger_query
 
 from batch.cli import main
 from batch.programs.transfers.sheet import TRANSFERS
+from batch.reviews import decision_choices
 from validators.columns import REVIEW_COLUMNS
 
 HEADERS = [c.header for c in TRANSFERS.columns]
@@ -261,3 +263,38 @@ def test_a_reviewer_note_over_the_cell_limit_is_cut_like_any_cell(first, tmp_pat
     assert [(f["Row"], f["Column"]) for f in cut] == [(2, "Reviewer Note")]
     assert "40,000 characters" in cut[0]["Message"]
     assert rows["T-1"]["Status"] == "Flagged" and rows["T-1"]["Findings"] == "TEXT_TRUNCATED"
+
+
+# (case, findings as (row, severity, code), Excel's list limit, the drop-down): Approved and Withdrawn,
+# then "Waive CODE" for each warning code of the rows, most rows first (a code counted once a row),
+# then by code; never an error's code, a sheet's (row -1) or the review's own; as many as the list holds
+CHOICE_CASES = [
+    ("no warning", [(0, "error", "TRANSFER_BELOW_MINIMUM")], 255, ["Approved", "Withdrawn"]),
+    (
+        "most rows first, a row counted once",
+        [(0, "warning", "B_CODE"), (0, "warning", "B_CODE"), (1, "warning", "A_CODE"), (2, "warning", "B_CODE")],
+        255,
+        ["Approved", "Withdrawn", "Waive B_CODE", "Waive A_CODE"],  # B: rows 0 and 2; A: row 1
+    ),
+    (
+        "a tie, by code",
+        [(3, "warning", "Z_CODE"), (4, "warning", "A_CODE")],
+        255,
+        ["Approved", "Withdrawn", "Waive A_CODE", "Waive Z_CODE"],
+    ),
+    (
+        "a sheet's and the review's own left out",
+        [(-1, "warning", "A_CODE"), (2, "warning", "REVIEW_STALE")],
+        255,
+        ["Approved", "Withdrawn"],
+    ),
+    # "Approved,Withdrawn,Waive A_CODE" is 31 characters: at a limit of 31 it fits, at 30 it does not
+    ("at the limit", [(0, "warning", "A_CODE")], 31, ["Approved", "Withdrawn", "Waive A_CODE"]),
+    ("a character over it", [(0, "warning", "A_CODE")], 30, ["Approved", "Withdrawn"]),
+]
+
+
+@pytest.mark.parametrize("found, limit, expected", [c[1:] for c in CHOICE_CASES], ids=[c[0] for c in CHOICE_CASES])
+def test_decision_choices(found, limit, expected):
+    findings = pd.DataFrame(found, columns=["pos", "Severity", "Code"])
+    assert decision_choices(findings, limit) == expected
