@@ -363,10 +363,10 @@ def decision_choices(findings: pd.DataFrame, limit: int = 255) -> list[str]:
     """The drop-down of Reviewer Decision: `Approved`, `Withdrawn` and `Waive CODE` for each warning
     code of the sheet's rows (most rows first), as many as Excel's list of 255 characters holds (a
     code left out is typed)."""
-    pos, code = findings["pos"].to_numpy(dtype=np.int64), findings["Code"].to_numpy(dtype=object)
+    pos, of_row = findings["pos"].to_numpy(dtype=np.int64), findings["Code"].to_numpy(dtype=object)
     kept = (pos >= 0) & (findings["Severity"].to_numpy(dtype=object) == "warning")
-    kept[kept] = ~np.char.startswith(code[kept].astype(str), "REVIEW_")
-    codes, which = np.unique(code[kept].astype(str), return_inverse=True)  # the few codes, each a number
+    kept[kept] = ~np.char.startswith(of_row[kept].astype(str), "REVIEW_")
+    codes, which = np.unique(of_row[kept].astype(str), return_inverse=True)  # the few codes, each a number
     rows = np.unique(pos[kept] * len(codes) + which)  # each row once for each code it has
     counts = np.bincount(rows % max(len(codes), 1), minlength=len(codes))
     order = [codes[i] for i in np.lexsort((codes, -counts))]  # most rows first, then by code

@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-_TEXT = np.frompyfunc(str, 1, 1)  # each value of an object array as its text, a Python str
+each_as_text = np.frompyfunc(str, 1, 1)  # each value of an object array as its text, a Python str (never a fixed-width array)
 
 # Kinds of input column and what the reader turns each into.
 #   text    -> str (numbers written as text, whole numbers without ".0")
@@ -149,7 +149,9 @@ class SheetSpec:
         out = None
         for h in self.key:  # each column's values taken out of pandas once: a sheet's IDs are asked for several times
             values = typed[h].to_numpy(dtype=object)
-            text = _TEXT(np.where(pd.isna(values), "", values)).astype(object)
+            text = np.where(pd.isna(values), "", values)
+            if not isinstance(typed[h].dtype, pd.StringDtype):  # a str column's values are text already
+                text = each_as_text(text).astype(object)
             out = text if out is None else out + " / " + text
         return pd.Series(out, index=typed.index, dtype=str, name=self.key[0] if len(self.key) == 1 else None)  # named as pandas names it
 

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit.program import each_key
+from validators.columns import each_as_text
 
 KEY = "key:"  # the records' group-key columns, one per grouping (`batch.pipeline._portfolio_fields`)
 FIELD = "field:"  # a record's portfolio fields, a column each (`held`)
@@ -66,9 +67,6 @@ def prior_sheets() -> tuple[frozenset, frozenset]:
     return frozenset(prior_incentive_sheets()), frozenset(m.name for m in PROGRAMS if PRIOR_INCENTIVES in m.needs)
 
 
-_TEXT = np.frompyfunc(str, 1, 1)  # each value of an object array as its text, a Python str
-
-
 def held(records: pd.DataFrame) -> pd.DataFrame:
     """Of a workbook's records (`Result.records()`), those of sheets with portfolio rules or whose
     records are prior incentives, that have a record ID: what the run holds of it until the decision
@@ -81,7 +79,7 @@ def held(records: pd.DataFrame) -> pd.DataFrame:
     priors, _readers = prior_sheets()
     ids = records["record_id"].to_numpy(dtype=object)
     kept = np.isin(records["sheet"].to_numpy(dtype=object), [*sheets, *priors]) & pd.notna(ids)
-    kept[kept] = _TEXT(ids[kept]) != ""  # a blank record ID is no record (each ID as text: never a fixed-width array)
+    kept[kept] = each_as_text(ids[kept]) != ""  # a blank record ID is no record (each ID as text: never a fixed-width array)
     keys = [c for c in records.columns if c.startswith(KEY)]
     mine = records[[*HELD, *keys]].take(np.flatnonzero(kept)).reset_index(drop=True)
     mine["seq"] = np.arange(len(mine))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from validators.columns import SheetSpec
+from validators.columns import SheetSpec, each_as_text
 
 # What a program may need from the run besides its own rows:
 AS_OF = "as_of"  # the run's as-of date (deadlines that depend on the day of the run)
@@ -146,9 +146,6 @@ class Portfolio:
         return pd.DataFrame([json.loads(t) for t in texts], index=texts.index, columns=self.kept)  # a field none has: all NaN
 
 
-_TEXT = np.frompyfunc(str, 1, 1)  # each value of an object array as its text, a Python str
-
-
 def each_key(keys: pd.Series) -> pd.Series:
     """A grouping's keys (`Portfolio`: one key, a list of keys, or None per record), one per row as
     text, indexed by the record's position: a record in several groups is on several rows, one in
@@ -156,7 +153,7 @@ def each_key(keys: pd.Series) -> pd.Series:
     values = keys.to_numpy(dtype=object)
     if pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):  # one key or none each: nothing to explode
         at = np.flatnonzero(pd.notna(values))
-        return pd.Series(_TEXT(values[at]), index=at, dtype=str)
+        return pd.Series(each_as_text(values[at]), index=at, dtype=str)
     long = pd.Series(values, index=np.arange(len(keys))).explode()
     return long[long.notna()].astype(str)
 
