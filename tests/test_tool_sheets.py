@@ -26,6 +26,7 @@ from batch.programs._kit.findings import FINDINGS_COLUMNS
 from batch.programs.transfers.sheet import TRANSFERS as TRANSFERS_SPEC
 from batch.workbook.cells import column_letters, computed_cells
 from batch.workbook.reading import EXCEL_COLUMNS, UnreadableWorkbook, csv_sheet_name, marked_sheets, sheet_marker
+from batch.workbook.toolcolumns import _longest
 from batch.workbook.toolsheets import _number_cells, _text_cells
 from batch.workbook.writing import write
 from validators.columns import REVIEW_COLUMNS
@@ -453,3 +454,19 @@ def test_findings_row_cells(values, expected):
     refs = np.array([f"B{i + 2}" for i in range(len(values))], dtype=object)
     assert _number_cells(series, refs, ' s="4"').tolist() == expected
     assert expected == computed_cells(series, refs, ' s="4"', cents=False).tolist()
+
+
+# (case, a tool column's values, the length of its longest as text): what its width is made from
+LONGEST_CASES = [
+    ("text", pd.Series(["OK", "Flagged"], dtype="str"), 7),
+    ("text with a missing value", pd.Series(["TRANSFER_BELOW_MINIMUM", None], dtype=object), 22),
+    ("numbers as pandas writes them", pd.Series([2.5, 1e20], dtype="Float64"), 5),  # "1e+20"
+    ("whole numbers", pd.Series([1234567, None], dtype="Int64"), 7),
+    ("none", pd.Series([None, None], dtype=object), 0),
+    ("no rows", pd.Series([], dtype="str"), 0),
+]
+
+
+@pytest.mark.parametrize("values, expected", [c[1:] for c in LONGEST_CASES], ids=[c[0] for c in LONGEST_CASES])
+def test_a_tool_columns_longest_value(values, expected):
+    assert _longest(values) == expected

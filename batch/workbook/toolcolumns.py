@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from batch.pipeline import FLAGGED_ERRORS, SheetResult
 from batch.reviews import CHOICES, decision_choices
@@ -107,8 +108,7 @@ def tool_columns(res: SheetResult) -> list[ToolColumn]:
         elif kind == "percent":
             longest = 8
         else:
-            lengths = column.dropna().astype(str).str.len()
-            longest = int(lengths.max()) if len(lengths) else 0
+            longest = _longest(column)
         if longest > TOOL_WIDTH and kind not in ("money", "percent") and header != "Findings":
             out.append(ToolColumn(header, kind, max(float(WIDE), fits)))
         else:
@@ -117,6 +117,20 @@ def tool_columns(res: SheetResult) -> list[ToolColumn]:
         widths = zip(REVIEW_COLUMNS, REVIEW_WIDTHS, strict=True)
         out += [ToolColumn(h, REVIEW, max(float(w), column_width(h, bold=True))) for h, w in widths]
     return out
+
+
+_LENGTH = np.frompyfunc(len, 1, 1)  # each text's length, over an array of Python strings
+
+
+def _longest(column: pd.Series) -> int:
+    """The length of a column's longest value as text (0 for none): a column of text measured as it
+    is, any other made text as pandas makes it."""
+    values = column.to_numpy(dtype=object)
+    present = values[pd.notna(values)]
+    if pd.api.types.infer_dtype(present, skipna=False) == "string":
+        return int(_LENGTH(present).max())
+    lengths = column.dropna().astype(str).str.len()
+    return int(lengths.max()) if len(lengths) else 0
 
 
 def tool_styles(fmts: Formats, columns: list[ToolColumn]) -> dict:
