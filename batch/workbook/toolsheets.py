@@ -49,11 +49,16 @@ def finding_cells(result: Result) -> pd.Series:
     column; the row's record-ID cell for a finding about a row; the header cell for a finding
     about a column; A1 for a finding about a sheet. Blank for a finding about no sheet."""
     f = result.findings
-    out = pd.Series("", index=f.index, dtype=object)
+    out = np.full(len(f), "", dtype=object)
+    of_sheet = f["Sheet"].to_numpy(dtype=object)
+    named = f["Column"].to_numpy(dtype=object)
+    row = f["Row"].astype("Int64")
+    has_row = row.notna().to_numpy()
+    rows = row.to_numpy(dtype=np.int64, na_value=0)
     for s in result.sheets:
         name = s.sheet.name if isinstance(s, SheetResult) else s.name
-        mine = f.index[f["Sheet"] == name]
-        if not len(mine):
+        mine = of_sheet == name
+        if not mine.any():
             continue
         if not isinstance(s, SheetResult):
             out[mine] = sheet_ref(name) + "!A1"
@@ -69,16 +74,14 @@ def finding_cells(result: Result) -> pd.Series:
         column.update({h: at + j for j, h in enumerate(tool_headers(sheet))})
         column.update(sheet.review_cols)  # a returned workbook's reviewer columns, where they are
         id_col = next((column[h] for h in sheet.spec.key if h in column), 0)
-        part = f.loc[mine]
-        col = part["Column"].map(column)
-        row = part["Row"].astype("Int64")
-        has_row = row.notna().to_numpy()
-        has_col = col.notna().to_numpy()
-        col = col.fillna(id_col).where(has_row | has_col, 0).astype(int)
-        row = row.fillna(sheet.header_row + 1).where(has_row | has_col, 1).astype(int)
+        at = pd.Index(list(column)).get_indexer(named[mine])  # each finding's column among the sheet's, -1: none
+        has_col, on_row = at >= 0, has_row[mine]
+        places = np.array([*column.values(), 0], dtype=np.int64)  # the last for -1, never chosen: no column
+        col = np.where(has_col, places[at], np.where(on_row, id_col, 0))
+        line = np.where(on_row, rows[mine], np.where(has_col, sheet.header_row + 1, 1))
         letters = np.array([cells.column_letters(j) for j in range(int(col.max()) + 1)], dtype=object)
-        out[mine] = sheet_ref(name) + "!" + letters[col.to_numpy()] + row.astype(str).to_numpy(dtype=object)
-    return out
+        out[mine] = sheet_ref(name) + "!" + letters[col] + line.astype(str).astype(object)
+    return pd.Series(out, index=f.index, dtype=object)
 
 
 WRAPPED = {"Message": 80, "Citation": 34, "Waived": 30}  # the Findings columns that wrap, and their widths
