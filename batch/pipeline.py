@@ -612,6 +612,26 @@ def _in_two_workbooks(program: Program, ids: np.ndarray, result: Result | None, 
     return [pd.DataFrame({**found, "workbooks": named.to_numpy()[rows]})]
 
 
+def _per_row(pos: np.ndarray, codes: np.ndarray, n: int, dtype) -> pd.Series:
+    """The Findings column of `n` rows: each row's codes (`codes` of the findings at rows `pos`), each
+    once, in the order found, joined with "; "; "" for a row without one. Typed as pandas' groupby
+    typed it: text, or where no row has a code the codes' own `dtype` (and of no row, an Index of none)."""
+    out = np.full(n, "", dtype=object)
+    if not len(pos):
+        index = pd.RangeIndex(n, name="pos") if n else pd.Index([], dtype=np.int64, name="pos")
+        return pd.Series(out, index=index, name="Code", dtype=dtype)
+    number, distinct = pd.factorize(codes)
+    _, first = np.unique(pos * len(distinct) + number, return_index=True)
+    keep = np.sort(first)  # each (row, code) once, where it was first found
+    keep = keep[np.argsort(pos[keep], kind="stable")]  # each row's codes together, still in the order found
+    rows, text = pos[keep], codes[keep]
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    joiner = np.full(len(rows), "; ", dtype=object)
+    joiner[np.r_[starts[1:], len(rows)] - 1] = ""  # none after a row's last code
+    out[rows[starts]] = np.add.reduceat(text + joiner, starts)  # each row's texts added up, in order
+    return pd.Series(out, index=pd.RangeIndex(n, name="pos"), name="Code", dtype=str)
+
+
 def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = None, context: RunContext | None = None) -> SheetResult:
     spec = sheet.spec
     rules = rules_mod.load(program.rules)
@@ -718,8 +738,7 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     flagged[serious["pos"].to_numpy()] = True
     status = np.select([totals, invalid, ineligible, flagged], ["", "Invalid", "Ineligible", "Flagged"], "OK")
     shown = findings["Code"].where(~is_waived, findings["Code"] + " (waived)")
-    per_row = findings.assign(Code=shown)[at_row].drop_duplicates(["pos", "Code"]).groupby("pos", sort=False)["Code"].agg("; ".join)
-    row_findings = per_row.reindex(range(n), fill_value="")
+    row_findings = _per_row(findings["pos"].to_numpy(dtype=np.int64)[at_row], shown.to_numpy(dtype=object)[at_row], n, shown.dtype)
     status = pd.Series(status, index=typed.index)
     summary_frame = pd.concat([typed, computed], axis=1)
     codes = findings.loc[at_row, ["pos", "Code"]].rename(columns={"pos": "row"})

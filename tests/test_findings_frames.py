@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from batch.pipeline import _per_row
 from batch.programs._kit.findings import render, stack
 from batch.programs._kit.rules import load
 
@@ -78,3 +79,21 @@ SETTLED_BY_PANDAS = {
 def test_fields_pandas_settles_otherwise_are_its_own(case):
     frames = SETTLED_BY_PANDAS[case]
     pd.testing.assert_frame_equal(stack(frames), pd.concat(frames, ignore_index=True))
+
+
+# (case, the findings' rows and codes, rows in the sheet, each row's Findings): each code once a row,
+# in the order found, joined with "; "; "" for a row without a finding
+PER_ROW_CASES = [
+    ("in the order found", [(1, "B_CODE"), (0, "A_CODE"), (1, "A_CODE")], 3, ["A_CODE", "B_CODE; A_CODE", ""]),
+    ("a code twice on a row, once", [(0, "A_CODE"), (0, "A_CODE"), (0, "B_CODE")], 1, ["A_CODE; B_CODE"]),
+    ("a waived code apart from the code", [(0, "A_CODE (waived)"), (0, "A_CODE")], 1, ["A_CODE (waived); A_CODE"]),
+    ("no finding on a row", [], 2, ["", ""]),
+]
+
+
+@pytest.mark.parametrize("found, n, expected", [c[1:] for c in PER_ROW_CASES], ids=[c[0] for c in PER_ROW_CASES])
+def test_each_rows_findings_column(found, n, expected):
+    pos = np.array([p for p, _ in found], dtype=np.int64)
+    codes = np.array([c for _, c in found], dtype=object)
+    got = _per_row(pos, codes, n, np.dtype(object))
+    assert got.tolist() == expected and got.index.tolist() == list(range(n))
