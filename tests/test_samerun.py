@@ -683,3 +683,11 @@ def test_each_key_gives_a_row_per_key(keys, expected):
     got = each_key(pd.Series(keys, index=[10 * (i + 1) for i in range(len(keys))], dtype=object))
     assert list(zip(got.index.tolist(), got.tolist(), strict=True)) == expected
     assert all(type(k) is str for k in got.tolist())
+
+
+def test_portfolio_read_of_no_record_gives_float_columns():
+    # no record (a program the ledger holds none of): each kept field a column of floats, as before
+    portfolio = Portfolio(of=lambda typed, computed: None, fields=("a", "b"), groupings=("k",))
+    got = portfolio.read(pd.Series([], dtype=str))
+    assert list(got.columns) == ["a", "b", "k"] and len(got) == 0
+    assert [str(t) for t in got.dtypes] == ["float64"] * 3

@@ -143,7 +143,10 @@ class Portfolio:
     def read(self, texts: pd.Series) -> pd.DataFrame:
         """Records' kept fields from the JSON the ledger keeps (`texts`, none missing), a column each,
         indexed like `texts`."""
-        return pd.DataFrame([json.loads(t) for t in texts], index=texts.index, columns=self.kept)  # a field none has: all NaN
+        rows = [json.loads(t) for t in texts]
+        if not rows:  # no record: each kept field a column of floats, as reindexing an empty frame makes it
+            return pd.DataFrame(rows, index=texts.index).reindex(columns=self.kept)
+        return pd.DataFrame(rows, index=texts.index, columns=self.kept)  # a field none has: all NaN
 
 
 def each_key(keys: pd.Series) -> pd.Series:
