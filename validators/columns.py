@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 each_as_text = np.frompyfunc(str, 1, 1)  # each value of an object array as its text, a Python str (never a fixed-width array)
+each_length = np.frompyfunc(len, 1, 1)  # each value's length, over an object array of texts
 
 # Kinds of input column and what the reader turns each into.
 #   text    -> str (numbers written as text, whole numbers without ".0")

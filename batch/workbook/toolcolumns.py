@@ -17,7 +17,7 @@ from batch.reviews import CHOICES, decision_choices
 from batch.workbook import cells
 from batch.workbook.looks import COMPUTED_BG, MONEY, PERCENT, Formats, column_width
 from batch.workbook.reading import EXCEL_COLUMNS
-from validators.columns import REVIEW_COLUMNS
+from validators.columns import REVIEW_COLUMNS, each_length
 
 
 def annotations(res: SheetResult) -> dict[int, dict[int, tuple[str, str]]]:
@@ -119,16 +119,13 @@ def tool_columns(res: SheetResult) -> list[ToolColumn]:
     return out
 
 
-_LENGTH = np.frompyfunc(len, 1, 1)  # each text's length, over an array of Python strings
-
-
 def _longest(column: pd.Series) -> int:
     """The length of a column's longest value as text (0 for none): a column of text measured as it
     is, any other made text as pandas makes it."""
     values = column.to_numpy(dtype=object)
     present = values[pd.notna(values)]
     if pd.api.types.infer_dtype(present, skipna=False) == "string":
-        return int(_LENGTH(present).max())
+        return int(each_length(present).max())
     lengths = column.dropna().astype(str).str.len()
     return int(lengths.max()) if len(lengths) else 0
 

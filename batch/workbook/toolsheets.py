@@ -28,7 +28,7 @@ from batch.workbook.reading import RUN_TITLE, SUMMARY_TITLE, OtherSheet, quoted_
 from batch.workbook.rulebook import write_rules_sheet
 from batch.workbook.toolcolumns import layout, tool_headers
 from batch.workbook.xlsxwriter_private import define_hidden_name, value_labels_only
-from validators.columns import each_as_text
+from validators.columns import each_as_text, each_length
 
 FINDINGS_SHEET_COLUMNS = [*FINDINGS_COLUMNS, "Cell", "Waived"]
 
@@ -87,15 +87,12 @@ def finding_cells(result: Result) -> pd.Series:
 WRAPPED = {"Message": 80, "Citation": 34, "Waived": 30}  # the Findings columns that wrap, and their widths
 
 
-_LENGTH = np.frompyfunc(len, 1, 1)  # over an array of Python objects, each in turn
-
-
 def _findings_widths(f: pd.DataFrame, where: pd.Series) -> list[float]:
     """Each Findings column as wide as its longest value (within bounds); the long texts wrap."""
 
     def longest(values: pd.Series, low: float, high: float, scale: float = 1.0) -> float:
         present = values.to_numpy(dtype=object)[values.notna().to_numpy()]  # its values as text, blanks left out
-        n = int(_LENGTH(each_as_text(present)).max()) if len(present) else 0
+        n = int(each_length(each_as_text(present)).max()) if len(present) else 0
         return float(min(high, max(low, round(n * scale) + 2)))
 
     sized = {"Sheet": (12, 32), "Row": (7, 8), "Record ID": (12, 24), "Column": (14, 36), "Code": (16, 44), "Severity": (9, 9)}
