@@ -362,3 +362,38 @@ def test_the_vba_project_and_a_macro_sheet_are_named_in_the_order_found():
     assert "xl/vbaProject.bin" not in package and "xl/macrosheets/sheet1.xml" not in package
     assert PLAIN_MAIN in package["[Content_Types].xml"] and MACRO_MAIN not in package["[Content_Types].xml"]
     assert remove_macros(package) == [] and macros(package) == []
+
+
+@pytest.mark.parametrize(
+    "case,rels,asks,parses,ids",
+    [
+        # the readers ask a package being edited the same part again and again: one parse of its bytes
+        ("the same bytes, asked three times", TWO_RELS, 3, 1, ["rId1", "rId2"]),
+        ("asked once", TWO_RELS, 1, 1, ["rId1", "rId2"]),
+        # no relationship: still one parse
+        ("an empty list", [], 2, 1, []),
+    ],
+)
+def test_the_readers_parse_a_part_once_for_the_same_bytes(monkeypatch, case, rels, asks, parses, ids):
+    opc._parsed_bytes.cache_clear()
+    package = _package(TWO, rels)
+    seen = []
+    real = opc.xmlparts.parse
+    monkeypatch.setattr(opc.xmlparts, "parse", lambda data, name: seen.append(name) or real(data, name))
+    for _ in range(asks):
+        assert [r["id"] for r in opc.relationships(package, "xl/workbook.xml")] == ids, case
+    assert seen.count("xl/_rels/workbook.xml.rels") == parses, case
+
+
+def test_a_reader_sees_each_change_and_a_malformed_part_is_refused_every_time():
+    opc._parsed_bytes.cache_clear()
+    package = _package(TWO, TWO_RELS)
+    assert [r["id"] for r in opc.relationships(package, "xl/workbook.xml")] == ["rId1", "rId2"]
+    opc.add_relationship(package, "xl/workbook.xml", REL_T + "/comments", "xl/comments1.xml")  # new bytes: parsed anew
+    assert [r["id"] for r in opc.relationships(package, "xl/workbook.xml")] == ["rId1", "rId2", "rId3"]
+    opc.remove_relationships(package, "xl/workbook.xml", {"rId3"})
+    assert [r["id"] for r in opc.relationships(package, "xl/workbook.xml")] == ["rId1", "rId2"]
+    package["xl/_rels/workbook.xml.rels"] = b"<Relationships"  # not well-formed: refused, and again (a refusal is not kept)
+    for _ in range(2):
+        with pytest.raises(Refused, match="xl/_rels/workbook.xml.rels is not well-formed XML"):
+            opc.relationships(package, "xl/workbook.xml")

@@ -14,6 +14,7 @@ Sheets are identified by their relationship, not by their name.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import zipfile
 from pathlib import Path
@@ -129,11 +130,13 @@ def resolve(part: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(part), target)).lstrip("/")
 
 
-def _rels_root(parts, part: str) -> tuple[str | None, etree._Element | None]:
+def _rels_root(parts, part: str, parse=None) -> tuple[str | None, etree._Element | None]:
+    """The relationships part of `part` (its name, its root), or (None, None); `parse`: `_parse`
+    unless given (`_viewed`, for a reader that never changes the root)."""
     name = find(parts, rels_name(part))
     if name is None:
         return None, None
-    return name, _parse(parts, name)
+    return name, (parse or _parse)(parts, name)
 
 
 def _relationship_elements(root: etree._Element) -> list[etree._Element]:
@@ -146,7 +149,7 @@ def relationships(parts, part: str) -> list[dict]:
     target as written; external (True for a target outside the package); part (for an internal
     target: the name the package holds it under, or the resolved name when the package lacks it;
     None for an external target)."""
-    _name, root = _rels_root(parts, part)
+    _name, root = _rels_root(parts, part, _viewed)
     if root is None:
         return []
     out = []
@@ -170,7 +173,7 @@ def relationships(parts, part: str) -> list[dict]:
 def is_strict(parts) -> bool:
     """The workbook is written in Strict Open XML (its workbook part in the Strict namespace)."""
     name = workbook_part(parts)
-    return name is not None and xmlparts.is_strict(_parse(parts, name))
+    return name is not None and xmlparts.is_strict(_viewed(parts, name))
 
 
 def add_relationship(parts, part: str, kind: str, target: str, rid: str | None = None) -> str:
@@ -222,7 +225,7 @@ def free_name(parts, pattern: str) -> str:
 
 
 def _types(parts) -> etree._Element:
-    return _parse(parts, CONTENT_TYPES)
+    return _viewed(parts, CONTENT_TYPES)
 
 
 def _entries(root: etree._Element, kind: str) -> list[etree._Element]:
@@ -422,6 +425,24 @@ def _parse(parts, name: str) -> etree._Element:
     if isinstance(parts, ReadOnly):
         return parts.parsed(name)
     return xmlparts.parse(parts[name], name)
+
+
+def _viewed(parts, name: str) -> etree._Element:
+    """The root of the XML part `name` for a reader that never changes it (the relationships, the
+    content types, whether the package is Strict): the parse of the part's bytes as they are now,
+    made once for the same bytes (`_parsed_bytes`) however often the readers ask; a package read
+    gives its own (`_parse`)."""
+    if isinstance(parts, ReadOnly):
+        return parts.parsed(name)
+    return _parsed_bytes(parts[name], name)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_bytes(data: bytes, name: str) -> etree._Element:
+    """`xmlparts.parse` of `data`, kept for the next reader of the same bytes: a package being edited
+    is asked its relationships and content types dozens of times between two changes. Only
+    `_viewed`'s readers get it, and none changes it; a refusal is raised again each time."""
+    return xmlparts.parse(data, name)
 
 
 def refusal(source: Opened | Path) -> str | None:
