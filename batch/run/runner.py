@@ -763,13 +763,13 @@ class Run:
         if isinstance(final, FileOutcome):
             return final
         info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings", "as_of")})
-        info["records"] = result["records"].assign(file=shown(item.name))
+        info["records"] = result["records"]
         info["decisions"] = result["decisions"]
         outcome = FileOutcome(item.name, "processed", output=str(final), info=result)
         self.finish_file(item, outcome)
         if self.outcomes[-1].status == "processed":
-            records = info["records"]  # its portfolio fields are in the ledger; the report reads its group keys (Portfolio changes)
-            self.records.append(records.drop(columns=["fields"]))
+            # its portfolio fields are in the ledger; the report reads its group keys (Portfolio changes) and its file
+            self.records.append(result["records"].drop(columns=["fields"]).assign(file=shown(item.name)))
             if len(result["per_year"]):
                 self.per_year.append(result["per_year"].assign(file=shown(item.name)))
             self.rules_versions.update(result["rules_versions"])

@@ -272,7 +272,9 @@ class Ledger:
                 (team,) = db.one("SELECT team FROM runs WHERE run_id=?", (run_id,))  # a record is its run's team's
                 # column by column: `itertuples` reads a text column held by pyarrow a value at a time
                 # (100,000 records: about 3 s; the columns as lists, zipped: under 1 s)
-                fields = records.reindex(columns=RECORD_FIELDS)
+                # the fields as they are when the records hold each once (a reindex would copy them all)
+                whole = records.columns.is_unique and all(c in records.columns for c in RECORD_FIELDS)
+                fields = records if whole else records.reindex(columns=RECORD_FIELDS)
                 values = [_values(fields[c]) for c in RECORD_FIELDS]
                 db.insert_many("records", RECORD_COLUMNS, ((run_id, info["name"], *row, team) for row in zip(*values, strict=True)))
                 for column in (c for c in records.columns if c.startswith("key:")):  # a record's key in each group its rules read
