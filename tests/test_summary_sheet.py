@@ -12,6 +12,7 @@ import re
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
@@ -351,3 +352,49 @@ def test_transfers_are_totalled_and_charted_apart_from_awards(tmp_path):
         )
     assert titles == ["Awards by program", "Credit transferred by program"]
     assert awards[0]["Award with open errors ($)"] > 0 and awards[0]["Award clean ($)"] > 0  # both parts there to see
+
+
+@pytest.mark.parametrize(
+    "codes,severities,expected",
+    [
+        # 2 errors of B beat 1 of A; C's one warning ties A's one error and follows it in code order
+        (["B", "A", "B", "C"], ["error", "error", "error", "warning"], [("B", 2, 0, 2), ("A", 1, 0, 1), ("C", 0, 1, 1)]),
+        # only warnings and infos: no error column; MIN has 1 + 2 = 3
+        (["MIN", "MIN", "MIN", "AMT"], ["warning", "info", "info", "info"], [("MIN", 1, 2, 3), ("AMT", 0, 1, 1)]),
+        # one finding
+        (["CERT"], ["info"], [("CERT", 1, 1)]),
+        # a code not given as text (never rendered so): pandas' crosstab, which leaves it out
+        (["A", None, "A"], ["error", "error", "warning"], [("A", 1, 1, 2)]),
+    ],
+)
+def test_findings_by_code_counts_each_code_by_severity_the_most_frequent_first(codes, severities, expected):
+    from batch.workbook.toolsheets import findings_by_code
+
+    text = all(isinstance(c, str) for c in codes)
+    findings = pd.DataFrame({"Code": pd.array(codes, dtype="str" if text else object), "Severity": pd.array(severities, dtype="str")})
+    table = findings_by_code(findings).table
+    present = [s for s in ("error", "warning", "info") if s in severities]
+    assert list(table.columns) == ["Code", *present, "Total"]
+    assert [tuple(row) for row in table.itertuples(index=False)] == expected
+    assert all(str(table[c].dtype) == "int64" for c in [*present, "Total"])
+
+
+@pytest.mark.parametrize(
+    "day,expected",
+    [
+        ("2026-11-30T23:59:59", 202611),  # the last second of a month
+        ("2026-12-01", 202612),
+        ("1970-01-01", 197001),  # numpy's month 0
+        ("1969-12-31T23:59:59", 196912),  # a second before it: month -1
+        ("2000-02-29", 200002),
+        ("0001-01-01", 101),
+        ("9999-12-31", 999912),
+        ("NaT", -1),  # no date: (no date)
+    ],
+)
+def test_a_dates_month_is_its_year_and_month_as_pandas_reads_them(day, expected):
+    from batch.workbook.toolsheets import _year_months
+
+    dates = pd.Series(np.array([day], dtype="datetime64[s]"))
+    assert _year_months(dates).tolist() == [expected]
+    assert (dates.dt.year * 100 + dates.dt.month).astype("Int64").fillna(-1).tolist() == [expected]  # as pandas reads it
