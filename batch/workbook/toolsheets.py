@@ -382,7 +382,7 @@ def _year_months(dates: pd.Series) -> np.ndarray:
 
 
 def findings_by_code(findings: pd.DataFrame) -> SummaryTable | None:
-    """Findings of each code by severity, the most frequent first (the same code count first in
+    """Findings of each code by severity, the most frequent first (codes with as many findings in
     code order). Counted with numpy where every code and severity is text (as the tool renders
     them): pandas' crosstab, reindex, total and sort took about a millisecond a workbook; pandas'
     own for anything else."""
@@ -410,8 +410,8 @@ def findings_by_code(findings: pd.DataFrame) -> SummaryTable | None:
 
 
 def _all_text(values: np.ndarray) -> bool:
-    """Every value is a Python str (none missing)."""
-    return all(type(v) is str for v in values)
+    """Every value is text (none missing)."""
+    return pd.api.types.infer_dtype(values, skipna=False) == "string"
 
 
 def _awards_chart(wb, name: str, totals: SummaryTable, first_row: int, kind: str):
