@@ -20,7 +20,7 @@ import pandas as pd
 from batch import __version__
 from batch.pipeline import FLAGGED_ERRORS, FLAGGED_WARNINGS, Result, SheetResult
 from batch.programs._kit.calculation import SummaryTable, crosstab
-from batch.programs._kit.findings import FINDINGS_COLUMNS
+from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER
 from batch.reviews import APPROVED, DECISION
 from batch.workbook import cells, sheetxml
 from batch.workbook.looks import HEADER_BG, LINE_HEIGHT, MONEY, PERCENT, Formats, line_counts, lines, print_setup, style
@@ -367,9 +367,6 @@ def by_month(res: SheetResult) -> SummaryTable | None:
     )
 
 
-SEVERITIES = ("error", "warning", "info")  # the Summary's columns of findings by code, in this order
-
-
 def _year_months(dates: pd.Series) -> np.ndarray:
     """Each date's year and month as one number (2026-11: 202611), -1 where it is missing. A column of
     numpy dates (every typed date column) by numpy's calendar, a month since 1970 each; pandas'
@@ -391,27 +388,22 @@ def findings_by_code(findings: pd.DataFrame) -> SummaryTable | None:
     title = "Findings by code (most frequent first)"
     code, severity = findings["Code"], findings["Severity"]
     codes, severities = code.to_numpy(dtype=object), severity.to_numpy(dtype=object)
-    if not (_all_text(codes) and _all_text(severities)):
+    if not all(pd.api.types.infer_dtype(v, skipna=False) == "string" for v in (codes, severities)):  # text, none missing
         table = crosstab(code, severity)
-        table = table.reindex(columns=[s for s in SEVERITIES if s in table.columns])
+        table = table.reindex(columns=[s for s in SEVERITY_ORDER if s in table.columns])
         table = table.assign(Total=table.sum(axis=1)).reset_index()
         table = table.sort_values(["Total", "Code"], ascending=[False, True]).reset_index(drop=True)
         table.columns.name = None
         return SummaryTable(title, table)
     keys, at = np.unique(codes, return_inverse=True)  # the codes in sorted order (compared as Python compares text)
     at = at.ravel()
-    kept = [s for s in SEVERITIES if (severities == s).any()]
+    kept = [s for s in SEVERITY_ORDER if (severities == s).any()]
     counts = {s: np.bincount(at[severities == s], minlength=len(keys)).astype(np.int64) for s in kept}
     # no column of the three: a total of none, as pandas adds no column (0.0)
     total = np.sum([counts[s] for s in kept], axis=0, dtype=np.int64) if kept else np.zeros(len(keys))
     order = np.lexsort((np.arange(len(keys)), -total))  # the most findings first; then in code order
     table = {"Code": pd.array(keys[order], dtype=code.dtype), **{s: counts[s][order] for s in kept}, "Total": total[order]}
     return SummaryTable(title, pd.DataFrame(table))
-
-
-def _all_text(values: np.ndarray) -> bool:
-    """Every value is text (none missing)."""
-    return pd.api.types.infer_dtype(values, skipna=False) == "string"
 
 
 def _awards_chart(wb, name: str, totals: SummaryTable, first_row: int, kind: str):
