@@ -370,3 +370,93 @@ def test_a_returned_workbook_has_the_rules_of_its_programs(tmp_path):
     rows = [r for r in grid[header + 1 :] if any(v != "" for v in r)]
     assert len(rows) == len(expected) > 0
     assert {r[0] for r in rows} == {m.name for m in present} and all(r[list(expected.columns).index("Citation")] for r in rows)
+
+
+# --- the Rules sheet written once in a process ------------------------------------------------
+
+
+def _tool_book(path, indexed: tuple[str, ...], keep: bool):
+    """A workbook like the tool's (constant memory), the formats named in `indexed` given their
+    style index first, in that order, then the Transfers Rules sheet; returns its parts once closed,
+    the Rules part settled, and the RulesPart."""
+    import zipfile
+
+    from batch.workbook.xlsxwriter_private import parts_in_memory, xf_index
+
+    wb = xlsxwriter.Workbook(str(path), WRITER_OPTIONS)
+    parts_in_memory(wb)
+    fmts = Formats(wb)
+    wb.add_worksheet("Findings").write_string(0, 0, "before")
+    looks = {"wrap": dict(wrap=True), "top": dict(top=True), "title": dict(title=True), "header": dict(header=rb.looks.HEADER_BG)}
+    for name in indexed:
+        xf_index(fmts.get(**looks[name]))
+    part = rb.write_rules_sheet(wb, fmts, [BY_NAME["Transfers"]], keep=keep)
+    wb.close()
+    with zipfile.ZipFile(path) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    parts[part.name] = part.settle(parts[part.name])
+    return parts, part
+
+
+EVERY_FORMAT = ("title", "header", "wrap", "top")
+
+
+@pytest.fixture
+def no_rules_written(monkeypatch):
+    monkeypatch.setattr(rb, "_WRITTEN", {})
+
+
+@pytest.mark.parametrize(
+    "order",
+    [EVERY_FORMAT, ("top", "wrap", "header", "title")],  # the style indices 1-4 (xlsxwriter's default is 0) in two orders
+)
+def test_a_rules_sheet_written_again_in_a_process_is_the_part_written_the_first_time(tmp_path, no_rules_written, order):
+    # the first workbook writes the sheet's cells and keeps its part; the second writes only the
+    # sheet's settings, and its part is the one kept; both are, part for part, the workbook written
+    # in full without keeping anything
+    first, kept = _tool_book(tmp_path / "1.xlsx", order, keep=True)
+    again, reused = _tool_book(tmp_path / "2.xlsx", order, keep=True)
+    whole, _ = _tool_book(tmp_path / "3.xlsx", order, keep=False)
+    assert kept.known is None and kept.key is not None and reused.known is not None and reused.key == kept.key
+    assert reused.name == "xl/worksheets/sheet2.xml"
+    assert first == again == whole
+    # the second wrote no cell of the sheet (its file as xlsxwriter closed it): the kept part holds them
+    assert python_calamine.CalamineWorkbook.from_path(str(tmp_path / "2.xlsx")).get_sheet_by_name("Rules").to_python() == []
+    assert again[reused.name].count(b"<row ") == 2 + values_in_rules(BY_NAME["Transfers"])  # the title, the header, a row a value
+
+
+def test_a_rules_sheet_whose_formats_have_other_style_indices_is_written_anew(tmp_path, no_rules_written):
+    # the same formats at other indices name other styles in the cells: another key, the cells written
+    _tool_book(tmp_path / "1.xlsx", EVERY_FORMAT, keep=True)
+    again, part = _tool_book(tmp_path / "2.xlsx", ("top", "wrap", "header", "title"), keep=True)
+    whole, _ = _tool_book(tmp_path / "3.xlsx", ("top", "wrap", "header", "title"), keep=False)
+    assert part.known is None and again == whole
+    assert len(rb._WRITTEN) == 2
+
+
+@pytest.mark.parametrize("indexed", [(), ("title", "header", "wrap")])
+def test_a_rules_sheet_whose_formats_its_cells_would_index_is_never_kept(tmp_path, no_rules_written, indexed):
+    # a format first used by the sheet's own cells gets its index there: the cells are always written
+    for n in range(2):
+        parts, part = _tool_book(tmp_path / f"{n}.xlsx", indexed, keep=True)
+        whole, _ = _tool_book(tmp_path / f"whole-{n}.xlsx", indexed, keep=False)
+        assert part.key is None and part.known is None and parts == whole
+    assert rb._WRITTEN == {}
+
+
+def test_a_returned_workbook_with_the_rules_sheet_kept_from_the_one_before_is_the_same(tmp_path, no_rules_written):
+    # a worker returns workbook after workbook: the second returned with the Rules part the first
+    # kept is, part for part, the first
+    import datetime as dt
+    import zipfile
+    from pathlib import Path
+
+    from batch.pipeline import process
+    from batch.workbook.writing import write
+
+    sample = Path(__file__).resolve().parents[1] / "sample_inputs" / "transfers-2026-11.xlsx"
+    result = process(sample, as_of=dt.date(2026, 11, 30))
+    outputs = [write(result, tmp_path / f"{n}.annotated.xlsx") for n in range(2)]
+    assert len(rb._WRITTEN) == 1
+    first, second = ({n: z.read(n) for n in z.namelist()} for z in map(zipfile.ZipFile, outputs))
+    assert first == second

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import os
 import re
 import time
@@ -131,15 +132,25 @@ def _tool_book(result: Result, path: Path) -> tuple[dict[str, bytes], list[dict]
                 "status": {v: xf_index(f) for v, f in styles["status"].items()},
             }
         )
-    findings = write_tool_sheets(wb, fmts, result)
+    findings, rules = write_tool_sheets(wb, fmts, result, keep_rules=True)
     wb.close()
     with zipfile.ZipFile(path) as z:
-        return {n: z.read(n) for n in z.namelist()}, looks, findings
+        parts = {n: z.read(n) for n in z.namelist()}
+    parts[rules.name] = rules.settle(parts[rules.name])
+    return parts, looks, findings
 
 
 def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
     """A sheet of the tool's workbook with its style indices moved to the user's style table (the
-    cells' and rows' `s`, the columns' `style`), and never the selected tab (the user's stays so)."""
+    cells' and rows' `s`, the columns' `style`), and never the selected tab (the user's stays so).
+    The same sheet moved to the same style indices is worked out once in a process: a worker moves
+    the same Rules sheet (`batch.workbook.rulebook.RulesPart`) into every workbook of a template."""
+    return _restyled_once(xml, tuple(sorted(mapping.items())))
+
+
+@functools.lru_cache(maxsize=8)
+def _restyled_once(xml: bytes, moves: tuple[tuple[int, int], ...]) -> bytes:
+    mapping = dict(moves)
     root = xmlparts.parse(xml, "the tool's sheet")
     keys = {"c": "s", "row": "s", "col": "style"}
     for el in root.iter("{*}c", "{*}row", "{*}col", "{*}sheetView"):  # only these, in any namespace (lxml picks them)

@@ -21,6 +21,7 @@ import functools
 import math
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -292,21 +293,66 @@ def _layout(programs) -> tuple[tuple[tuple[str, ...], ...], tuple[float, ...], t
     return _cached_layout(_Programs(programs))
 
 
-def write_rules_sheet(wb, fmts: looks.Formats, programs, name: str = "Rules", *, title: str = TITLE) -> None:
+@dataclass
+class RulesPart:
+    """The part xlsxwriter writes a returned workbook's Rules sheet as, and what the writer puts in
+    its place (`settle`): the part as xlsxwriter first wrote it in this process for the same sheet,
+    when its cells were not written again (`known`); else the part as written, kept for the next
+    workbook (`key`: None when it may not be kept)."""
+
+    name: str  # the part's name in the workbook xlsxwriter writes: xl/worksheets/sheetN.xml
+    key: tuple | None = None
+    known: bytes | None = None
+
+    def settle(self, written: bytes) -> bytes:
+        """The part's bytes in the returned workbook, given those xlsxwriter wrote."""
+        if self.known is not None:
+            return self.known
+        if self.key is not None:
+            if len(_WRITTEN) >= KEPT_PARTS:
+                _WRITTEN.pop(next(iter(_WRITTEN)))
+            _WRITTEN[self.key] = written
+        return written
+
+
+# The Rules sheets written in this process, as xlsxwriter wrote them: a worker writes the same sheet
+# for every workbook of the same programs, and its cells (every value of the rules data) are most of
+# what the tool's sheets of a small workbook cost to write. A sheet's part is the same bytes whenever
+# its rows, its name, its title, its place among the sheets and the style index of each format it
+# uses are, in a workbook whose text is written in its cells (constant memory: no shared strings):
+# that is its key.
+_WRITTEN: dict[tuple, bytes] = {}
+KEPT_PARTS = 16
+
+
+def write_rules_sheet(wb, fmts: looks.Formats, programs, name: str = "Rules", *, title: str = TITLE, keep: bool = False) -> RulesPart:
     """The rulebook of `programs` as the worksheet `name` of `wb` (an xlsxwriter Workbook in
     constant-memory mode: every row written once, top to bottom): a title, a header row (frozen,
     repeated on every printed page, with a filter), then one row per value, each as tall as its
-    longest wrapped text. Every cell is text (`write_string`), never a formula."""
+    longest wrapped text. Every cell is text (`write_string`), never a formula.
+
+    `keep`: the writer puts the part returned (`RulesPart.settle`) in place of the sheet's part
+    once the workbook is closed. When this process wrote the same sheet before (`_WRITTEN`), with
+    every format it uses already in the workbook's style table at the same index, only the sheet's
+    settings are written here (its defined names, print titles and filter, which are the workbook's),
+    not its cells: the part written before takes its place."""
     rows, widths, talls = _layout(programs)
     ws = wb.add_worksheet(name)
     wrap, plain = fmts.get(wrap=True), fmts.get(top=True)
+    titled, header = fmts.get(title=True), fmts.get(header=looks.HEADER_BG)
+    part = RulesPart(f"xl/worksheets/sheet{sum(not s.is_chartsheet for s in wb.worksheets())}.xml")
+    indices = tuple(f.xf_index for f in (wrap, plain, titled, header))
+    if keep and ws.constant_memory and None not in indices:  # text written inline, every format's index fixed before: its cells assign none
+        part.key = (_Programs(programs), name, title, indices, part.name)
+        part.known = _WRITTEN.get(part.key)
     for j, (col, width) in enumerate(zip(COLUMNS, widths, strict=True)):
         ws.set_column(j, j, width, wrap if col in WRAPPED else plain)
     ws.freeze_panes(2, 0)
     looks.print_setup(ws, 1)
     ws.autofilter(1, 0, max(len(rows), 1) + 1, len(COLUMNS) - 1)
-    ws.write_string(0, 0, title, fmts.get(title=True))
-    header = fmts.get(header=looks.HEADER_BG)
+    if part.known is not None:
+        return part
+    ws.write_string(0, 0, title, titled)
     for j, col in enumerate(COLUMNS):
         ws.write_string(1, j, col, header)
     ws.set_row(1, looks.LINE_HEIGHT * max(looks.lines(col, w) for col, w in zip(COLUMNS, widths, strict=True)))
@@ -317,6 +363,7 @@ def write_rules_sheet(wb, fmts: looks.Formats, programs, name: str = "Rules", *,
         for j, text in enumerate(row):
             if text:
                 ws.write_string(r, j, text, styles[j])
+    return part
 
 
 def write_rulebook(path: Path) -> Path:

@@ -568,9 +568,11 @@ def tool_sheets(result: Result) -> dict[str, str]:
     return names
 
 
-def write_tool_sheets(wb, fmts: Formats, result: Result):
-    """The Findings, Summary and Run sheets, and the marker naming them (what the next run
-    replaces, see batch.workbook.reading); returns the Findings rows' generator (see batch.workbook.sheetxml)."""
+def write_tool_sheets(wb, fmts: Formats, result: Result, keep_rules: bool = False) -> tuple:
+    """The Findings, Summary, Run and Rules sheets, and the marker naming them (what the next run
+    replaces, see batch.workbook.reading); returns the Findings rows' generator (see
+    batch.workbook.sheetxml) and the Rules sheet's part (`batch.workbook.rulebook.RulesPart`: with
+    `keep_rules`, the writer puts what it settles in the part's place once the workbook is closed)."""
     names = tool_sheets(result)
     findings = _write_findings(wb, fmts, result, names["Findings"])
     _write_summary(wb, fmts, result, names["Summary"])
@@ -579,7 +581,7 @@ def write_tool_sheets(wb, fmts: Formats, result: Result):
     for res in result.intake:
         if all(res.program is not p for p in programs):
             programs.append(res.program)
-    write_rules_sheet(wb, fmts, programs, names["Rules"])
+    rules = write_rules_sheet(wb, fmts, programs, names["Rules"], keep=keep_rules)
     for role, name in names.items():  # the markers of the tool's sheets (see batch.workbook.reading)
         define_hidden_name(wb, *sheet_marker(role, name))
-    return findings
+    return findings, rules

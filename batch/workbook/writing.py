@@ -328,7 +328,7 @@ def write(result: Result, out_path: Path) -> Path:
                     block += sheetxml.blocks_for(sum(len(c) for c in notes.values()))
             else:
                 generated[f"xl/worksheets/sheet{i}.xml"] = _write_other(wb, fmts, sheet)
-        generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"] = write_tool_sheets(wb, fmts, result)
+        generated[f"xl/worksheets/sheet{len(result.sheets) + 1}.xml"], _rules = write_tool_sheets(wb, fmts, result)
         wb.close()
         # the fills of flagged cells marked as the tool's, with the style each replaced, as in place
         fills = {}
