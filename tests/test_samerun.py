@@ -242,8 +242,8 @@ def second_pass(monkeypatch, change):
 
     real = runner.isolated
 
-    def isolated(todo, settings, run_id, stop, same_run=None):
-        for item, partial, kind, payload in real(todo, settings, run_id, stop, same_run):
+    def isolated(todo, settings, run_id, stop, same_run=None, **told):
+        for item, partial, kind, payload in real(todo, settings, run_id, stop, same_run, **told):
             if same_run is not None:
                 kind, payload = change(item.name, kind, payload, stop)
             yield item, partial, kind, payload
@@ -259,6 +259,104 @@ def test_a_file_failing_when_processed_again_leaves_the_portfolio_of_the_others(
     assert {f.name: f.status for f in outcome.files} == {"a.xlsx": "failed", "b.xlsx": "processed"}
     # b is decided again without a, whose record the ledger does not hold: 600,000 <= 1,000,000
     assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] is None
+
+
+# -- a file the run will process again writes no first output ---------------------------------------
+
+
+def three_workbooks(inbox: Path) -> list[Path]:
+    """C-1 ($1,000,000): a.xlsx and b.xlsx move $600,000 each on one date; d.xlsx moves $300,000 of
+    C-2, which no other workbook holds."""
+    pair(inbox)
+    transfers_workbook(inbox / "d.xlsx", [transfer("T-4", "C-2", 1_000_000, D(2026, 11, 1), 300_000)])
+    return [inbox / f"{n}.xlsx" for n in "abd"]
+
+
+def told(monkeypatch, answer=None) -> list:
+    """`isolated` as the run calls it, every stage its workers tell noted [(file, stage)], and the run's
+    answer to a worker that asks whether its file is processed again replaced by `answer(groups)`
+    (None: the run's own)."""
+    import batch.run.runner as runner
+
+    real, stages = runner.isolated, []
+
+    def isolated(todo, settings, run_id, stop, same_run=None, on_stage=None, ask=None):
+        if ask is not None and answer is not None:
+            ask = answer
+        yield from real(todo, settings, run_id, stop, same_run, on_stage=lambda item, stage: stages.append((item.name, stage)), ask=ask)
+
+    monkeypatch.setattr(runner, "isolated", isolated)
+    return stages
+
+
+@pytest.mark.parametrize(
+    "answer, writes",
+    [
+        # the run's own answer, on one worker in the listed order: a.xlsx is read when no other file
+        # is, so it writes a first output, and again when processed again with b's record; b.xlsx reads
+        # C-1, which a.xlsx holds: it writes once, when processed again; d.xlsx reads no other: once
+        (None, {"a.xlsx": 2, "b.xlsx": 1, "d.xlsx": 1}),
+        (lambda groups: False, {"a.xlsx": 2, "b.xlsx": 2, "d.xlsx": 1}),  # never told: every first output written
+        # always told, rightly or not: none writes a first output, each is processed again (d.xlsx with
+        # no other's record, as it reads none)
+        (lambda groups: True, {"a.xlsx": 1, "b.xlsx": 1, "d.xlsx": 1}),
+    ],
+    ids=["as the run answers", "never told", "always told"],
+)
+def test_a_file_the_run_will_process_again_writes_no_first_output_and_returns_the_same(tmp_path, monkeypatch, answer, writes):
+    base = tmp_path / "base"
+    run_batch(load(cwd=base, inbox=base / "inbox", outbox=base / "outbox", workers=1), files=three_workbooks(base / "inbox"),
+              echo=lambda *_: None)  # fmt: skip
+    stages = told(monkeypatch, answer)
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=1), files=three_workbooks(inbox), echo=lambda *_: None)
+    assert {f.name: f.status for f in outcome.files} == dict.fromkeys(writes, "processed")
+    assert {name: sum(1 for n, stage in stages if n == name and stage == "writing") for name in writes} == writes
+    assert outputs(outbox) == outputs(base / "outbox")
+    # a is OK at 600,000; b is over at 1,200,000 > 1,000,000, reading a's record
+    assert _sheet(outbox / "b.annotated.xlsx")["T-2"]["Findings"] == "CERTIFICATE_OVERTRANSFERRED"
+    keep = "SELECT sheet, record_id, status, codes, fields FROM records ORDER BY record_id"
+    assert ledger_query(outbox / ".njcredits" / "ledger.sqlite", keep) == ledger_query(
+        base / "outbox" / ".njcredits" / "ledger.sqlite", keep
+    )
+
+
+def test_a_file_told_it_is_processed_again_that_then_fails_is_failed_and_placed_nowhere(tmp_path, monkeypatch):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    pair(inbox)
+    stages = told(monkeypatch)
+    second_pass(monkeypatch, lambda name, kind, payload, stop: ("error", "it broke") if name == "b.xlsx" else (kind, payload))
+    outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=1), echo=lambda *_: None)
+    assert stages.count(("b.xlsx", "writing")) == 1  # told on its first reading: written only when processed again
+    assert {f.name: f.status for f in outcome.files} == {"a.xlsx": "processed", "b.xlsx": "failed"}
+    assert sorted(p.name for p in outbox.rglob("*.annotated.xlsx")) == ["a.annotated.xlsx"]  # b placed nowhere
+    assert _sheet(outbox / "a.annotated.xlsx")["T-1"]["Findings"] is None  # decided again without b
+
+
+PRIOR_ONLY = {"key:certificate_key": [None], "key:prior_business": ["acme"]}  # a business's key, in no certificate
+GROUP_CASES = [
+    # (case, held records as `book` makes them, extra key columns, (groups, groups read))
+    ("one certificate a record", book(("T-1", "c-1"), ("T-2", "c-2")), {},
+     ({("Transfers", "certificate_key", "c-1"), ("Transfers", "certificate_key", "c-2")},) * 2),
+    ("a record not computed is in no group", book(("T-1", None)), {}, (set(), set())),
+    ("a record in two groups of one grouping", book(("T-1", "c-1")), {"key:certificate_key": [["c-1", "c-9"]]},
+     ({("Transfers", "certificate_key", "c-1"), ("Transfers", "certificate_key", "c-9")},) * 2),
+    # a prior incentive's business is known across the sheets ("*"); a BEIP sheet does not read them
+    ("a prior incentive's business", book(("T-1", "c-1")).assign(sheet="BEIP"), PRIOR_ONLY, ({("*", "prior_business", "acme")}, set())),
+    ("read by a sheet that reads them", book(("T-1", "c-1")).assign(sheet="GrowNJ"), PRIOR_ONLY, ({("*", "prior_business", "acme")},) * 2),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case, records, keys, expected", GROUP_CASES, ids=[c[0] for c in GROUP_CASES])
+def test_group_keys_are_the_groups_decide_finds(case, records, keys, expected):
+    from batch.run.samerun import _long_keys, group_keys
+
+    records = records.assign(**keys)
+    groups, reads = group_keys(records)
+    assert (groups, reads) == tuple(map(frozenset, expected))
+    long = _long_keys(records.assign(place=0))  # what `decide` works from
+    assert groups == set(zip(long["scope"], long["grouping"], long["key"], strict=True))
+    assert reads == set(zip(*(long.loc[long["reads"], c] for c in ("scope", "grouping", "key")), strict=True))
 
 
 @pytest.mark.usefixtures("backend")  # on both of the ledger's databases

@@ -50,7 +50,7 @@ from batch.run.faults import fault
 from batch.run.ledger import Ledger, LedgerUnreadable, read_versions, server_errors
 from batch.run.ledger.reads import read_outputs_since
 from batch.run.names import fit, output_name, printable, shown, temporary
-from batch.run.samerun import SameRun, decide, earlier_keys, held, places, reads_nothing
+from batch.run.samerun import SameRun, decide, earlier_keys, group_keys, held, places, reads_nothing
 from batch.run.teams import team_for
 from batch.run.workers import file_reason, isolated, remove_temporary
 
@@ -565,22 +565,28 @@ class Run:
         several = len(todo) > 1
         waiting = []  # [item, partial, kind, payload, its portfolio records], in the order listed
         provided = []  # [item, its records]: files placed at once whose records other files may read
+        groups: set = set()  # the groups of their records (`group_keys`)
         bar = _progress(progress, len(todo))
         echo = self.echo
         if bar:
             self.echo = bar.echo_through(echo)
         try:
             told = {"on_stage": bar.stage} if bar else {}  # the stages of the files in hand, for the display
+            if several:  # a file whose rules read a group of one of these is processed again: it writes no first output
+                told["ask"] = lambda reads: not groups.isdisjoint(reads)
             for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, **told):
                 if bar:
                     bar.advance(item)
-                mine = held(payload["records"]) if several and kind == "ok" else None
-                if mine is not None and len(mine) and not reads_nothing(mine):
+                mine = (payload["held"] if "held" in payload else held(payload["records"])) if several and kind == "ok" else None
+                # a file not written yet is processed again whatever it holds (`settle`)
+                if mine is not None and ((len(mine) and not reads_nothing(mine)) or not payload.get("written", True)):
                     waiting.append([item, partial, kind, payload, mine])
+                    groups.update(payload["groups"] if "groups" in payload else group_keys(mine)[0])
                     continue
                 self.by_item[id(item)] = self.done(item, partial, kind, payload)
                 if mine is not None and len(mine) and self.by_item[id(item)].status == "processed":
                     provided.append([item, mine])
+                    groups.update(payload["groups"] if "groups" in payload else group_keys(mine)[0])
         finally:
             self.echo = echo
             if bar:
@@ -623,8 +629,13 @@ class Run:
             given = decide(books, earlier_keys(versions))
             fault("decided")
             readers = set(given.readers())
-            # a file processed again before that reads no other now is processed again with none
-            again = {id(w[0]): place[i] for i, w in enumerate(waiting) if place[i] in readers or id(w[0]) in redone}
+            # a file processed again before that reads no other now is processed again with none, and
+            # so is one that wrote no first output (`work`: the run told it another holds a group it reads)
+            again = {
+                id(w[0]): place[i]
+                for i, w in enumerate(waiting)
+                if place[i] in readers or id(w[0]) in redone or not w[3].get("written", True)
+            }
             if not again:
                 return
             by_item = {id(w[0]): w for w in waiting}

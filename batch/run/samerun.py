@@ -4,7 +4,10 @@ A workbook's portfolio rules read its own rows, the records of every other workb
 the latest records of earlier runs. A run does it in three steps:
 
     calculate  every workbook is processed on its own, with the records of earlier runs, and written
-               under its temporary name; its records (`held`) come back to the run, nothing else
+               under its temporary name; its records (`held`) come back to the run, nothing else. A
+               workbook whose rules read a group that a workbook read before it is in (`group_keys`)
+               is told so before it writes: it will be processed again, so that first output is not
+               written (`batch.run.workers.work`)
     decide     over the records of all of them (`decide`), the run finds each workbook whose results
                can depend on another workbook of the run: one that holds a group (a certificate, say)
                another workbook holds, or held in an earlier version of one of its records, or that
@@ -107,6 +110,29 @@ def reads_nothing(records: pd.DataFrame) -> bool:
     priors, readers = prior_sheets()
     sheets = set(records["sheet"])
     return not (sheets & (set(portfolios()) | set(readers)))
+
+
+def group_keys(records: pd.DataFrame) -> tuple[frozenset, frozenset]:
+    """A workbook's groups as `decide` finds them in its held records (`held`): every group its
+    records are in, and those its rules read, each as (scope, grouping, key) (`_long_keys`). A
+    workbook that reads a group another workbook of the run is in reads that workbook: `decide`
+    gives it the other's records (`Given`), so the run can tell it so before it writes its first
+    output (`batch.run.workers.work`, `ask`)."""
+    _priors, readers = prior_sheets()
+    sheets = records["sheet"].to_numpy(dtype=object)
+    groups, read = set(), set()
+    for column in (c for c in records.columns if c.startswith(KEY)):
+        grouping = column.removeprefix(KEY)
+        at = each_key(records[column])  # one key a row, as text, at its record's position
+        where = sheets[at.index.to_numpy()]
+        if grouping == PRIOR:  # a prior incentive's business: known across the sheets, read where the sheet reads them
+            found = {("*", grouping, key) for key in at.tolist()}
+            read |= {("*", grouping, key) for key, sheet in zip(at.tolist(), where.tolist(), strict=True) if sheet in readers}
+        else:
+            found = set(zip(where.tolist(), [grouping] * len(at), at.tolist(), strict=True))
+            read |= found
+        groups |= found
+    return frozenset(groups), frozenset(read)
 
 
 def places(names: list[str]) -> list[int]:

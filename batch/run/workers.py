@@ -32,6 +32,7 @@ the worker could not even say it).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import gc
@@ -273,6 +274,7 @@ class Job:
     run_id: str
     team: str | None = None
     same_run: object = None  # the run's other workbooks' records it reads (batch.run.samerun.SameRun)
+    ask: bool = False  # before writing, ask the run whether the file will be processed again (`work`)
     modules: tuple[str, ...] = WORKER_MODULES
     product: dict = field(default_factory=dict)
 
@@ -286,12 +288,21 @@ def work(
     run_id: str | None = None,
     team: str | None = None,
     same_run=None,
+    ask=None,
 ) -> dict:
     """Process one workbook and write its output under the partial name. `as_of` None means the day
     the file is processed (local time); the ledger is only read (prior incentive records, the
     portfolio, and the reviewer decisions of `team`'s records); `same_run`: what it reads of the
-    run's other workbooks (batch.run.samerun)."""
+    run's other workbooks (batch.run.samerun).
+
+    `ask` (the first reading of a file in a run of several): its records as the run holds them
+    (`held`) and their groups (`group_keys`) go back with the result; before writing, it is asked
+    with the groups its rules read whether another workbook of the run holds one of them. Such a
+    file is processed again with the others' records once every file is read (`decide` makes it a
+    reader), and that output replaces this one: when the run says so, this one is not written
+    (`written` False in the result)."""
     from batch.pipeline import process
+    from batch.run.samerun import group_keys, held
     from batch.workbook.safety import Limits
     from batch.workbook.writing import write
 
@@ -308,12 +319,20 @@ def work(
             scratch=Path(partial),
             same_run=same_run,
         )
+    records, kept, written = None, {}, True
     try:
+        if ask is not None:
+            records = result.records()
+            mine = held(records)
+            groups, reads = group_keys(mine)
+            kept = {"held": mine, "groups": groups}
+            written = not (reads and ask(reads))
         fault("child-partial", partial)
         try:
-            fault("child-write", partial)
-            stage("writing")
-            write(result, Path(partial))
+            if written:
+                fault("child-write", partial)
+                stage("writing")
+                write(result, Path(partial))
         except Exception as err:  # everything the write meets is the environment's, never the file's
             oserr = os_error(err)
             if oserr is not None and is_environment(oserr):
@@ -328,7 +347,7 @@ def work(
         "errors": int(sev.get("error", 0)),
         "warnings": int(sev.get("warning", 0)),
         "infos": int(sev.get("info", 0)),
-        "records": result.records(),
+        "records": records if records is not None else result.records(),
         "decisions": result.decisions(),
         "per_year": _per_year_credits(result),
         "rules_versions": result.rules_versions(),
@@ -336,6 +355,8 @@ def work(
         "timings": result.timings,
         "as_of": result.as_of.isoformat(),
         "worker": os.getpid(),  # which worker read it (a worker reads several files in turn)
+        "written": written,
+        **kept,
     }
 
 
@@ -344,6 +365,7 @@ def work(
 # what begins when the pipeline ends a stage (it times each as it ends: `Result.timed`)
 NEXT_STAGE = {"read": "validating", "validate": "calculating", "calculate": "checking", "annotate": "validating"}
 _teller: list = [None]  # in a worker: how it tells the run the stage of the file in hand (`worker`)
+_asker: list = [None]  # in a worker: how it asks the run whether the file in hand is processed again (`work`)
 
 
 def stage(name: str) -> None:
@@ -448,6 +470,15 @@ def worker(conn, jobs, alive, job: Job) -> None:
     gc.freeze()
     conn.send(("started", None, False))
     _teller[0] = lambda name: conn.send(("stage", name, False))
+
+    def ask(groups: frozenset) -> bool:  # the run answers on `jobs`, where it sends nothing else while a file is in hand
+        try:
+            conn.send(("ask", groups, False))
+            return bool(jobs.recv())
+        except (EOFError, OSError):  # the run is gone: the worker learns it from `alive`
+            return False
+
+    _asker[0] = ask
     done = 0
     while job is not None:
         current[0] = job.partial
@@ -473,7 +504,8 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
     path, partial = job.path, job.partial
     try:
         fault("child-read", partial, reused=again)
-        return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id, job.team, job.same_run), True
+        ask = _asker[0] if job.ask else None
+        return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id, job.team, job.same_run, ask), True
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
         if by_memory(err):
             if again:  # what the files before it left may be what it lacked: read again in a new worker
@@ -564,9 +596,10 @@ class Workers:
     per file. A file that fails by memory or by a crash in a worker that had read other files is read
     again in a new worker of its own (`again`), so that only a file's own outcome is ever its outcome."""
 
-    def __init__(self, settings, run_id: str, stop: threading.Event, same_run: dict | None = None, on_stage=None):
+    def __init__(self, settings, run_id: str, stop: threading.Event, same_run: dict | None = None, on_stage=None, ask=None):
         self.settings, self.run_id, self.stop = settings, run_id, stop
         self.on_stage = on_stage  # called (item, stage) as a worker tells the stage of its file
+        self.ask = ask  # called (groups) as a worker asks whether its file is processed again (`work`)
         self.same_run = same_run or {}  # id(item) -> what it reads of the run's other workbooks
         self.ctx = multiprocessing.get_context("forkserver")  # workers do not inherit the inbox lock
         self.ctx.set_forkserver_preload(list(WORKER_MODULES))
@@ -585,7 +618,7 @@ class Workers:
         on the workers' path."""
         s = self.settings
         job = Job(str(item.staged), str(partial), s.memory_limit_mb, s.limits, s.as_of, s.ledger, self.run_id,
-                  s.team, self.same_run.get(id(item)), modules=self.modules, product=self.product)  # fmt: skip
+                  s.team, self.same_run.get(id(item)), self.ask is not None, modules=self.modules, product=self.product)  # fmt: skip
         while self.idle and not fresh:
             w = self.idle.pop()
             try:
@@ -662,6 +695,10 @@ class Workers:
                 if self.on_stage is not None:
                     self.on_stage(w.item, payload)
                 continue
+            if kind == "ask":  # whether the file in hand is processed again: it then writes no first output
+                with contextlib.suppress(OSError, ValueError):  # it ended meanwhile: its end is met below
+                    w.jobs.send(self.ask is not None and bool(self.ask(payload)))
+                continue
             del self.running[conn]
             if kind == "cannot-start":
                 self.broken = self.broken or cannot_start(payload)
@@ -733,14 +770,16 @@ class _NotStarted(Exception):
     """A worker could not be started at all (Workers.broken says why)."""
 
 
-def isolated(todo: list, settings, run_id: str, stop: threading.Event, same_run: dict | None = None, on_stage=None):
+def isolated(todo: list, settings, run_id: str, stop: threading.Event, same_run: dict | None = None, on_stage=None, ask=None):
     """Process each (item, partial) in a worker (`Workers`), given what it reads of the run's other
     workbooks (`same_run`: id(item) -> batch.run.samerun.SameRun, for a second pass). Yields (item, partial, kind, payload): kind
     `ok` (payload: the result), `error` (the file's reason) or `environment` (the environment's reason:
     the file goes back). `on_stage(item, stage)`: called as each worker tells the stage its file enters
-    (reading, validating, calculating, checking, writing). When `stop` is set the running workers are ended and everything not done is
-    yielded as stopped; when workers cannot start, everything not done is yielded with the reason."""
-    workers = Workers(settings, run_id, stop, same_run, on_stage)
+    (reading, validating, calculating, checking, writing). `ask(groups)`: whether a file whose rules
+    read one of `groups` is processed again, asked by its worker before it writes (`work`). When
+    `stop` is set the running workers are ended and everything not done is yielded as stopped; when
+    workers cannot start, everything not done is yielded with the reason."""
+    workers = Workers(settings, run_id, stop, same_run, on_stage, ask)
     queue = [(item, partial, False) for item, partial in todo]  # False: any worker may read it
     done: list = []  # files whose workers answered, not yet yielded
 
