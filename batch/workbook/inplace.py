@@ -143,14 +143,20 @@ def _tool_book(result: Result, path: Path) -> tuple[dict[str, bytes], list[dict]
 def _restyled(xml: bytes, mapping: dict[int, int]) -> bytes:
     """A sheet of the tool's workbook with its style indices moved to the user's style table (the
     cells' and rows' `s`, the columns' `style`), and never the selected tab (the user's stays so).
-    The same sheet moved to the same style indices is worked out once in a process: a worker moves
-    the same Rules sheet (`batch.workbook.rulebook.RulesPart`) into every workbook of a template."""
-    return _restyled_once(xml, tuple(sorted(mapping.items())))
+    The same sheet moved by the same table of indices (a dict) is worked out once in a process: a
+    worker moves the same Rules sheet (`batch.workbook.rulebook.RulesPart`) into every workbook of a
+    template."""
+    if type(mapping) is dict:
+        return _restyled_once(xml, tuple(sorted(mapping.items())))
+    return _restyle(xml, mapping)
 
 
 @functools.lru_cache(maxsize=8)
 def _restyled_once(xml: bytes, moves: tuple[tuple[int, int], ...]) -> bytes:
-    mapping = dict(moves)
+    return _restyle(xml, dict(moves))
+
+
+def _restyle(xml: bytes, mapping) -> bytes:
     root = xmlparts.parse(xml, "the tool's sheet")
     keys = {"c": "s", "row": "s", "col": "style"}
     for el in root.iter("{*}c", "{*}row", "{*}col", "{*}sheetView"):  # only these, in any namespace (lxml picks them)
