@@ -379,12 +379,14 @@ def _tool_book(path, indexed: tuple[str, ...], keep: bool):
     """A workbook like the tool's (constant memory), the formats named in `indexed` given their
     style index first, in that order, then the Transfers Rules sheet; returns its parts once closed,
     the Rules part settled, and the RulesPart."""
+    import datetime
     import zipfile
 
     from batch.workbook.xlsxwriter_private import parts_in_memory, xf_index
 
     wb = xlsxwriter.Workbook(str(path), WRITER_OPTIONS)
     parts_in_memory(wb)
+    wb.set_properties({"created": datetime.datetime(2026, 11, 30)})  # its properties' date, not the second it is written
     fmts = Formats(wb)
     wb.add_worksheet("Findings").write_string(0, 0, "before")
     looks = {"wrap": dict(wrap=True), "top": dict(top=True), "title": dict(title=True), "header": dict(header=rb.looks.HEADER_BG)}
