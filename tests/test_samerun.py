@@ -789,3 +789,23 @@ def test_portfolio_read_of_no_record_gives_float_columns():
     got = portfolio.read(pd.Series([], dtype=str))
     assert list(got.columns) == ["a", "b", "k"] and len(got) == 0
     assert [str(t) for t in got.dtypes] == ["float64"] * 3
+
+
+def test_a_worker_asked_sends_its_records_once_and_their_groups(tmp_path):
+    # the worker's result, asked or not, holds the records once: what the run holds of them is worked
+    # out by the run, so a large workbook's last message is no larger for the question (a second copy
+    # of its records counted against the worker's memory limit as it was sent)
+    import pickle
+
+    from batch.run.samerun import group_keys, held
+    from batch.run.workers import work
+
+    (path,) = three_workbooks(tmp_path / "inbox")[:1]
+    alone = work(str(path), str(tmp_path / "alone.xlsx"), as_of=D(2026, 11, 30))
+    asked = work(str(path), str(tmp_path / "asked.xlsx"), as_of=D(2026, 11, 30), ask=lambda reads: False)
+    assert asked["written"] and (tmp_path / "asked.xlsx").exists()
+    assert set(asked) - set(alone) == {"groups"}  # only the groups added
+    assert asked["groups"] == group_keys(held(asked["records"]))[0] == {("Transfers", "certificate_key", "c-1")}
+    assert len(pickle.dumps(asked["groups"])) < len(pickle.dumps(asked["records"])) / 10
+    told = work(str(path), str(tmp_path / "told.xlsx"), as_of=D(2026, 11, 30), ask=lambda reads: True)
+    assert not told["written"] and not (tmp_path / "told.xlsx").exists()

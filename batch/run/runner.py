@@ -577,7 +577,7 @@ class Run:
             for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, **told):
                 if bar:
                     bar.advance(item)
-                mine = (payload["held"] if "held" in payload else held(payload["records"])) if several and kind == "ok" else None
+                mine = held(payload["records"]) if several and kind == "ok" else None
                 # a file not written yet is processed again whatever it holds (`settle`)
                 if mine is not None and ((len(mine) and not reads_nothing(mine)) or not payload.get("written", True)):
                     waiting.append([item, partial, kind, payload, mine])

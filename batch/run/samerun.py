@@ -76,12 +76,28 @@ def held(records: pd.DataFrame) -> pd.DataFrame:
     (its group keys and the fields the rules read, for the rows that were computed: as JSON, and read
     once here into a column each, `field:<name>`, so that a workbook given them does not read them
     again; a prior incentive's business name, date and year, and its business as `key:prior_business`)."""
+    mine = held_rows(records)
+    of_sheet, has_fields = mine["sheet"].to_numpy(dtype=object), mine["fields"].notna().to_numpy()
+    parsed = [
+        portfolio.read(mine.loc[at, "fields"])
+        for sheet, portfolio in portfolios().items()
+        if (at := (of_sheet == sheet) & has_fields).any()
+    ]
+    if not parsed:
+        return mine
+    fields = (parsed[0] if len(parsed) == 1 else pd.concat(parsed)).reindex(mine.index)
+    fields.columns = [FIELD + c for c in fields.columns]
+    return pd.concat([mine, fields], axis=1)  # one index: side by side
+
+
+def held_rows(records: pd.DataFrame) -> pd.DataFrame:
+    """`held` but the fields read from their JSON: the records the run holds, with their group keys
+    (what `group_keys` reads)."""
     from batch.programs._kit.steps import business_key
 
-    sheets = portfolios()
     priors, _readers = prior_sheets()
     ids = records["record_id"].to_numpy(dtype=object)
-    kept = np.isin(records["sheet"].to_numpy(dtype=object), [*sheets, *priors]) & pd.notna(ids)
+    kept = np.isin(records["sheet"].to_numpy(dtype=object), [*portfolios(), *priors]) & pd.notna(ids)
     kept[kept] = each_as_text(ids[kept]) != ""  # a blank record ID is no record (each ID as text: never a fixed-width array)
     keys = [c for c in records.columns if c.startswith(KEY)]
     mine = records[[*HELD, *keys]].take(np.flatnonzero(kept)).reset_index(drop=True)
@@ -91,15 +107,7 @@ def held(records: pd.DataFrame) -> pd.DataFrame:
         key = pd.Series(None, index=mine.index, dtype=object)
         key[prior] = business_key(mine.loc[prior, "business_name"]).astype(object).to_numpy()
         mine[KEY + PRIOR] = key.where(key.notna(), None)
-    of_sheet, has_fields = mine["sheet"].to_numpy(dtype=object), mine["fields"].notna().to_numpy()
-    parsed = [
-        portfolio.read(mine.loc[at, "fields"]) for sheet, portfolio in sheets.items() if (at := (of_sheet == sheet) & has_fields).any()
-    ]
-    if not parsed:
-        return mine
-    fields = (parsed[0] if len(parsed) == 1 else pd.concat(parsed)).reindex(mine.index)
-    fields.columns = [FIELD + c for c in fields.columns]
-    return pd.concat([mine, fields], axis=1)  # one index: side by side
+    return mine
 
 
 def reads_nothing(records: pd.DataFrame) -> bool:
@@ -113,7 +121,7 @@ def reads_nothing(records: pd.DataFrame) -> bool:
 
 
 def group_keys(records: pd.DataFrame) -> tuple[frozenset, frozenset]:
-    """A workbook's groups as `decide` finds them in its held records (`held`): every group its
+    """A workbook's groups as `decide` finds them in its held records (`held`, `held_rows`): every group its
     records are in, and those its rules read, each as (scope, grouping, key) (`_long_keys`). A
     workbook that reads a group another workbook of the run is in reads that workbook: `decide`
     gives it the other's records (`Given`), so the run can tell it so before it writes its first

@@ -295,14 +295,15 @@ def work(
     portfolio, and the reviewer decisions of `team`'s records); `same_run`: what it reads of the
     run's other workbooks (batch.run.samerun).
 
-    `ask` (the first reading of a file in a run of several): its records as the run holds them
-    (`held`) and their groups (`group_keys`) go back with the result; before writing, it is asked
-    with the groups its rules read whether another workbook of the run holds one of them. Such a
-    file is processed again with the others' records once every file is read (`decide` makes it a
-    reader), and that output replaces this one: when the run says so, this one is not written
-    (`written` False in the result)."""
+    `ask` (the first reading of a file in a run of several): the groups of its records
+    (`group_keys`) go back with the result; before writing, it is asked with the groups its rules
+    read whether another workbook of the run holds one of them. Such a file is processed again with
+    the others' records once every file is read (`decide` makes it a reader), and that output
+    replaces this one: when the run says so, this one is not written (`written` False in the
+    result). What the run holds of the records (`held`) is still worked out by the run: a second
+    copy of the records in the result would count against the worker's memory limit as it is sent."""
     from batch.pipeline import process
-    from batch.run.samerun import group_keys, held
+    from batch.run.samerun import group_keys, held_rows
     from batch.workbook.safety import Limits
     from batch.workbook.writing import write
 
@@ -323,9 +324,8 @@ def work(
     try:
         if ask is not None:
             records = result.records()
-            mine = held(records)
-            groups, reads = group_keys(mine)
-            kept = {"held": mine, "groups": groups}
+            groups, reads = group_keys(held_rows(records))
+            kept = {"groups": groups}
             written = not (reads and ask(reads))
         fault("child-partial", partial)
         try:
