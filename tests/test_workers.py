@@ -56,6 +56,7 @@ def test_one_worker_reads_every_file_of_the_run_and_each_comes_back_as_a_worker_
     [
         "child-read:abort/reused",  # a crash (SIGABRT), as a reader's native code crashes
         "child-read:memory/reused",  # a memory error, as a file over the memory limit gives
+        "child-send:memory/reused",  # the same, as the worker sends the run its file's outcome
     ],
 )
 def test_a_file_that_fails_in_a_worker_that_read_other_files_is_read_again_in_a_new_worker(tmp_path, fault):
@@ -145,3 +146,15 @@ def test_a_worker_has_its_next_file_before_the_run_records_the_one_it_returned(t
     assert given == [SAMPLES[0].name, SAMPLES[1].name]
     rest = list(run)
     assert [(i.name, k) for i, _p, k, _ in rest] == [(SAMPLES[1].name, "ok")]
+
+
+def test_a_file_whose_outcome_does_not_fit_in_its_workers_memory_fails_by_memory_not_as_a_crash(tmp_path):
+    # a worker that processed its file but cannot send the run its outcome (the result pickled within
+    # the worker's memory limit): the file fails by its memory, with the memory limit's message
+    inbox, outbox = folders(tmp_path)
+    result = run_cli(inbox, outbox, "child-send:memory")  # every file, each the first of its worker
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    failed = [line for line in result.stdout.splitlines() if line.startswith("failed")]
+    assert len(failed) == 3 and all("MB of memory allowed for one file (memory_limit_mb)" in line for line in failed), result.stdout
+    assert "stopped unexpectedly" not in result.stdout and "Traceback" not in result.stderr, (result.stdout, result.stderr)
+    assert not list(outbox.rglob("*.annotated.xlsx")) and not list(outbox.rglob("*partial*"))

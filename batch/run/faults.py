@@ -16,12 +16,13 @@ environment variable NJCREDITS_FAULT names a point.
 
 Points: `staged` (after the inputs are staged), `hashing` (while a staged input is hashed),
 `child-read` (in a worker, as it begins a file), `child-partial` (in a worker, as it starts writing
-its output), `decided` (in a run of several files, once the run has decided which files are processed
-again with the others' records), `placed` (between the output's rename and the archive move), `archived` (between the
+its output), `child-send` (in a worker, as it sends the run its file's outcome), `decided` (in a run
+of several files, once the run has decided which files are processed again with the others'
+records), `placed` (between the output's rename and the archive move), `archived` (between the
 archive move and the ledger row's completion), `report` (as the run report is written); and for
-injected errors `place` (as the output is put in the outbox), `archive` (as the input is moved to the
-archive), `child-write` (in a worker, as the output workbook is closed) and `ledger` (as a file's
-ledger row is begun).
+injected errors `place` (as the output is put in the outbox), `archive` (as the input is moved to
+the archive), `child-write` (in a worker, as the output workbook is closed) and `ledger` (as a
+file's ledger row is begun).
 """
 
 from __future__ import annotations

@@ -484,7 +484,12 @@ def worker(conn, jobs, alive, job: Job) -> None:
         current[0] = job.partial
         kind, payload, whole = read_one(job, again=done > 0)
         more = whole and fit(job.memory_mb)
-        conn.send((kind, payload, more))
+        try:
+            fault("child-send", job.partial, reused=done > 0)
+            conn.send((kind, payload, more))
+        except MemoryError:  # its result did not fit in the memory left to send it: the file's memory, as in `read_one`
+            payload, more = None, False
+            conn.send((*by_memory_outcome(job, again=done > 0), False))
         current[0] = payload = None  # the result is the run's now: nothing of it is kept
         done += 1
         if not more:
@@ -508,14 +513,7 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
         return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id, job.team, job.same_run, ask), True
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
         if by_memory(err):
-            if again:  # what the files before it left may be what it lacked: read again in a new worker
-                return "again", "a memory error in a worker that had read other files", False
-            return (
-                "error",
-                f"{Path(path).name} needs more than the {job.memory_mb:,} MB of memory allowed for one file "
-                f"(memory_limit_mb); split it into smaller workbooks or raise the limit.",
-                False,
-            )
+            return (*by_memory_outcome(job, again), False)
         oserr = err.error if isinstance(err, WriteFailed) else os_error(err)
         folder = Path(partial).parent  # the worker writes only there
         writing = str(getattr(oserr, "filename", "") or "").startswith(str(folder))
@@ -528,6 +526,18 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
     finally:
         for p in writers_files(Path(partial)):
             p.unlink(missing_ok=True)
+
+
+def by_memory_outcome(job: Job, again: bool) -> tuple[str, str]:
+    """The outcome of a file that ran out of memory in its worker: read again in a new worker when
+    the worker had read other files (what they left may be what it lacked), else the file's own."""
+    if again:
+        return "again", "a memory error in a worker that had read other files"
+    return (
+        "error",
+        f"{Path(job.path).name} needs more than the {job.memory_mb:,} MB of memory allowed for one file "
+        f"(memory_limit_mb); split it into smaller workbooks or raise the limit.",
+    )
 
 
 def by_memory(err: BaseException) -> bool:
