@@ -383,6 +383,16 @@ def stop_signals():
             signal.signal(sig, handler)
 
 
+def _not_written(payload: dict) -> bool:
+    """Whether a file's worker wrote no first output, told the file is processed again (`work`)."""
+    return not payload.get("written", True)
+
+
+def _groups(payload: dict, mine) -> frozenset:
+    """The groups of a file's held records `mine`: as its worker sent them, else worked out here."""
+    return payload["groups"] if "groups" in payload else group_keys(mine)[0]
+
+
 class _SameRuns:
     """For the workers (`isolated`): the SameRun of a file processed again, its records built when
     its worker is given it (`get`)."""
@@ -579,14 +589,14 @@ class Run:
                     bar.advance(item)
                 mine = held(payload["records"]) if several and kind == "ok" else None
                 # a file not written yet is processed again whatever it holds (`settle`)
-                if mine is not None and ((len(mine) and not reads_nothing(mine)) or not payload.get("written", True)):
+                if mine is not None and ((len(mine) and not reads_nothing(mine)) or _not_written(payload)):
                     waiting.append([item, partial, kind, payload, mine])
-                    groups.update(payload["groups"] if "groups" in payload else group_keys(mine)[0])
+                    groups.update(_groups(payload, mine))
                     continue
                 self.by_item[id(item)] = self.done(item, partial, kind, payload)
                 if mine is not None and len(mine) and self.by_item[id(item)].status == "processed":
                     provided.append([item, mine])
-                    groups.update(payload["groups"] if "groups" in payload else group_keys(mine)[0])
+                    groups.update(_groups(payload, mine))
         finally:
             self.echo = echo
             if bar:
@@ -631,11 +641,7 @@ class Run:
             readers = set(given.readers())
             # a file processed again before that reads no other now is processed again with none, and
             # so is one that wrote no first output (`work`: the run told it another holds a group it reads)
-            again = {
-                id(w[0]): place[i]
-                for i, w in enumerate(waiting)
-                if place[i] in readers or id(w[0]) in redone or not w[3].get("written", True)
-            }
+            again = {id(w[0]): place[i] for i, w in enumerate(waiting) if place[i] in readers or id(w[0]) in redone or _not_written(w[3])}
             if not again:
                 return
             by_item = {id(w[0]): w for w in waiting}
