@@ -20,7 +20,7 @@ from test_reviews import _findings, _sheet, transfers_workbook
 from batch.programs._kit.program import Portfolio, each_key
 from batch.run.config import load
 from batch.run.runner import run_batch
-from batch.run.samerun import decide, earlier_keys, held, places
+from batch.run.samerun import _numbered, _stacked, decide, earlier_keys, held, places
 
 D = dt.date
 
@@ -84,6 +84,49 @@ def test_decide_does_not_depend_on_the_order_workbooks_finished():
     forward, backward = ({p: g.records(p) for p in g.readers()} for g in (forward, backward))
     assert forward.keys() == backward.keys() and all(forward[p].equals(backward[p]) for p in forward)
     assert list(zip(forward[2]["place"], forward[2]["record_id"], strict=True)) == [(0, "T-1"), (0, "T-2"), (1, "T-3")]
+
+
+def test_decide_given_the_paths_apart_gives_what_books_holding_them_give():
+    books = {0: book(("T-1", "c-1")), 1: book(("T-2", "c-1"), ("T-3", "c-2")), 2: book(("T-4", "c-2"))}
+    named = {p: b.assign(workbook=f"w{p}.xlsx") for p, b in books.items()}
+    apart, held_in = decide(books, earlier_keys(versions()), {p: f"w{p}.xlsx" for p in books}), decide(named, earlier_keys(versions()))
+    assert apart.readers() == held_in.readers() == [0, 1, 2]
+    assert all(apart.records(p).equals(held_in.records(p)) for p in apart.readers())
+    assert apart.records(1)["workbook"].tolist() == ["w0.xlsx", "w2.xlsx"]
+
+
+STACKED_CASES = [
+    # (case, books by place): stacked as each book with `workbook` and `place` assigned, then concatenated
+    ("the same columns", {1: pd.DataFrame({"a": ["x", "y"]}), 0: pd.DataFrame({"a": ["z"]})}),
+    # a column only the second book (by place) holds comes after `workbook` and `place`, as concatenating puts it
+    ("a column one book lacks", {0: pd.DataFrame({"a": ["x"]}), 1: pd.DataFrame({"a": ["y"], "field:b": [1.5]})}),
+    ("an empty book", {0: pd.DataFrame({"a": pd.Series([], dtype=str)}), 1: pd.DataFrame({"a": ["y", "w"]})}),
+    ("a book that holds its workbook", {0: pd.DataFrame({"workbook": ["old"], "a": ["x"]}), 1: pd.DataFrame({"a": ["y"]})}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case, books", STACKED_CASES, ids=[c[0] for c in STACKED_CASES])
+def test_stacked_is_each_book_assigned_then_concatenated(case, books):
+    names = {p: f"w{p}.xlsx" for p in books}
+    expected = pd.concat([b.assign(workbook=names[p], place=p) for p, b in sorted(books.items())], ignore_index=True)
+    found = _stacked(books, names)
+    assert list(found.columns) == list(expected.columns) and found.dtypes.equals(expected.dtypes) and found.equals(expected)
+
+
+NUMBERED_CASES = [
+    # (case, columns, rows that share a number): equal values, missing ones alike, share one
+    ("one column", [["a", "b", "a"]], [{0, 2}, {1}]),
+    ("missing values alike", [["a", None, np.nan, "a"]], [{0, 3}, {1, 2}]),
+    # (1, "x") twice; (1, "y") and (2, "x") each once: the pair decides, not either column
+    ("two columns", [[1, 1, 2, 1], ["x", "y", "x", "x"]], [{0, 3}, {1}, {2}]),
+    ("three columns", [[0, 0, 0, 0], ["s", "s", "s", "t"], ["r", "r", "q", "r"]], [{0, 1}, {2}, {3}]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case, columns, groups", NUMBERED_CASES, ids=[c[0] for c in NUMBERED_CASES])
+def test_numbered_gives_equal_rows_one_number(case, columns, groups):
+    number = _numbered([pd.Series(c, dtype=object) for c in columns])
+    assert sorted(sorted(np.flatnonzero(number == n)) for n in set(number.tolist())) == sorted(sorted(g) for g in groups)
 
 
 def test_places_follow_the_printed_paths():

@@ -628,15 +628,15 @@ class Run:
         while waiting:
             names = [shown(w[0].name) for w in waiting] + [shown(item.name) for item, _mine in provided]
             place = places(names)
-            books = {place[i]: w[4].assign(workbook=names[i]) for i, w in enumerate(waiting)}
+            books = {place[i]: w[4] for i, w in enumerate(waiting)}
             for j, (_item, mine) in enumerate(provided, start=len(waiting)):
-                books[place[j]] = mine.assign(workbook=names[j])
+                books[place[j]] = mine
             ids = pd.concat([b[["sheet", "record_id"]] for b in books.values()], ignore_index=True)
             try:
                 versions = read_versions(self.settings.ledger, (self.settings.team,), ids)
             except LedgerUnreadable as err:
                 raise EnvironmentStop(str(err)) from err
-            given = decide(books, earlier_keys(versions))
+            given = decide(books, earlier_keys(versions), {place[i]: name for i, name in enumerate(names)})
             fault("decided")
             readers = set(given.readers())
             # a file processed again before that reads no other now is processed again with none, and

@@ -273,23 +273,41 @@ def _numbered(columns: list[pd.Series]) -> np.ndarray:
     number), as a join on those columns matches them."""
     if not len(columns[0]):
         return np.zeros(0, dtype=np.int64)
-    codes = [pd.factorize(c, use_na_sentinel=False)[0].astype(np.int64) for c in columns]
-    return np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)[1].ravel()
+    number = np.zeros(len(columns[0]), dtype=np.int64)
+    for c in columns:  # the rows so far and this column, one number each (hashed: no sort of whole rows)
+        codes = pd.factorize(c, use_na_sentinel=False)[0].astype(np.int64)
+        number = pd.factorize(number * (int(codes.max()) + 1) + codes)[0].astype(np.int64)
+    return number
 
 
-def decide(books: dict[int, pd.DataFrame], earlier: pd.DataFrame) -> Given:
+def decide(books: dict[int, pd.DataFrame], earlier: pd.DataFrame, workbooks: dict[int, str] | None = None) -> Given:
     """Which workbooks of a run are processed again, each with the other workbooks' records it reads.
 
-    `books`: each workbook's place and its records (`held`, with `workbook`, its path as printed);
-    `earlier`: the group keys of the ledger's versions of those records (`earlier_keys`). A workbook
-    reads the groups of its computed records (their current keys). It is given every record of
+    `books`: each workbook's place and its records (`held`, with `workbook`, its path as printed, or
+    that path in `workbooks` by place); `earlier`: the group keys of the ledger's versions of those
+    records (`earlier_keys`). A workbook reads the groups of its computed records (their current keys). It is given every record of
     another workbook that is in one of those groups now, or whose ledger version was (this run's
     version supersedes it), or that has the ID of one of its own records; a workbook given none is
     left as it was first processed (`Given.readers` leaves it out)."""
     if len(books) < 2:
         return Given()
-    run = pd.concat([b.assign(place=p) for p, b in sorted(books.items())], ignore_index=True)
+    run = _stacked(books, workbooks)
     now = _long_keys(run)
     before = _scoped(earlier.merge(run[["place", "sheet", "record_id"]].drop_duplicates(), on=["sheet", "record_id"]))
     touched = pd.concat([now, before[now.columns]], ignore_index=True).drop_duplicates()
     return Given(run, now, touched)
+
+
+def _stacked(books: dict[int, pd.DataFrame], workbooks: dict[int, str] | None) -> pd.DataFrame:
+    """The books' records one under another in place order, with `workbook` (when given) and `place`:
+    the frame each book with them assigned would stack into, without a copy of each book first."""
+    order = sorted(books)
+    frames = [books[p] for p in order]
+    run = pd.concat(frames, ignore_index=True)
+    sizes = [len(f) for f in frames]
+    added = {"workbook": [workbooks[p] for p in order]} if workbooks is not None else {}
+    added["place"] = order
+    for column, values in added.items():
+        run[column] = pd.Series(values, dtype=object if column == "workbook" else None).repeat(sizes).to_numpy()
+    columns = list(dict.fromkeys(c for f in frames for c in [*f.columns, *added]))
+    return run if list(run.columns) == columns else run[columns]
