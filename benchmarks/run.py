@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -200,17 +201,29 @@ def tree_rss(pid: int) -> int:
 
 
 def timed(cmd: list[str], cwd=None) -> tuple[float, int]:
-    """Wall seconds and peak memory of the whole process tree."""
+    """Wall seconds and peak memory of the whole process tree: the memory sampled every 0.2 s beside
+    the process, its end seen as it ends (not at the next sample)."""
     start = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    peak = 0
-    while proc.poll() is None:
-        peak = max(peak, tree_rss(proc.pid))
-        time.sleep(0.2)
+    peak, ended = 0, threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while True:
+            peak = max(peak, tree_rss(proc.pid))
+            if ended.wait(0.2):
+                return
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stderr = proc.stderr.read()  # to its end, so a full pipe never stops the process
+    proc.wait()
     seconds = time.perf_counter() - start
+    ended.set()
+    sampler.join()
     if proc.returncode not in (0, 1):
-        raise RuntimeError(proc.stderr.read().decode())
+        raise RuntimeError(stderr.decode())
     return seconds, peak
 
 
