@@ -20,6 +20,7 @@ benchmarks/.data/. Not part of the test suite: machines are shared and noisy, so
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -383,6 +384,11 @@ def main():
     ap.add_argument("--memory-limit-mb", type=int, help="memory_limit_mb for the runs (njcredits.toml)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each workbook (and of its floor); the medians are reported")
     args = ap.parse_args()
+    # the product's modules compiled once, as Python keeps them by itself unless the environment sets
+    # PYTHONDONTWRITEBYTECODE (then every timed run would compile them again; the floor's libraries
+    # were compiled when they were installed); a tree that cannot be written is left as it is
+    for package in ("batch", "validators"):
+        compileall.compile_dir(HERE.parent / package, quiet=2)
     from batch.programs import BY_NAME
 
     computed = {"grownj": len(BY_NAME["GrowNJ"].schema.computed) + 2, "transfers": len(BY_NAME["Transfers"].schema.computed) + 2}
