@@ -32,7 +32,7 @@ def findings_text(output: str) -> str:
 def test_catalogue(tmp_path, case):
     builder, expected, text = hostile.CASES[case]
     path, files, outcome, inbox, outbox = run_folder(tmp_path, builder)
-    assert files["good.xlsx"].status == "processed"  # the batch goes on
+    assert files["good.xlsx"].status == "processed", files["good.xlsx"].reason  # the batch goes on
     got = files[path.name]
     assert got.status == expected, got.reason
     if expected == "failed":
