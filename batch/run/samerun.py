@@ -274,7 +274,9 @@ def _numbered(columns: list[pd.Series]) -> np.ndarray:
     if not len(columns[0]):
         return np.zeros(0, dtype=np.int64)
     number = np.zeros(len(columns[0]), dtype=np.int64)
-    for c in columns:  # the rows so far and this column, one number each (hashed: no sort of whole rows)
+    # the rows so far and this column, one number each (hashed: no sort of whole rows); both numbers
+    # are below the rows' count n, so the pair's is below n squared, well inside int64
+    for c in columns:
         codes = pd.factorize(c, use_na_sentinel=False)[0].astype(np.int64)
         number = pd.factorize(number * (int(codes.max()) + 1) + codes)[0].astype(np.int64)
     return number
@@ -285,10 +287,10 @@ def decide(books: dict[int, pd.DataFrame], earlier: pd.DataFrame, workbooks: dic
 
     `books`: each workbook's place and its records (`held`, with `workbook`, its path as printed, or
     that path in `workbooks` by place); `earlier`: the group keys of the ledger's versions of those
-    records (`earlier_keys`). A workbook reads the groups of its computed records (their current keys). It is given every record of
-    another workbook that is in one of those groups now, or whose ledger version was (this run's
-    version supersedes it), or that has the ID of one of its own records; a workbook given none is
-    left as it was first processed (`Given.readers` leaves it out)."""
+    records (`earlier_keys`). A workbook reads the groups of its computed records (their current
+    keys). It is given every record of another workbook that is in one of those groups now, or whose
+    ledger version was (this run's version supersedes it), or that has the ID of one of its own
+    records; a workbook given none is left as it was first processed (`Given.readers` leaves it out)."""
     if len(books) < 2:
         return Given()
     run = _stacked(books, workbooks)
