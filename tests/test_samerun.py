@@ -101,6 +101,8 @@ STACKED_CASES = [
     # a column only the second book (by place) holds comes after `workbook` and `place`, as concatenating puts it
     ("a column one book lacks", {0: pd.DataFrame({"a": ["x"]}), 1: pd.DataFrame({"a": ["y"], "field:b": [1.5]})}),
     ("an empty book", {0: pd.DataFrame({"a": pd.Series([], dtype=str)}), 1: pd.DataFrame({"a": ["y", "w"]})}),
+    # no row at all: the added columns still typed as assigning them types them (text, integers)
+    ("every book empty", {0: pd.DataFrame({"a": pd.Series([], dtype=str)}), 1: pd.DataFrame({"a": pd.Series([], dtype=str)})}),
     ("a book that holds its workbook", {0: pd.DataFrame({"workbook": ["old"], "a": ["x"]}), 1: pd.DataFrame({"a": ["y"]})}),
 ]  # fmt: skip
 

@@ -309,7 +309,7 @@ def _stacked(books: dict[int, pd.DataFrame], workbooks: dict[int, str] | None) -
     sizes = [len(f) for f in frames]
     added = {"workbook": [workbooks[p] for p in order]} if workbooks is not None else {}
     added["place"] = order
-    for column, values in added.items():
-        run[column] = pd.Series(values, dtype=object if column == "workbook" else None).repeat(sizes).to_numpy()
+    for column, values in added.items():  # a column as assigning its value to each book types it (text: pandas' text)
+        run[column] = pd.Series(values).repeat(sizes).reset_index(drop=True)
     columns = list(dict.fromkeys(c for f in frames for c in [*f.columns, *added]))
     return run if list(run.columns) == columns else run[columns]
