@@ -50,7 +50,7 @@ from batch.run.faults import fault
 from batch.run.ledger import Ledger, LedgerUnreadable, read_versions, server_errors
 from batch.run.ledger.reads import read_outputs_since
 from batch.run.names import fit, output_name, printable, shown, temporary
-from batch.run.samerun import SameRun, decide, earlier_keys, group_keys, held, places, reads_nothing
+from batch.run.samerun import SameRun, decide, earlier_keys, held, places, reads_nothing
 from batch.run.teams import team_for
 from batch.run.workers import file_reason, isolated, remove_temporary
 
@@ -388,11 +388,6 @@ def _not_written(payload: dict) -> bool:
     return not payload.get("written", True)
 
 
-def _groups(payload: dict, mine) -> frozenset:
-    """The groups of a file's held records `mine`: as its worker sent them, else worked out here."""
-    return payload["groups"] if "groups" in payload else group_keys(mine)[0]
-
-
 class _SameRuns:
     """For the workers (`isolated`): the SameRun of a file processed again, its records built when
     its worker is given it (`get`)."""
@@ -575,7 +570,7 @@ class Run:
         several = len(todo) > 1
         waiting = []  # [item, partial, kind, payload, its portfolio records], in the order listed
         provided = []  # [item, its records]: files placed at once whose records other files may read
-        groups: set = set()  # the groups of their records (`group_keys`)
+        groups: set = set()  # the groups of their records, as their workers sent them (`work`, asked: `group_keys`)
         bar = _progress(progress, len(todo))
         echo = self.echo
         if bar:
@@ -591,12 +586,12 @@ class Run:
                 # a file not written yet is processed again whatever it holds (`settle`)
                 if mine is not None and ((len(mine) and not reads_nothing(mine)) or _not_written(payload)):
                     waiting.append([item, partial, kind, payload, mine])
-                    groups.update(_groups(payload, mine))
+                    groups.update(payload["groups"])
                     continue
                 self.by_item[id(item)] = self.done(item, partial, kind, payload)
                 if mine is not None and len(mine) and self.by_item[id(item)].status == "processed":
                     provided.append([item, mine])
-                    groups.update(_groups(payload, mine))
+                    groups.update(payload["groups"])
         finally:
             self.echo = echo
             if bar:
