@@ -6,6 +6,7 @@ infinities) comes back as the contract says."""
 from __future__ import annotations
 
 import datetime as dt
+import io
 import math
 import re
 import zipfile
@@ -22,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batch.workbook import cells, sheetxml
-from batch.workbook.xlsxwriter_private import check_version, excel_serial, utf16_len, xf_index
+from batch.workbook.xlsxwriter_private import check_version, closed_parts, excel_serial, parts_in_memory, utf16_len, xf_index
 
 OPTIONS = {"constant_memory": True, "strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False}
 
@@ -255,6 +256,45 @@ def test_xlsxwriter_versions_outside_the_tested_range_are_refused(version, ok):
     else:
         with pytest.raises(RuntimeError, match="xlsxwriter"):
             check_version(version)
+
+
+def _small_book(target, fail: bool = False):
+    """A constant-memory workbook of two sheets, parts assembled in memory, as the tool makes its own;
+    `fail`: one whose closing raises (a chart with no series)."""
+    wb = xlsxwriter.Workbook(target, {"constant_memory": True})
+    parts_in_memory(wb)
+    wb.set_properties({"created": dt.datetime(2026, 11, 30)})  # the same properties at any second
+    ws = wb.add_worksheet("Findings")
+    ws.write_string(0, 0, "Code", wb.add_format({"bold": True}))
+    ws.write_number(1, 0, 1.5)
+    wb.add_worksheet("Rules").write_string(0, 0, "C.34:1B-248")
+    if fail:
+        wb.add_worksheet("Chart").insert_chart(0, 0, wb.add_chart({"type": "bar"}))
+    return wb
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_workbook_closed_in_memory_gives_the_parts_a_file_holds(tmp_path, fail):
+    """`closed_parts`: the parts by name, the same bytes as the workbook written to a file gives
+    them; xlsxwriter's zip method is ZIP_DEFLATED again afterwards, even when closing raises."""
+    import xlsxwriter.exceptions
+    import xlsxwriter.workbook
+
+    if fail:
+        with pytest.raises(xlsxwriter.exceptions.EmptyChartSeries):
+            closed_parts(_small_book(io.BytesIO(), fail=True))
+    else:
+        _small_book(str(tmp_path / "file.xlsx")).close()
+        with zipfile.ZipFile(tmp_path / "file.xlsx") as z:
+            on_file = {n: z.read(n) for n in z.namelist()}
+            assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}
+        parts = closed_parts(_small_book(io.BytesIO()))
+        assert list(parts) == list(on_file) and parts == on_file
+        assert "xl/worksheets/sheet2.xml" in parts  # two sheets: 17 parts in all, none left out
+    assert xlsxwriter.workbook.ZIP_DEFLATED == zipfile.ZIP_DEFLATED
+    _small_book(str(tmp_path / "after.xlsx")).close()  # a workbook closed after it is deflated as before
+    with zipfile.ZipFile(tmp_path / "after.xlsx") as z:
+        assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}
 
 
 @pytest.mark.parametrize("n,letters", [(0, "A"), (25, "Z"), (26, "AA"), (27, "AB"), (701, "ZZ"), (702, "AAA"), (16_383, "XFD")])

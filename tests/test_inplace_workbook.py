@@ -46,7 +46,7 @@ def made(tmp_path_factory):
     folder = tmp_path_factory.mktemp("wb")
     src = _transfers_book(folder / "t.xlsx", lambda ws: None)
     result = process(src, as_of=AS_OF)
-    tool, _looks, _findings = inplace._tool_book(result, folder / "tool.xlsx")
+    tool, _looks, _findings = inplace._tool_book(result)
     with zipfile.ZipFile(src) as z:
         parts = {n: z.read(n) for n in z.namelist()}
     return parts, tool

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import io
 import os
 import re
 import time
@@ -47,7 +48,7 @@ from batch.workbook.toolcolumns import (
     tool_styles,
 )
 from batch.workbook.toolsheets import write_tool_sheets
-from batch.workbook.xlsxwriter_private import parts_in_memory, xf_index
+from batch.workbook.xlsxwriter_private import closed_parts, parts_in_memory, xf_index
 from validators.columns import REVIEW_COLUMNS
 
 T_WORKSHEET = opc.REL_NS + "/worksheet"
@@ -113,11 +114,11 @@ def remove_tool_sheets(parts: dict[str, bytes]) -> None:
 # -- the tool's sheets, written by xlsxwriter and moved in ----------------------------------------
 
 
-def _tool_book(result: Result, path: Path) -> tuple[dict[str, bytes], list[dict], tuple]:
+def _tool_book(result: Result) -> tuple[dict[str, bytes], list[dict], tuple]:
     """The tool's sheets and the formats of its columns on each intake sheet, in a workbook of
-    their own; returns its parts, per intake sheet the xlsxwriter style index of each format, and
-    the Findings sheet's rows (generated later, straight into the returned workbook)."""
-    wb = xlsxwriter.Workbook(str(path), WRITER_OPTIONS)
+    their own, in memory; returns its parts, per intake sheet the xlsxwriter style index of each
+    format, and the Findings sheet's rows (generated later, straight into the returned workbook)."""
+    wb = xlsxwriter.Workbook(io.BytesIO(), WRITER_OPTIONS)
     parts_in_memory(wb)
     fmts = Formats(wb)
     looks = []
@@ -133,9 +134,7 @@ def _tool_book(result: Result, path: Path) -> tuple[dict[str, bytes], list[dict]
             }
         )
     findings, rules = write_tool_sheets(wb, fmts, result, keep_rules=True)
-    wb.close()
-    with zipfile.ZipFile(path) as z:
-        parts = {n: z.read(n) for n in z.namelist()}
+    parts = closed_parts(wb)
     parts[rules.name] = rules.settle(parts[rules.name])
     return parts, looks, findings
 
@@ -983,7 +982,6 @@ def write_in_place(result: Result, out_path: Path) -> Path:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     clock = time.perf_counter()
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.partial")
-    tool_tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tool")
     try:
         with _source(result) as z:
             infos = {i.filename: i for i in z.infolist()}
@@ -993,7 +991,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             styles_part = stylesxml.ensure(parts)  # a package without a style table gets Excel's default one
             styles = Styles(parts[styles_part], styles_part)
             restore = styles.restore_map()
-            tool, looks, (findings_rows, dimension) = _tool_book(result, tool_tmp)
+            tool, looks, (findings_rows, dimension) = _tool_book(result)
             mapping = styles.merge(tool[opc.styles_part(tool)])
             where = _sheet_parts(result, opc.sheets(parts))  # the user's sheets: the macro sheets and the tool's are gone
             intake = [(sheet, part) for sheet, part in zip(result.sheets, where, strict=True) if isinstance(sheet, SheetResult)]
@@ -1035,7 +1033,6 @@ def write_in_place(result: Result, out_path: Path) -> Path:
         os.replace(tmp, out_path)
         result.timed("write", clock)
     finally:
-        for path in (tmp, tool_tmp):
-            if path.exists():
-                path.unlink()
+        if tmp.exists():
+            tmp.unlink()
     return out_path
