@@ -62,6 +62,9 @@ class SheetResult:
     decisions: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=DECISION_COLUMNS))  # the reviewer's, see batch.reviews
     withdrawn: np.ndarray | None = None  # per row: the reviewer withdrew its record (it counts in no limit); None: none was
     inputs: np.ndarray | None = None  # per row: its values in the columns the program reads, JSON (batch.reviews.row_inputs)
+    # the valid rows' portfolio fields as read before the calculation (`Portfolio.of(valid, None)`, for
+    # their group keys), when the sheet read the portfolio; None when it did not
+    fields_before: pd.DataFrame | None = None
 
     @property
     def counted(self) -> np.ndarray:
@@ -241,7 +244,11 @@ def _portfolio_fields(r: SheetResult) -> dict:
     if r.withdrawn is not None:  # a withdrawn record is in no group: it counts in no limit of later runs
         computed = computed & ~r.withdrawn
     if computed.any():
-        of = portfolio.of(r.typed[computed], r.computed[computed])
+        before = r.fields_before
+        if before is not None and not portfolio.reads_computed:  # the same fields: worked out once
+            of = before.loc[r.typed.index[computed]]
+        else:
+            of = portfolio.of(r.typed[computed], r.computed[computed])
         fields[computed] = _json_lines(of[portfolio.kept])
         for g in portfolio.groupings:
             keys[f"key:{g}"][computed] = of[g].astype(object).where(of[g].notna(), None).to_numpy()
@@ -486,20 +493,22 @@ def calculate_counted(program: Program, valid: pd.DataFrame, withdrawn: np.ndarr
 NOT_COUNTED = ("Invalid", "Ineligible")  # statuses of records that count in no limit
 
 
-def _portfolio(program: Program, valid: pd.DataFrame, ids: pd.Series, result: Result, run_date: str) -> tuple[pd.DataFrame, pd.Series]:
+def _portfolio(
+    program: Program, valid: pd.DataFrame, mine: pd.DataFrame, ids: pd.Series, result: Result, run_date: str
+) -> tuple[pd.DataFrame, pd.Series]:
     """The records of other workbooks the sheet's portfolio rules read (`RunContext.portfolio`), in the
-    groups of the `valid` rows, that count (neither Invalid nor Ineligible) and are still in one of
-    those groups: the latest version of each record of the runs that ended before this run started
-    (`Result.portfolio_from`) and the records of this run's other workbooks the run gave it
-    (`Result.same_run`, `batch.run.samerun`). A record of the run's team (its names) with the ID of
-    a row of the sheet (`ids`, every row's) or of a record of this run's other workbooks is
-    superseded by this run's version; another team's record of that ID is another record.
+    groups of the `valid` rows (their fields `mine`: `Portfolio.of(valid, None)`), that count (neither
+    Invalid nor Ineligible) and are still in one of those groups: the latest version of each record of
+    the runs that ended before this run started (`Result.portfolio_from`) and the records of this
+    run's other workbooks the run gave it (`Result.same_run`, `batch.run.samerun`). A record of the
+    run's team (its names) with the ID of a row of the sheet (`ids`, every row's) or of a record of
+    this run's other workbooks is superseded by this run's version; another team's record of that ID
+    is another record.
 
     With them, the order in which records of one date count (`_entry_order`): `tie` for each record,
     and for the `valid` rows (`RunContext.portfolio_order`, indexed like them)."""
     portfolio = program.portfolio
     cols = [*portfolio.kept, "sheet", "record_id", "workbook", "run_date", "tie"]
-    mine = portfolio.of(valid, None)
     keys = {g: each_key(mine[g]).unique().tolist() for g in portfolio.groupings}
     same = result.same_run
     others = same.others[same.others["sheet"].eq(program.name)] if same is not None else pd.DataFrame(columns=["record_id"])
@@ -665,8 +674,10 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         mine = context.prior["sheet"].eq(spec.name) & context.prior["record_id"].isin(spec.record_ids(typed[~totals])) & ours
         context = replace(context, prior=context.prior[~mine.to_numpy()])
     reads = result is not None and (result.portfolio_from is not None or result.same_run is not None)
+    fields_before = None
     if program.portfolio is not None and reads and len(valid):
-        far, order = _portfolio(program, valid, spec.record_ids(typed[~totals]), result, context.run_day)
+        fields_before = program.portfolio.of(valid, None)
+        far, order = _portfolio(program, valid, fields_before, spec.record_ids(typed[~totals]), result, context.run_day)
         context = replace(context, portfolio=far, portfolio_order=order)
     before = result.decisions_before if result else None
     # the columns the program reads, as read (a totals row's read as blank)
@@ -750,7 +761,7 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         summary = program.summarize(summary_frame, status, codes, rules)
     if result:
         result.timed("annotate", clock)
-    return SheetResult(sheet, program, typed, computed, status, row_findings, findings, summary, decisions, out, inputs)
+    return SheetResult(sheet, program, typed, computed, status, row_findings, findings, summary, decisions, out, inputs, fields_before)
 
 
 def _returned(sheet: IntakeSheet, record_ids: np.ndarray, occurrence: np.ndarray, result: Result | None) -> dict:

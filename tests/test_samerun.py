@@ -854,3 +854,49 @@ def test_a_worker_asked_sends_its_records_once_and_their_groups(tmp_path):
     assert len(pickle.dumps(asked["groups"])) < len(pickle.dumps(asked["records"])) / 10
     told = work(str(path), str(tmp_path / "told.xlsx"), as_of=D(2026, 11, 30), ask=lambda reads: True)
     assert not told["written"] and not (tmp_path / "told.xlsx").exists()
+
+
+# the samples' sheets whose programs keep portfolio records, and whether the program's fields read its
+# computed columns (Grow NJ compliance keeps each period's Credit Allowed, as its sheet decided it)
+FIELDS_CASES = [
+    ("transfers-2026-11.xlsx", "Transfers", False),
+    ("beip-brrap-erg-2026-11.xlsx", "BRRAP", False),
+    ("beip-brrap-erg-2026-11.xlsx", "ERG_Residential", False),
+    ("emerge-gsgz-compliance-2026-11.xlsx", "GrowNJ_Compliance", True),
+]
+
+
+@pytest.mark.parametrize("book,sheet,reads_computed", FIELDS_CASES)
+def test_a_records_fields_are_worked_out_once_only_where_the_computed_columns_do_not_change_them(tmp_path, book, sheet, reads_computed):
+    """A sheet that reads the portfolio works out its valid rows' fields before the calculation (their
+    group keys). A program whose fields read no computed column keeps those as its records' fields;
+    they are the fields its records get when worked out again from the computed rows (the sheets'
+    Invalid rows left out: Transfers has six). Where they read one, they are worked out again: taken
+    from before the calculation, the Credit Allowed would be missing."""
+    from dataclasses import replace
+
+    from batch.pipeline import process
+    from batch.run.ledger import Ledger
+
+    Ledger(tmp_path / "ledger.sqlite")
+    samples = Path(__file__).resolve().parent.parent / "sample_inputs"
+    result = process(samples / book, as_of=D(2026, 11, 30), ledger=tmp_path / "ledger.sqlite")
+    (mine,) = [r for r in result.intake if r.sheet.name == sheet]
+    assert mine.program.portfolio.reads_computed is reads_computed
+    assert mine.fields_before is not None and len(mine.fields_before) > 0
+    kept = result.records()
+    declared = mine.program
+
+    def records_when(reads: bool) -> pd.DataFrame:
+        mine.program = replace(declared, portfolio=replace(declared.portfolio, reads_computed=reads))
+        return result.records()
+
+    worked_again, taken_before = records_when(True), records_when(False)
+    pd.testing.assert_frame_equal(kept, worked_again if reads_computed else taken_before)
+    of_sheet = kept["sheet"].eq(sheet).to_numpy()
+    assert kept.loc[of_sheet, "fields"].notna().sum() > 0
+    if reads_computed:  # from before the calculation the Credit Allowed is missing: another field
+        assert not kept["fields"].equals(taken_before["fields"])
+        assert '"allowed":null' in " ".join(taken_before.loc[of_sheet, "fields"].dropna())
+    else:
+        pd.testing.assert_frame_equal(kept, worked_again)

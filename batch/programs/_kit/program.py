@@ -134,6 +134,9 @@ class Portfolio:
     rows: Callable | None = None
     judged: tuple[str, ...] = ()
     within_team: bool = False  # its groups are each team's own (two teams' project P-1 are two projects)
+    # whether `of` reads the computed columns; when it does not, the fields of the valid rows worked out
+    # before the calculation (for their group keys) are those of the records, taken as they are
+    reads_computed: bool = True
 
     @property
     def kept(self) -> list[str]:

@@ -24,6 +24,7 @@ PROGRAM = Program(
         standing=steps.standing,
         rows=steps.rows_of,
         judged=("BUSINESS_ANNUAL_LIMIT_EXCEEDED", "AGGREGATE_ANNUAL_LIMIT_EXCEEDED"),
+        reads_computed=False,  # its fields are worked out from the row's own cells, never from its computed columns
     ),
     # each grant's credit per tax period counts against the limits of P.L.2004 c.65 s.7 a. across
     # every workbook of a run: one business's credit, and every grant's together

@@ -24,5 +24,6 @@ PROGRAM = Program(
         standing=steps.standing,
         rows=steps.rows_of,
         judged=("BUCKET_LIMIT_EXCEEDED",),
+        reads_computed=False,  # its fields are worked out from the row's own cells, never from its computed columns
     ),
 )

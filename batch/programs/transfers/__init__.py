@@ -32,5 +32,6 @@ PROGRAM = Program(
             "CERTIFICATE_AMOUNT_NOT_GIVEN",
             "BEIP_RETRANSFER_PROHIBITED",
         ),  # fmt: skip
+        reads_computed=False,  # its fields are worked out from the row's own cells, never from its computed columns
     ),
 )
