@@ -21,7 +21,7 @@ import launcher
 import openpyxl
 import pytest
 from click.testing import CliRunner
-from databases import ledger_of, new_schema
+from databases import ledger_of, ledger_query, new_schema
 from test_reviews import _decide, _run, _sheet, transfers_workbook
 
 from batch.cli import main
@@ -721,3 +721,64 @@ def test_a_commit_that_fails_on_the_kept_connection_leaves_no_transaction_open(t
         ledger.complete_file(ledger.add_file("r1", _file("next.xlsx")), None)
     with backends.connect(path, read_only=True) as db:
         assert db.execute("SELECT name, status FROM files ORDER BY rowid").fetchall() == [("next.xlsx", "processed")]
+
+
+# -- a file's records as the ledger's rows, made before it is recorded (`record_rows`) ------------
+
+# (case, records, group keys recorded): a record in several groups of a rule (keys as a list), a record
+# in none (None), a missing award (None), a whole-number year held as a float, and a file without records
+RECORD_ROWS_CASES = [
+    (
+        "transfers",
+        {
+            "sheet": ["Transfers", "Transfers"],
+            "record_id": ["T-1", "T-2"],
+            "status": ["OK", "Flagged"],
+            "award_cents": [100, None],
+            "year": [2026.0, None],
+            "fields": ['{"credit": 100}', None],
+            "key:certificate_key": ["c-1", None],
+            "key:small_transfer_key": [None, "2026 seller"],
+        },
+        2,  # T-1 in certificate c-1, T-2 in the small transfers of 2026 seller
+    ),  # fmt: skip
+    (
+        "grants in several years",
+        {
+            "sheet": ["BRRAP"],
+            "record_id": ["B-1"],
+            "status": ["OK"],
+            "fields": ["{}"],
+            "key:business_years": [["2026 acme", "2027 acme"]],
+            "key:years": [["2026", "2027"]],
+        },
+        4,  # two years in each of two groupings
+    ),  # fmt: skip
+    ("no key column", {"sheet": ["BEIP"], "record_id": ["E-1"], "status": ["Invalid"], "fields": [None]}, 0),
+    ("no record", {"sheet": [], "record_id": [], "status": [], "fields": [], "key:certificate_key": []}, 0),
+]
+
+
+@pytest.mark.usefixtures("backend")  # on both of the ledger's databases
+@pytest.mark.parametrize(("case", "records", "keys"), RECORD_ROWS_CASES)
+def test_records_recorded_from_their_rows_made_before_are_the_rows_recorded_from_the_records(tmp_path, case, records, keys):
+    """`add_file` given the rows `record_rows` made of the records writes the rows it writes given the
+    records themselves: the same records, in the same order, and the same group keys."""
+    import pandas as pd
+
+    from batch.run.ledger import RecordRows, record_rows
+
+    records = pd.DataFrame(records)
+    rows = record_rows(records)
+    assert isinstance(rows, RecordRows) and len(rows) == len(records)
+    written = {}
+    for how, given in (("records", records), ("rows", rows)):
+        book = Ledger(tmp_path / f"{how}.sqlite")
+        book.start_run("R1", None, "0", "/in", "/out")
+        book.add_file("R1", {"name": "a.xlsx", "status": "processed"}, given)
+        written[how] = [
+            ledger_query(tmp_path / f"{how}.sqlite", "SELECT * FROM records ORDER BY rowid"),
+            sorted(ledger_query(tmp_path / f"{how}.sqlite", "SELECT * FROM record_keys"), key=repr),  # no row order kept in PostgreSQL
+        ]
+    assert written["rows"] == written["records"], case
+    assert (len(written["rows"][0]), len(written["rows"][1])) == (len(records), keys)

@@ -376,3 +376,43 @@ def test_portfolio_tables_count_each_set_of_codes_area_and_year_as_each_record_w
         ("GrowNJ", "A_CODE", 1),
         ("Transfers", "MISSING_VALUE", 1),
     ]
+
+
+# (case, each processed file's records and its name): the report's records stack them without their
+# fields, each with its file: as a frame a file, its fields dropped and its file assigned, would
+# stack (a key column only a later file has comes after `file`, as such a stack puts it)
+REPORT_RECORDS_CASES = [
+    ("no file", []),
+    ("one file", [({"sheet": ["Transfers"], "record_id": ["T-1"], "fields": ["{}"], "key:certificate_key": ["c-1"]}, "a.xlsx")]),
+    (
+        "two programs, one file without records",
+        [
+            (
+                {
+                    "sheet": ["Transfers", "Transfers"],
+                    "record_id": ["T-1", "T-2"],
+                    "award_cents": [5, None],
+                    "fields": ["{}", None],
+                    "key:certificate_key": ["c-1", None],
+                },
+                "a.xlsx",
+            ),
+            ({"sheet": [], "record_id": [], "award_cents": [], "fields": []}, "empty.xlsx"),
+            ({"sheet": ["BRRAP"], "record_id": ["B-1"], "award_cents": [7], "fields": ["{}"], "key:years": [["2026"]]}, "b.xlsx"),
+        ],
+    ),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize(("case", "processed"), REPORT_RECORDS_CASES)
+def test_the_reports_records_are_each_files_without_fields_with_its_file_stacked(case, processed):
+    from batch.run.runner import RECORD_COLUMNS, _report_records
+
+    processed = [(pd.DataFrame(records), name) for records, name in processed]
+    got = _report_records(processed)
+    if not processed:
+        assert list(got.columns) == RECORD_COLUMNS and got.empty
+        return
+    expected = pd.concat([r.drop(columns=["fields"]).assign(file=name) for r, name in processed], ignore_index=True)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert got["file"].tolist() == [name for r, name in processed for _ in range(len(r))], case

@@ -41,13 +41,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from batch import __version__
 from batch.run.config import Settings
 from batch.run.environment import EnvironmentStop, environment_message, is_environment, os_error
 from batch.run.faults import fault
-from batch.run.ledger import Ledger, LedgerUnreadable, read_versions, server_errors
+from batch.run.ledger import Ledger, LedgerUnreadable, read_versions, record_rows, server_errors
 from batch.run.ledger.reads import read_outputs_since
 from batch.run.names import fit, output_name, printable, shown, temporary
 from batch.run.samerun import SameRun, decide, earlier_keys, held, places, reads_nothing
@@ -59,6 +60,9 @@ RECORD_COLUMNS = ["sheet", "record_id", "status", "award_cents", "codes", "area"
 LOCK_NAME = ".njcredits.lock"
 WORK_DIR = ".njcredits"  # the tool's own folder in the inbox: staging/<run-id>/
 NAME_FILE = ".name"  # in a staging slot: the input's name as it was in the inbox (bytes)
+# a file waiting for the run's decision with at most this many records has its ledger rows made as its
+# result arrives (`_prepared`); a larger one's are made when it is recorded
+PREPARED_RECORDS = 2_000
 
 
 class RunLocked(Exception):
@@ -585,6 +589,7 @@ class Run:
                 mine = held(payload["records"]) if several and kind == "ok" else None
                 # a file not written yet is processed again whatever it holds (`settle`)
                 if mine is not None and ((len(mine) and not reads_nothing(mine)) or _not_written(payload)):
+                    _prepared(payload)
                     waiting.append([item, partial, kind, payload, mine])
                     groups.update(payload["groups"])
                     continue
@@ -650,6 +655,7 @@ class Run:
                     w = by_item[id(item)]
                     if kind == "ok":  # both reads of the file are its time
                         payload["seconds"] = round(payload["seconds"] + w[3]["seconds"], 3)
+                        _prepared(payload)
                     w[2:4] = kind, payload
             finally:
                 if bar:
@@ -721,7 +727,7 @@ class Run:
                 self.started,
                 self.outcomes,
                 self.ledger,
-                pd.concat(self.records, ignore_index=True) if self.records else pd.DataFrame(columns=RECORD_COLUMNS),
+                _report_records(self.records),
                 pd.concat(self.per_year, ignore_index=True) if self.per_year else pd.DataFrame(),
                 self.rules_versions,
                 settings.team,
@@ -775,13 +781,13 @@ class Run:
         if isinstance(final, FileOutcome):
             return final
         info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings", "as_of")})
-        info["records"] = result["records"]
+        info["records"] = result.get("record_rows", result["records"])  # as the ledger takes them
         info["decisions"] = result["decisions"]
         outcome = FileOutcome(item.name, "processed", output=str(final), info=result)
         self.finish_file(item, outcome)
         if self.outcomes[-1].status == "processed":
             # its portfolio fields are in the ledger; the report reads its group keys (Portfolio changes) and its file
-            self.records.append(result["records"].drop(columns=["fields"]).assign(file=shown(item.name)))
+            self.records.append((result["records"], shown(item.name)))
             if len(result["per_year"]):
                 self.per_year.append(result["per_year"].assign(file=shown(item.name)))
             self.rules_versions.update(result["rules_versions"])
@@ -922,6 +928,29 @@ class Run:
                 reason = f"njcredits met an internal error recording it ({type(err).__name__}: {err}); it stays in the inbox."
             outcome = self.give_back(item, reason, recorded=getattr(err, "recorded", False))
         self.say(outcome)
+
+
+def _prepared(payload: dict) -> None:
+    """The ledger's rows of a waiting file's records (`record_rows`), made as its result arrives, while
+    the workers run, for a file of at most `PREPARED_RECORDS` records: the files waiting for the
+    decision are recorded one after the other at its end, while both workers wait. A larger file's
+    are made when it is recorded (made now, they would be held beside its records until then)."""
+    if len(payload["records"]) <= PREPARED_RECORDS:
+        payload["record_rows"] = record_rows(payload["records"])
+
+
+def _report_records(processed: list[tuple[pd.DataFrame, str]]) -> pd.DataFrame:
+    """The records of the processed files (`Result.records()`, and each file's name as printed) for the
+    run report, stacked: without their portfolio fields (the ledger holds them), each with its `file`.
+    The frame each file's records without their fields and with their file would stack into (its
+    columns in that order), made by one concat (and one copy), not one copy a file."""
+    if not processed:
+        return pd.DataFrame(columns=RECORD_COLUMNS)
+    frames = [records for records, _name in processed]
+    order = list(dict.fromkeys(c for records in frames for c in [*(c for c in records.columns if c != "fields"), "file"]))
+    out = pd.concat(frames, ignore_index=True).drop(columns=["fields"])
+    out["file"] = pd.array(np.repeat(np.array([name for _r, name in processed], dtype=object), [len(r) for r in frames]), dtype=str)
+    return out[order]
 
 
 def _relative(path: Path, inbox: Path) -> str:

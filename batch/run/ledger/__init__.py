@@ -22,7 +22,7 @@ from importlib import import_module
 # settings read a ledger's address without importing pandas and the rest
 _PARTS = {
     "backends": ["LedgerServerMissing", "LedgerURL", "location", "on_server", "server_errors", "shown", "there"],
-    "book": ["Ledger", "LedgerEmpty"],
+    "book": ["Ledger", "LedgerEmpty", "RecordRows", "record_rows"],
     "network": ["NETWORK_FILESYSTEMS", "LedgerOnNetwork", "mounts", "network_filesystem", "refuse_network_ledger"],
     "reads": [
         "ENDED_BEFORE", "LedgerUnreadable", "read_decisions", "read_earlier_names", "read_entries", "read_portfolio",

@@ -7,6 +7,7 @@ import json
 import os
 import threading
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 
@@ -50,6 +51,36 @@ def _values(column: pd.Series) -> list:
     if isinstance(column.dtype, pd.StringDtype) or (column.dtype == object and pd.api.types.infer_dtype(column, skipna=True) in as_is):
         return column.to_numpy(dtype=object, na_value=None).tolist()  # each value as it is, a missing one None
     return [_value(v) for v in column.tolist()]
+
+
+@dataclass(frozen=True)
+class RecordRows:
+    """A file's records as the ledger's rows (`record_rows`), a list a column: each record's fields
+    (`RECORD_FIELDS`, in order), and for each grouping the sheet, record ID and key of each of its
+    group keys (a record in several groups of a rule on several rows), as `Ledger.add_file` inserts
+    them (the rows made as they are inserted, so a large file's are never all held twice)."""
+
+    fields: list[list]
+    keys: list[tuple[str, list, list, list]]  # (grouping, sheets, record IDs, keys)
+
+    def __len__(self) -> int:
+        return len(self.fields[0])
+
+
+def record_rows(records: pd.DataFrame) -> RecordRows:
+    """A file's records (`Result.records()`) as the ledger's rows: made at once where the run has the
+    time (as a small file's result arrives, while the workers run), else when the file is recorded."""
+    # column by column: `itertuples` reads a text column held by pyarrow a value at a time
+    # (100,000 records: about 3 s; the columns as lists, zipped: under 1 s)
+    # the fields as they are when the records hold each once (a reindex would copy them all)
+    whole = records.columns.is_unique and all(c in records.columns for c in RECORD_FIELDS)
+    fields = records if whole else records.reindex(columns=RECORD_FIELDS)
+    keys = []
+    for column in (c for c in records.columns if c.startswith("key:")):  # a record's key in each group its rules read
+        at = each_key(records[column])  # one row per key: a record may be in several groups of a rule
+        sheets, ids = records["sheet"].iloc[at.index].tolist(), records["record_id"].iloc[at.index].tolist()
+        keys.append((column.removeprefix("key:"), sheets, ids, at.tolist()))
+    return RecordRows([_values(fields[c]) for c in RECORD_FIELDS], keys)
 
 
 class Ledger:
@@ -259,10 +290,11 @@ class Ledger:
         with self._connect() as db, db.writing():
             db.execute("UPDATE files SET status=final_status, archived=? WHERE rowid=?", (archived, rowid))
 
-    def add_file(self, run_id: str, info: dict, records: pd.DataFrame | None = None) -> int:
-        """Record a file (and its records), in one transaction; returns the row id. A row with status
-        `archiving` and a `final_status` is written before the input is moved to the archive and
-        completed after (`complete_file`), so a run killed between the two is finished by the next one."""
+    def add_file(self, run_id: str, info: dict, records: pd.DataFrame | RecordRows | None = None) -> int:
+        """Record a file (and its records, or their rows made already: `record_rows`), in one
+        transaction; returns the row id. A row with status `archiving` and a `final_status` is written
+        before the input is moved to the archive and completed after (`complete_file`), so a run
+        killed between the two is finished by the next one."""
         values = [info.get(c) for c in FILE_COLUMNS]
         values[FILE_COLUMNS.index("rows_per_sheet")] = json.dumps(info.get("rows_per_sheet") or {})
         values[FILE_COLUMNS.index("timings")] = json.dumps(info.get("timings") or {})
@@ -270,26 +302,13 @@ class Ledger:
             rowid = db.insert("files", ["run_id", *FILE_COLUMNS], [run_id, *map(_value, values)])
             if records is not None and len(records):
                 (team,) = db.one("SELECT team FROM runs WHERE run_id=?", (run_id,))  # a record is its run's team's
-                # column by column: `itertuples` reads a text column held by pyarrow a value at a time
-                # (100,000 records: about 3 s; the columns as lists, zipped: under 1 s)
-                # the fields as they are when the records hold each once (a reindex would copy them all)
-                whole = records.columns.is_unique and all(c in records.columns for c in RECORD_FIELDS)
-                fields = records if whole else records.reindex(columns=RECORD_FIELDS)
-                values = [_values(fields[c]) for c in RECORD_FIELDS]
-                db.insert_many("records", RECORD_COLUMNS, ((run_id, info["name"], *row, team) for row in zip(*values, strict=True)))
-                for column in (c for c in records.columns if c.startswith("key:")):  # a record's key in each group its rules read
-                    at = each_key(records[column])  # one row per key: a record may be in several groups of a rule
+                rows = records if isinstance(records, RecordRows) else record_rows(records)
+                db.insert_many("records", RECORD_COLUMNS, ((run_id, info["name"], *row, team) for row in zip(*rows.fields, strict=True)))
+                for grouping, sheets, ids, keys in rows.keys:
                     db.insert_many(
                         "record_keys",
                         ["run_id", "team", "sheet", "record_id", "grouping", "key"],
-                        zip(
-                            repeat(run_id),
-                            repeat(team),
-                            records["sheet"].iloc[at.index].tolist(),
-                            records["record_id"].iloc[at.index].tolist(),
-                            repeat(column.removeprefix("key:")),
-                            at.tolist(),
-                        ),
+                        zip(repeat(run_id), repeat(team), sheets, ids, repeat(grouping), keys),
                     )
             decisions = info.get("decisions")
             if records is not None and decisions is not None and len(decisions):
