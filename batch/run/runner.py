@@ -781,10 +781,12 @@ class Run:
         if isinstance(final, FileOutcome):
             return final
         info.update({k: result[k] for k in ("rows_per_sheet", "errors", "warnings", "infos", "seconds", "timings", "as_of")})
-        info["records"] = result.get("record_rows", result["records"])  # as the ledger takes them
+        rows = result.pop("record_rows", None)  # made as its result arrived (`_prepared`), else made from the records
+        info["records"] = rows if rows is not None else result["records"]
         info["decisions"] = result["decisions"]
         outcome = FileOutcome(item.name, "processed", output=str(final), info=result)
         self.finish_file(item, outcome)
+        info["records"] = result["records"]  # its rows were the ledger's: not held for the rest of the run
         if self.outcomes[-1].status == "processed":
             # its portfolio fields are in the ledger; the report reads its group keys (Portfolio changes) and its file
             self.records.append((result["records"], shown(item.name)))
