@@ -63,7 +63,7 @@ class SheetResult:
     withdrawn: np.ndarray | None = None  # per row: the reviewer withdrew its record (it counts in no limit); None: none was
     inputs: np.ndarray | None = None  # per row: its values in the columns the program reads, JSON (batch.reviews.row_inputs)
     # the valid rows' portfolio fields as read before the calculation (`Portfolio.of(valid, None)`, for
-    # their group keys), when the sheet read the portfolio; None when it did not
+    # their group keys), when the sheet read the portfolio and has at most FIELDS_KEPT_ROWS valid rows
     fields_before: pd.DataFrame | None = None
 
     @property
@@ -448,6 +448,10 @@ def _truncated(cut: list[tuple[int, int, int, int]], position: dict[int, int], c
 
 
 CALC_CHUNK_ROWS = 20_000
+# a sheet of at most this many valid rows keeps the portfolio fields it works out before the calculation
+# for its records (`SheetResult.fields_before`); a larger sheet's would be held through the write, at the
+# worker's peak memory (about 40 MB for 100,000 Transfers rows), to save less than a tenth of a second
+FIELDS_KEPT_ROWS = 10_000
 
 
 def calculate_in_chunks(program: Program, valid: pd.DataFrame, rules, context: RunContext) -> Calculation:
@@ -676,9 +680,10 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     reads = result is not None and (result.portfolio_from is not None or result.same_run is not None)
     fields_before = None
     if program.portfolio is not None and reads and len(valid):
-        fields_before = program.portfolio.of(valid, None)
-        far, order = _portfolio(program, valid, fields_before, spec.record_ids(typed[~totals]), result, context.run_day)
+        fields = program.portfolio.of(valid, None)
+        far, order = _portfolio(program, valid, fields, spec.record_ids(typed[~totals]), result, context.run_day)
         context = replace(context, portfolio=far, portfolio_order=order)
+        fields_before = fields if len(valid) <= FIELDS_KEPT_ROWS else None
     before = result.decisions_before if result else None
     # the columns the program reads, as read (a totals row's read as blank)
     inputs = row_inputs(raw, typed, {c.header: c.kind for c in spec.columns})

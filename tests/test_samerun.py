@@ -900,3 +900,24 @@ def test_a_records_fields_are_worked_out_once_only_where_the_computed_columns_do
         assert '"allowed":null' in " ".join(taken_before.loc[of_sheet, "fields"].dropna())
     else:
         pd.testing.assert_frame_equal(kept, worked_again)
+
+
+# (case, rows kept at most, kept): the samples' Transfers sheet has 37 valid rows (43, six Invalid)
+FIELDS_KEPT_CASES = [("below", 38, True), ("at", 37, True), ("above", 36, False)]
+
+
+@pytest.mark.parametrize("case,most,kept", FIELDS_KEPT_CASES)
+def test_a_large_sheet_keeps_no_fields_from_before_the_calculation_and_its_records_are_the_same(tmp_path, monkeypatch, case, most, kept):
+    """A sheet of more than FIELDS_KEPT_ROWS valid rows does not hold the fields it worked out before
+    the calculation through the write (its records work them out again): the same records."""
+    import batch.pipeline as pipeline
+    from batch.run.ledger import Ledger
+
+    Ledger(tmp_path / "ledger.sqlite")
+    sample = Path(__file__).resolve().parent.parent / "sample_inputs" / "transfers-2026-11.xlsx"
+    every = pipeline.process(sample, as_of=D(2026, 11, 30), ledger=tmp_path / "ledger.sqlite").records()
+    monkeypatch.setattr(pipeline, "FIELDS_KEPT_ROWS", most)
+    result = pipeline.process(sample, as_of=D(2026, 11, 30), ledger=tmp_path / "ledger.sqlite")
+    (mine,) = result.intake
+    assert (mine.fields_before is not None) is kept, case
+    pd.testing.assert_frame_equal(result.records(), every)
