@@ -6,6 +6,7 @@ import io
 import re
 import zipfile
 
+import numpy as np
 import openpyxl
 import pytest
 from defusedxml import ElementTree
@@ -13,7 +14,7 @@ from lxml import etree
 
 from batch.workbook.cells import column_letters
 from batch.workbook.safety import Refused
-from batch.workbook.sheetrows import _COLUMNS, RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, skeleton, split_part
+from batch.workbook.sheetrows import _COLUMNS, LazyTails, RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, skeleton, split_part
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 HEAD = b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
@@ -401,3 +402,42 @@ def test_every_column_name_maps_to_its_number():
     # it must give each of Excel's 16,384 columns (A=0, Z=25, AA=26, ZZ=701, AAA=702, XFD=16,383)
     assert _COLUMNS == {column_letters(c).encode(): c for c in range(16_384)}
     assert [_COLUMNS[b] for b in (b"A", b"Z", b"AA", b"ZZ", b"AAA", b"XFD")] == [0, 25, 26, 701, 702, 16_383]
+
+
+def test_lazy_tails_make_each_block_once_as_the_rows_are_asked_for_in_order():
+    # rows 2, 3, 5, 8, 9 in blocks of 2: [2, 3], [5, 8], [9]; row 1 made beforehand (the header)
+    made = []
+
+    def make(start, stop):
+        made.append((start, stop))
+        return [f"<c>{n}</c>".encode() for n in rows[start:stop].tolist()]
+
+    rows = np.array([2, 3, 5, 8, 9], dtype=np.int64)
+    tails = LazyTails(rows, make, {1: b"<c>head</c>"}, 2)
+    asked = [
+        (1, b"<c>head</c>"),
+        (2, b"<c>2</c>"),  # the first block made
+        (3, b"<c>3</c>"),
+        (4, b""),  # not a row of the sheet's: nothing appended
+        (5, b"<c>5</c>"),  # the second block
+        (7, b""),
+        (8, b"<c>8</c>"),
+        (9, b"<c>9</c>"),  # the last, short block
+        (10, b""),
+    ]
+    assert [tails.get(n) for n, _ in asked] == [want for _, want in asked]
+    assert made == [(0, 2), (2, 4), (4, 5)]
+    assert list(tails) == [1, 2, 3, 5, 8, 9]
+
+
+def test_lazy_tails_asked_for_an_earlier_block_make_it_again():
+    rows = np.array([2, 3, 5], dtype=np.int64)
+    made = []
+
+    def make(start, stop):
+        made.append(start)
+        return [str(n).encode() for n in rows[start:stop].tolist()]
+
+    tails = LazyTails(rows, make, {}, 2)
+    assert [tails.get(n) for n in (5, 2, 3, 5)] == [b"5", b"2", b"3", b"5"]
+    assert made == [2, 0, 2]

@@ -652,7 +652,7 @@ class LazyTails:
 
     def __init__(self, rows, make, fixed: dict[int, bytes], block: int):
         self.rows, self.make, self.fixed, self.block = rows, make, fixed, block
-        self.start, self.current = -1, []
+        self.start, self.current, self.at = -1, [], {}
 
     def __iter__(self):
         yield from self.fixed
@@ -661,12 +661,17 @@ class LazyTails:
     def get(self, n: int, default: bytes = b"") -> bytes:
         if n in self.fixed:
             return self.fixed[n]
+        i = self.at.get(n)  # a row of the block in hand: found without numpy (a row at a time, numpy costs microseconds)
+        if i is not None:
+            return self.current[i]
         i = int(self.rows.searchsorted(n))
         if i >= len(self.rows) or self.rows[i] != n:
             return default
         start = i - i % self.block
         if start != self.start:
-            self.start, self.current = start, self.make(start, min(start + self.block, len(self.rows)))
+            stop = min(start + self.block, len(self.rows))
+            self.start, self.current = start, self.make(start, stop)
+            self.at = dict(zip(self.rows[start:stop].tolist(), range(stop - start), strict=True))
         return self.current[i - start]
 
 
