@@ -518,3 +518,32 @@ CENTS_CASES = [
 def test_computed_cells_money_from_cents(cents, expected):
     refs = np.array(["Q2", "Q3"], dtype=object)
     assert cells.computed_cells(pd.Series(cents, dtype="Int64"), refs, ' s="9"', cents=True).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    "char,control",
+    [
+        ("\x00", True),
+        ("\x08", True),  # the last before tab
+        ("\t", False),  # tab and line feed are text
+        ("\n", False),
+        ("\x0b", True),  # the first after line feed
+        ("\r", True),  # carriage return is escaped (XML readers turn it into a line feed)
+        ("\x1f", True),  # the last control character
+        (" ", False),  # \x20, the first after it
+        ("\x7f", False),  # DEL is a character XML holds
+        ("\ufffd", False),
+        ("\ufffe", True),  # the two non-characters
+        ("\uffff", True),
+        ("\U00010000", False),
+    ],
+)
+def test_the_control_character_search_finds_what_the_character_class_does(char, control):
+    for text in (char, f"a{char}", f"{char}b", f"a\n{char}\nb"):
+        assert bool(cells.CONTROL_ANY.search(text)) is control
+        assert cells._has_control(text) is bool(cells.CONTROL_ANY.search(text)), repr(text)
+
+
+def test_the_control_characters_searched_for_are_every_one_the_character_class_matches():
+    every = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]  # every character but the surrogates
+    assert [c for c in every if cells.CONTROL_ANY.match(c)] == list(cells.CONTROL_CHARS)

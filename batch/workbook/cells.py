@@ -87,6 +87,15 @@ def cut(values: np.ndarray) -> np.ndarray:
 EDGE_SPACE_JOINED = re.compile(r"\n(?:(?=\s)|(?<=\s\n))")
 
 
+CONTROL_CHARS = (*map(chr, (*range(0x00, 0x09), *range(0x0B, 0x20))), "\ufffe", "\uffff")  # what CONTROL_ANY matches
+
+
+def _has_control(joined: str) -> bool:
+    """Whether the text holds a character CONTROL_ANY matches: a substring search a character (a
+    search for one character scans at memory speed) is ten times faster than the character class."""
+    return any(c in joined for c in CONTROL_CHARS)
+
+
 def _has_xml_chars(joined: str) -> bool:
     """Whether the text holds `&`, `<` or `>` (three substring searches scan faster than a character class)."""
     return "&" in joined or "<" in joined or ">" in joined
@@ -105,7 +114,7 @@ def text(values) -> tuple[np.ndarray, np.ndarray]:
     joined = "\n" + "\n".join(v.tolist()) + "\n"
     # a character class and a substring search scan long text faster than NEEDS_ESCAPE itself (an
     # escape has a lowercase x: `_X0041_` is text to Excel and calamine alike)
-    if CONTROL_ANY.search(joined) or ("_x" in joined and NEEDS_ESCAPE.search(joined)):
+    if _has_control(joined) or ("_x" in joined and NEEDS_ESCAPE.search(joined)):
         special = np.fromiter((NEEDS_ESCAPE.search(t) is not None for t in v), dtype=bool, count=len(v))
         v = v.copy()
         s = pd.Series(v[special], dtype=object).str.replace(ESCAPE_START, "_x005F_", regex=True)
