@@ -441,3 +441,82 @@ def test_lazy_tails_asked_for_an_earlier_block_make_it_again():
     tails = LazyTails(rows, make, {}, 2)
     assert [tails.get(n) for n in (5, 2, 3, 5)] == [b"5", b"2", b"3", b"5"]
     assert made == [2, 0, 2]
+
+
+def _both_ways(body: bytes, styles: dict, tail: bytes, tail_at=None, qname=b"row", attrs=b' r="2"', monkeypatch=None):
+    """A row rewritten by `_row` as it is, and with every cell read (the restyled cells not found by reference)."""
+    from batch.workbook import sheetrows
+
+    changes = sheetrows.Changes(styles, tail_at=tail_at, column_styles={2: 5})
+    scope = {b"": MAIN.encode(), b"x": MAIN.encode()}
+    fast = sheetrows._row(2, qname, attrs, body, styles, tail, changes, scope)
+    monkeypatch.setattr(sheetrows, "_restyled_in_place", lambda *args: None)
+    read = sheetrows._row(2, qname, attrs, body, styles, tail, changes, scope)
+    monkeypatch.undo()
+    return fast, read
+
+
+TAIL_CELLS = b'<c r="E2" t="inlineStr"><is><t>tool</t></is></c>'
+
+
+@pytest.mark.parametrize(
+    "case,body,styles,tail_at,found",
+    [
+        # found: whether the restyled cells are found by their reference (else every cell is read)
+        ("one cell restyled", b'<c r="A2" s="1"><v>1</v></c><c r="B2"><v>2</v></c><c r="C2" t="s"><v>0</v></c>', {1: 7}, 4, True),
+        ("two, named out of order", b'<c r="A2" s="1"><v>1</v></c><c r="B2"/><c r="C2" s="3"><v>0</v></c>', {2: 8, 0: 7}, 4, True),
+        ("white space between and after", b'\n  <c r="A2"><v>1</v></c>\n  <c r="B2" s="2"><v>2</v></c>\n', {1: 7}, 4, True),
+        ("a self-closed cell", b'<c r="A2" s="4"/><c r="B2"><v>2</v></c>', {0: 7}, 4, True),
+        ("a style that does not change", b'<c r="A2" s="7"><v>1</v></c>', {0: 7}, 4, True),
+        ("attributes after the reference", b'<c r="A2" t="n" s="3" cm="1"><v>1</v></c>', {0: 7}, 4, True),
+        ("rich text with a colour", b'<c r="A2" t="inlineStr"><is><r><rPr><color rgb="FF00"/></rPr><t>a</t></r></is></c>', {0: 7}, 4, True),
+        ("text that spells a cell", b'<c r="A2" t="inlineStr"><is><t>&lt;c r="B2"</t></is></c><c r="B2"><v>1</v></c>', {1: 7}, 4, True),
+        ("cells out of column order", b'<c r="B2"><v>2</v></c><c r="A2"><v>1</v></c>', {0: 7}, 4, True),
+        ("no tool columns", b'<c r="A2"><v>1</v></c>', {0: 7}, None, True),
+        ("a blank to insert", b'<c r="A2"><v>1</v></c><c r="C2"><v>3</v></c>', {1: 7}, 4, True),
+        ("blanks before a cell restyled", b'<c r="A2"><v>1</v></c><c r="D2" s="2"><v>3</v></c>', {2: 8, 1: 7, 3: 9}, 4, True),
+        ("a blank after the last cell", b'<c r="A2"><v>1</v></c>  ', {3: 7}, 4, True),
+        ("blanks first and last", b'<c r="B2"><v>1</v></c>', {3: 8, 0: 7}, 4, True),
+        ("a blank before cells out of order", b'<c r="D2"><v>4</v></c><c r="A2"><v>1</v></c>', {2: 7}, 4, True),
+        ("a reference to another row", b'<c r="A2"><v>1</v></c><c r="B3"><v>2</v></c>', {1: 7}, 4, True),
+        ("a reference that is a longer column's start", b'<c r="A2"><v>1</v></c><c r="BA2"><v>2</v></c>', {1: 7}, 54, True),
+        ("a row of no cells", b"  ", {1: 7}, 4, False),
+        ("a cell without its reference", b'<c r="A2"><v>1</v></c><c><v>2</v></c>', {0: 7}, 4, False),
+        ("a reference not first", b'<c s="1" r="A2"><v>1</v></c>', {0: 7}, 4, False),
+        ("a reference in small letters", b'<c r="a2"><v>1</v></c><c r="B2"><v>2</v></c>', {1: 7}, 4, False),
+        ("two spaces before the reference", b'<c  r="A2"><v>1</v></c>', {0: 7}, 4, False),
+        ("a tab before the reference", b'<c\tr="A2"><v>1</v></c>', {0: 7}, 4, False),
+        ("the same reference twice", b'<c r="A2"><v>1</v></c><c r="A2"><v>2</v></c>', {0: 7}, 4, False),
+        ("a cell at the tool's first column", b'<c r="A2"><v>1</v></c><c r="E2"><v>5</v></c>', {0: 7}, 4, False),
+        ("a cell after the tool's columns", b'<c r="A2"><v>1</v></c><c r="AA2"><v>5</v></c>', {0: 7}, 4, False),
+        ("an element after the last cell", b'<c r="A2"><v>1</v></c><y:z xmlns:y="urn:y"/>', {0: 7}, 4, False),
+        ("an element of the root's namespaces after it", b'<c r="A2"><v>1</v></c><y:z/>', {0: 7}, 4, False),
+    ],
+)
+def test_a_restyled_rows_cells_found_by_reference_give_the_row_read_cell_by_cell(case, body, styles, tail_at, found, monkeypatch):
+    from batch.workbook import sheetrows
+
+    for tail in (TAIL_CELLS, b""):
+        for attrs in (b' r="2"', b' r="2" spans="1:4" s="3" customFormat="1"'):  # a row style is a blank cell's
+            fast, read = _both_ways(body, styles, tail, tail_at, attrs=attrs, monkeypatch=monkeypatch)
+            assert fast == read, (case, tail, attrs)
+        changes = sheetrows.Changes(styles, tail_at=tail_at)
+        assert (sheetrows._restyled_in_place(2, b' r="2"', body, styles, changes, b"") is not None) is found, case
+
+
+def test_a_row_under_a_prefix_restyled_by_reference_is_the_row_read_cell_by_cell(monkeypatch):
+    body = b'<x:c r="A2" s="1"><x:v>1</x:v></x:c><x:c r="B2"><x:v>2</x:v></x:c>'
+    tail = TAIL_CELLS.replace(b"<", b"<x:").replace(b"<x:/", b"</x:")
+    fast, read = _both_ways(body, {1: 7}, tail, 4, qname=b"x:row", monkeypatch=monkeypatch)
+    assert fast == read and b'<x:c r="B2" s="7">' in fast
+
+
+@pytest.mark.parametrize("tail_at", [0, 1, 4, 25, 26, 27, 51, 52, 700, 701, 702, 703, 16_383])
+def test_a_cell_at_or_after_the_tools_first_column_is_found_by_its_reference(tail_at):
+    from batch.workbook import sheetrows
+
+    search = sheetrows._from_column(b"", tail_at)
+    # every column near the tool's first column, and each letter count's first and last (A, Z, AA, ZZ, AAA, XFD)
+    columns = sorted({*range(max(tail_at - 30, 0), min(tail_at + 30, 16_384)), 0, 25, 26, 701, 702, 16_383})
+    found = [c for c in columns if search.search(b'<c r="' + column_letters(c).encode() + b'12" s="1">')]
+    assert found == [c for c in columns if c >= tail_at]

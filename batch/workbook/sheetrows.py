@@ -490,7 +490,7 @@ def _cells(body: bytes, scope: dict, prefix: bytes) -> tuple[list[tuple], int]:
     attributes, end, 0-based column, style index or None when not read yet), and where the
     cells end (after the last cell; where the row's own elements after its cells begin when it
     has none). `prefix` is the row's."""
-    if b"<!" not in body and b"<?" not in body and b"xmlns" not in body and b"extLst" not in body:
+    if _plain(body):
         fast = _cells_of_plain_row(body, prefix)
         if fast is not None:
             return fast
@@ -523,18 +523,30 @@ def _cells(body: bytes, scope: dict, prefix: bytes) -> tuple[list[tuple], int]:
     return cells, cells[-1][3] if cells else (first_other if first_other is not None else len(body))
 
 
+def _cell_pattern(prefix: bytes) -> re.Pattern:
+    """A cell under `prefix` (`x:` or nothing), from its start tag to its end: group 1 its
+    attributes, 2 the letters of its `r` and 3 its `s` when they come first, as every program
+    writes them."""
+    cell = _CELLS.get(prefix)
+    if cell is None:
+        name = re.escape(prefix + b"c")
+        first = rb"""(?:\s+r\s*=\s*["']([A-Za-z]+)[0-9]*["'])?(?:\s+s\s*=\s*["']([0-9]+)["'])?"""
+        attrs = rb"""(""" + first + rb"""(?:\s+[^\s<>/="']+\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)"""
+        cell = _CELLS[prefix] = re.compile(rb"<" + name + attrs + rb"\s*(?:/>|>.*?</" + name + rb"\s*>)", re.S)
+    return cell
+
+
+def _plain(body: bytes) -> bool:
+    """A row's content holds no comment, CDATA section, processing instruction, namespace
+    declaration or extension (as every program writes rows)."""
+    return b"<!" not in body and b"<?" not in body and b"xmlns" not in body and b"extLst" not in body
+
+
 def _cells_of_plain_row(body: bytes, prefix: bytes):
     """`_cells` of a row that holds only cells and white space between them, with no comment,
     CDATA section, processing instruction, namespace declaration or extension (as every program
     writes rows): one regular expression over the row; None when the row is not that plain."""
-    cell = _CELLS.get(prefix)
-    if cell is None:
-        name = re.escape(prefix + b"c")
-        # `r` and `s` read on the way when they come first, as every program writes them
-        first = rb"""(?:\s+r\s*=\s*["']([A-Za-z]+)[0-9]*["'])?(?:\s+s\s*=\s*["']([0-9]+)["'])?"""
-        attrs = rb"""(""" + first + rb"""(?:\s+[^\s<>/="']+\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)"""
-        cell = _CELLS[prefix] = re.compile(rb"<" + name + attrs + rb"\s*(?:/>|>.*?</" + name + rb"\s*>)", re.S)
-    found = list(cell.finditer(body))
+    found = list(_cell_pattern(prefix).finditer(body))
     if sum(m.end() - m.start() for m in found) != len(body):  # something between or around the cells: only white space may be
         at = 0
         for m in found:
@@ -551,6 +563,88 @@ def _cells_of_plain_row(body: bytes, prefix: bytes):
         style = m.group(3)
         cells.append((m.start(), m.start(1), m.end(1), m.end(), column, int(style) if style is not None else None))
     return cells, found[-1].end() if found else 0
+
+
+_REFERENCED: dict[bytes, tuple[bytes, re.Pattern]] = {}
+_OF: dict[tuple[bytes, int], re.Pattern] = {}
+_FROM: dict[tuple[bytes, int], re.Pattern] = {}
+
+
+def _referenced(prefix: bytes) -> tuple[bytes, re.Pattern]:
+    """The start of a cell whose first attribute is its reference (`<c r="`), and a search for a
+    cell start that is not followed by a reference in capital letters and digits."""
+    if prefix not in _REFERENCED:
+        start = b"<" + prefix + b'c r="'
+        other = re.compile(re.escape(b"<" + prefix + b"c") + rb'(?:[\s/>](?<! )|\s+(?!r="[A-Z]+[0-9]+"))')
+        _REFERENCED[prefix] = start, other
+    return _REFERENCED[prefix]
+
+
+def _of_column(prefix: bytes, column: int) -> re.Pattern:
+    """A search for a cell referenced in column `column` (`<c r="AB`, then its row's digits)."""
+    key = (prefix, column)
+    if key not in _OF:
+        _OF[key] = re.compile(re.escape(b"<" + prefix + b'c r="' + column_letters(column).encode()) + b"[0-9]")
+    return _OF[key]
+
+
+def _from_column(prefix: bytes, column: int) -> re.Pattern:
+    """A search for a cell referenced (`<c r="AB12"`) in column `column` or a later one: its letters
+    longer than the column's, or as long and not before them, letter by letter."""
+    key = (prefix, column)
+    if key not in _FROM:
+        letters = column_letters(column).encode()
+        n = len(letters)
+        later = [rb"[A-Z]{%d,}" % (n + 1), letters]
+        for i, c in enumerate(letters):
+            if c < ord("Z"):
+                later.append(letters[:i] + b"[" + bytes([c + 1]) + b"-Z]" + (rb"[A-Z]{%d}" % (n - i - 1) if n - i - 1 else b""))
+        _FROM[key] = re.compile(re.escape(b"<" + prefix + b'c r="') + b"(?:" + b"|".join(later) + b")[0-9]")
+    return _FROM[key]
+
+
+def _restyled_in_place(number: int, attrs: bytes, body: bytes, styles: dict, changes: Changes, prefix: bytes) -> tuple[bytes, int] | None:
+    """`_row`'s new content for a plain row (`_plain`) whose cells each start with their reference
+    (`<c r="B12"`, as every program writes them), when the only changes are styles (no cell at or
+    after the tool's columns): each restyled cell found by its column's reference, and where a
+    column has no cell, the blank cell inserted before the first cell of a later column, not every
+    cell read. Returns the content up to the end of its last cell (and the blank cells after it)
+    and where that ends in the row's content (the tool's cells go there, before any white space
+    after it); None when the row is not such a row, for `_row` to read every cell."""
+    start, other = _referenced(prefix)
+    if other.search(body) or (changes.tail_at is not None and _from_column(prefix, changes.tail_at).search(body)):
+        return None
+    cell = _cell_pattern(prefix)
+    last = body.rfind(start)
+    end = cell.match(body, last) if last >= 0 else None
+    if end is None or body[end.end() :].strip():  # no cell, or the row's content does not end with its last cell
+        return None
+    edits = []  # (where, column, start of the bytes replaced, their end, the new bytes)
+    row_style = None
+    for column in styles:
+        found = _of_column(prefix, column).search(body)
+        if found is None:  # a blank cell, before the first cell of a later column (after the last cell when none)
+            if row_style is None:
+                row_style = _style_of(attrs) if _true(attribute(attrs, b"customFormat")) else -1
+            own = row_style if row_style >= 0 else changes.column_styles.get(column, 0)
+            later = _from_column(prefix, column + 1).search(body)
+            at = later.start() if later is not None else end.end()
+            made = b"<" + prefix + f'c r="{column_letters(column)}{number}" s="{changes.new_style(own, styles[column])}"/>'.encode()
+            edits.append((at, column, at, at, made))
+            continue
+        if _of_column(prefix, column).search(body, found.end()) is not None:  # two cells of the column
+            return None
+        m = cell.match(body, found.start())
+        if m is None:
+            return None
+        own = body[m.start(1) : m.end(1)]
+        edits.append((m.start(), column, m.start(1), m.end(1), _restyle(own, changes.new_style(_style_of(own), styles[column]))))
+    out, pos = [], 0
+    for _where, _column, a, b, new in sorted(edits):
+        out += [body[pos:a], new]
+        pos = b
+    out.append(body[pos : end.end()])
+    return b"".join(out), end.end()
 
 
 def _row(
@@ -575,8 +669,13 @@ def _row(
     if changes.restore and attribute(attrs, b"s") is not None:
         own = _style_of(attrs)
         attrs = _restyle(attrs, changes.restore.get(own, own))
-    row_style = _style_of(attrs) if _true(attribute(attrs, b"customFormat")) else None
     prefix = qname[: -len(b"row")]  # `x:` of `x:row`, or nothing
+    if styles and not changes.every_row and _plain(body):
+        fast = _restyled_in_place(number, attrs, body, styles, changes, prefix)
+        if fast is not None:
+            new_body = fast[0] + tail + body[fast[1] :]
+            return None if new_body == body and attrs == plain else b"<" + qname + attrs + b">" + new_body + close
+    row_style = _style_of(attrs) if _true(attribute(attrs, b"customFormat")) else None
     cells, cells_end = _cells(body, scope if scope is not None else {b"": next(iter(MAIN_NAMESPACES))}, prefix)
 
     def blank(c: int) -> bytes:
