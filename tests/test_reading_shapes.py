@@ -763,3 +763,65 @@ def test_text_over_the_cell_limit_is_cut_and_said(cell, cut):
         kept = frame.iat[1, 1]  # what the returned workbook holds: the start of the text, `kept` units long
         assert cell.startswith(kept) and len(kept.encode("utf-16-le")) // 2 == cut[1]
     assert frame.iat[0, 0] == "a" and frame.iat[0, 1] == 1.0 and frame.iat[1, 0] is None
+
+
+# -- the cell scan beside calamine's read --------------------------------------------------------------
+BESIDE = {
+    "an error value and a formula without its value": (
+        HEAD_ROW + "<row r='2'><c r='A2' t='e'><v>#N/A</v></c><c r='B2'><f>SUM(C1:C9)</f></c></row>",
+        "",
+    ),
+    "the same under a prefix": (
+        "<x:row r='1'><x:c r='A1' t='inlineStr'><x:is><x:t>Transfer ID</x:t></x:is></x:c></x:row>"
+        "<x:row r='2'><x:c r='A2' t='e'><x:v>#DIV/0!</x:v></x:c><x:c r='B2'><x:f>A2*2</x:f></x:c></x:row>",
+        "x",
+    ),
+    "an error calamine refuses (read from a reading copy)": ('<row r="1"><c r="A1" t="e"><v>#SPILL!</v></c></row>', ""),
+}
+
+
+def _grids_of(path: Path) -> list:
+    from batch.workbook.opened import Opened
+    from batch.workbook.reading import _grids
+
+    with Opened(path) as opened:
+        return [
+            (sheet, [[(type(v).__name__, str(v)) for v in row] for row in grid], note)
+            for sheet, grid, note in _grids(opened, "zip", path.name)
+        ]
+
+
+@pytest.mark.parametrize("case", [*BESIDE, "transfers-2026-11.xlsx", "beip-brrap-erg-2026-11.xlsx"])
+def test_the_cells_scanned_beside_calamines_read_are_those_scanned_before_it(tmp_path, monkeypatch, case):
+    from batch.workbook import reading
+
+    if case in BESIDE:
+        rows, prefix = BESIDE[case]
+        path = package(tmp_path / "in.xlsx", p=prefix, shared=False, rows=rows)
+    else:
+        path = Path(__file__).resolve().parent.parent / "sample_inputs" / case
+    threads = []
+    monkeypatch.setattr(
+        reading.threading, "Thread", lambda *a, _thread=reading.threading.Thread, **k: threads.append(_thread(*a, **k)) or threads[-1]
+    )
+    before = _grids_of(path)  # a small package: scanned before calamine reads
+    assert threads == []
+    monkeypatch.setattr(reading, "BESIDE_BYTES", 0)  # every package scanned beside
+    assert _grids_of(path) == before
+    assert len(threads) == 1 and not threads[0].is_alive()
+    assert any(note and (note.errors or note.uncalculated) for _, _, note in before) is (case in BESIDE)
+
+
+def test_a_scan_that_fails_beside_calamine_fails_the_read_as_it_did_before_it(tmp_path, monkeypatch):
+    from batch.workbook import reading
+
+    path = package(tmp_path / "in.xlsx", shared=False, rows=BESIDE["an error value and a formula without its value"][0])
+
+    def fails(opened):
+        raise MemoryError
+
+    monkeypatch.setattr(reading, "scan_cells", fails)
+    for beside in (1 << 40, 0):  # before calamine's read, then beside it
+        monkeypatch.setattr(reading, "BESIDE_BYTES", beside)
+        with pytest.raises(MemoryError):
+            _grids_of(path)

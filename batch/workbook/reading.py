@@ -11,6 +11,7 @@ import csv
 import hashlib
 import io
 import re
+import threading
 from dataclasses import dataclass, field
 from fractions import Fraction
 from operator import length_hint
@@ -758,12 +759,58 @@ def _grids(opened: Opened, kind: str, name: str, reading: Path | None = None, sc
         return
     path = opened.path
     book = _open(path, name, reading, opened)
-    notes = scan_cells(opened) if kind == "zip" else {}
-    cells_fixed = False
+    scan = Beside(scan_cells, opened) if kind == "zip" else None
+    try:
+        yield from _sheet_grids(book, scan, opened, kind, name, path, scratch)
+    finally:
+        if scan is not None:
+            scan.wait()
+
+
+class Beside:
+    """`fn(opened)` run in a thread of its own beside what this one does next, when the package's
+    parts hold at least `BESIDE_BYTES` (else now: a thread costs more than a small workbook's
+    scan). The cell scan runs so beside calamine, which parses a sheet without the interpreter's
+    lock: the two take the two cores. `result()` waits for it and gives its value or raises its
+    error; until then, nothing else may read the package it reads (`opened`)."""
+
+    def __init__(self, fn, opened: Opened):
+        self.value, self.error, self.thread = None, None, None
+        if sum(i.file_size for i in opened.zip.infolist()) < BESIDE_BYTES:
+            self.value = fn(opened)  # an error raised here, before calamine reads a sheet, as it always was
+            return
+        self.thread = threading.Thread(target=self._run, args=(fn, opened), name="cell-scan", daemon=True)
+        self.thread.start()
+
+    def _run(self, fn, opened: Opened) -> None:
+        try:
+            self.value = fn(opened)
+        except BaseException as err:  # raised where the value is asked for
+            self.error = err
+
+    def wait(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+
+    def result(self):
+        self.wait()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+BESIDE_BYTES = 4 << 20  # a package of parts this large (uncompressed) has its cells scanned beside calamine's read
+
+
+def _sheet_grids(book, scan: Beside | None, opened: Opened, kind: str, name: str, path: Path, scratch: Path | None):
+    """`_grids` of the sheets of `book`, calamine's workbook; `scan` the cell scan (zip packages)."""
+    notes, cells_fixed = None, False
     for sheet in book.sheet_names:
         try:
             grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
         except Exception as err:
+            notes = scan.result() if scan is not None else {}  # the scan's refusal comes first, as it reads first
             if kind != "zip" or cells_fixed or not any(text in str(err) for text in CELLS_REFUSED):
                 raise UnreadableWorkbook(reasons.unreadable(name, err, opened if kind == "zip" else None, sheet)) from err
             plan = readcopy.plan(opened)
@@ -773,6 +820,8 @@ def _grids(opened: Opened, kind: str, name: str, reading: Path | None = None, sc
                 grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
             except Exception as again:
                 raise UnreadableWorkbook(reasons.unreadable(name, again, opened, sheet)) from again
+        if notes is None:
+            notes = scan.result() if scan is not None else {}
         note = notes.get(sheet)
         if note:
             for (r, c), text in note.errors.items():
