@@ -413,6 +413,22 @@ def test_a_nonchar_split_between_chunks_is_escaped(cut):
     assert b"".join(without_nonchars(chunks)) == b"a_xFFFE_b_xFFFF_c"
 
 
+@pytest.mark.parametrize(
+    "chunks,want",
+    [
+        ([b"<c>plain</c>", b"", b"<c>x</c>"], b"<c>plain</c><c>x</c>"),  # no EF byte: the chunks as they are
+        (["\uff01\ufffd".encode(), b"z"], "\uff01\ufffd".encode() + b"z"),  # EF BC 81, EF BF BD: characters, kept
+        ([b"a\xef\xbf", b"\xbe"], b"a_xFFFE_"),  # split after two bytes, the rest in a chunk of no EF byte
+        ([b"a\xef", b"\xbf\xbf", b"b"], b"a_xFFFF_b"),  # split after one
+        ([b"x\xef\xbf"], b"x\xef\xbf"),  # the part ends inside a character: its bytes as they are
+    ],
+)
+def test_only_the_two_nonchars_are_escaped_whatever_the_chunks_hold(chunks, want):
+    from batch.workbook.inplace import without_nonchars
+
+    assert b"".join(without_nonchars(chunks)) == want
+
+
 WHITE = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2000", "\u2028", "\u3000"]
 
 
