@@ -139,6 +139,19 @@ def test_the_array_count_is_the_word_by_word_count_and_never_short():
             assert len(plain) > 10 or width < 1
 
 
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["Section 34:1B-242", "N.J.S.A. 34:1B-243(b) and (c) " * 3, None, ""] * 40,  # four texts, 160 rows: each measured once
+        ["a"] * 63 + ["word " * 30],  # under REPEATS_FROM: measured as they are
+        [f"message {i} " * (i % 9) for i in range(200)],  # few repeats: measured as they are
+    ],
+)
+def test_texts_that_repeat_count_as_each_measured_alone(texts):
+    got = looks.line_counts(pd.Series(texts, dtype=object), 30).tolist()
+    assert got == [looks.line_counts(pd.Series([t], dtype=object), 30)[0] for t in texts]
+
+
 def test_a_text_of_many_words_is_counted_by_a_bound_never_short():
     # over LONG_TEXT_WORDS words the count is a bound: each full line holds at least the usable
     # width less the longest word and a space, so the bound is never fewer lines than wrapping gives;

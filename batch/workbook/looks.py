@@ -150,8 +150,21 @@ def line_counts(texts: pd.Series, width: float, bold: bool = False) -> np.ndarra
     done there. The words of the others are placed one word position at a time, for all of them
     at once, so a column of 100,000 texts costs a few array operations per word of its longest
     text. A text of more than LONG_TEXT_WORDS words gets a bound instead: each full line holds at
-    least the line's width less its longest word and a space, so the bound is never short."""
+    least the line's width less its longest word and a space, so the bound is never short.
+    A column of many texts that repeat (a citation, a code) measures each text once."""
     t = pd.Series(texts, dtype=object).fillna("").astype(str).to_numpy(dtype=object)
+    if len(t) >= REPEATS_FROM:
+        codes, uniques = pd.factorize(t)
+        if 2 * len(uniques) <= len(t):
+            return _line_counts(np.asarray(uniques, dtype=object), width, bold)[codes]
+    return _line_counts(t, width, bold)
+
+
+REPEATS_FROM = 64  # texts from which a column is looked at for repeats (fewer: measured as they are)
+
+
+def _line_counts(t: np.ndarray, width: float, bold: bool) -> np.ndarray:
+    """`line_counts` of the texts `t` (an array of str)."""
     n = len(t)
     out = np.ones(n, dtype=np.int64)
     lengths = np.fromiter(map(len, t), dtype=np.int64, count=n)
