@@ -21,7 +21,7 @@ from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunConte
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
 from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
-from batch.reviews import DECISION_COLUMNS, json_lines, judge, occurrences, review, row_inputs, withdrawn, withdrawn_codes, written_back
+from batch.reviews import DECISION_COLUMNS, json_records, judge, occurrences, review, row_inputs, withdrawn, withdrawn_codes, written_back
 from batch.reviews import digest as legacy_digest
 from batch.run.ledger.backends import there
 from batch.workbook import cells
@@ -214,7 +214,7 @@ def _json_lines(frame: pd.DataFrame) -> np.ndarray:
     """Each row of `frame` as one JSON object (text), by pandas' writer over the whole frame."""
     if frame.empty:
         return np.full(len(frame), None, dtype=object)
-    return json_lines(frame.to_json(orient="records", lines=True, force_ascii=False, date_format="iso"))
+    return json_records(frame, force_ascii=False, date_format="iso")
 
 
 def _inputs(r: SheetResult) -> np.ndarray:

@@ -45,3 +45,31 @@ def test_a_row_is_one_object_whatever_line_break_its_text_holds(text):
     lines = reviews.row_inputs(raw)
     assert len(lines) == 3
     assert [json.loads(line)["Notes"] for line in lines] == [text, "plain", text]
+
+
+# -- each row's JSON cut from the records' array --------------------------------------------------
+JSON_FRAMES = {
+    "text that holds the cut": pd.DataFrame({"a": ['x},{"a":1', '},{"a":', "plain"], "b": [1, 2, 3]}),
+    "quotes, back slashes, line ends": pd.DataFrame({"a": ['say "hi"', "back\\slash", "l1\nl2\u0085\u2028"], "b": [None, 1.5, 2]}),
+    "a key that needs escaping": pd.DataFrame({'k"e:y': ["1", "2"], "é": ["ü", None]}),
+    "numbers and missing values": pd.DataFrame({"n": [1.0, float("nan"), 1e300], "i": [1, 2, 3]}),
+    "dates": pd.DataFrame({"d": pd.to_datetime(["2026-01-31", None, "2025-12-01"]), "s": ["a", "b", "c"]}),
+    "a column labelled by a number": pd.DataFrame({0: ["a", "b"], 1: ["c", "d"]}),
+    "one row": pd.DataFrame({"a": ["only"]}),
+    "no row": pd.DataFrame({"a": pd.Series([], dtype=object)}),
+    # objects as values hold the cut: the rows are made as lines, as before
+    "objects that hold the cut": pd.DataFrame({"a": [[{"a": 1}, {"a": 2}], [{"a": 3}]], "b": ["x", "y"]}),
+}
+
+
+@pytest.mark.parametrize("case", list(JSON_FRAMES))
+@pytest.mark.parametrize("options", [{"force_ascii": False, "double_precision": 15}, {"force_ascii": False, "date_format": "iso"}])
+def test_each_rows_json_cut_from_the_records_is_its_json_line(case, options):
+    from batch.reviews import json_lines, json_records
+
+    frame = JSON_FRAMES[case]
+    if case == "dates" and "date_format" not in options:
+        pytest.skip("dates are written with a date format (pandas warns without one)")
+    want = json_lines(frame.to_json(orient="records", lines=True, **options)) if len(frame) else np.empty(0, dtype=object)
+    got = json_records(frame, **options)
+    assert got.dtype == object and got.tolist() == want.tolist()
