@@ -448,7 +448,7 @@ def _both_ways(body: bytes, styles: dict, tail: bytes, tail_at=None, qname=b"row
     from batch.workbook import sheetrows
 
     changes = sheetrows.Changes(styles, tail_at=tail_at, column_styles={2: 5})
-    scope = {b"": MAIN.encode(), b"x": MAIN.encode()}
+    scope = {b"": MAIN.encode(), b"x": MAIN.encode(), b"y": MAIN.encode()}
     fast = sheetrows._row(2, qname, attrs, body, styles, tail, changes, scope)
     monkeypatch.setattr(sheetrows, "_restyled_in_place", lambda *args: None)
     read = sheetrows._row(2, qname, attrs, body, styles, tail, changes, scope)
@@ -504,11 +504,30 @@ def test_a_restyled_rows_cells_found_by_reference_give_the_row_read_cell_by_cell
         assert (sheetrows._restyled_in_place(2, b' r="2"', body, styles, changes, b"") is not None) is found, case
 
 
-def test_a_row_under_a_prefix_restyled_by_reference_is_the_row_read_cell_by_cell(monkeypatch):
-    body = b'<x:c r="A2" s="1"><x:v>1</x:v></x:c><x:c r="B2"><x:v>2</x:v></x:c>'
+@pytest.mark.parametrize(
+    "body,found",
+    [
+        (b'<x:c r="A2" s="1"><x:v>1</x:v></x:c><x:c r="B2"><x:v>2</x:v></x:c>', True),
+        (b'<x:c r="A2"><x:v>1</x:v></x:c><x:c r="C2"><x:v>3</x:v></x:c>', True),  # a blank inserted under the prefix
+        # cells of the main namespace under another prefix, or none: every cell read
+        (b'<x:c r="A2"><x:v>1</x:v></x:c><y:c r="B2"><y:v>2</y:v></y:c><x:c r="C2"><x:v>3</x:v></x:c>', False),
+        (b'<x:c r="A2"><x:v>1</x:v></x:c><c r="B2"><v>2</v></c><x:c r="C2"><x:v>3</x:v></x:c>', False),
+    ],
+)
+def test_a_row_under_a_prefix_restyled_by_reference_is_the_row_read_cell_by_cell(monkeypatch, body, found):
+    from batch.workbook import sheetrows
+
     tail = TAIL_CELLS.replace(b"<", b"<x:").replace(b"<x:/", b"</x:")
     fast, read = _both_ways(body, {1: 7}, tail, 4, qname=b"x:row", monkeypatch=monkeypatch)
-    assert fast == read and b'<x:c r="B2" s="7">' in fast
+    assert fast == read and b'c r="B2" s="7"' in fast  # restyled, under whichever prefix it has
+    assert (sheetrows._restyled_in_place(2, b"", body, {1: 7}, sheetrows.Changes({1: 7}, tail_at=4), b"x:") is not None) is found
+
+
+def test_a_row_with_a_cell_under_a_prefix_is_read_cell_by_cell():
+    from batch.workbook import sheetrows
+
+    body = b'<c r="A2"><v>1</v></c><y:c r="B2"><y:v>2</y:v></y:c>'  # y bound to the main namespace on the root
+    assert sheetrows._restyled_in_place(2, b"", body, {0: 7}, sheetrows.Changes({0: 7}, tail_at=4), b"") is None
 
 
 @pytest.mark.parametrize("tail_at", [0, 1, 4, 25, 26, 27, 51, 52, 700, 701, 702, 703, 16_383])
@@ -520,3 +539,27 @@ def test_a_cell_at_or_after_the_tools_first_column_is_found_by_its_reference(tai
     columns = sorted({*range(max(tail_at - 30, 0), min(tail_at + 30, 16_384)), 0, 25, 26, 701, 702, 16_383})
     found = [c for c in columns if search.search(b'<c r="' + column_letters(c).encode() + b'12" s="1">')]
     assert found == [c for c in columns if c >= tail_at]
+
+
+@pytest.mark.parametrize(
+    "body,other",
+    [
+        (b'<c r="A2"><v>1</v></c><c r="AB2" s="1"/>', False),
+        (b'<c r="A2" t="inlineStr"><is><r><rPr><color rgb="FF00"/></rPr><t>a:c b</t></r></is></c>', False),  # ":c " in text
+        (b"<c><v>1</v></c>", True),
+        (b'<c s="1" r="A2"/>', True),
+        (b'<c  r="A2"/>', True),
+        (b'<c\nr="A2"/>', True),
+        (b'<c r="a2"/>', True),
+        (b'<c r="$A$2"/>', True),
+        (b"<c r='A2'/>", True),
+        (b'<c r="A2"/><y:c r="B2"/>', True),
+        (b'<c r="A2"/><y:c\tr="B2"/>', True),
+        (b'<c r="A2"/><y:cell r="B2"/>', False),  # another element, not a cell
+    ],
+)
+def test_a_cell_not_spelled_with_its_reference_first_is_found_by_either_search(body, other):
+    from batch.workbook import sheetrows
+
+    assert sheetrows._other_cell(body, b"") is other
+    assert (sheetrows._referenced(b"")[1].search(body) is not None) is other  # the one search, for a row under a prefix
