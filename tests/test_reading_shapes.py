@@ -800,16 +800,40 @@ def test_the_cells_scanned_beside_calamines_read_are_those_scanned_before_it(tmp
         path = package(tmp_path / "in.xlsx", p=prefix, shared=False, rows=rows)
     else:
         path = Path(__file__).resolve().parent.parent / "sample_inputs" / case
-    threads = []
-    monkeypatch.setattr(
-        reading.threading, "Thread", lambda *a, _thread=reading.threading.Thread, **k: threads.append(_thread(*a, **k)) or threads[-1]
-    )
+    started, scanned = [], []
+    start, scan = reading._thread.start_new_thread, reading.scan_cells
+    monkeypatch.setattr(reading._thread, "start_new_thread", lambda fn, args: started.append(fn) or start(fn, args))
+    monkeypatch.setattr(reading, "scan_cells", lambda opened: scanned.append(1) or scan(opened))
     before = _grids_of(path)  # a small package: scanned before calamine reads
-    assert threads == []
+    assert started == [] and len(scanned) == 1
     monkeypatch.setattr(reading, "BESIDE_BYTES", 0)  # every package scanned beside
     assert _grids_of(path) == before
-    assert len(threads) == 1 and not threads[0].is_alive()
+    assert len(started) == 1 and len(scanned) == 2
     assert any(note and (note.errors or note.uncalculated) for _, _, note in before) is (case in BESIDE)
+
+
+@pytest.mark.parametrize("how", ["never begins", "cannot start", "begins after the read asked"])
+def test_a_scan_whose_thread_does_not_begin_is_done_by_the_read_once(tmp_path, monkeypatch, how):
+    # a thread that fails to begin (out of memory under a worker's limit) must not keep the read waiting
+    from batch.workbook import reading
+
+    path = package(tmp_path / "in.xlsx", shared=False, rows=BESIDE["an error value and a formula without its value"][0])
+    want = _grids_of(path)
+    late, scanned = [], []
+    scan = reading.scan_cells
+
+    def start(fn, args):
+        if how == "cannot start":
+            raise RuntimeError("can't start new thread")
+        late.append(fn)  # never run, or run once the read has its notes
+
+    monkeypatch.setattr(reading, "BESIDE_BYTES", 0)
+    monkeypatch.setattr(reading._thread, "start_new_thread", start)
+    monkeypatch.setattr(reading, "scan_cells", lambda opened: scanned.append(1) or scan(opened))
+    assert _grids_of(path) == want
+    if how == "begins after the read asked":
+        late[0]()  # finds the work taken: does nothing
+    assert len(scanned) == 1
 
 
 def test_a_scan_that_fails_beside_calamine_fails_the_read_as_it_did_before_it(tmp_path, monkeypatch):

@@ -7,11 +7,11 @@ original values; typing happens in `validators`.
 
 from __future__ import annotations
 
+import _thread
 import csv
 import hashlib
 import io
 import re
-import threading
 from dataclasses import dataclass, field
 from fractions import Fraction
 from operator import length_hint
@@ -771,30 +771,57 @@ class Beside:
     """`fn(opened)` run in a thread of its own beside what this one does next, when the package's
     parts hold at least `BESIDE_BYTES` (else now: a thread costs more than a small workbook's
     scan). The cell scan runs so beside calamine, which parses a sheet without the interpreter's
-    lock: the two take the two cores. `result()` waits for it and gives its value or raises its
-    error; until then, nothing else may read the package it reads (`opened`)."""
+    lock: the two take the two cores. `result()` gives its value or raises its error; until then,
+    nothing else may read the package it reads (`opened`).
+
+    The thread is the interpreter's plainest (`_thread`): `threading.Thread.start` waits for the
+    new thread to say it began, and a thread that fails to begin (out of memory under a worker's
+    memory limit, before it says so) would keep it waiting for ever. Here whichever comes first
+    takes the work (`claim`): the thread, or `result()` when the thread has not begun, which then
+    does it itself. `result()` waits only for a thread that took it."""
 
     def __init__(self, fn, opened: Opened):
-        self.value, self.error, self.thread = None, None, None
+        self.fn, self.opened = fn, opened
+        self.value, self.error = None, None
+        # plain locks: releasing one allocates nothing, so a thread out of memory still says it is done
+        self.claim, self.running = _thread.allocate_lock(), _thread.allocate_lock()
+        self.running.acquire()
         if sum(i.file_size for i in opened.zip.infolist()) < BESIDE_BYTES:
+            self.claim.acquire()
             self.value = fn(opened)  # an error raised here, before calamine reads a sheet, as it always was
+            self.running.release()
             return
-        self.thread = threading.Thread(target=self._run, args=(fn, opened), name="cell-scan", daemon=True)
-        self.thread.start()
-
-    def _run(self, fn, opened: Opened) -> None:
         try:
-            self.value = fn(opened)
+            _thread.start_new_thread(self._run, ())
+        except RuntimeError:  # no thread can start: the work is done when asked for
+            pass
+
+    def _run(self) -> None:
+        if self.claim.acquire(False):
+            self._work()
+
+    def _work(self) -> None:
+        try:
+            self.value = self.fn(self.opened)
         except BaseException as err:  # raised where the value is asked for
             self.error = err
+        finally:
+            self.running.release()
+
+    def _done(self) -> None:
+        self.running.acquire()
+        self.running.release()
 
     def wait(self) -> None:
-        if self.thread is not None:
-            self.thread.join()
-            self.thread = None
+        """Wait for a thread that took the work; none will take it after."""
+        if self.claim.acquire(False):  # not begun: it never will
+            self.running.release()
+        self._done()
 
     def result(self):
-        self.wait()
+        if self.claim.acquire(False):  # the thread has not begun: done here
+            self._work()
+        self._done()
         if self.error is not None:
             raise self.error
         return self.value
