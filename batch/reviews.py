@@ -28,6 +28,7 @@ Only rows with a decision are looked at (a loop over the decided rows, not the s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -123,18 +124,28 @@ def json_records(frame: pd.DataFrame, **options) -> np.ndarray:
     conversion to lines, which reads the text again a byte at a time: the records' array is cut
     before each record's first key (`},{"key":`). A text value cannot hold that cut (its quotes are
     escaped), and a value that is an object or a list of them could: when the cuts are not one
-    fewer than the rows, the lines are made as before."""
-    if len(frame) < 2 or len(frame.columns) == 0:
+    fewer than the rows, the lines are made as before, as they are for fewer than `CUT_FROM` rows
+    (where the conversion costs less than the cut's own steps)."""
+    if len(frame) < CUT_FROM or len(frame.columns) == 0:
         return json_lines(frame.to_json(orient="records", lines=True, **options)) if len(frame) else np.empty(0, dtype=object)
     text = frame.to_json(orient="records", **options)
-    key = pd.DataFrame({frame.columns[0]: [None]}).to_json(orient="records", **options)  # [{"key":null}]
-    first = key[1 : key.rindex(":") + 1]  # {"key":
+    first = _first_key(frame.columns[0], tuple(sorted(options.items())))
     parts = text[1:-1].split("}," + first)
     if len(parts) != len(frame):
         return json_lines(frame.to_json(orient="records", lines=True, **options))
     rows = [first + p + "}" for p in parts]
     rows[0], rows[-1] = parts[0] + "}", first + parts[-1]
     return np.array(rows, dtype=object)
+
+
+CUT_FROM = 1_000  # rows from which `json_records` cuts the records' array
+
+
+@functools.lru_cache(maxsize=256)
+def _first_key(label, options: tuple) -> str:
+    """A record's start as pandas writes it for a frame whose first column is `label`: `{"key":`."""
+    key = pd.DataFrame({label: [None]}).to_json(orient="records", **dict(options))  # [{"key":null}]
+    return key[1 : key.rindex(":") + 1]
 
 
 INPUTS_BLOCK = 20_000  # rows whose read values are converted and written as JSON at once (`row_inputs`)

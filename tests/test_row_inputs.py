@@ -64,12 +64,22 @@ JSON_FRAMES = {
 
 @pytest.mark.parametrize("case", list(JSON_FRAMES))
 @pytest.mark.parametrize("options", [{"force_ascii": False, "double_precision": 15}, {"force_ascii": False, "date_format": "iso"}])
-def test_each_rows_json_cut_from_the_records_is_its_json_line(case, options):
+def test_each_rows_json_cut_from_the_records_is_its_json_line(case, options, monkeypatch):
     from batch.reviews import json_lines, json_records
 
+    monkeypatch.setattr(reviews, "CUT_FROM", 2)  # every frame of two rows or more is cut
     frame = JSON_FRAMES[case]
     if case == "dates" and "date_format" not in options:
         pytest.skip("dates are written with a date format (pandas warns without one)")
     want = json_lines(frame.to_json(orient="records", lines=True, **options)) if len(frame) else np.empty(0, dtype=object)
     got = json_records(frame, **options)
     assert got.dtype == object and got.tolist() == want.tolist()
+
+
+def test_a_block_of_rows_over_the_threshold_is_cut_as_its_lines_are():
+    from batch.reviews import CUT_FROM, json_lines, json_records
+
+    n = CUT_FROM + 1  # one over: cut
+    frame = pd.DataFrame({"a": [f'row {i} }},{{"a":{i}' for i in range(n)], "b": np.arange(n) / 3})
+    options = {"force_ascii": False, "double_precision": 15}
+    assert json_records(frame, **options).tolist() == json_lines(frame.to_json(orient="records", lines=True, **options)).tolist()
