@@ -809,6 +809,9 @@ def test_the_cells_scanned_beside_calamines_read_are_those_scanned_before_it(tmp
     monkeypatch.setattr(reading, "BESIDE_BYTES", 0)  # every package scanned beside
     assert _grids_of(path) == before
     assert len(started) == 1 and len(scanned) == 2
+    monkeypatch.setattr(reading, "BESIDE_MAX_BYTES", 0)  # ... but none is that small: scanned before
+    assert _grids_of(path) == before
+    assert len(started) == 1 and len(scanned) == 3
     assert any(note and (note.errors or note.uncalculated) for _, _, note in before) is (case in BESIDE)
 
 

@@ -769,10 +769,11 @@ def _grids(opened: Opened, kind: str, name: str, reading: Path | None = None, sc
 
 class Beside:
     """`fn(opened)` run in a thread of its own beside what this one does next, when the package's
-    parts hold at least `BESIDE_BYTES` (else now: a thread costs more than a small workbook's
-    scan). The cell scan runs so beside calamine, which parses a sheet without the interpreter's
-    lock: the two take the two cores. `result()` gives its value or raises its error; until then,
-    nothing else may read the package it reads (`opened`).
+    parts hold at least `BESIDE_BYTES` and at most `BESIDE_MAX_BYTES` (else now: a thread costs
+    more than a small workbook's scan, and a huge one's would raise the peak memory). The cell
+    scan runs so beside calamine, which parses a sheet without the interpreter's lock: the two
+    take the two cores. `result()` gives its value or raises its error; until then, nothing else
+    may read the package it reads (`opened`).
 
     The thread is the interpreter's plainest (`_thread`): `threading.Thread.start` waits for the
     new thread to say it began, and a thread that fails to begin (out of memory under a worker's
@@ -786,7 +787,7 @@ class Beside:
         # plain locks: releasing one allocates nothing, so a thread out of memory still says it is done
         self.claim, self.running = _thread.allocate_lock(), _thread.allocate_lock()
         self.running.acquire()
-        if sum(i.file_size for i in opened.zip.infolist()) < BESIDE_BYTES:
+        if not BESIDE_BYTES <= sum(i.file_size for i in opened.zip.infolist()) <= BESIDE_MAX_BYTES:
             self.claim.acquire()
             self.value = fn(opened)  # an error raised here, before calamine reads a sheet, as it always was
             self.running.release()
@@ -828,6 +829,9 @@ class Beside:
 
 
 BESIDE_BYTES = 4 << 20  # a package of parts this large (uncompressed) has its cells scanned beside calamine's read
+# ... and no larger: the scan holds a sheet's text whole, which beside calamine's own peak would raise
+# the worker's (a full sheet of 1,048,575 GrowNJ rows is about 2 GB of text); such a sheet is scanned first
+BESIDE_MAX_BYTES = 1 << 30
 
 
 def _sheet_grids(book, scan: Beside | None, opened: Opened, kind: str, name: str, path: Path, scratch: Path | None):
