@@ -291,6 +291,9 @@ def input_cells(values: np.ndarray, refs: np.ndarray, styles: dict[str, np.ndarr
     return out
 
 
+CENTS = np.array(["", *(f".{c:02d}" for c in range(1, 100))], dtype=object)  # an amount's cents as written after its units
+
+
 def computed_cells(values: pd.Series, refs: np.ndarray, style: str, cents: bool, as_text: bool = False) -> np.ndarray:
     """XML of one computed column: money from integer cents, numbers, or text; blank where NA."""
     out = np.full(len(values), "", dtype=object)
@@ -304,8 +307,9 @@ def computed_cells(values: pd.Series, refs: np.ndarray, style: str, cents: bool,
     if cents:
         num = v.astype("int64").to_numpy()
         whole, rem = np.divmod(np.abs(num), 100)
-        sign = np.where(num < 0, "-", "")
-        digits = sign + whole.astype(str).astype(object) + np.where(rem == 0, "", "." + np.char.zfill(rem.astype(str), 2).astype(object))
+        digits = whole.astype(str).astype(object) + CENTS[rem]
+        if (num < 0).any():
+            digits = np.where(num < 0, "-", "") + digits
         out[present] = numbers(digits.astype(object), at_refs, styles)
     elif as_text or _all_text(v):
         out[present] = strings(v if isinstance(v.dtype, pd.StringDtype) else v.astype(str), at_refs, styles)
