@@ -563,3 +563,56 @@ def test_a_cell_not_spelled_with_its_reference_first_is_found_by_either_search(b
 
     assert sheetrows._other_cell(body, b"") is other
     assert (sheetrows._referenced(b"")[1].search(body) is not None) is other  # the one search, for a row under a prefix
+
+
+def _random_row(rng, prefix: bytes) -> bytes:
+    """A row's content of up to eight cells, in column order or not, most of them spelled as every
+    program writes them and some not (a reference in small letters, of another row, in single
+    quotes, after the style, after two spaces or a tab, or none), with white space between them."""
+    cells = []
+    columns = sorted(rng.sample(range(40), rng.randint(0, 8)))
+    if rng.random() < 0.2:
+        rng.shuffle(columns)
+    for col in columns + ([rng.choice(columns)] if columns and rng.random() < 0.1 else []):
+        ref = column_letters(col).encode() + b"2"
+        odd = [b" r='%s'" % ref, b' r="%s"' % ref.lower(), b"", b' r="%s9"' % ref[:-1], b'  r="%s"' % ref, b'\tr="%s"' % ref]
+        r = rng.choice([b' r="%s"' % ref] * 40 + odd)
+        attrs = r + rng.choice([b"", b' s="3"', b" s='4'"]) if rng.random() < 0.97 else b' s="3"' + r
+        c, v, t = prefix + b"c", prefix + b"v", prefix + b"t"
+        inner = rng.choice([b"", b"<%s>1</%s>" % (v, v), b'<%sis><%s>a&lt;c r="B2" x:c y</%s></%sis>' % (prefix, t, t, prefix)])
+        cells.append(rng.choice([b"", b" ", b"\n  "]) + (b"<%s%s/>" % (c, attrs) if not inner else b"<%s%s>%s</%s>" % (c, attrs, inner, c)))
+    body = b"".join(cells) + rng.choice([b"", b"\n"])
+    return body + (rng.choice([b"<y:z/>", b'<y:c r="AZ2"/>', b"<foo/>"]) if rng.random() < 0.05 else b"")
+
+
+def test_random_rows_restyled_by_reference_are_the_rows_read_cell_by_cell(monkeypatch):
+    import random
+
+    from batch.workbook import sheetrows
+
+    rng = random.Random(29)
+    taken = 0
+    for _ in range(3_000):
+        prefix = rng.choice([b""] * 5 + [b"x:"])
+        body = _random_row(rng, prefix)
+        styles = {c: rng.choice([7, 8, 9]) for c in rng.sample(range(42), rng.randint(1, 4))}
+        tail_at = rng.choice([None, 40, 41, 45, 26, 30])  # most after every cell; some before a few
+        attrs = rng.choice([b' r="2"', b' r="2" spans="1:9"', b' r="2" s="5" customFormat="1"'])
+        tail = rng.choice([b"", b'<%sc r="ZZ2"><%sv>1</%sv></%sc>' % (prefix, prefix, prefix, prefix)])
+        changes = sheetrows.Changes(styles, tail_at=tail_at, column_styles=rng.choice([{}, {5: 2, 40: 6}]))
+        scope = {b"": MAIN.encode(), b"x": MAIN.encode(), b"y": MAIN.encode()}
+        fast = sheetrows._row(2, prefix + b"row", attrs, body, styles, tail, changes, scope)
+        taken += (
+            sheetrows._plain(body)
+            and sheetrows._restyled_in_place(2, sheetrows._without(attrs, b"spans"), body, styles, changes, prefix) is not None
+        )
+        with monkeypatch.context() as m:
+            m.setattr(sheetrows, "_restyled_in_place", lambda *args: None)
+            assert fast == sheetrows._row(2, prefix + b"row", attrs, body, styles, tail, changes, scope), (
+                body,
+                styles,
+                tail_at,
+                attrs,
+                tail,
+            )
+    assert taken > 900  # about a third of the rows took the search (1,059), the rest were read cell by cell
