@@ -443,15 +443,27 @@ def test_lazy_tails_asked_for_an_earlier_block_make_it_again():
     assert made == [2, 0, 2]
 
 
+def _numbering():
+    """A restyle that numbers each (own style, flag) pair as it is first asked for, from 100, as the
+    workbook's styles are added to (so the order a row asks in shows in its numbers)."""
+    numbers: dict = {}
+    return lambda own, flag: numbers.setdefault((own, flag), 100 + len(numbers))
+
+
 def _both_ways(body: bytes, styles: dict, tail: bytes, tail_at=None, qname=b"row", attrs=b' r="2"', monkeypatch=None):
-    """A row rewritten by `_row` as it is, and with every cell read (the restyled cells not found by reference)."""
+    """A row rewritten by `_row` as it is, and with every cell read (the restyled cells not found by
+    reference), each with its own fresh numbering of new styles."""
     from batch.workbook import sheetrows
 
-    changes = sheetrows.Changes(styles, tail_at=tail_at, column_styles={2: 5})
     scope = {b"": MAIN.encode(), b"x": MAIN.encode(), b"y": MAIN.encode()}
-    fast = sheetrows._row(2, qname, attrs, body, styles, tail, changes, scope)
+
+    def rewritten():
+        changes = sheetrows.Changes(styles, restyle=_numbering(), tail_at=tail_at, column_styles={2: 5})
+        return sheetrows._row(2, qname, attrs, body, styles, tail, changes, scope)
+
+    fast = rewritten()
     monkeypatch.setattr(sheetrows, "_restyled_in_place", lambda *args: None)
-    read = sheetrows._row(2, qname, attrs, body, styles, tail, changes, scope)
+    read = rewritten()
     monkeypatch.undo()
     return fast, read
 
@@ -465,6 +477,9 @@ TAIL_CELLS = b'<c r="E2" t="inlineStr"><is><t>tool</t></is></c>'
         # found: whether the restyled cells are found by their reference (else every cell is read)
         ("one cell restyled", b'<c r="A2" s="1"><v>1</v></c><c r="B2"><v>2</v></c><c r="C2" t="s"><v>0</v></c>', {1: 7}, 4, True),
         ("two, named out of order", b'<c r="A2" s="1"><v>1</v></c><c r="B2"/><c r="C2" s="3"><v>0</v></c>', {2: 8, 0: 7}, 4, True),
+        # new styles numbered in the row's order: A2 asks first (100 for its own 1), B2 next (101)
+        ("two new styles, named out of order", b'<c r="A2" s="1"/><c r="B2" s="2"/>', {1: 7, 0: 7}, 4, True),
+        ("a blank's new style before the cell after it", b'<c r="A2"/><c r="C2" s="1"/>', {2: 7, 1: 8}, 4, True),
         ("white space between and after", b'\n  <c r="A2"><v>1</v></c>\n  <c r="B2" s="2"><v>2</v></c>\n', {1: 7}, 4, True),
         ("a self-closed cell", b'<c r="A2" s="4"/><c r="B2"><v>2</v></c>', {0: 7}, 4, True),
         ("a style that does not change", b'<c r="A2" s="7"><v>1</v></c>', {0: 7}, 4, True),
@@ -519,7 +534,7 @@ def test_a_row_under_a_prefix_restyled_by_reference_is_the_row_read_cell_by_cell
 
     tail = TAIL_CELLS.replace(b"<", b"<x:").replace(b"<x:/", b"</x:")
     fast, read = _both_ways(body, {1: 7}, tail, 4, qname=b"x:row", monkeypatch=monkeypatch)
-    assert fast == read and b'c r="B2" s="7"' in fast  # restyled, under whichever prefix it has
+    assert fast == read and b'c r="B2" s="100"' in fast  # restyled (the first new style), under whichever prefix it has
     assert (sheetrows._restyled_in_place(2, b"", body, {1: 7}, sheetrows.Changes({1: 7}, tail_at=4), b"x:") is not None) is found
 
 
@@ -599,7 +614,8 @@ def test_random_rows_restyled_by_reference_are_the_rows_read_cell_by_cell(monkey
         tail_at = rng.choice([None, 40, 41, 45, 26, 30])  # most after every cell; some before a few
         attrs = rng.choice([b' r="2"', b' r="2" spans="1:9"', b' r="2" s="5" customFormat="1"'])
         tail = rng.choice([b"", b'<%sc r="ZZ2"><%sv>1</%sv></%sc>' % (prefix, prefix, prefix, prefix)])
-        changes = sheetrows.Changes(styles, tail_at=tail_at, column_styles=rng.choice([{}, {5: 2, 40: 6}]))
+        column_styles = rng.choice([{}, {5: 2, 40: 6}])
+        changes = sheetrows.Changes(styles, restyle=_numbering(), tail_at=tail_at, column_styles=column_styles)
         scope = {b"": MAIN.encode(), b"x": MAIN.encode(), b"y": MAIN.encode()}
         fast = sheetrows._row(2, prefix + b"row", attrs, body, styles, tail, changes, scope)
         taken += (
@@ -608,6 +624,7 @@ def test_random_rows_restyled_by_reference_are_the_rows_read_cell_by_cell(monkey
         )
         with monkeypatch.context() as m:
             m.setattr(sheetrows, "_restyled_in_place", lambda *args: None)
+            changes = sheetrows.Changes(styles, restyle=_numbering(), tail_at=tail_at, column_styles=column_styles)  # numbered afresh
             assert fast == sheetrows._row(2, prefix + b"row", attrs, body, styles, tail, changes, scope), (
                 body,
                 styles,

@@ -632,28 +632,32 @@ def _restyled_in_place(number: int, attrs: bytes, body: bytes, styles: dict, cha
     end = cell.match(body, last) if last >= 0 else None
     if end is None or body[end.end() :].strip():  # no cell, or the row's content does not end with its last cell
         return None
-    edits = []  # (where, column, start of the bytes replaced, their end, the new bytes)
+    edits = []  # (where, column, start of the bytes replaced, their end, the cell's own attributes or None for a blank cell)
     row_style = None
     for column in styles:
         found = _of_column(prefix, column).search(body)
         if found is None:  # a blank cell, before the first cell of a later column (after the last cell when none)
-            if row_style is None:
-                row_style = _style_of(attrs) if _true(attribute(attrs, b"customFormat")) else -1
-            own = row_style if row_style >= 0 else changes.column_styles.get(column, 0)
             later = _from_column(prefix, column + 1).search(body)
             at = later.start() if later is not None else end.end()
-            made = b"<" + prefix + f'c r="{column_letters(column)}{number}" s="{changes.new_style(own, styles[column])}"/>'.encode()
-            edits.append((at, column, at, at, made))
+            edits.append((at, column, at, at, None))
             continue
         if _of_column(prefix, column).search(body, found.end()) is not None:  # two cells of the column
             return None
         m = cell.match(body, found.start())
         if m is None:
             return None
-        own = body[m.start(1) : m.end(1)]
-        edits.append((m.start(), column, m.start(1), m.end(1), _restyle(own, changes.new_style(_style_of(own), styles[column]))))
+        edits.append((m.start(), column, m.start(1), m.end(1), body[m.start(1) : m.end(1)]))
+    # the new styles asked for in the row's order, as `_row` asks for them cell by cell (a blank cell
+    # before the cell it precedes): a new style is numbered as it is first asked for
     out, pos = [], 0
-    for _where, _column, a, b, new in sorted(edits):
+    for _where, column, a, b, own in sorted(edits, key=lambda e: e[:2]):
+        if own is None:
+            if row_style is None:
+                row_style = _style_of(attrs) if _true(attribute(attrs, b"customFormat")) else -1
+            style = changes.new_style(row_style if row_style >= 0 else changes.column_styles.get(column, 0), styles[column])
+            new = b"<" + prefix + f'c r="{column_letters(column)}{number}" s="{style}"/>'.encode()
+        else:
+            new = _restyle(own, changes.new_style(_style_of(own), styles[column]))
         out += [body[pos:a], new]
         pos = b
     out.append(body[pos : end.end()])
