@@ -123,6 +123,8 @@ KILLS = [
     pytest.param("hashing:run", marks=pytest.mark.sqlite_only),  # while a staged input is hashed
     pytest.param("child-partial:run", marks=pytest.mark.sqlite_only),  # while the worker writes its partial file (it kills the run)
     pytest.param("child-partial:worker", marks=pytest.mark.sqlite_only),  # the worker itself killed while writing
+    # the run killed as a worker sends it a file's outcome: the output, let go by the worker, is removed by the next run
+    pytest.param("child-send:run", marks=pytest.mark.sqlite_only),
     "placed:run",  # between the output rename and the archive move
     "archived:run",  # between the archive move and completing the ledger row
     "report:run",  # while the run report is written

@@ -227,6 +227,34 @@ def test_the_commands_fork_the_fork_server_from_themselves_and_its_workers_run_a
     assert (outbox / "march.annotated.xlsx").is_file() and not done.stderr
 
 
+def test_a_workers_crash_report_goes_to_stderr_whatever_file_the_caller_reports_crashes_to(tmp_path):
+    # the caller reports crashes to a file of its own (pytest: a copy of stderr); the forked server
+    # closes that descriptor, and a worker's crash report went to whatever later took its number: the
+    # server's own pipe, once, which ended the server, and with it every worker (exit 255), a
+    # finished file's output removed under the run. The report now goes to stderr, as it is there
+    import hostile
+
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    bomb = hostile.size_bomb(inbox, with_dimension=False)  # calamine aborts the process reading it (SIGABRT)
+    transfers(inbox / "march.xlsx", "1")
+    code = (
+        "import faulthandler, os, sys; from multiprocessing import forkserver; import batch.run.workers as w; "
+        "from batch.run.config import load; from batch.run.runner import run_batch; "
+        f"faulthandler.enable(open({str(tmp_path / 'crashes.txt')!r}, 'w')); "
+        "assert w.start_fork_server(); pid = forkserver._forkserver._forkserver_pid; "
+        f"out = run_batch(load(inbox={str(inbox)!r}, outbox={str(outbox)!r}, workers=2)); "
+        "[print('file', f.name, f.status, f.reason) for f in out.files]; "
+        "print('server', open(f'/proc/{pid}/stat').read().split(') ')[-1][:1])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
+    said = {line.split(" ")[1]: line for line in done.stdout.splitlines() if line.startswith("file ")}
+    assert said["march.xlsx"].startswith("file march.xlsx processed"), done.stdout + done.stderr
+    assert f"file {bomb.name} failed" in said[bomb.name] and "(exit -6)" in said[bomb.name], done.stdout  # its own crash
+    assert "Fatal Python error: Aborted" in done.stderr, done.stderr  # the worker's report, where its stderr is
+    assert "server S" in done.stdout or "server R" in done.stdout, done.stdout  # the server outlived it
+
+
 @pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="the njcredits command is not installed beside this Python")
 def test_a_fork_server_that_cannot_be_forked_leaves_the_start_to_multiprocessing(tmp_path):
     # a process running a second thread (a fork would copy that thread's locks)

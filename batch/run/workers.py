@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import faulthandler
 import gc
 import importlib
 import multiprocessing
@@ -231,6 +232,8 @@ def _fork_server() -> tuple[object, int, int]:
         if pid == 0:  # the server: it never returns into the command
             code = 1
             try:
+                if faulthandler.is_enabled():  # the caller's (pytest's: a copy of stderr) is closed below: a worker's
+                    faulthandler.enable(2)  # crash report would go to whatever descriptor takes its number (the server's pipe)
                 _close_all_but(0, 1, 2, listener.fileno(), alive_r)
                 resource_tracker._resource_tracker._fd = None  # closed above; each worker is handed it
                 forkserver.main(listener.fileno(), alive_r, [])
@@ -427,17 +430,20 @@ def file_reason(err: BaseException, name: str) -> str:
     return for_failure(name, err)
 
 
-def _watch_run(alive, current: list) -> None:
+def _watch_run(alive, current: list, handing: threading.Lock) -> None:
     """In a worker: when the run that started it ends (however it ends: its end of `alive` closes),
     remove the temporary files of the file in hand (`current[0]`, its partial name, if any) and end
-    the worker, so nothing outlives its run."""
+    the worker, so nothing outlives its run. A file whose outcome the worker sends is no longer in
+    hand (`worker` lets it go under `handing` first): its output is the run's, whatever `alive` says
+    after (a run that was killed meanwhile leaves it to the next run's `recover`)."""
     try:
         alive.recv()
     except (EOFError, OSError):
         pass
-    if current[0]:
-        remove_temporary(Path(current[0]))
-    os._exit(1)
+    with handing:
+        if current[0]:
+            remove_temporary(Path(current[0]))
+        os._exit(1)
 
 
 def worker(conn, jobs, alive, job: Job) -> None:
@@ -450,8 +456,8 @@ def worker(conn, jobs, alive, job: Job) -> None:
     which the run then sends on `jobs` (the run's end of `jobs` closing ends it): only after a file that
     was read to its end (`read_one`), leaving the worker under `REUSE_RSS_MB` resident and under half its
     memory limit (`fit`)."""
-    current = [job.partial]  # the partial name of the file in hand, for `_watch_run`
-    threading.Thread(target=_watch_run, args=(alive, current), daemon=True).start()
+    current, handing = [job.partial], threading.Lock()  # the partial name of the file in hand, for `_watch_run`
+    threading.Thread(target=_watch_run, args=(alive, current, handing), daemon=True).start()
     for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C reaches the whole group: the run decides, and ends its workers
         signal.signal(sig, signal.SIG_IGN)
     if job.memory_mb:
@@ -484,13 +490,15 @@ def worker(conn, jobs, alive, job: Job) -> None:
         current[0] = job.partial
         kind, payload, whole = read_one(job, again=done > 0)
         more = whole and fit(job.memory_mb)
+        with handing:  # sent, its output is the run's: never removed by `_watch_run` after the run has it
+            current[0] = None
         try:
             fault("child-send", job.partial, reused=done > 0)
             conn.send((kind, payload, more))
         except MemoryError:  # its result did not fit in the memory left to send it: the file's memory, as in `read_one`
             payload, more = None, False
             conn.send((*by_memory_outcome(job, again=done > 0), False))
-        current[0] = payload = None  # the result is the run's now: nothing of it is kept
+        payload = None  # the result is the run's now: nothing of it is kept
         done += 1
         if not more:
             break
