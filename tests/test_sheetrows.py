@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import zipfile
@@ -615,7 +616,8 @@ def test_random_rows_restyled_by_reference_are_the_rows_read_cell_by_cell(monkey
         attrs = rng.choice([b' r="2"', b' r="2" spans="1:9"', b' r="2" s="5" customFormat="1"'])
         tail = rng.choice([b"", b'<%sc r="ZZ2"><%sv>1</%sv></%sc>' % (prefix, prefix, prefix, prefix)])
         column_styles = rng.choice([{}, {5: 2, 40: 6}])
-        changes = sheetrows.Changes(styles, restyle=_numbering(), tail_at=tail_at, column_styles=column_styles)
+        changes_of = functools.partial(sheetrows.Changes, styles, tail_at=tail_at, column_styles=column_styles)
+        changes = changes_of(restyle=_numbering())  # each way numbers its new styles afresh
         scope = {b"": MAIN.encode(), b"x": MAIN.encode(), b"y": MAIN.encode()}
         fast = sheetrows._row(2, prefix + b"row", attrs, body, styles, tail, changes, scope)
         taken += (
@@ -624,8 +626,7 @@ def test_random_rows_restyled_by_reference_are_the_rows_read_cell_by_cell(monkey
         )
         with monkeypatch.context() as m:
             m.setattr(sheetrows, "_restyled_in_place", lambda *args: None)
-            changes = sheetrows.Changes(styles, restyle=_numbering(), tail_at=tail_at, column_styles=column_styles)  # numbered afresh
-            assert fast == sheetrows._row(2, prefix + b"row", attrs, body, styles, tail, changes, scope), (
+            assert fast == sheetrows._row(2, prefix + b"row", attrs, body, styles, tail, changes_of(restyle=_numbering()), scope), (
                 body,
                 styles,
                 tail_at,

@@ -616,6 +616,17 @@ def _from_column(prefix: bytes, column: int) -> re.Pattern:
     return _FROM[key]
 
 
+def _row_style(attrs: bytes) -> int | None:
+    """The style a row gives its blank cells (`customFormat`), or None."""
+    return _style_of(attrs) if _true(attribute(attrs, b"customFormat")) else None
+
+
+def _blank_cell(prefix: bytes, column: int, number: int, row_style: int | None, changes: Changes, flag) -> bytes:
+    """A blank cell a finding points at, flagged on the row's style, else its column's."""
+    own = row_style if row_style is not None else changes.column_styles.get(column, 0)
+    return b"<" + prefix + f'c r="{column_letters(column)}{number}" s="{changes.new_style(own, flag)}"/>'.encode()
+
+
 def _restyled_in_place(number: int, attrs: bytes, body: bytes, styles: dict, changes: Changes, prefix: bytes) -> tuple[bytes, int] | None:
     """`_row`'s new content for a plain row (`_plain`) whose cells each start with their reference
     (`<c r="B12"`, as every program writes them), when the only changes are styles (no cell at or
@@ -633,7 +644,6 @@ def _restyled_in_place(number: int, attrs: bytes, body: bytes, styles: dict, cha
     if end is None or body[end.end() :].strip():  # no cell, or the row's content does not end with its last cell
         return None
     edits = []  # (where, column, start of the bytes replaced, their end, the cell's own attributes or None for a blank cell)
-    row_style = None
     for column in styles:
         found = _of_column(prefix, column).search(body)
         if found is None:  # a blank cell, before the first cell of a later column (after the last cell when none)
@@ -649,13 +659,11 @@ def _restyled_in_place(number: int, attrs: bytes, body: bytes, styles: dict, cha
         edits.append((m.start(), column, m.start(1), m.end(1), body[m.start(1) : m.end(1)]))
     # the new styles asked for in the row's order, as `_row` asks for them cell by cell (a blank cell
     # before the cell it precedes): a new style is numbered as it is first asked for
-    out, pos = [], 0
+    out, pos, row_style = [], 0, ...  # the row's own style: read at its first blank cell
     for _where, column, a, b, own in sorted(edits, key=lambda e: e[:2]):
         if own is None:
-            if row_style is None:
-                row_style = _style_of(attrs) if _true(attribute(attrs, b"customFormat")) else -1
-            style = changes.new_style(row_style if row_style >= 0 else changes.column_styles.get(column, 0), styles[column])
-            new = b"<" + prefix + f'c r="{column_letters(column)}{number}" s="{style}"/>'.encode()
+            row_style = _row_style(attrs) if row_style is ... else row_style
+            new = _blank_cell(prefix, column, number, row_style, changes, styles[column])
         else:
             new = _restyle(own, changes.new_style(_style_of(own), styles[column]))
         out += [body[pos:a], new]
@@ -692,12 +700,11 @@ def _row(
         if fast is not None:
             new_body = fast[0] + tail + body[fast[1] :]
             return None if new_body == body and attrs == plain else b"<" + qname + attrs + b">" + new_body + close
-    row_style = _style_of(attrs) if _true(attribute(attrs, b"customFormat")) else None
+    row_style = _row_style(attrs)
     cells, cells_end = _cells(body, scope if scope is not None else {b"": next(iter(MAIN_NAMESPACES))}, prefix)
 
     def blank(c: int) -> bytes:
-        own = row_style if row_style is not None else changes.column_styles.get(c, 0)
-        return b"<" + prefix + f'c r="{column_letters(c)}{number}" s="{changes.new_style(own, styles[c])}"/>'.encode()
+        return _blank_cell(prefix, c, number, row_style, changes, styles[c])
 
     # a blank cell only where no cell of the column stands anywhere in the row (cells may be out of order)
     pending = sorted(set(styles) - {cell[4] for cell in cells}) if styles else []
