@@ -325,10 +325,11 @@ def told(monkeypatch, answer=None) -> list:
 
     real, stages = runner.isolated, []
 
-    def isolated(todo, settings, run_id, stop, same_run=None, on_stage=None, ask=None):
+    def isolated(todo, settings, run_id, stop, same_run=None, on_stage=None, ask=None, **more):
         if ask is not None and answer is not None:
             ask = answer
-        yield from real(todo, settings, run_id, stop, same_run, on_stage=lambda item, stage: stages.append((item.name, stage)), ask=ask)
+        noted = lambda item, stage: stages.append((item.name, stage))  # noqa: E731
+        yield from real(todo, settings, run_id, stop, same_run, on_stage=noted, ask=ask, **more)
 
     monkeypatch.setattr(runner, "isolated", isolated)
     return stages

@@ -16,7 +16,9 @@ environment variable NJCREDITS_FAULT names a point.
 
 Points: `staged` (after the inputs are staged), `hashing` (while a staged input is hashed),
 `child-read` (in a worker, as it begins a file), `child-partial` (in a worker, as it starts writing
-its output), `child-send` (in a worker, as it sends the run its file's outcome), `decided` (in a run
+its output), `child-records` (in a worker, as it sends the run a large file's records before
+writing it), `child-send` (in a worker, as it sends the run its file's outcome), `recorded-early`
+(in the run, once it has recorded those records, as the worker writes), `decided` (in a run
 of several files, once the run has decided which files are processed again with the others'
 records), `placed` (between the output's rename and the archive move), `archived` (between the
 archive move and the ledger row's completion), `report` (as the run report is written); and for

@@ -51,7 +51,7 @@ from batch.run.faults import fault
 from batch.run.ledger import Ledger, LedgerUnreadable, read_versions, record_rows, server_errors
 from batch.run.ledger.reads import read_outputs_since
 from batch.run.names import fit, output_name, printable, shown, temporary
-from batch.run.samerun import SameRun, decide, earlier_keys, held, places, reads_nothing
+from batch.run.samerun import SameRun, decide, earlier_keys, held, held_rows, places, reads_nothing
 from batch.run.teams import team_for
 from batch.run.workers import file_reason, isolated, remove_temporary
 
@@ -329,6 +329,8 @@ class Item:
     moved: bool  # True: the input was renamed into staging (it must go somewhere at the end)
     info: dict = field(default_factory=dict)
     done: bool = False  # recorded (archived, skipped, failed or given back)
+    recorded: bool = False  # its records are in the ledger already, recorded as its worker wrote it (`Run.record_early`)
+    stale: bool = False  # records of an earlier reading of it are in the ledger, which could not take this reading's then
 
     @property
     def name(self) -> str:
@@ -583,12 +585,13 @@ class Run:
             told = {"on_stage": bar.stage} if bar else {}  # the stages of the files in hand, for the display
             if several:  # a file whose rules read a group of one of these is processed again: it writes no first output
                 told["ask"] = lambda reads: not groups.isdisjoint(reads)
+            told["on_records"] = lambda item, records: self.record_early(item, records, several)
             for item, partial, kind, payload in isolated(todo, self.settings, self.run_id, self.stop, **told):
                 if bar:
                     bar.advance(item)
                 mine = held(payload["records"]) if several and kind == "ok" else None
                 # a file not written yet is processed again whatever it holds (`settle`)
-                if mine is not None and ((len(mine) and not reads_nothing(mine)) or _not_written(payload)):
+                if mine is not None and (_reads_others(mine) or _not_written(payload)):
                     _prepared(payload)
                     waiting.append([item, partial, kind, payload, mine])
                     groups.update(payload["groups"])
@@ -615,6 +618,23 @@ class Run:
                 if not item.done:
                     remove_temporary(Path(partial))
             raise
+
+    def record_early(self, item: Item, records: pd.DataFrame, several: bool) -> None:
+        """The records of a large file, sent by its worker before it writes the file (`work`), recorded
+        in the ledger while it writes: the run then records the file itself (`archive`) without them,
+        or removes them when the file is not processed. Not those of a file that waits for the run's
+        decision (`process`): it may be processed again, and is recorded then; nor when the ledger
+        cannot take them now (they are recorded with the file, where a ledger that cannot is met).
+        A file read again in a new worker (`isolated`: `again`) has its records replaced."""
+        if several and _reads_others(held_rows(records)):  # as `process` tells it, by the sheets of the records the run holds
+            return
+        try:
+            self.ledger.add_records(self.run_id, shown(item.name), records, again=item.recorded or item.stale)
+        except (OSError, *server_errors()):  # the ledger's: met again, and said, as the file is recorded
+            item.recorded, item.stale = False, item.stale or item.recorded  # any recorded before are removed then
+            return
+        item.recorded, item.stale = True, False
+        fault("recorded-early")
 
     def settle(self, waiting: list, progress: bool, provided: list = ()) -> None:
         """Decide over the waiting files' records which are processed again, and with what of the
@@ -750,7 +770,8 @@ class Run:
         if self.report_problem:
             note = "; ".join(filter(None, [note, f"no run report: {self.report_problem}"]))
         try:
-            self.ledger.end_run(self.run_id, None, counts, str(report) if report else None, self.rules_versions, note)
+            early = any(item.recorded or item.stale for item in self.items)
+            self.ledger.end_run(self.run_id, None, counts, str(report) if report else None, self.rules_versions, note, early)
         except server_errors() as err:  # the next run of this inbox ends it
             self.stopped = self.stopped or environment_message(err, "the ledger")
             self.echo(f"The run could not be ended in the ledger ({err}); the next run finishes its bookkeeping.")
@@ -848,11 +869,11 @@ class Run:
             "output": shown(outcome.output) if outcome.output else None,
         }
         if outcome.status in ("returned", "gone"):
-            self.ledger.add_file(self.run_id, {**info, "status": outcome.status})
+            self.ledger.add_file(self.run_id, {**info, "status": outcome.status}, None, item.recorded, item.stale)
             return
         if self.keep:
             fault("ledger", str(self.settings.ledger))
-            self.ledger.add_file(self.run_id, {**info, "status": outcome.status}, info.get("records"))
+            self.ledger.add_file(self.run_id, {**info, "status": outcome.status}, info.get("records"), item.recorded, item.stale)
             item.done = True
             _discard(item)
             return
@@ -871,6 +892,8 @@ class Run:
                 "archived_path": os.fsencode(dest),
             },
             info.get("records"),
+            item.recorded,
+            item.stale,
         )
         reason = folder / fit(dest.name, keep=".reason.txt")
         try:
@@ -930,6 +953,12 @@ class Run:
                 reason = f"njcredits met an internal error recording it ({type(err).__name__}: {err}); it stays in the inbox."
             outcome = self.give_back(item, reason, recorded=getattr(err, "recorded", False))
         self.say(outcome)
+
+
+def _reads_others(mine: pd.DataFrame) -> bool:
+    """Whether a file of a run of several, by the records the run holds of it (`held`, `held_rows`),
+    may read another workbook of the run: it then waits for the run's decision (`Run.process`)."""
+    return bool(len(mine)) and not reads_nothing(mine)
 
 
 def _prepared(payload: dict) -> None:

@@ -65,6 +65,10 @@ STOP_GRACE_SECONDS = 0.5  # how long a worker's unexpected end waits for the run
 REUSE_RSS_MB = 512
 RETIRE_SECONDS = 5  # how long a worker the run is done with may take to end before it is killed
 DIAGNOSIS_SECONDS = 120  # longest the interpreter that finds why a worker could not start may take
+# a file of at least this many records sends them to the run before its write, for the run to record
+# them in the ledger while the worker writes (about a second of 100,000 records); a smaller file's
+# take the ledger under a tenth of a second, not worth a message and a transaction of their own
+EARLY_RECORDS = 10_000
 STOPPED_READING = "the run was stopped (a stop signal) before this file was done; it stays in the inbox."
 STOPPED_WAITING = "the run was stopped (a stop signal) before this file was read; it stays in the inbox."
 
@@ -278,6 +282,7 @@ class Job:
     team: str | None = None
     same_run: object = None  # the run's other workbooks' records it reads (batch.run.samerun.SameRun)
     ask: bool = False  # before writing, ask the run whether the file will be processed again (`work`)
+    early: int = 0  # the records of a file of at least this many are sent before its write, for the run to record them meanwhile (0: never)
     modules: tuple[str, ...] = WORKER_MODULES
     product: dict = field(default_factory=dict)
 
@@ -292,6 +297,7 @@ def work(
     team: str | None = None,
     same_run=None,
     ask=None,
+    early=None,
 ) -> dict:
     """Process one workbook and write its output under the partial name. `as_of` None means the day
     the file is processed (local time); the ledger is only read (prior incentive records, the
@@ -304,7 +310,13 @@ def work(
     the others' records once every file is read (`decide` makes it a reader), and that output
     replaces this one: when the run says so, this one is not written (`written` False in the
     result). What the run holds of the records (`held`) is still worked out by the run: a second
-    copy of the records in the result would count against the worker's memory limit as it is sent."""
+    copy of the records in the result would count against the worker's memory limit as it is sent.
+
+    `early` (a run that records a file's records as it writes the file): (how many records at
+    least, a function sending them). The records are final before the write: those of a file that
+    is written and has at least that many are sent then (the function returns True when sent)
+    and dropped here; the result holds none (`records` None), and the run puts back those it was
+    sent. A file without the memory left to send them then sends them with its result."""
     from batch.pipeline import process
     from batch.run.samerun import group_keys, held_rows
     from batch.workbook.safety import Limits
@@ -323,13 +335,17 @@ def work(
             scratch=Path(partial),
             same_run=same_run,
         )
-    records, kept, written = None, {}, True
+    records, kept, written, sent = None, {}, True, False
     try:
         if ask is not None:
             records = result.records()
             groups, reads = group_keys(held_rows(records))
             kept = {"groups": groups}
             written = not (reads and ask(reads))
+        if written and early is not None:
+            records = records if records is not None else result.records()
+            if len(records) >= early[0] and early[1](records):
+                records, sent = None, True
         fault("child-partial", partial)
         try:
             if written:
@@ -350,7 +366,7 @@ def work(
         "errors": int(sev.get("error", 0)),
         "warnings": int(sev.get("warning", 0)),
         "infos": int(sev.get("info", 0)),
-        "records": records if records is not None else result.records(),
+        "records": None if sent else records if records is not None else result.records(),
         "decisions": result.decisions(),
         "per_year": _per_year_credits(result),
         "rules_versions": result.rules_versions(),
@@ -369,6 +385,7 @@ def work(
 NEXT_STAGE = {"read": "validating", "validate": "calculating", "calculate": "checking", "annotate": "validating"}
 _teller: list = [None]  # in a worker: how it tells the run the stage of the file in hand (`worker`)
 _asker: list = [None]  # in a worker: how it asks the run whether the file in hand is processed again (`work`)
+_sender: list = [None]  # in a worker: how it sends the run the records of the file in hand before writing it (`work`)
 
 
 def stage(name: str) -> None:
@@ -485,6 +502,16 @@ def worker(conn, jobs, alive, job: Job) -> None:
             return False
 
     _asker[0] = ask
+
+    def send_records(records) -> bool:
+        try:
+            fault("child-records")
+            conn.send(("records", records, False))  # pickled whole before a byte is sent: a MemoryError sends nothing
+            return True
+        except MemoryError:  # not the memory left to send them now: they go with the result
+            return False
+
+    _sender[0] = send_records
     done = 0
     while job is not None:
         current[0] = job.partial
@@ -517,8 +544,8 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
     path, partial = job.path, job.partial
     try:
         fault("child-read", partial, reused=again)
-        ask = _asker[0] if job.ask else None
-        return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id, job.team, job.same_run, ask), True
+        ask, early = _asker[0] if job.ask else None, (job.early, _sender[0]) if job.early else None
+        return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id, job.team, job.same_run, ask, early), True
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
         if by_memory(err):
             return (*by_memory_outcome(job, again), False)
@@ -605,6 +632,7 @@ class Running:
     started: bool = False
     files: int = 0
     stage: str = ""  # the stage of the file in hand, as the worker last told it
+    records: object = None  # the records of the file in hand, when its worker sent them before writing it
 
 
 class Workers:
@@ -614,10 +642,13 @@ class Workers:
     per file. A file that fails by memory or by a crash in a worker that had read other files is read
     again in a new worker of its own (`again`), so that only a file's own outcome is ever its outcome."""
 
-    def __init__(self, settings, run_id: str, stop: threading.Event, same_run: dict | None = None, on_stage=None, ask=None):
+    def __init__(
+        self, settings, run_id: str, stop: threading.Event, same_run: dict | None = None, on_stage=None, ask=None, on_records=None
+    ):
         self.settings, self.run_id, self.stop = settings, run_id, stop
         self.on_stage = on_stage  # called (item, stage) as a worker tells the stage of its file
         self.ask = ask  # called (groups) as a worker asks whether its file is processed again (`work`)
+        self.on_records = on_records  # called (item, records) as a worker sends its file's records before writing it
         self.same_run = same_run or {}  # id(item) -> what it reads of the run's other workbooks
         self.ctx = multiprocessing.get_context("forkserver")  # workers do not inherit the inbox lock
         self.ctx.set_forkserver_preload(list(WORKER_MODULES))
@@ -636,7 +667,8 @@ class Workers:
         on the workers' path."""
         s = self.settings
         job = Job(str(item.staged), str(partial), s.memory_limit_mb, s.limits, s.as_of, s.ledger, self.run_id,
-                  s.team, self.same_run.get(id(item)), self.ask is not None, modules=self.modules, product=self.product)  # fmt: skip
+                  s.team, self.same_run.get(id(item)), self.ask is not None, EARLY_RECORDS if self.on_records else 0, modules=self.modules,
+                  product=self.product)  # fmt: skip
         while self.idle and not fresh:
             w = self.idle.pop()
             try:
@@ -644,7 +676,7 @@ class Workers:
             except (OSError, ValueError):  # it ended while it waited (killed from outside): not given the file
                 self._retire(w, kill=True)
                 continue
-            w.item, w.partial, w.began = item, partial, time.monotonic()
+            w.item, w.partial, w.began, w.records = item, partial, time.monotonic(), None
             self.running[w.conn] = w
             return
         while self.idle and len(self.running) + len(self.idle) >= self.size:
@@ -717,6 +749,14 @@ class Workers:
                 with contextlib.suppress(OSError, ValueError):  # it ended meanwhile: its end is met below
                     w.jobs.send(self.ask is not None and bool(self.ask(payload)))
                 continue
+            if kind == "records":  # its file's records, final before the write: the run records them as it writes
+                w.records = payload
+                if self.on_records is not None:
+                    self.on_records(w.item, payload)
+                continue
+            if kind == "ok" and payload["records"] is None:  # sent before the write: put back
+                payload["records"] = w.records
+            w.records = None
             del self.running[conn]
             if kind == "cannot-start":
                 self.broken = self.broken or cannot_start(payload)
@@ -788,16 +828,20 @@ class _NotStarted(Exception):
     """A worker could not be started at all (Workers.broken says why)."""
 
 
-def isolated(todo: list, settings, run_id: str, stop: threading.Event, same_run: dict | None = None, on_stage=None, ask=None):
+def isolated(
+    todo: list, settings, run_id: str, stop: threading.Event, same_run: dict | None = None, on_stage=None, ask=None, on_records=None
+):
     """Process each (item, partial) in a worker (`Workers`), given what it reads of the run's other
     workbooks (`same_run`: id(item) -> batch.run.samerun.SameRun, for a second pass). Yields (item, partial, kind, payload): kind
     `ok` (payload: the result), `error` (the file's reason) or `environment` (the environment's reason:
     the file goes back). `on_stage(item, stage)`: called as each worker tells the stage its file enters
     (reading, validating, calculating, checking, writing). `ask(groups)`: whether a file whose rules
-    read one of `groups` is processed again, asked by its worker before it writes (`work`). When
-    `stop` is set the running workers are ended and everything not done is yielded as stopped; when
-    workers cannot start, everything not done is yielded with the reason."""
-    workers = Workers(settings, run_id, stop, same_run, on_stage, ask)
+    read one of `groups` is processed again, asked by its worker before it writes (`work`).
+    `on_records(item, records)`: called as a worker sends the records of a large file before it
+    writes it (`work`: `early`); its result then holds them as if sent with it. When `stop` is set
+    the running workers are ended and everything not done is yielded as stopped; when workers
+    cannot start, everything not done is yielded with the reason."""
+    workers = Workers(settings, run_id, stop, same_run, on_stage, ask, on_records)
     queue = [(item, partial, False) for item, partial in todo]  # False: any worker may read it
     done: list = []  # files whose workers answered, not yet yielded
 

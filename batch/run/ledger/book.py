@@ -25,6 +25,16 @@ FILE_COLUMNS = [
 ]  # fmt: skip
 
 
+def _remove_unprocessed(db: Db, run_id: str) -> None:
+    """The records of a run's files that it did not record as processed: those recorded as a file
+    was written (`Ledger.add_records`) when the file was then not recorded, or recorded otherwise."""
+    db.execute(
+        "DELETE FROM records WHERE run_id=? AND file NOT IN"
+        " (SELECT name FROM files WHERE run_id=? AND COALESCE(final_status, status) = 'processed')",
+        (run_id, run_id),
+    )
+
+
 class LedgerEmpty(LedgerUnreadable):
     """A PostgreSQL database that holds no ledger yet (no run has recorded there)."""
 
@@ -199,12 +209,23 @@ class Ledger:
         return team, moved, started
 
     def end_run(
-        self, run_id: str, ended: str | None, counts: dict, report: str | None, rules_versions: dict, note: str | None = None
+        self,
+        run_id: str,
+        ended: str | None,
+        counts: dict,
+        report: str | None,
+        rules_versions: dict,
+        note: str | None = None,
+        early: bool = False,
     ) -> str:
         """End the run: from this transaction on, its records are read by every run that starts after
         it (a run's records become visible at once, in this one transaction). `ended` None: the
-        database's clock, read under the write lock. Returns when it ended."""
+        database's clock, read under the write lock. `early`: the run recorded some file's records
+        before the file (`add_records`); the records of a file it did not record as processed (the
+        ledger failed as it recorded the file) are removed first. Returns when it ended."""
         with self._connect() as db, db.writing():
+            if early:
+                _remove_unprocessed(db, run_id)
             ended = ended or db.now()
             db.execute(
                 "UPDATE runs SET ended=?, files=?, processed=?, failed=?, skipped=?, report=?, rules_versions=?, note=? WHERE run_id=?",
@@ -235,7 +256,8 @@ class Ledger:
     def close_interrupted(self, run_id: str, ended: str | None, note: str) -> list[dict]:
         """End a killed run, in one transaction: each file row it began (written before its archive
         move) is completed when the archived file is where the row says, else marked `interrupted`
-        (its input went back to the inbox, and its records are removed). Returns the rows it completed.
+        (its input went back to the inbox, and its records are removed); the records of a file it
+        has no row of are removed. Returns the rows it completed.
         `ended` None: the database's clock."""
         done = []
         with self._connect() as db, db.writing():
@@ -249,6 +271,7 @@ class Ledger:
                     done.append({"name": name, "status": final, "archived": archived})
                 else:  # the input went back to the inbox: its records are not results of any run
                     db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, name))
+            _remove_unprocessed(db, run_id)  # nor are those recorded as a file was written that the run never recorded
             counts = dict(db.execute("SELECT status, COUNT(*) FROM files WHERE run_id=? GROUP BY status", (run_id,)).fetchall())
             db.execute(
                 "UPDATE runs SET ended=?, note=?, files=?, processed=?, failed=?, skipped=? WHERE run_id=?",
@@ -290,30 +313,55 @@ class Ledger:
         with self._connect() as db, db.writing():
             db.execute("UPDATE files SET status=final_status, archived=? WHERE rowid=?", (archived, rowid))
 
-    def add_file(self, run_id: str, info: dict, records: pd.DataFrame | RecordRows | None = None) -> int:
+    def add_file(
+        self, run_id: str, info: dict, records: pd.DataFrame | RecordRows | None = None, recorded: bool = False, stale: bool = False
+    ) -> int:
         """Record a file (and its records, or their rows made already: `record_rows`), in one
         transaction; returns the row id. A row with status `archiving` and a `final_status` is written
         before the input is moved to the archive and completed after (`complete_file`), so a run
-        killed between the two is finished by the next one."""
+        killed between the two is finished by the next one. `recorded`: its records are in the ledger
+        already (`add_records`, as its worker wrote it): they stay when it is processed, and are
+        removed in this transaction when it is not. `stale`: records of an earlier reading of it are
+        in the ledger (`add_records` could not replace them): they are removed, and `records` taken."""
         values = [info.get(c) for c in FILE_COLUMNS]
         values[FILE_COLUMNS.index("rows_per_sheet")] = json.dumps(info.get("rows_per_sheet") or {})
         values[FILE_COLUMNS.index("timings")] = json.dumps(info.get("timings") or {})
         with self._connect() as db, db.writing():
             rowid = db.insert("files", ["run_id", *FILE_COLUMNS], [run_id, *map(_value, values)])
-            if records is not None and len(records):
-                (team,) = db.one("SELECT team FROM runs WHERE run_id=?", (run_id,))  # a record is its run's team's
-                rows = records if isinstance(records, RecordRows) else record_rows(records)
-                db.insert_many("records", RECORD_COLUMNS, ((run_id, info["name"], *row, team) for row in zip(*rows.fields, strict=True)))
-                for grouping, sheets, ids, keys in rows.keys:
-                    db.insert_many(
-                        "record_keys",
-                        ["run_id", "team", "sheet", "record_id", "grouping", "key"],
-                        zip(repeat(run_id), repeat(team), sheets, ids, repeat(grouping), keys),
-                    )
+            processed = (info.get("final_status") or info["status"]) == "processed"
+            if stale or (recorded and not processed):
+                db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, info["name"]))
+            if not recorded and records is not None and len(records):
+                self._insert_records(db, run_id, info["name"], records)
             decisions = info.get("decisions")
             if records is not None and decisions is not None and len(decisions):
                 self._add_decisions(db, run_id, info, decisions)
         return rowid
+
+    def add_records(self, run_id: str, name: str, records: pd.DataFrame, again: bool = False) -> None:
+        """The records of the file `name`, before the file itself (`add_file` with `recorded`), in a
+        transaction of their own: a run records a large file's records while its worker writes the
+        file. As the records recorded with a file, they count in other runs' portfolios once this
+        run ends (`end_run`); they are removed when the file is not processed (`add_file`) or the
+        run is killed first (`close_interrupted`). `again`: the file is read again (its worker
+        stopped after sending them): these replace those recorded before."""
+        with self._connect() as db, db.writing():
+            if again:
+                db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, name))
+            self._insert_records(db, run_id, name, records)
+
+    @staticmethod
+    def _insert_records(db: Db, run_id: str, name: str, records: pd.DataFrame | RecordRows) -> None:
+        """A file's records and the keys of their groups, in the caller's transaction."""
+        (team,) = db.one("SELECT team FROM runs WHERE run_id=?", (run_id,))  # a record is its run's team's
+        rows = records if isinstance(records, RecordRows) else record_rows(records)
+        db.insert_many("records", RECORD_COLUMNS, ((run_id, name, *row, team) for row in zip(*rows.fields, strict=True)))
+        for grouping, sheets, ids, keys in rows.keys:
+            db.insert_many(
+                "record_keys",
+                ["run_id", "team", "sheet", "record_id", "grouping", "key"],
+                zip(repeat(run_id), repeat(team), sheets, ids, repeat(grouping), keys),
+            )
 
     @staticmethod
     def _add_decisions(db: Db, run_id: str, info: dict, decisions: pd.DataFrame) -> None:

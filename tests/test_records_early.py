@@ -1,0 +1,206 @@
+"""A large file's records recorded in the ledger while its worker writes it (`Run.record_early`,
+`Ledger.add_records`): each record kept once when the file is processed, none kept when it is not,
+none left by a run killed after recording them, and the same records as when they come with the
+file's result."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import uuid
+from pathlib import Path
+
+import openpyxl
+import pandas as pd
+import pytest
+from conftest import write_workbook
+from databases import ledger_of, ledger_query
+from test_faults import assert_settled, book, no_process_left, run_cli
+
+from batch.run import workers
+from batch.run.config import load
+from batch.run.ledger import Ledger
+from batch.run.runner import run_batch
+
+SAMPLES = Path(__file__).parents[1] / "sample_inputs"
+RECORDS = pd.DataFrame(
+    {"sheet": ["Transfers", "Transfers"], "record_id": ["T-1", "T-2"], "status": ["OK", "Flagged"], "fields": ["{}", "{}"]}
+)
+
+
+def kept(path: Path) -> list[tuple]:
+    """(file, records) of the ledger at `path`, by file."""
+    return [tuple(r) for r in ledger_query(path, "SELECT file, COUNT(*) FROM records GROUP BY file ORDER BY file")]
+
+
+# how the run records the file after its records were recorded, and how many of them stay
+ENDINGS = [
+    ({"status": "processed"}, [("a.xlsx", 2)]),  # inputs kept: recorded processed at once
+    ({"status": "archiving", "final_status": "processed"}, [("a.xlsx", 2)]),  # begun before the archive move
+    ({"status": "archiving", "final_status": "failed"}, []),
+    ({"status": "failed"}, []),  # the file failed as it was written (a crash, the timeout)
+    ({"status": "returned"}, []),  # the environment failed: back to the inbox
+]
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize(("ending", "left"), ENDINGS)
+def test_records_recorded_before_their_file_stay_only_when_it_is_processed(tmp_path, ending, left):
+    path = tmp_path / "ledger.sqlite"
+    ledger = Ledger(ledger_of(path))
+    ledger.start_run("R1", None, "0", "/in", "/out")
+    ledger.add_records("R1", "a.xlsx", RECORDS)
+    ledger.add_file("R1", {"name": "a.xlsx", **ending}, RECORDS, recorded=True)
+    assert kept(path) == left
+    # the group keys were recorded with them, once (none here: the records name no group)
+    assert ledger_query(path, "SELECT COUNT(*) FROM record_keys") == [(0,)]
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_file_read_again_replaces_the_records_it_recorded_before(tmp_path):
+    # its worker stopped after sending them (a memory error in a worker that had read other files):
+    # read again in a new worker, it sends them again
+    path = tmp_path / "ledger.sqlite"
+    ledger = Ledger(ledger_of(path))
+    ledger.start_run("R1", None, "0", "/in", "/out")
+    ledger.add_records("R1", "a.xlsx", RECORDS)
+    ledger.add_records("R1", "a.xlsx", RECORDS.iloc[:1], again=True)
+    ledger.add_file("R1", {"name": "a.xlsx", "status": "processed"}, RECORDS.iloc[:1], recorded=True)
+    assert kept(path) == [("a.xlsx", 1)]
+
+
+@pytest.mark.usefixtures("backend")
+def test_records_of_an_earlier_reading_the_ledger_could_not_replace_are_replaced_as_the_file_is_recorded(tmp_path):
+    # read again, the file's records could not be recorded early (the ledger failed then): those of
+    # its first reading are `stale`, and give way to the ones sent with its result
+    path = tmp_path / "ledger.sqlite"
+    ledger = Ledger(ledger_of(path))
+    ledger.start_run("R1", None, "0", "/in", "/out")
+    ledger.add_records("R1", "a.xlsx", RECORDS)
+    ledger.add_file("R1", {"name": "a.xlsx", "status": "processed"}, RECORDS.iloc[:1], stale=True)
+    assert kept(path) == [("a.xlsx", 1)]
+
+
+@pytest.mark.usefixtures("backend")
+def test_the_records_of_a_file_a_killed_run_never_recorded_are_removed_by_the_next_run(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    ledger = Ledger(ledger_of(path))
+    ledger.start_run("R1", None, "0", "/in", "/out")
+    ledger.add_records("R1", "a.xlsx", RECORDS)
+    ledger.add_file("R1", {"name": "a.xlsx", "status": "processed"}, RECORDS, recorded=True)
+    ledger.add_records("R1", "b.xlsx", RECORDS)  # the run killed as b.xlsx was written
+    ledger.add_file("R1", {"name": "c.xlsx", "status": "processed"}, RECORDS)  # recorded with its file
+    assert kept(path) == [("a.xlsx", 2), ("b.xlsx", 2), ("c.xlsx", 2)]
+    ledger.close_interrupted("R1", None, "stopped before its end")
+    assert kept(path) == [("a.xlsx", 2), ("c.xlsx", 2)]
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize(("early", "left"), [(True, [("a.xlsx", 2)]), (False, [("a.xlsx", 2), ("b.xlsx", 2)])])
+def test_a_run_that_recorded_records_early_ends_without_those_of_a_file_it_could_not_record(tmp_path, early, left):
+    # b.xlsx: its records recorded as it was written, then the ledger failed as the file was
+    # recorded (no row of it); the run's end removes them. A run that recorded none early
+    # (`early` False) does not look
+    path = tmp_path / "ledger.sqlite"
+    ledger = Ledger(ledger_of(path))
+    ledger.start_run("R1", None, "0", "/in", "/out")
+    ledger.add_records("R1", "a.xlsx", RECORDS)
+    ledger.add_file("R1", {"name": "a.xlsx", "status": "processed"}, RECORDS, recorded=True)
+    ledger.add_records("R1", "b.xlsx", RECORDS)
+    ledger.end_run("R1", None, {}, None, {}, early=early)
+    assert kept(path) == left
+
+
+def _run(tmp_path: Path, name: str, sources: list[Path], threshold: int, monkeypatch) -> tuple[list, pd.DataFrame]:
+    """A run of copies of `sources` with records sent early from `threshold` records on: the names
+    of the files whose records were recorded early, and the ledger's records."""
+    inbox, outbox = tmp_path / name / "inbox", tmp_path / name / "outbox"
+    inbox.mkdir(parents=True)
+    for src in sources:
+        shutil.copy(src, inbox / src.name)
+    monkeypatch.setattr(workers, "EARLY_RECORDS", threshold)
+    early, real = [], Ledger.add_records
+
+    def add_records(self, run_id, file, records, **kwargs):
+        early.append((file, len(records)))
+        return real(self, run_id, file, records, **kwargs)
+
+    monkeypatch.setattr(Ledger, "add_records", add_records)
+    outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=1, as_of="2026-11-30"))
+    assert {o.status for o in outcome.files} == {"processed"}, [(o.name, o.reason) for o in outcome.files]
+    columns = "file, sheet, record_id, status, award_cents, codes, area, year, business_name, record_date, fields, inputs, team"
+    records = pd.DataFrame(
+        ledger_query(outbox / ".njcredits" / "ledger.sqlite", f"SELECT {columns} FROM records ORDER BY file, rowid"),
+        columns=columns.split(", "),
+    )
+    return early, records
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_large_files_records_recorded_as_it_is_written_are_those_it_would_have_sent_with_its_result(tmp_path, monkeypatch):
+    # 50 rows: sent early from 50 records on, not from 51 (each record once either way)
+    source = book(tmp_path / "a.xlsx", rows=50)
+    at, kept_at = _run(tmp_path, "at", [source], 50, monkeypatch)
+    above, kept_above = _run(tmp_path, "above", [source], 51, monkeypatch)
+    assert at == [("a.xlsx", 50)] and above == []
+    assert len(kept_at) == 50 and kept_at["record_id"].is_unique
+    pd.testing.assert_frame_equal(kept_at.drop(columns="team"), kept_above.drop(columns="team"))
+
+
+def _one_sheet(src: Path, sheet: str, path: Path) -> Path:
+    """A workbook of one sheet of a sample, its cells' values as they are."""
+    grid = [list(row) for row in openpyxl.load_workbook(src, read_only=True)[sheet].iter_rows(values_only=True)]
+    return write_workbook(path, {sheet: grid})
+
+
+def test_in_a_run_of_several_only_a_file_that_waits_for_no_other_records_its_records_early(tmp_path, monkeypatch):
+    # Transfers' and Grow NJ's rules read the run's other workbooks (each waits for the run's
+    # decision, and may be processed again): their records are recorded with them. Emerge's records
+    # are none the run holds, and BEIP's are only read by others: neither waits
+    sources = [
+        SAMPLES / "grow-nj-2026-11.xlsx",
+        SAMPLES / "transfers-2026-11.xlsx",
+        _one_sheet(SAMPLES / "emerge-gsgz-compliance-2026-11.xlsx", "Emerge", tmp_path / "emerge.xlsx"),
+        _one_sheet(SAMPLES / "beip-brrap-erg-2026-11.xlsx", "BEIP", tmp_path / "beip.xlsx"),
+    ]
+    early, records = _run(tmp_path, "several", sources, 1, monkeypatch)
+    assert sorted(f for f, _n in early) == ["beip.xlsx", "emerge.xlsx"]
+    counts = records.groupby("file").size().to_dict()
+    assert {f: counts[f] for f, _n in early} == dict(early)  # each record once
+    assert set(counts) == {src.name for src in sources}
+    assert not records.duplicated(["file", "sheet", "record_id", "inputs"]).any()
+
+
+@pytest.fixture(scope="module")
+def large_book(tmp_path_factory) -> Path:
+    """A Transfers workbook of exactly `EARLY_RECORDS` rows: its records are sent early in a run as
+    a process of its own (built once for this module's tests)."""
+    return book(tmp_path_factory.mktemp("large") / "large.xlsx", rows=workers.EARLY_RECORDS)
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_run_killed_after_recording_a_files_records_early_leaves_none_of_them(tmp_path, large_book):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    shutil.copy(large_book, inbox / "a.xlsx")
+    tag = uuid.uuid4().hex
+    first = run_cli(inbox, outbox, "recorded-early:run", tag)
+    assert first.returncode == -signal.SIGKILL, (first.returncode, first.stdout, first.stderr)
+    assert no_process_left(tag)
+    assert kept(outbox / ".njcredits" / "ledger.sqlite") == [("a.xlsx", workers.EARLY_RECORDS)]  # recorded, the run killed
+    second = run_cli(inbox, outbox, tag=tag)
+    assert second.returncode == 0, (second.stdout, second.stderr)
+    assert_settled(inbox, outbox, ["a.xlsx"])
+    # the killed run's are gone; the next run's, once
+    runs = ledger_query(outbox / ".njcredits" / "ledger.sqlite", "SELECT DISTINCT run_id FROM records")
+    assert kept(outbox / ".njcredits" / "ledger.sqlite") == [("a.xlsx", workers.EARLY_RECORDS)] and len(runs) == 1
+
+
+def test_a_worker_without_the_memory_to_send_its_records_early_sends_them_with_its_result(tmp_path, large_book):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    shutil.copy(large_book, inbox / "a.xlsx")
+    result = run_cli(inbox, outbox, "child-records:memory")
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert_settled(inbox, outbox, ["a.xlsx"])
+    assert kept(outbox / ".njcredits" / "ledger.sqlite") == [("a.xlsx", workers.EARLY_RECORDS)]
