@@ -28,6 +28,16 @@ RECORDS = pd.DataFrame(
 )
 
 
+def begun(tmp_path: Path) -> tuple[Ledger, Path]:
+    """A ledger (on the test's database) with run R1 begun and the records of a.xlsx recorded as its
+    worker writes it; and where it is."""
+    path = tmp_path / "ledger.sqlite"
+    ledger = Ledger(ledger_of(path))
+    ledger.start_run("R1", None, "0", "/in", "/out")
+    ledger.add_records("R1", "a.xlsx", RECORDS)
+    return ledger, path
+
+
 def kept(path: Path) -> list[tuple]:
     """(file, records) of the ledger at `path`, by file."""
     return [tuple(r) for r in ledger_query(path, "SELECT file, COUNT(*) FROM records GROUP BY file ORDER BY file")]
@@ -46,10 +56,7 @@ ENDINGS = [
 @pytest.mark.usefixtures("backend")
 @pytest.mark.parametrize(("ending", "left"), ENDINGS)
 def test_records_recorded_before_their_file_stay_only_when_it_is_processed(tmp_path, ending, left):
-    path = tmp_path / "ledger.sqlite"
-    ledger = Ledger(ledger_of(path))
-    ledger.start_run("R1", None, "0", "/in", "/out")
-    ledger.add_records("R1", "a.xlsx", RECORDS)
+    ledger, path = begun(tmp_path)
     ledger.add_file("R1", {"name": "a.xlsx", **ending}, RECORDS, recorded=True)
     assert kept(path) == left
     # the group keys were recorded with them, once (none here: the records name no group)
@@ -60,10 +67,7 @@ def test_records_recorded_before_their_file_stay_only_when_it_is_processed(tmp_p
 def test_a_file_read_again_replaces_the_records_it_recorded_before(tmp_path):
     # its worker stopped after sending them (a memory error in a worker that had read other files):
     # read again in a new worker, it sends them again
-    path = tmp_path / "ledger.sqlite"
-    ledger = Ledger(ledger_of(path))
-    ledger.start_run("R1", None, "0", "/in", "/out")
-    ledger.add_records("R1", "a.xlsx", RECORDS)
+    ledger, path = begun(tmp_path)
     ledger.add_records("R1", "a.xlsx", RECORDS.iloc[:1], again=True)
     ledger.add_file("R1", {"name": "a.xlsx", "status": "processed"}, RECORDS.iloc[:1], recorded=True)
     assert kept(path) == [("a.xlsx", 1)]
@@ -73,20 +77,14 @@ def test_a_file_read_again_replaces_the_records_it_recorded_before(tmp_path):
 def test_records_of_an_earlier_reading_the_ledger_could_not_replace_are_replaced_as_the_file_is_recorded(tmp_path):
     # read again, the file's records could not be recorded early (the ledger failed then): those of
     # its first reading are `stale`, and give way to the ones sent with its result
-    path = tmp_path / "ledger.sqlite"
-    ledger = Ledger(ledger_of(path))
-    ledger.start_run("R1", None, "0", "/in", "/out")
-    ledger.add_records("R1", "a.xlsx", RECORDS)
+    ledger, path = begun(tmp_path)
     ledger.add_file("R1", {"name": "a.xlsx", "status": "processed"}, RECORDS.iloc[:1], stale=True)
     assert kept(path) == [("a.xlsx", 1)]
 
 
 @pytest.mark.usefixtures("backend")
 def test_the_records_of_a_file_a_killed_run_never_recorded_are_removed_by_the_next_run(tmp_path):
-    path = tmp_path / "ledger.sqlite"
-    ledger = Ledger(ledger_of(path))
-    ledger.start_run("R1", None, "0", "/in", "/out")
-    ledger.add_records("R1", "a.xlsx", RECORDS)
+    ledger, path = begun(tmp_path)
     ledger.add_file("R1", {"name": "a.xlsx", "status": "processed"}, RECORDS, recorded=True)
     ledger.add_records("R1", "b.xlsx", RECORDS)  # the run killed as b.xlsx was written
     ledger.add_file("R1", {"name": "c.xlsx", "status": "processed"}, RECORDS)  # recorded with its file
@@ -101,10 +99,7 @@ def test_a_run_that_recorded_records_early_ends_without_those_of_a_file_it_could
     # b.xlsx: its records recorded as it was written, then the ledger failed as the file was
     # recorded (no row of it); the run's end removes them. A run that recorded none early
     # (`early` False) does not look
-    path = tmp_path / "ledger.sqlite"
-    ledger = Ledger(ledger_of(path))
-    ledger.start_run("R1", None, "0", "/in", "/out")
-    ledger.add_records("R1", "a.xlsx", RECORDS)
+    ledger, path = begun(tmp_path)
     ledger.add_file("R1", {"name": "a.xlsx", "status": "processed"}, RECORDS, recorded=True)
     ledger.add_records("R1", "b.xlsx", RECORDS)
     ledger.end_run("R1", None, {}, None, {}, early=early)
