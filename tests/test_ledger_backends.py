@@ -470,6 +470,7 @@ def test_text_postgresql_cannot_hold_is_kept_with_the_replacement_character(post
     records = pd.DataFrame({"sheet": ["Transfers"], "record_id": ["T-\x001"], "status": ["OK"], "business_name": ["Acme\x00 LLC"],
                             "fields": ["{}"], "key:certificate_key": ["c-\x001"]})  # fmt: skip
     book.add_file("R1", {"name": "a.csv", "status": "processed"}, records)
+    book.end_run("R1", None, {}, None, {})  # read by other runs once ended
     with backends.connect(postgres_ledger) as db:
         assert db.execute("SELECT record_id, business_name FROM records").fetchall() == [("T-\ufffd1", "Acme\ufffd LLC")]
         assert db.one("SELECT key FROM record_keys") == ("c-\ufffd1",)

@@ -19,7 +19,7 @@ from test_faults import assert_settled, book, no_process_left, run_cli
 
 from batch.run import workers
 from batch.run.config import load
-from batch.run.ledger import Ledger
+from batch.run.ledger import Ledger, read_versions
 from batch.run.runner import run_batch
 
 SAMPLES = Path(__file__).parents[1] / "sample_inputs"
@@ -104,6 +104,27 @@ def test_a_run_that_recorded_records_early_ends_without_those_of_a_file_it_could
     ledger.add_records("R1", "b.xlsx", RECORDS)
     ledger.end_run("R1", None, {}, None, {}, early=early)
     assert kept(path) == left
+
+
+@pytest.mark.usefixtures("backend")
+def test_records_of_a_run_that_has_not_ended_are_read_by_no_other_run(tmp_path):
+    # R1 recorded a.xlsx's records as its worker wrote it and has not ended (killed, or going on on
+    # another machine): R2, of the same team, reads none of them, neither as their latest earlier
+    # appearance (its report's Changes) nor as earlier versions (which groups they were in); its own
+    # versions it reads. Once R1 ends, R3 reads R1's (R2 has not ended)
+    ledger, path = begun(tmp_path)
+    ids = RECORDS[["sheet", "record_id"]]
+    ledger.start_run("R2", None, "0", "/in", "/out")
+    ledger.add_file("R2", {"name": "b.xlsx", "status": "processed"}, RECORDS)
+    assert ledger.previous_records("R2").empty
+    assert read_versions(ledger_of(path), ("/in",), ids, exclude_run="R2").empty
+    assert len(read_versions(ledger_of(path), ("/in",), ids, including="R2")) == 2
+    ledger.add_file("R1", {"name": "a.xlsx", "status": "processed"}, RECORDS, recorded=True)
+    ledger.end_run("R1", None, {}, None, {}, early=True)
+    ledger.start_run("R3", None, "0", "/in", "/out")
+    ledger.add_file("R3", {"name": "c.xlsx", "status": "processed"}, RECORDS)
+    assert sorted(ledger.previous_records("R3")["run_id"]) == ["R1", "R1"]
+    assert len(read_versions(ledger_of(path), ("/in",), ids, exclude_run="R3")) == 2
 
 
 def _run(tmp_path: Path, name: str, sources: list[Path], threshold: int, monkeypatch) -> tuple[list, pd.DataFrame]:

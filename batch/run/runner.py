@@ -653,7 +653,7 @@ class Run:
                 books[place[j]] = mine
             ids = pd.concat([b[["sheet", "record_id"]] for b in books.values()], ignore_index=True)
             try:
-                versions = read_versions(self.settings.ledger, (self.settings.team,), ids)
+                versions = read_versions(self.settings.ledger, (self.settings.team,), ids, including=self.run_id)
             except LedgerUnreadable as err:
                 raise EnvironmentStop(str(err)) from err
             given = decide(books, earlier_keys(versions), {place[i]: name for i, name in enumerate(names)})

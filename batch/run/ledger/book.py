@@ -424,14 +424,16 @@ class Ledger:
 
     def previous_records(self, run_id: str) -> pd.DataFrame:
         """For each record (team, sheet, record ID) of this run, its latest appearance in an earlier run
-        (the first row with that ID in that run: later repeats were DUPLICATE_ID)."""
+        that ended (the first row with that ID in that run: later repeats were DUPLICATE_ID). A run
+        that has not ended (killed, or going on elsewhere) is not read: a file's records, recorded as
+        its worker writes it, may yet be removed."""
         with self._connect() as db:
             columns = ", ".join("r." + c for c in db.columns("records"))
             query = f"""
                 WITH mine AS (SELECT DISTINCT team, sheet, record_id FROM records WHERE run_id = ?)
                 SELECT {columns} FROM mine c CROSS JOIN records r ON r.team = c.team AND r.sheet = c.sheet AND r.record_id = c.record_id
                 JOIN runs u ON u.run_id = r.run_id
-                WHERE u.started < (SELECT started FROM runs WHERE run_id = ?)
+                WHERE u.ended IS NOT NULL AND u.started < (SELECT started FROM runs WHERE run_id = ?)
                 ORDER BY u.started DESC, r.rowid ASC
             """  # from this run's records, by index: never a scan of the ledger's
             earlier = db.frame(query, (run_id, run_id))

@@ -218,13 +218,17 @@ def read_standing(path: Path, sheet: str) -> pd.DataFrame:
     return _read_portfolio_query(path, cols, query, (sheet,))
 
 
-def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame, exclude_run: str | None = None) -> pd.DataFrame:
+def read_versions(
+    path: Path, team: tuple[str, ...], wanted: pd.DataFrame, exclude_run: str | None = None, including: str | None = None
+) -> pd.DataFrame:
     """Every version the ledger keeps of the records `wanted` (sheet, record_id) of `team` (its names)
-    that was computed or names a business: sheet, record_id, fields (JSON), business_name, by index
-    (team, sheet, record ID). What a run
-    needs to know which groups its records were in before (`batch.run.samerun.decide`); none of the
-    run `exclude_run`. Opened read-only; a ledger from before migration 6 kept no portfolio and gives
-    nothing."""
+    that was computed or names a business, in a run that ended (or in the run `including`, the one
+    reading them): sheet, record_id, fields (JSON), business_name, by index (team, sheet, record
+    ID). What a run needs to know which groups its records were in before
+    (`batch.run.samerun.decide`); none of the run `exclude_run`. A run that has not ended (killed,
+    or going on elsewhere) is read by none but itself: a file's records, recorded as its worker
+    writes it, may yet be removed. Opened read-only; a ledger from before migration 6 kept no
+    portfolio and gives nothing."""
     cols = ["sheet", "record_id", "fields", "business_name"]
     # as lists: a column of pandas' text iterated a value at a time costs 100,000 records about 0.8 s
     pairs = list(dict.fromkeys(zip(wanted["sheet"].tolist(), wanted["record_id"].tolist(), strict=True)))
@@ -234,7 +238,9 @@ def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame, exclu
         WITH {{wanted}} hit AS (
         SELECT r.sheet, r.record_id, r.fields, r.business_name FROM wanted w
         CROSS JOIN records r ON r.team IN ({",".join("?" * len(team))}) AND r.sheet = w.sheet AND r.record_id = w.record_id
+        JOIN runs u ON u.run_id = r.run_id
         WHERE (r.fields IS NOT NULL OR r.business_name IS NOT NULL) AND (CAST(? AS TEXT) IS NULL OR r.run_id != ?)
+        AND (u.ended IS NOT NULL OR u.run_id = ?)
         ) SELECT * FROM hit
     """
     sheets = sorted({sheet for sheet, _ in pairs})
@@ -244,7 +250,7 @@ def read_versions(path: Path, team: tuple[str, ...], wanted: pd.DataFrame, exclu
         AND (r.fields IS NOT NULL OR r.business_name IS NOT NULL) AND (CAST(? AS TEXT) IS NULL OR r.run_id != ?) LIMIT 1
     """
     unless = (other, (*team, *sheets, exclude_run, exclude_run))
-    return _read_portfolio_query(path, cols, query, (*team, exclude_run, exclude_run), ["sheet", "record_id"], pairs, unless)
+    return _read_portfolio_query(path, cols, query, (*team, exclude_run, exclude_run, including), ["sheet", "record_id"], pairs, unless)
 
 
 def read_returned(path: Path, team: tuple[str, ...], sheet: str, record_ids: list[str], exclude_run: str | None = None) -> pd.DataFrame:
