@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import shutil
 import signal
+import sqlite3
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import openpyxl
 import pandas as pd
@@ -127,9 +129,10 @@ def test_records_of_a_run_that_has_not_ended_are_read_by_no_other_run(tmp_path):
     assert len(read_versions(ledger_of(path), ("/in",), ids, exclude_run="R3")) == 2
 
 
-def _run(tmp_path: Path, name: str, sources: list[Path], threshold: int, monkeypatch) -> tuple[list, pd.DataFrame]:
-    """A run of copies of `sources` with records sent early from `threshold` records on: the names
-    of the files whose records were recorded early, and the ledger's records."""
+def _run(tmp_path: Path, name: str, sources: list[Path], threshold: int, monkeypatch, fails: bool = False) -> SimpleNamespace:
+    """A run of copies of `sources` with records sent early from `threshold` records on: the files
+    whose records were recorded early and how many (`early`), and the ledger's records
+    (`records`). `fails`: the ledger refuses each early recording (after the spy notes it)."""
     inbox, outbox = tmp_path / name / "inbox", tmp_path / name / "outbox"
     inbox.mkdir(parents=True)
     for src in sources:
@@ -139,6 +142,8 @@ def _run(tmp_path: Path, name: str, sources: list[Path], threshold: int, monkeyp
 
     def add_records(self, run_id, file, records, **kwargs):
         early.append((file, len(records)))
+        if fails:
+            raise sqlite3.OperationalError("database is locked")
         return real(self, run_id, file, records, **kwargs)
 
     monkeypatch.setattr(Ledger, "add_records", add_records)
@@ -149,18 +154,22 @@ def _run(tmp_path: Path, name: str, sources: list[Path], threshold: int, monkeyp
         ledger_query(outbox / ".njcredits" / "ledger.sqlite", f"SELECT {columns} FROM records ORDER BY file, rowid"),
         columns=columns.split(", "),
     )
-    return early, records
+    return SimpleNamespace(early=early, records=records)
 
 
 @pytest.mark.usefixtures("backend")
 def test_a_large_files_records_recorded_as_it_is_written_are_those_it_would_have_sent_with_its_result(tmp_path, monkeypatch):
     # 50 rows: sent early from 50 records on, not from 51 (each record once either way)
     source = book(tmp_path / "a.xlsx", rows=50)
-    at, kept_at = _run(tmp_path, "at", [source], 50, monkeypatch)
-    above, kept_above = _run(tmp_path, "above", [source], 51, monkeypatch)
-    assert at == [("a.xlsx", 50)] and above == []
-    assert len(kept_at) == 50 and kept_at["record_id"].is_unique
-    pd.testing.assert_frame_equal(kept_at.drop(columns="team"), kept_above.drop(columns="team"))
+    at = _run(tmp_path, "at", [source], 50, monkeypatch)
+    above = _run(tmp_path, "above", [source], 51, monkeypatch)
+    assert at.early == [("a.xlsx", 50)] and above.early == []
+    assert len(at.records) == 50 and at.records["record_id"].is_unique
+    pd.testing.assert_frame_equal(at.records.drop(columns="team"), above.records.drop(columns="team"))
+    # a ledger that cannot take them as the file is written takes them with the file, once
+    failed = _run(tmp_path, "failed", [source], 50, monkeypatch, fails=True)
+    assert failed.early == [("a.xlsx", 50)]
+    pd.testing.assert_frame_equal(failed.records.drop(columns="team"), above.records.drop(columns="team"))
 
 
 def _one_sheet(src: Path, sheet: str, path: Path) -> Path:
@@ -179,7 +188,8 @@ def test_in_a_run_of_several_only_a_file_that_waits_for_no_other_records_its_rec
         _one_sheet(SAMPLES / "emerge-gsgz-compliance-2026-11.xlsx", "Emerge", tmp_path / "emerge.xlsx"),
         _one_sheet(SAMPLES / "beip-brrap-erg-2026-11.xlsx", "BEIP", tmp_path / "beip.xlsx"),
     ]
-    early, records = _run(tmp_path, "several", sources, 1, monkeypatch)
+    run = _run(tmp_path, "several", sources, 1, monkeypatch)
+    early, records = run.early, run.records
     assert sorted(f for f, _n in early) == ["beip.xlsx", "emerge.xlsx"]
     counts = records.groupby("file").size().to_dict()
     assert {f: counts[f] for f, _n in early} == dict(early)  # each record once
