@@ -25,12 +25,19 @@ FILE_COLUMNS = [
 ]  # fmt: skip
 
 
+def _remove_records(db: Db, run_id: str, name: str) -> None:
+    """The records of the file `name` of the run: they are not results of any run."""
+    db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, name))
+
+
 def _remove_unprocessed(db: Db, run_id: str) -> None:
-    """The records of a run's files that it did not record as processed: those recorded as a file
-    was written (`Ledger.add_records`) when the file was then not recorded, or recorded otherwise."""
+    """The records of a run's files that it did not record as processed (a row begun before its
+    archive move counts as what it will be): those recorded as a file was written
+    (`Ledger.add_records`) when the file was then not recorded, or recorded otherwise, and those of a
+    file whose begun row was found interrupted."""
     db.execute(
-        "DELETE FROM records WHERE run_id=? AND file NOT IN"
-        " (SELECT name FROM files WHERE run_id=? AND COALESCE(final_status, status) = 'processed')",
+        "DELETE FROM records WHERE run_id=? AND file NOT IN (SELECT name FROM files WHERE run_id=?"
+        " AND CASE WHEN status = 'archiving' THEN final_status ELSE status END = 'processed')",
         (run_id, run_id),
     )
 
@@ -269,9 +276,9 @@ class Ledger:
                 db.execute("UPDATE files SET status=? WHERE rowid=?", (final if there else "interrupted", rowid))
                 if there:
                     done.append({"name": name, "status": final, "archived": archived})
-                else:  # the input went back to the inbox: its records are not results of any run
-                    db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, name))
-            _remove_unprocessed(db, run_id)  # nor are those recorded as a file was written that the run never recorded
+            # the records of a file interrupted (its input went back to the inbox), and of one recorded as
+            # it was written that the run never recorded, are not results of any run
+            _remove_unprocessed(db, run_id)
             counts = dict(db.execute("SELECT status, COUNT(*) FROM files WHERE run_id=? GROUP BY status", (run_id,)).fetchall())
             db.execute(
                 "UPDATE runs SET ended=?, note=?, files=?, processed=?, failed=?, skipped=? WHERE run_id=?",
@@ -306,7 +313,7 @@ class Ledger:
         with self._connect() as db, db.writing():
             run_id, name = db.one("SELECT run_id, name FROM files WHERE rowid=?", (rowid,))
             db.execute("UPDATE files SET status=?, reason=?, archived=NULL, archived_path=NULL WHERE rowid=?", (status, reason, rowid))
-            db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, name))
+            _remove_records(db, run_id, name)
 
     def complete_file(self, rowid: int, archived: str | None) -> None:
         """The second half of recording a file: its archive move is done."""
@@ -330,7 +337,7 @@ class Ledger:
             rowid = db.insert("files", ["run_id", *FILE_COLUMNS], [run_id, *map(_value, values)])
             processed = (info.get("final_status") or info["status"]) == "processed"
             if stale or (recorded and not processed):
-                db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, info["name"]))
+                _remove_records(db, run_id, info["name"])
             if not recorded and records is not None and len(records):
                 self._insert_records(db, run_id, info["name"], records)
             decisions = info.get("decisions")
@@ -347,7 +354,7 @@ class Ledger:
         stopped after sending them): these replace those recorded before."""
         with self._connect() as db, db.writing():
             if again:
-                db.execute("DELETE FROM records WHERE run_id=? AND file=?", (run_id, name))
+                _remove_records(db, run_id, name)
             self._insert_records(db, run_id, name, records)
 
     @staticmethod
