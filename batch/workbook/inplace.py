@@ -32,7 +32,9 @@ import xlsxwriter
 from lxml import etree
 
 from batch.pipeline import Result, SheetResult
+from batch.run.faults import fault
 from batch.workbook import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
+from batch.workbook.beside import Made, made_beside
 from batch.workbook.looks import WRITER_OPTIONS, Formats
 from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
 from batch.workbook.refused import Refused
@@ -981,12 +983,16 @@ def _source(result: Result):
         yield z
 
 
+BESIDE_ROWS = 10_000  # a Findings sheet of at least this many rows is made beside the intake's (`made_beside`)
+
+
 def write_in_place(result: Result, out_path: Path) -> Path:
     """Write the returned workbook of an .xlsx or .xlsm atomically (temporary file, then rename)."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     clock = time.perf_counter()
     tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.partial")
+    beside = None
     try:
         with _source(result) as z:
             infos = {i.filename: i for i in z.infolist()}
@@ -1016,7 +1022,13 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             def restyle(attr: str) -> str:
                 return f' s="{mapping[int(attr[4:-1])]}"' if attr else ""
 
-            streams[findings] = lambda: sheetxml.spliced(parts[findings], findings_rows(restyle), dimension)
+            def findings_part():
+                return sheetxml.spliced(parts[findings], findings_rows(restyle), dimension)
+
+            # a large Findings sheet is made by a process of its own as the intake's rows are written
+            big = len(result.findings) >= BESIDE_ROWS
+            beside = made_beside(findings_part, tmp.parent, functools.partial(fault, "child-beside")) if big else Made(findings_part)
+            streams[findings] = beside
             order = [n for n in infos if n in parts] + [n for n in parts if n not in infos]
             with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
                 for name in order:
@@ -1038,6 +1050,8 @@ def write_in_place(result: Result, out_path: Path) -> Path:
         os.replace(tmp, out_path)
         result.timed("write", clock)
     finally:
+        if beside is not None:  # a write that failed first: the process making the Findings sheet stopped
+            beside.close()
         if tmp.exists():
             tmp.unlink()
     return out_path

@@ -1,0 +1,240 @@
+"""A part made by a process of its own while the writer does other work (`batch.workbook.beside`):
+the same bytes as made in the writer, whatever becomes of that process; and a returned workbook whose
+Findings sheet was made so, part for part the one made without it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import write_workbook
+from test_faults import CERTIFICATE, HEADERS, assert_settled, no_process_left, run_cli
+
+from batch.pipeline import process
+from batch.workbook import beside, inplace
+from batch.workbook.writing import write
+
+SAMPLES = Path(__file__).parents[1] / "sample_inputs"
+# three chunks, one empty, one of them over the piece read back at once (PIECE bytes): the bytes
+# read back cross a piece's end
+CHUNKS = [b"<row>" * 10, b"", os.urandom(beside.PIECE + 7).hex().encode()[: beside.PIECE + 7], b"</rows>"]
+
+
+def _counted(chunks: list[bytes]):
+    """A `make` that counts its calls in this process (a forked child's calls are its own)."""
+    calls = []
+
+    def make():
+        calls.append(1)
+        yield from chunks
+
+    return make, calls
+
+
+def _abort():
+    os.abort()
+
+
+def _kill_self():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _no_memory():
+    raise MemoryError
+
+
+def _no_fork(*_):
+    raise OSError(11, "Resource temporarily unavailable")
+
+
+@pytest.mark.parametrize(
+    "case,fault,no_fork,folder,made_here",
+    [
+        # the child makes the part: the writer never makes it
+        ("made beside", None, False, None, 0),
+        # the child fails before it makes anything, in each way a process fails: made here once
+        ("child out of memory", _no_memory, False, None, 1),
+        ("child aborts", _abort, False, None, 1),
+        ("child killed", _kill_self, False, None, 1),
+        # no process to be had, or no temporary file: made here when its turn comes
+        ("no fork", None, True, None, 1),
+        ("no temporary file", None, False, "missing", 1),
+    ],
+)
+def test_the_bytes_are_the_same_whatever_becomes_of_the_process(tmp_path, monkeypatch, case, fault, no_fork, folder, made_here):
+    make, calls = _counted(CHUNKS)
+    if no_fork:
+        monkeypatch.setattr(beside, "_fork", _no_fork)
+    made = beside.made_beside(make, tmp_path / folder if folder else tmp_path, fault)
+    got = b"".join(made())
+    made.close()
+    assert got == b"".join(CHUNKS)
+    assert len(calls) == made_here, case
+    assert isinstance(made, beside.MadeBeside) == (not no_fork and folder is None)
+    assert list(tmp_path.iterdir()) == []  # the temporary file never had a name in the folder
+
+
+def test_a_part_failing_in_the_child_and_here_raises_here(tmp_path):
+    def make():
+        yield b"<row/>"
+        raise ValueError("a cell that cannot be written")
+
+    made = beside.made_beside(make, tmp_path)
+    with pytest.raises(ValueError, match="cannot be written"):
+        b"".join(made())
+
+
+def test_close_before_the_part_is_written_ends_the_process(tmp_path):
+    def slow():
+        time.sleep(60)
+        yield b""
+
+    made = beside.made_beside(slow, tmp_path)
+    pid = made.pid
+    started = time.monotonic()
+    made.close()
+    assert time.monotonic() - started < 5
+    with pytest.raises(ChildProcessError):  # killed and reaped: no process left behind
+        os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the child is tied to its parent by prctl (Linux)")
+def test_the_process_dies_with_the_worker(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+        from batch.workbook import beside
+
+        def slow():
+            time.sleep(60)
+            yield b""
+
+        made = beside.made_beside(slow, {str(tmp_path)!r})
+        print(made.pid, flush=True)
+        time.sleep(60)
+        """
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead but not yet reaped by init, counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def _parts(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as z:
+        return {i.filename: z.read(i) for i in z.infolist()}
+
+
+@pytest.fixture(scope="module")
+def results():
+    """Each sample's result (processed once for the module)."""
+    made = {}
+    for path in sorted(SAMPLES.glob("*.xlsx")):
+        result = process(path, as_of=dt.date(2026, 11, 30))
+        made[path.name] = result
+    return made
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.xlsx")))
+@pytest.mark.parametrize("fault", ["", "child-beside:abort", "child-beside:memory"])
+def test_a_workbook_whose_findings_were_made_beside_is_the_same(tmp_path, monkeypatch, results, sample, fault):
+    result = results[sample]
+    assert len(result.findings) > 0, "a sample with findings shows the Findings sheet's rows"
+    here = _parts(write(result, tmp_path / "here" / sample))
+    monkeypatch.setattr(inplace, "BESIDE_ROWS", 0)  # every Findings sheet made beside
+    if fault:
+        monkeypatch.setenv("NJCREDITS_FAULT", fault)
+    made = []
+    real = beside.MadeBeside.__init__
+
+    def spy(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self.pid)
+
+    monkeypatch.setattr(beside.MadeBeside, "__init__", spy)
+    there = _parts(write(result, tmp_path / "beside" / sample))
+    assert len(made) == 1  # a process of its own made it (or failed to, and the writer made it)
+    assert there.keys() == here.keys()
+    different = [name for name in here if here[name] != there[name]]
+    assert different == []
+    assert sorted(p.name for p in (tmp_path / "beside").iterdir()) == [sample]  # nothing else left in the outbox
+
+
+# -- in a worker of a run: a Findings sheet of BESIDE_ROWS findings -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def flagged_book(tmp_path_factory) -> Path:
+    """A Transfers workbook of `BESIDE_ROWS` rows, each with one finding (consideration 20,000 for
+    credits of 30,000: 66.67%, under 75%): its Findings sheet is made beside (built once for the module)."""
+    rows = [
+        [f"T-{i}", "Grow NJ", f"C-{i}", "Seller LLC", "Buyer Inc.", dt.date(2026, 1, 5), 30_000, 20_000, CERTIFICATE]
+        for i in range(inplace.BESIDE_ROWS)
+    ]
+    return write_workbook(tmp_path_factory.mktemp("flagged") / "a.xlsx", {"Transfers": [HEADERS, *rows]})
+
+
+def _returned(outbox: Path) -> dict[str, bytes]:
+    """The parts of the returned workbook, the time of the run ("Run at (UTC)") blanked."""
+    (path,) = outbox.glob("*.annotated.xlsx")
+    return {name: re.sub(rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", b"(time)", data) for name, data in _parts(path).items()}
+
+
+def test_in_a_worker_the_findings_made_beside_are_those_made_without(tmp_path, monkeypatch, flagged_book):
+    gate = tmp_path / "gate"  # open from the start: the process that makes the sheet says it was there, and goes on
+    gate.touch()
+    monkeypatch.setenv("NJCREDITS_FAULT_GATE", str(gate))
+    returned = {}
+    for case, fault in [("beside", "child-beside:hold"), ("its process killed", "child-beside:worker")]:
+        inbox, outbox = tmp_path / case / "inbox", tmp_path / case / "outbox"
+        inbox.mkdir(parents=True)
+        shutil.copy(flagged_book, inbox / "a.xlsx")
+        tag = uuid.uuid4().hex
+        done = run_cli(inbox, outbox, fault, tag)
+        assert done.returncode == 0, (case, done.stdout, done.stderr)
+        assert_settled(inbox, outbox, ["a.xlsx"])
+        assert no_process_left(tag)
+        returned[case] = _returned(outbox)
+        if case == "beside":
+            assert len(list(tmp_path.glob("gate.*.held"))) == 1  # made by a process of its own
+    findings = [n for n, data in returned["beside"].items() if b"CONSIDERATION_BELOW_75PCT" in data]
+    assert findings, "the Findings sheet names each finding's code"
+    assert returned["beside"] == returned["its process killed"]
+
+
+def test_a_run_killed_while_the_findings_are_made_beside_leaves_no_process(tmp_path, flagged_book):
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    shutil.copy(flagged_book, inbox / "a.xlsx")
+    tag = uuid.uuid4().hex
+    first = run_cli(inbox, outbox, "child-beside:run", tag)
+    assert first.returncode == -signal.SIGKILL, (first.returncode, first.stdout, first.stderr)
+    assert no_process_left(tag)  # the worker sees its run gone, and the process it forked dies with it
+    second = run_cli(inbox, outbox, tag=tag)
+    assert second.returncode == 0, (second.stdout, second.stderr)
+    assert_settled(inbox, outbox, ["a.xlsx"])
