@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from lxml import etree
 
-from batch.workbook import xmlparts
+from batch.workbook import deflate, xmlparts
 from batch.workbook.opened import Opened, opening
 from batch.workbook.refused import Refused
 
@@ -72,7 +72,7 @@ class Package(dict):
 
     def chunks(self, name: str, size: int = 1 << 22):
         """The source's part `name` in chunks of bytes, as stored (never whole in memory)."""
-        with self.source.open(name) as member:
+        with deflate.reading(self.source, name) as member:
             while chunk := member.read(size):
                 yield chunk
 

@@ -42,7 +42,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from batch.workbook import xmlparts
+from batch.workbook import deflate, xmlparts
 from batch.workbook.opened import Opened
 from batch.workbook.safety import (
     DECLARED_ENCODING,
@@ -206,7 +206,7 @@ def _make(source: Opened, dest: Path, reading: ReadingPlan) -> Path:
 
 def _copy(zin: zipfile.ZipFile, name: str, zout: zipfile.ZipFile, as_name: str, cut: tuple[int, int] | None = None) -> None:
     """Copy a part, leaving out the bytes `cut` (start, end) of its head (counted in UTF-8)."""
-    with zin.open(name) as src, zout.open(zipfile.ZipInfo(as_name), "w", force_zip64=True) as dst:
+    with deflate.reading(zin, name) as src, zout.open(zipfile.ZipInfo(as_name), "w", force_zip64=True) as dst:
         chunks = _utf8_chunks(src)
         if cut is not None:
             head = next(chunks, b"")
@@ -283,7 +283,7 @@ def _fixed_cells(data: bytes, fixes) -> bytes:
 def _copy_cells(zin: zipfile.ZipFile, name: str, zout: zipfile.ZipFile, as_name: str, cut: tuple[int, int] | None) -> None:
     """Copy a sheet part with its cells made readable for calamine (`_fixed_cells`), row by row:
     each chunk is rewritten up to the last row it ends, the rest waits for the next chunk."""
-    with zin.open(name) as src, zout.open(zipfile.ZipInfo(as_name), "w", force_zip64=True) as dst:
+    with deflate.reading(zin, name) as src, zout.open(zipfile.ZipInfo(as_name), "w", force_zip64=True) as dst:
         chunks = _utf8_chunks(src)
         pending = next(chunks, b"")
         if cut is not None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from batch.workbook import xmlparts
+from batch.workbook import deflate, xmlparts
 from batch.workbook.opened import Opened, opening
 from batch.workbook.refused import Refused
 
@@ -224,7 +224,7 @@ def _scanned_dtd(name: str, z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
 def _declares_dtd(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
     """The part holds `<!DOCTYPE` or `<!ENTITY` anywhere (not only at its start): the part is
     inflated and searched in chunks, a mark split across two chunks included."""
-    with z.open(info) as member:
+    with deflate.reading(z, info) as member:
         chunk = member.read(SCAN_CHUNK)
         marks = DTD_MARKS
         if chunk.startswith((b"\xff\xfe", b"<\x00?\x00", b"<\x00!\x00")):
@@ -396,7 +396,7 @@ def as_utf8(data: bytes) -> bytes:
 
 def read_part(z: zipfile.ZipFile, part: str) -> bytes:
     """A part of the package in UTF-8 (see `as_utf8`)."""
-    return as_utf8(z.read(part))
+    return as_utf8(deflate.read(z, part))
 
 
 def _check_sheet_names(name: str, opened: Opened) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from batch.workbook import cells, sheetrows
+from batch.workbook import cells, deflate, sheetrows
 
 CHUNK_ROWS = 5_000
 ZIP64_FROM = (1 << 31) - (1 << 20)  # a member this large needs zip64 headers (zipfile's own limit, with a margin)
@@ -66,7 +66,7 @@ def stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: 
         info.compress_level = compresslevel
     else:
         info._compresslevel = compresslevel  # noqa: SLF001
-    with zout.open(info, "w", force_zip64=size is None or size >= ZIP64_FROM) as out:
+    with deflate.writing(zout, info, compresslevel, force_zip64=size is None or size >= ZIP64_FROM) as out:
         write_behind(out.write, batched(chunks))
 
 

@@ -1,0 +1,83 @@
+"""ISA-L's Deflate in place of zlib's for the large parts (`batch.workbook.deflate`): the same bytes
+read back by zipfile's own zlib, each member's CRC checked; a member zlib wrote read the same; a
+damaged member still refused by its CRC; a stored member untouched."""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+
+import pytest
+
+from batch.workbook import deflate, sheetxml
+
+XML = b'<row r="1"><c r="A1" t="inlineStr"><is><t>Seller LLC</t></is></c></row>'
+CASES = [
+    ("empty", b""),
+    ("one byte", b"<"),
+    # repeated rows, as a sheet is: compresses well
+    ("rows", XML * 50_000),
+    # random bytes over several of the writer's pieces (BATCH_BYTES): compresses not at all
+    ("random", os.urandom(3 * sheetxml.BATCH_BYTES + 11)),
+]
+
+
+def _zip(write) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        write(z)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("case,data", CASES, ids=[c for c, _ in CASES])
+@pytest.mark.parametrize("level", [0, 1, 9])  # 9: over ISA-L's highest level (3), which is taken
+def test_written_by_isal_read_by_zlib(case, data, level):
+    def write(z):
+        info = zipfile.ZipInfo("xl/worksheets/sheet1.xml")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with deflate.writing(z, info, level) as out:
+            assert type(out._compressor).__module__.startswith("isal")  # the compressor was replaced before the first byte
+            for start in range(0, len(data), sheetxml.BATCH_BYTES):
+                out.write(data[start : start + sheetxml.BATCH_BYTES])
+
+    with zipfile.ZipFile(io.BytesIO(_zip(write))) as z:
+        info = z.getinfo("xl/worksheets/sheet1.xml")
+        assert info.compress_type == zipfile.ZIP_DEFLATED
+        assert z.read(info) == data  # inflated by zlib, its CRC-32 checked
+        assert z.testzip() is None
+
+
+@pytest.mark.parametrize("case,data", CASES, ids=[c for c, _ in CASES])
+def test_written_by_zlib_read_by_isal(case, data):
+    packed = _zip(lambda z: z.writestr("part.xml", data))
+    with zipfile.ZipFile(io.BytesIO(packed)) as z:
+        with deflate.reading(z, "part.xml") as member:
+            assert type(member._decompressor).__module__.startswith("isal")
+            got = b"".join(iter(lambda: member.read(7919), b""))  # small reads: the inflater's unconsumed input carried over
+        assert got == data
+        assert deflate.read(z, "part.xml") == data
+
+
+def test_a_damaged_member_is_refused_by_its_crc():
+    data = XML * 1000
+    packed = bytearray(_zip(lambda z: z.writestr("part.xml", data)))
+    with zipfile.ZipFile(io.BytesIO(bytes(packed))) as z:
+        info = z.getinfo("part.xml")
+    # the stored CRC-32 changed by one bit: the member inflates whole, and its check fails
+    at = packed.rindex(b"PK\x01\x02") + 16  # the central directory's CRC field
+    packed[at] ^= 1
+    packed[info.header_offset + 14] ^= 1  # the local header's
+    with zipfile.ZipFile(io.BytesIO(bytes(packed))) as z, pytest.raises(zipfile.BadZipFile, match="CRC"):
+        deflate.read(z, "part.xml")
+
+
+def test_a_stored_member_is_left_to_zipfile():
+    def write(z):
+        with deflate.writing(z, zipfile.ZipInfo("image.png"), 1) as out:  # a ZipInfo's own type: stored
+            assert out._compressor is None
+            out.write(b"\x89PNG" * 100)
+
+    with zipfile.ZipFile(io.BytesIO(_zip(write))) as z, deflate.reading(z, "image.png") as member:
+        assert z.getinfo("image.png").compress_type == zipfile.ZIP_STORED
+        assert member.read() == b"\x89PNG" * 100
