@@ -26,6 +26,7 @@ from batch.workbook import beside, inplace
 from batch.workbook.writing import write
 
 SAMPLES = Path(__file__).parents[1] / "sample_inputs"
+XML_ROW = b'<row r="1"><c r="A1" t="inlineStr"><is><t>Seller LLC</t></is></c></row>'
 # three chunks, one empty, one of them over the piece read back at once (PIECE bytes): the bytes
 # read back cross a piece's end
 CHUNKS = [b"<row>" * 10, b"", os.urandom(beside.PIECE + 7).hex().encode()[: beside.PIECE + 7], b"</rows>"]
@@ -83,6 +84,40 @@ def test_the_bytes_are_the_same_whatever_becomes_of_the_process(tmp_path, monkey
     assert len(calls) == made_here, case
     assert isinstance(made, beside.MadeBeside) == (not no_fork and folder is None)
     assert list(tmp_path.iterdir()) == []  # the temporary file never had a name in the folder
+
+
+def test_a_process_that_does_not_end_is_given_up_on(tmp_path, monkeypatch):
+    """Waited for as long again as it ran beside the worker (at least WAIT_AT_LEAST): then stopped,
+    and the part made here."""
+    monkeypatch.setattr(beside, "WAIT_AT_LEAST", 0.3)
+    make, calls = _counted(CHUNKS)
+    made = beside.made_beside(make, tmp_path, lambda: time.sleep(60))
+    pid, started = made.pid, time.monotonic()
+    assert b"".join(made()) == b"".join(CHUNKS)
+    assert 0.3 <= time.monotonic() - started < 5
+    assert len(calls) == 1
+    with pytest.raises(ChildProcessError):  # killed and reaped
+        os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_process_whose_worker_died_before_it_was_tied_to_it_ends():
+    """A worker that dies between the fork and the child's prctl leaves the child to init: the child
+    sees its parent is another process, and ends before making anything."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            beside._die_with_parent(parent=-1)  # not its parent's pid: ends here, with 1
+        finally:
+            os._exit(0)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 1
+
+
+def test_the_temporary_file_holds_the_part_deflated(tmp_path):
+    rows = [XML_ROW * 1000] * 50  # 3.6 MB of rows
+    made = beside.made_beside(lambda: iter(rows), tmp_path)
+    size = made.made()
+    assert size is not None and size < len(b"".join(rows)) / 20
+    made.close()
 
 
 def test_a_part_failing_in_the_child_and_here_raises_here(tmp_path):

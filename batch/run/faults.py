@@ -25,8 +25,8 @@ archive move and the ledger row's completion), `report` (as the run report is wr
 injected errors `place` (as the output is put in the outbox), `archive` (as the input is moved to
 the archive), `child-write` (in a worker, as the output workbook is closed) and `ledger` (as a
 file's ledger row is begun). `child-beside` is met in the process a worker forks to make a large
-Findings sheet as it writes the intake (`batch.workbook.beside`): any action there fails only that
-process, and the worker makes the sheet itself.
+Findings sheet as it writes the intake (`batch.workbook.beside`): an action there but `run` (which
+kills the run) fails only that process, and the worker makes the sheet itself.
 """
 
 from __future__ import annotations

@@ -2,11 +2,14 @@
 
 The write of a large file is one Python thread making rows, with deflate on the second core. The
 rows of the Findings sheet depend on the file's result alone, not on the intake's rows written
-before them; so a forked copy of the worker makes them into an unnamed temporary file while the
-worker rewrites the intake, and the worker copies them from there when the Findings sheet's turn
-comes. The bytes are those `make()` yields in the worker itself. A process that could not be
-started, failed, or did not finish leaves the part to the worker, which makes it again from its
-start: the part is always written whole, and the same.
+before them; so a forked copy of the worker makes them while the worker rewrites the intake,
+deflated (ISA-L, level 1) into an unnamed temporary file in the outbox, and the worker inflates
+them from there when the Findings sheet's turn comes: the temporary file takes about as much room
+on the disk as the part takes in the returned workbook. The bytes are those `make()` yields in the
+worker itself. A process that could not be started, failed, did not finish, or has not ended once
+the worker has waited for it as long again as it worked beside it (at least `WAIT_AT_LEAST`
+seconds) leaves the part to the worker, which makes it again from its start: the part is always
+written whole, and the same.
 """
 
 from __future__ import annotations
@@ -17,20 +20,30 @@ import faulthandler
 import os
 import signal
 import tempfile
+import time
 import warnings
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+
+from isal import isal_zlib
+
+from batch.workbook.deflate import WBITS
 
 PIECE = 1 << 20  # the bytes read back at once
 DONE = b"\x00njcredits: made to its end"  # the child's last bytes (no part of XML holds a NUL)
 PR_SET_PDEATHSIG = 1
+WAIT_AT_LEAST = 5.0  # seconds the worker waits for the process, however soon it asks for the part
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
     """The child is killed with the worker (a worker the run stops takes it along, and its copy of
-    the worker's pipes never keeps the run waiting)."""
+    the worker's pipes never keeps the run waiting). A worker that died before the child asked for
+    this (the child's parent is then another process) ends the child now."""
     with contextlib.suppress(OSError, AttributeError):  # not Linux: the child ends when its part is made
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _fork() -> int:
@@ -69,6 +82,7 @@ class MadeBeside(Made):
     def __init__(self, make: Callable[[], Iterable[bytes]], folder: Path, fault: Callable[[], None] | None = None):
         super().__init__(make)
         self.pid, self.held = None, tempfile.TemporaryFile(dir=folder)
+        parent, self.started = os.getpid(), time.monotonic()
         try:
             self.pid = _fork()
         except OSError:  # no process to be had (memory, the process limit): made here when its turn comes
@@ -78,32 +92,45 @@ class MadeBeside(Made):
             code = 1
             try:
                 faulthandler.disable()  # a crash of the child is no one's to read: the worker makes the part
-                _die_with_parent()
+                _die_with_parent(parent)
                 if fault is not None:
                     fault()
-                at = 0
+                at, deflater = 0, isal_zlib.compressobj(1, zlib.DEFLATED, WBITS)
                 for chunk in make():
-                    at = _write_all(self.held.fileno(), chunk, at)
-                _write_all(self.held.fileno(), DONE, at)
+                    at = _write_all(self.held.fileno(), deflater.compress(chunk), at)
+                _write_all(self.held.fileno(), deflater.flush() + DONE, at)
                 code = 0
             finally:
                 os._exit(code)
 
     def _ended(self, stop: bool) -> int:
-        """The child's exit status, once it has ended (killed first when `stop`); -1 if already reaped."""
+        """The child's exit status once it has ended: killed first when `stop`, or when it has not
+        ended within as long again as it has run (at least WAIT_AT_LEAST seconds); -1 when it was
+        killed so, or was reaped before."""
         if self.pid is None:
             return -1
         pid, self.pid = self.pid, None
-        if stop:
+        try:
+            if not stop:
+                asked = time.monotonic()
+                deadline = asked + max(WAIT_AT_LEAST, asked - self.started)
+                while True:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                    if done:
+                        return status
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(0.002)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        try:
-            return os.waitpid(pid, 0)[1]
+            os.waitpid(pid, 0)
         except ChildProcessError:
-            return -1
+            pass
+        return -1
 
     def made(self) -> int | None:
-        """Once the child has ended: how many bytes it made, or None when it did not make them all."""
+        """Once the child has ended: how many bytes it wrote (the part deflated), or None when it did
+        not make the whole part."""
         status = self._ended(stop=False)
         fd = self.held.fileno()
         end = os.fstat(fd).st_size - len(DONE)
@@ -119,13 +146,16 @@ class MadeBeside(Made):
             return
         fd = self.held.fileno()
         try:
-            at = 0
+            at, inflater = 0, isal_zlib.decompressobj(WBITS)
             while at < end:
                 piece = os.pread(fd, min(PIECE, end - at), at)
                 if not piece:
                     raise OSError(f"the temporary copy of a part ended at byte {at} of {end}")
                 at += len(piece)
-                yield piece
+                yield inflater.decompress(piece)
+            yield inflater.flush()
+            if not inflater.eof:
+                raise OSError(f"the temporary copy of a part ends before its Deflate stream does ({end} bytes)")
         finally:
             self.held.close()
 

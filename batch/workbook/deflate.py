@@ -30,11 +30,45 @@ def writing(zout: zipfile.ZipFile, info: zipfile.ZipInfo, level: int, **kwargs):
     return member
 
 
+class _Inflater:
+    """ISA-L's inflater raising zlib's error: a damaged part is known as damaged by whoever reads it
+    (`isal_zlib.error` is not a `zlib.error`). What zipfile asks of an inflater, and no more."""
+
+    __slots__ = ("_inflater",)
+
+    def __init__(self):
+        self._inflater = isal_zlib.decompressobj(WBITS)
+
+    def decompress(self, data, max_length: int = 0) -> bytes:
+        try:
+            return self._inflater.decompress(data, max_length)
+        except isal_zlib.error as err:
+            raise zlib.error(str(err)) from err
+
+    def flush(self, *args) -> bytes:
+        try:
+            return self._inflater.flush(*args)
+        except isal_zlib.error as err:
+            raise zlib.error(str(err)) from err
+
+    @property
+    def eof(self) -> bool:
+        return self._inflater.eof
+
+    @property
+    def unconsumed_tail(self) -> bytes:
+        return self._inflater.unconsumed_tail
+
+    @property
+    def unused_data(self) -> bytes:
+        return self._inflater.unused_data
+
+
 def reading(z: zipfile.ZipFile, name: str | zipfile.ZipInfo):
-    """`z.open(name)`, a Deflate member inflated by ISA-L."""
+    """`z.open(name)`, a Deflate member inflated by ISA-L (its damage raised as zlib's error)."""
     member = z.open(name)
     if member._compress_type == zipfile.ZIP_DEFLATED:  # noqa: SLF001
-        member._decompressor = isal_zlib.decompressobj(WBITS)  # noqa: SLF001
+        member._decompressor = _Inflater()  # noqa: SLF001
     return member
 
 
