@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_workbook
-from test_faults import CERTIFICATE, HEADERS, assert_settled, no_process_left, run_cli
+from test_faults import CERTIFICATE, HEADERS, assert_settled, killed, no_process_left, run_cli
 
 from batch.pipeline import process
 from batch.workbook import beside, inplace
@@ -266,10 +266,7 @@ def test_a_run_killed_while_the_findings_are_made_beside_leaves_no_process(tmp_p
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     inbox.mkdir()
     shutil.copy(flagged_book, inbox / "a.xlsx")
-    tag = uuid.uuid4().hex
-    first = run_cli(inbox, outbox, "child-beside:run", tag)
-    assert first.returncode == -signal.SIGKILL, (first.returncode, first.stdout, first.stderr)
-    assert no_process_left(tag)  # the worker sees its run gone, and the process it forked dies with it
+    tag = killed(inbox, outbox, "child-beside:run")  # the worker sees its run gone, and the process it forked dies with it
     second = run_cli(inbox, outbox, tag=tag)
     assert second.returncode == 0, (second.stdout, second.stderr)
     assert_settled(inbox, outbox, ["a.xlsx"])

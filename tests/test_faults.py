@@ -81,6 +81,15 @@ def no_process_left(tag: str, seconds: float = 10) -> bool:
     return False
 
 
+def killed(inbox: Path, outbox: Path, fault: str) -> str:
+    """A run of `inbox` killed (kill -9) at `fault`, leaving no process of it behind: its tag."""
+    tag = uuid.uuid4().hex
+    first = run_cli(inbox, outbox, fault, tag)
+    assert first.returncode == -signal.SIGKILL, (first.returncode, first.stdout, first.stderr)
+    assert no_process_left(tag), f"processes left after {fault}: {processes_tagged(tag)}"
+    return tag
+
+
 def temporary_files(inbox: Path, outbox: Path) -> list[Path]:
     left = [p for p in outbox.rglob("*") if ".partial" in p.name or p.name.endswith(".splice")] if outbox.exists() else []
     staging = inbox / ".njcredits" / "staging"

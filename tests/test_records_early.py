@@ -6,9 +6,7 @@ file's result."""
 from __future__ import annotations
 
 import shutil
-import signal
 import sqlite3
-import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,7 +15,7 @@ import pandas as pd
 import pytest
 from conftest import write_workbook
 from databases import ledger_of, ledger_query
-from test_faults import assert_settled, book, no_process_left, run_cli
+from test_faults import assert_settled, book, killed, run_cli
 
 from batch.run import workers
 from batch.run.config import load
@@ -209,10 +207,7 @@ def test_a_run_killed_after_recording_a_files_records_early_leaves_none_of_them(
     inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
     inbox.mkdir()
     shutil.copy(large_book, inbox / "a.xlsx")
-    tag = uuid.uuid4().hex
-    first = run_cli(inbox, outbox, "recorded-early:run", tag)
-    assert first.returncode == -signal.SIGKILL, (first.returncode, first.stdout, first.stderr)
-    assert no_process_left(tag)
+    tag = killed(inbox, outbox, "recorded-early:run")
     assert kept(outbox / ".njcredits" / "ledger.sqlite") == [("a.xlsx", workers.EARLY_RECORDS)]  # recorded, the run killed
     second = run_cli(inbox, outbox, tag=tag)
     assert second.returncode == 0, (second.stdout, second.stderr)
