@@ -40,7 +40,7 @@ from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, r
 from batch.workbook.refused import Refused
 from batch.workbook.stylesxml import FILLS, Styles
 from batch.workbook.toolcolumns import (
-    annotations,
+    annotation_frame,
     decision_column,
     decision_prompt,
     frozen_at,
@@ -767,16 +767,20 @@ def _intake(
     rows = sheet.excel_rows.astype(np.int64) if columns else np.zeros(0, dtype=np.int64)
     tails = sheetrows.LazyTails(rows, make, fixed, sheetxml.CHUNK_ROWS)
     # the cells findings point at: a copy of the cell's style with the finding's fill, and a note
+    found = annotation_frame(res)
+    at_rows = np.asarray(sheet.excel_rows, dtype=np.int64)[found["pos"].to_numpy()]
+    at_cols = np.asarray(sheet.kept, dtype=np.int64)[found["col"].to_numpy()]
+    col_letters = np.array([cells.column_letters(j) for j in range(int(at_cols.max(initial=-1)) + 1)], dtype=object)
+    refs = (col_letters[at_cols] + at_rows.astype(str).astype(object)).tolist()
+    texts = found["text"].to_numpy(dtype=object).copy()
+    long = np.flatnonzero(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) > cells.MAX_TEXT)
+    texts[long] = [t[: cells.MAX_TEXT] for t in texts[long]]
+    notes = dict(zip(refs, texts.tolist(), strict=True))
+    cells_at = dict(zip(refs, zip((at_rows - 1).tolist(), at_cols.tolist(), strict=True), strict=True))
     flagged: dict[int, dict[int, str]] = {}
-    notes, cells_at = {}, {}
-    for pos, found in annotations(res).items():
-        row = int(sheet.excel_rows[pos])
-        for c, (severity, text) in found.items():
-            col = sheet.kept[c]
-            if severity in FILLS:  # an info finding gets a note but no fill
-                flagged.setdefault(row, {})[col] = severity
-            ref = f"{cells.column_letters(col)}{row}"
-            notes[ref], cells_at[ref] = text[: cells.MAX_TEXT], (row - 1, col)
+    filled = found["severity"].isin(FILLS).to_numpy()  # an info finding gets a note but no fill
+    for row, col, severity in zip(at_rows[filled].tolist(), at_cols[filled].tolist(), found["severity"][filled].tolist(), strict=True):
+        flagged.setdefault(row, {})[col] = severity
     made_styles: dict[tuple[int, str], int] = {}
 
     def restyle(own: int, severity: str) -> int:

@@ -19,26 +19,56 @@ from batch.workbook.looks import COMPUTED_BG, MONEY, PERCENT, Formats, column_wi
 from batch.workbook.reading import EXCEL_COLUMNS
 from validators.columns import REVIEW_COLUMNS, each_length
 
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}  # the worst of a cell's findings gives its fill
+_formatted = np.frompyfunc(format, 1, 1)  # each value as an f-string writes it (a missing one "None", "nan" or "<NA>")
 
-def annotations(res: SheetResult) -> dict[int, dict[int, tuple[str, str]]]:
-    """pos -> column index -> (severity, comment text) for findings located to an input cell."""
+
+def annotation_frame(res: SheetResult) -> pd.DataFrame:
+    """One row per input cell a finding points at: `pos` (the row's position), `col` (the kept
+    column's index), `severity` (the worst of its findings) and `text` (each finding as "CODE
+    (severity): message [citation]", in the findings' order, a blank line between). The cells come
+    in the order of their row's first finding, a row's cells in the order of their first finding
+    (the order the notes are written in). Whole columns at a time: a sheet of 100,000 rows may
+    have as many findings."""
     col_index = {}
     for i, f in enumerate(res.sheet.fields):
         if f is not None and f not in col_index:
             col_index[f] = i
     located = res.findings[(res.findings["pos"] >= 0) & res.findings["Column"].isin(col_index)]
-    notes: dict[int, dict[int, list]] = {}
-    for pos, column, sev, code, msg, cite in zip(
-        located["pos"], located["Column"], located["Severity"], located["Code"], located["Message"], located["Citation"], strict=False
-    ):
-        notes.setdefault(int(pos), {}).setdefault(col_index[column], []).append((sev, f"{code} ({sev}): {msg} [{cite}]"))
-    order = {"error": 0, "warning": 1, "info": 2}
-    out = {}
-    for pos, cols in notes.items():
-        out[pos] = {}
-        for c, items in cols.items():
-            worst = min((s for s, _ in items), key=order.get)
-            out[pos][c] = (worst, "\n\n".join(t for _, t in items))
+    if located.empty:
+        none = np.zeros(0, dtype=object)
+        return pd.DataFrame({"pos": np.zeros(0, np.int64), "col": np.zeros(0, np.int64), "severity": none, "text": none})
+    pos = located["pos"].to_numpy(dtype=np.int64)
+    col = located["Column"].map(col_index).to_numpy(dtype=np.int64)
+    severity = located["Severity"].to_numpy(dtype=object)
+    parts = [_formatted(located[c].to_numpy(dtype=object)) for c in ("Code", "Severity", "Message", "Citation")]
+    text = parts[0] + " (" + parts[1] + "): " + parts[2] + " [" + parts[3] + "]"
+    cell, _ = pd.factorize(pos * (len(res.sheet.fields) + 1) + col, sort=False)  # the cells, in order of their first finding
+    n = int(cell.max()) + 1
+    first = np.full(n, len(pos), dtype=np.int64)
+    np.minimum.at(first, cell, np.arange(len(pos)))
+    rank = pd.Series(severity).map(SEVERITY_ORDER).to_numpy(dtype=np.int64)
+    worst = np.full(n, len(SEVERITY_ORDER), dtype=np.int64)
+    np.minimum.at(worst, cell, rank)
+    texts = text[first].copy()
+    many = np.flatnonzero(np.bincount(cell, minlength=n) > 1)
+    if len(many):  # a cell of several findings: their texts joined in the findings' order (few cells)
+        of = cell[np.isin(cell, many)]
+        joined = pd.Series(text[np.isin(cell, many)]).groupby(of, sort=False).agg("\n\n".join)
+        texts[joined.index.to_numpy()] = joined.to_numpy(dtype=object)
+    row_first, _ = pd.factorize(pos[first], sort=False)  # each cell's row, numbered in order of the row's first finding
+    order = np.lexsort((np.arange(n), row_first))  # rows in order of their first finding, a row's cells in theirs
+    names = np.array(list(SEVERITY_ORDER), dtype=object)
+    return pd.DataFrame({"pos": pos[first][order], "col": col[first][order], "severity": names[worst[order]], "text": texts[order]})
+
+
+def annotations(res: SheetResult) -> dict[int, dict[int, tuple[str, str]]]:
+    """pos -> column index -> (severity, comment text) for findings located to an input cell
+    (`annotation_frame`, as nested dicts in its order)."""
+    out: dict[int, dict[int, tuple[str, str]]] = {}
+    a = annotation_frame(res)
+    for pos, col, severity, text in zip(a["pos"].tolist(), a["col"].tolist(), a["severity"].tolist(), a["text"].tolist(), strict=True):
+        out.setdefault(pos, {})[col] = (severity, text)
     return out
 
 
