@@ -120,6 +120,14 @@ def test_the_temporary_file_holds_the_part_deflated(tmp_path):
     made.close()
 
 
+def test_a_system_without_fork_makes_the_part_in_the_worker(tmp_path, monkeypatch):
+    monkeypatch.delattr(os, "fork")
+    make, calls = _counted(CHUNKS)
+    made = beside.made_beside(make, tmp_path)
+    assert not isinstance(made, beside.MadeBeside)
+    assert b"".join(made()) == b"".join(CHUNKS) and len(calls) == 1
+
+
 def test_a_part_failing_in_the_child_and_here_raises_here(tmp_path):
     def make():
         yield b"<row/>"

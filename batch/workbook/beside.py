@@ -47,6 +47,8 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _fork() -> int:
+    if not hasattr(os, "fork"):  # a system without fork: the part is made by the worker
+        raise OSError("no fork on this system")
     with warnings.catch_warnings():  # Python 3.12 warns of a fork beside threads: the child runs none of them
         warnings.simplefilter("ignore", DeprecationWarning)
         return os.fork()
