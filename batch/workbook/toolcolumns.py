@@ -45,16 +45,15 @@ def annotation_frame(res: SheetResult) -> pd.DataFrame:
     text = parts[0] + " (" + parts[1] + "): " + parts[2] + " [" + parts[3] + "]"
     cell, _ = pd.factorize(pos * (len(res.sheet.fields) + 1) + col, sort=False)  # the cells, in order of their first finding
     n = int(cell.max()) + 1
-    first = np.full(n, len(pos), dtype=np.int64)
-    np.minimum.at(first, cell, np.arange(len(pos)))
+    first = np.unique(cell, return_index=True)[1]  # each cell's first finding (the codes are 0..n-1)
     rank = pd.Series(severity).map(SEVERITY_ORDER).to_numpy(dtype=np.int64)
     worst = np.full(n, len(SEVERITY_ORDER), dtype=np.int64)
     np.minimum.at(worst, cell, rank)
     texts = text[first].copy()
     many = np.flatnonzero(np.bincount(cell, minlength=n) > 1)
     if len(many):  # a cell of several findings: their texts joined in the findings' order (few cells)
-        of = cell[np.isin(cell, many)]
-        joined = pd.Series(text[np.isin(cell, many)]).groupby(of, sort=False).agg("\n\n".join)
+        of_many = np.isin(cell, many)
+        joined = pd.Series(text[of_many]).groupby(cell[of_many], sort=False).agg("\n\n".join)
         texts[joined.index.to_numpy()] = joined.to_numpy(dtype=object)
     row_first, _ = pd.factorize(pos[first], sort=False)  # each cell's row, numbered in order of the row's first finding
     order = np.lexsort((np.arange(n), row_first))  # rows in order of their first finding, a row's cells in theirs
