@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from batch.programs import PROGRAMS
-from batch.programs._kit.calculation import crosstab, sum_table, totals_by
+from batch.programs._kit.calculation import crosstab, sum_table, totals_by, with_column
 from batch.workbook import rulebook
 from batch.workbook.toolsheets import by_month
 
@@ -239,3 +239,39 @@ def test_sum_table_adds_each_pair():
     # rows BEIP, Grow NJ; columns 2025, 2026: BEIP 2025 = 3 + blank = 3, Grow NJ 2026 = 5 + 6 = 11
     assert table.index.tolist() == ["BEIP", "Grow NJ"] and table.columns.tolist() == [2025, 2026]
     assert table.to_numpy().tolist() == [[3, 0], [0, 11]]
+
+
+def _codes(rows, codes):
+    return pd.DataFrame({"row": pd.Series(rows, dtype="int64"), "Code": codes})
+
+
+def _programs(labels, values, dtype=object):
+    return pd.DataFrame({"Program": pd.Series(values, index=labels, dtype=dtype), "Other": 1})
+
+
+WITH_COLUMN = {
+    # every finding's row in the frame, in the findings' own order (row 2 before row 0)
+    "every row": (_codes([2, 0, 2], ["A", "B", "C"]), _programs([0, 1, 2], ["BEIP", "ERG", "Grow NJ"])),
+    # rows the frame left out (a totals row, a withdrawn record): their findings are dropped
+    "rows left out": (_codes([0, 3, 1, 3], ["A", "A", "B", "C"]), _programs([0, 1, 2], ["BEIP", "ERG", "BEIP"])),
+    "labels not positions": (_codes([7, 5], ["A", "B"]), _programs([5, 7, 9], ["BEIP", "ERG", "BEIP"], "str")),
+    "no finding in the frame": (_codes([4], ["A"]), _programs([0, 1], ["BEIP", "ERG"], "str")),
+    "no finding": (_codes([], []), _programs([0, 1], ["BEIP", "ERG"], "str")),
+    # a frame whose rows are not each labelled once: pandas' merge, one finding per label matched
+    "a label twice": (_codes([1, 0], ["A", "B"]), _programs([0, 1, 1], ["BEIP", "ERG", "Grow NJ"])),
+}
+
+
+@pytest.mark.parametrize("case", WITH_COLUMN)
+def test_with_column_is_pandas_merge(case):
+    codes, frame = WITH_COLUMN[case]
+    expected = codes.merge(frame[["Program"]], left_on="row", right_index=True)
+    got = with_column(codes, frame, "Program")
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True))
+
+
+def test_with_column_gives_each_finding_its_rows_value():
+    codes, frame = WITH_COLUMN["rows left out"]
+    got = with_column(codes, frame, "Program")
+    # rows 0 and 1 are in the frame (BEIP, ERG); both findings of row 3 are dropped
+    assert got[["row", "Code", "Program"]].values.tolist() == [[0, "A", "BEIP"], [1, "B", "ERG"]]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by, totals_by
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by, totals_by, with_column
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import HUNDREDTHS, Q
 from batch.programs._kit.rules import Rules, lookup
@@ -213,7 +213,7 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
             "Requested Tax Credit ($)": (REQUESTED, "sum"),
         },
     )
-    reasons = codes.drop_duplicates(["row", "Code"]).merge(frame[[LOCATION]], left_on="row", right_index=True)
+    reasons = with_column(codes.drop_duplicates(["row", "Code"]), frame, LOCATION)
     by_reason = codes_by(reasons, LOCATION)
     return [
         SummaryTable("Projects by Location", by_location, {"Requested Tax Credit ($)": "money"}),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by, sum_table, totals_by
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, codes_by, sum_table, totals_by, with_column
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import BASIS_POINTS, money_text
@@ -411,7 +411,7 @@ def summarize(frame: pd.DataFrame, status: pd.Series, codes: pd.DataFrame, rules
     # the invalid rows of each program of the table (of a program with no computed row: not shown)
     at = pd.Index(pivot[PROGRAM]).get_indexer(frame.loc[~computed, PROGRAM])
     pivot["Invalid Rows"] = np.bincount(at[at >= 0], minlength=len(pivot)).astype(int)
-    flagged = codes.merge(frame[[PROGRAM]], left_on="row", right_index=True)
+    flagged = with_column(codes, frame, PROGRAM)
     by_code = codes_by(flagged, PROGRAM)
     formats = {"Credit Transferred ($)": "money", "Consideration ($)": "money", "Weighted Consideration Ratio": "percent"}
     by_year = sum_table(rows[PROGRAM], rows[DATE].dt.year.rename("Year"), rows[CREDIT])
