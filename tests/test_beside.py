@@ -86,6 +86,22 @@ def test_the_bytes_are_the_same_whatever_becomes_of_the_process(tmp_path, monkey
     assert list(tmp_path.iterdir()) == []  # the temporary file never had a name in the folder
 
 
+@pytest.mark.parametrize("fault,made_here", [(None, 0), (_abort, 1)])
+def test_several_parts_are_made_in_turn_by_one_process(tmp_path, fault, made_here):
+    """Each part its own bytes, all from one process; a process that fails leaves every part to the
+    writer, each made here once."""
+    chunks = {"a": CHUNKS, "b": [b"<x/>"], "c": []}  # the last one makes no bytes at all
+    counted = {name: _counted(c) for name, c in chunks.items()}
+    made = beside.made_beside_all({name: make for name, (make, _calls) in counted.items()}, tmp_path, fault)
+    assert len({m.pid for m in made.values()}) == 1
+    got = {name: b"".join(m()) for name, m in made.items()}
+    for m in made.values():
+        m.close()
+    assert got == {name: b"".join(c) for name, c in chunks.items()}
+    assert [len(calls) for _make, calls in counted.values()] == [made_here] * 3
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_process_that_does_not_end_is_given_up_on(tmp_path, monkeypatch):
     """Waited for as long again as it ran beside the worker (at least WAIT_AT_LEAST): then stopped,
     and the part made here."""
@@ -221,7 +237,11 @@ def test_a_workbook_whose_findings_were_made_beside_is_the_same(tmp_path, monkey
 
     monkeypatch.setattr(beside.MadeBeside, "__init__", spy)
     there = _parts(write(result, tmp_path / "beside" / sample))
-    assert len(made) == 1  # a process of its own made it (or failed to, and the writer made it)
+    # one process of its own made them (or failed to, and the writer made them): the Findings sheet,
+    # and each new comments part and drawing of comment boxes
+    source = _parts(SAMPLES / sample)
+    notes = [name for name in here if name not in source and re.match(r"xl/(comments\d*\.xml|drawings/vmlDrawing\d*\.vml)$", name)]
+    assert len(set(made)) == 1 and len(made) == 1 + len(notes), notes
     assert there.keys() == here.keys()
     different = [name for name in here if here[name] != there[name]]
     assert different == []

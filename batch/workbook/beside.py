@@ -1,15 +1,15 @@
-"""A part's bytes made by a process of its own while the writer does other work.
+"""Parts' bytes made by a process of their own while the writer does other work.
 
 The write of a large file is one Python thread making rows, with deflate on the second core. The
-rows of the Findings sheet depend on the file's result alone, not on the intake's rows written
-before them; so a forked copy of the worker makes them while the worker rewrites the intake,
-deflated (ISA-L, level 1) into an unnamed temporary file in the outbox, and the worker inflates
-them from there when the Findings sheet's turn comes: the temporary file takes about as much room
-on the disk as the part takes in the returned workbook. The bytes are those `make()` yields in the
-worker itself. A process that could not be started, failed, did not finish, or has not ended once
-the worker has waited for it as long again as it worked beside it (at least `WAIT_AT_LEAST`
-seconds) leaves the part to the worker, which makes it again from its start: the part is always
-written whole, and the same.
+Findings sheet, and the comments and comment boxes of a sheet that had none, depend on the file's
+result alone, not on the intake's rows written before them; so a forked copy of the worker makes
+them in turn while the worker rewrites the intake, each deflated (ISA-L, level 1) into an unnamed
+temporary file of its own in the outbox, and the worker inflates each from there when its turn
+comes: the temporary files take about as much room on the disk as the parts take in the returned
+workbook. The bytes are those each `make()` yields in the worker itself. A process that could not
+be started, failed, did not finish, or has not ended once the worker has waited for it as long
+again as it worked beside it (at least `WAIT_AT_LEAST` seconds) leaves every part to the worker,
+which makes each again from its start: a part is always written whole, and the same.
 """
 
 from __future__ import annotations
@@ -75,43 +75,48 @@ class Made:
         pass
 
 
-class MadeBeside(Made):
-    """A part's chunks made by a forked process from now on; called, it yields the same bytes (once
-    that process has ended). `folder` holds the unnamed temporary file (the output's folder).
-    `fault`: called in the child before it makes anything (the tests' way to fail it). `close()`
-    ends the process and frees the file, whether or not the part was written."""
+class _Child:
+    """One forked process making several parts in turn, each deflated (ISA-L, level 1) into an
+    unnamed temporary file of its own in `folder`, ended by `DONE`. `fault`: called in the child
+    before it makes anything (the tests' way to fail it)."""
 
-    def __init__(self, make: Callable[[], Iterable[bytes]], folder: Path, fault: Callable[[], None] | None = None):
-        super().__init__(make)
-        self.pid, self.held = None, tempfile.TemporaryFile(dir=folder)
+    def __init__(self, makes: list[Callable[[], Iterable[bytes]]], folder: Path, fault: Callable[[], None] | None):
+        self.pid, self.status, self.files = None, None, []
+        try:
+            for _ in makes:
+                self.files.append(tempfile.TemporaryFile(dir=folder))
+        except OSError:
+            self.close_files()
+            raise
         parent, self.started = os.getpid(), time.monotonic()
         try:
             self.pid = _fork()
-        except OSError:  # no process to be had (memory, the process limit): made here when its turn comes
-            self.held.close()
+        except OSError:  # no process to be had (memory, the process limit): made here when their turn comes
+            self.close_files()
             raise
-        if self.pid == 0:  # the child: the part into the file, then out without the worker's exit handlers
+        if self.pid == 0:  # the child: the parts into their files, then out without the worker's exit handlers
             code = 1
             try:
-                faulthandler.disable()  # a crash of the child is no one's to read: the worker makes the part
+                faulthandler.disable()  # a crash of the child is no one's to read: the worker makes the parts
                 _die_with_parent(parent)
                 if fault is not None:
                     fault()
-                at, deflater = 0, isal_zlib.compressobj(1, zlib.DEFLATED, WBITS)
-                for chunk in make():
-                    at = _write_all(self.held.fileno(), deflater.compress(chunk), at)
-                _write_all(self.held.fileno(), deflater.flush() + DONE, at)
+                for make, held in zip(makes, self.files, strict=True):
+                    at, deflater = 0, isal_zlib.compressobj(1, zlib.DEFLATED, WBITS)
+                    for chunk in make():
+                        at = _write_all(held.fileno(), deflater.compress(chunk), at)
+                    _write_all(held.fileno(), deflater.flush() + DONE, at)
                 code = 0
             finally:
                 os._exit(code)
 
-    def _ended(self, stop: bool) -> int:
-        """The child's exit status once it has ended: killed first when `stop`, or when it has not
-        ended within as long again as it has run (at least WAIT_AT_LEAST seconds); -1 when it was
-        killed so, or was reaped before."""
-        if self.pid is None:
-            return -1
-        pid, self.pid = self.pid, None
+    def ended(self, stop: bool) -> int:
+        """The child's exit status once it has ended (asked again, the same): killed first when
+        `stop`, or when it has not ended within as long again as it has run (at least
+        WAIT_AT_LEAST seconds); -1 when it was killed so."""
+        if self.status is not None:
+            return self.status
+        pid, self.pid, self.status = self.pid, None, -1
         try:
             if not stop:
                 asked = time.monotonic()
@@ -119,6 +124,7 @@ class MadeBeside(Made):
                 while True:
                     done, status = os.waitpid(pid, os.WNOHANG)
                     if done:
+                        self.status = status
                         return status
                     if time.monotonic() >= deadline:
                         break
@@ -130,10 +136,29 @@ class MadeBeside(Made):
             pass
         return -1
 
+    def close_files(self) -> None:
+        for held in self.files:
+            held.close()
+
+
+class MadeBeside(Made):
+    """A part's chunks made by a forked process (`_Child`, which may make others too) from now on;
+    called, it yields the same bytes (once that process has ended). `close()` ends the process and
+    frees the part's file, whether or not the part was written."""
+
+    def __init__(self, make: Callable[[], Iterable[bytes]], child: _Child, index: int):
+        super().__init__(make)
+        self.child, self.held = child, child.files[index]
+
+    @property
+    def pid(self) -> int | None:
+        """The process making the part, until it has ended."""
+        return self.child.pid
+
     def made(self) -> int | None:
-        """Once the child has ended: how many bytes it wrote (the part deflated), or None when it did
-        not make the whole part."""
-        status = self._ended(stop=False)
+        """Once the child has ended: how many bytes it wrote of this part (deflated), or None when it
+        did not make every part whole."""
+        status = self.child.ended(stop=False)
         fd = self.held.fileno()
         end = os.fstat(fd).st_size - len(DONE)
         if status != 0 or end < 0 or os.pread(fd, len(DONE), end) != DONE:
@@ -162,14 +187,23 @@ class MadeBeside(Made):
             self.held.close()
 
     def close(self) -> None:
-        self._ended(stop=True)
+        self.child.ended(stop=True)
         self.held.close()
+
+
+def made_beside_all(
+    makes: dict[str, Callable[[], Iterable[bytes]]], folder: Path, fault: Callable[[], None] | None = None
+) -> dict[str, Made]:
+    """Each part's chunks (`makes`: name -> `make`), made in turn by one process of their own from now
+    on when one can be had (`MadeBeside`), else each here when its turn comes (`Made`)."""
+    try:
+        child = _Child(list(makes.values()), folder, fault)
+    except OSError:
+        return {name: Made(make) for name, make in makes.items()}
+    return {name: MadeBeside(make, child, i) for i, (name, make) in enumerate(makes.items())}
 
 
 def made_beside(make: Callable[[], Iterable[bytes]], folder: Path, fault: Callable[[], None] | None = None) -> Made:
     """`make()`'s chunks, made by a process of their own from now on when one can be had
     (`MadeBeside`), else here when their turn comes (`Made`)."""
-    try:
-        return MadeBeside(make, folder, fault)
-    except OSError:
-        return Made(make)
+    return made_beside_all({"": make}, folder, fault)[""]

@@ -34,7 +34,7 @@ from lxml import etree
 from batch.pipeline import Result, SheetResult
 from batch.run.faults import fault
 from batch.workbook import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
-from batch.workbook.beside import Made, made_beside
+from batch.workbook.beside import Made, made_beside_all
 from batch.workbook.looks import WRITER_OPTIONS, Formats
 from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
 from batch.workbook.refused import Refused
@@ -987,7 +987,8 @@ def _source(result: Result):
         yield z
 
 
-BESIDE_ROWS = 10_000  # a Findings sheet of at least this many rows is made beside the intake's (`made_beside`)
+# a result of at least this many findings has its Findings sheet and new notes made beside the intake (`made_beside_all`)
+BESIDE_ROWS = 10_000
 
 
 def write_in_place(result: Result, out_path: Path) -> Path:
@@ -1029,10 +1030,15 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             def findings_part():
                 return sheetxml.spliced(parts[findings], findings_rows(restyle), dimension)
 
-            # a large Findings sheet is made by a process of its own as the intake's rows are written
-            big = len(result.findings) >= BESIDE_ROWS
-            beside = made_beside(findings_part, tmp.parent, functools.partial(fault, "child-beside")) if big else Made(findings_part)
-            streams[findings] = beside
+            # the parts made from the result alone, never read from the file (the Findings sheet, a
+            # sheet's new comments and their boxes): when there are many findings, made by a process
+            # of their own as the intake's rows are written
+            fresh = {findings: findings_part, **{name: make for name, make in streams.items() if name not in infos}}
+            if len(result.findings) >= BESIDE_ROWS:
+                beside = made_beside_all(fresh, tmp.parent, functools.partial(fault, "child-beside"))
+            else:
+                beside = {name: Made(make) for name, make in fresh.items()}
+            streams.update(beside)
             order = [n for n in infos if n in parts] + [n for n in parts if n not in infos]
             with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
                 for name in order:
@@ -1054,8 +1060,8 @@ def write_in_place(result: Result, out_path: Path) -> Path:
         os.replace(tmp, out_path)
         result.timed("write", clock)
     finally:
-        if beside is not None:  # a write that failed first: the process making the Findings sheet stopped
-            beside.close()
+        for made in (beside or {}).values():  # a write that failed first: the process making the parts stopped
+            made.close()
         if tmp.exists():
             tmp.unlink()
     return out_path
