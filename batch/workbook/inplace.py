@@ -550,7 +550,8 @@ def _with_boxes_bytes(data: bytes, rows: np.ndarray, cols: np.ndarray, first: in
 
 def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: dict, streams: dict, blocks: set[int]) -> str | None:
     """Merge the tool's notes into the sheet's comments and their boxes into its drawing (a new
-    comments part or drawing is written as the package is, into `streams`; `blocks` are the
+    comments part or drawing is written as the package is, into `streams`, as `Made` from the
+    result alone, which a process of its own may make: `write_in_place`; `blocks` are the
     drawing's shape-id blocks taken in the package); returns the relationship id of the drawing
     made for the sheet when it had none (its `<legacyDrawing>` is added by `_drawing_element`).
     New parts and relationships are of the sheet's kind (Strict Open XML in a Strict sheet)."""
@@ -567,7 +568,7 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
         opc.add_relationship(parts, part, T_COMMENTS, comments)
     if old is None:  # written as the package is
         parts[comments] = b""
-        streams[comments] = lambda: commentsxml.merged_chunks(None, notes, main or commentsxml.NS)
+        streams[comments] = Made(lambda: commentsxml.merged_chunks(None, notes, main or commentsxml.NS))  # of the result alone
     else:
         parts[comments] = commentsxml.merged(old, notes, name=comments)
     opc.declare(parts, comments, CT_COMMENTS)
@@ -583,7 +584,7 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
             made = opc.add_relationship(parts, part, T_VML, vml)
         opc.declare_default(parts, "vml", CT_VML)
         parts[vml] = b""  # written as the package is
-        streams[vml] = lambda: sheetxml.vml_xml(sheetxml.NOTE_VML, rows, cols, first)
+        streams[vml] = Made(lambda: sheetxml.vml_xml(sheetxml.NOTE_VML, rows, cols, first))  # of the result alone
     elif new:
         parts[vml] = _with_boxes(parts[vml], vml, rows, cols, first, count)
     if new:
@@ -1030,10 +1031,10 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             def findings_part():
                 return sheetxml.spliced(parts[findings], findings_rows(restyle), dimension)
 
-            # the parts made from the result alone, never read from the file (the Findings sheet, a
-            # sheet's new comments and their boxes): when there are many findings, made by a process
-            # of their own as the intake's rows are written
-            fresh = {findings: findings_part, **{name: make for name, make in streams.items() if name not in infos}}
+            # the parts made from the result alone, never from the file (the Findings sheet, and a
+            # sheet's new comments and their boxes: `Made` by `_notes`): when there are many findings,
+            # made by a process of their own as the intake's rows are written
+            fresh = {findings: findings_part, **{name: made.make for name, made in streams.items() if isinstance(made, Made)}}
             if len(result.findings) >= BESIDE_ROWS:
                 beside = made_beside_all(fresh, tmp.parent, functools.partial(fault, "child-beside"))
             else:
