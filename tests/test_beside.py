@@ -22,7 +22,7 @@ from conftest import write_workbook
 from test_faults import CERTIFICATE, HEADERS, assert_settled, killed, no_process_left, run_cli
 
 from batch.pipeline import process
-from batch.workbook import beside, inplace
+from batch.workbook import beside, inplace, sheetxml
 from batch.workbook.writing import write
 
 SAMPLES = Path(__file__).parents[1] / "sample_inputs"
@@ -298,3 +298,17 @@ def test_a_run_killed_while_the_findings_are_made_beside_leaves_no_process(tmp_p
     second = run_cli(inbox, outbox, tag=tag)
     assert second.returncode == 0, (second.stdout, second.stderr)
     assert_settled(inbox, outbox, ["a.xlsx"])
+
+
+def test_the_returned_file_is_the_same_bytes_whoever_made_its_parts(tmp_path, monkeypatch, flagged_book):
+    """Not only the parts: the file. Deflate's output depends on where its input is cut, and the
+    parts made beside come back in other chunks than the worker makes them (`sheetxml.batched`
+    cuts both alike). Its Findings sheet and drawing of comment boxes are over a megabyte each."""
+    result = process(flagged_book, as_of=dt.date(2026, 11, 30))
+    assert len(result.findings) >= inplace.BESIDE_ROWS
+    beside_made = write(result, tmp_path / "beside" / "a.xlsx").read_bytes()
+    monkeypatch.setenv("NJCREDITS_FAULT", "child-beside:abort")  # the copy fails: the worker makes every part
+    worker_made = write(result, tmp_path / "worker" / "a.xlsx").read_bytes()
+    parts = _parts(tmp_path / "beside" / "a.xlsx")
+    assert max(len(parts[n]) for n in parts if n.endswith(".vml")) > sheetxml.BATCH_BYTES
+    assert beside_made == worker_made

@@ -104,3 +104,43 @@ def test_a_stored_member_is_left_to_zipfile():
     with zipfile.ZipFile(io.BytesIO(_zip(write))) as z, deflate.reading(z, "image.png") as member:
         assert z.getinfo("image.png").compress_type == zipfile.ZIP_STORED
         assert member.read() == b"\x89PNG" * 100
+
+
+# the same bytes cut into chunks in different ways (sizes in bytes; the rest in one last chunk):
+# as a part made beside the worker comes back inflated (a few large pieces), and as the worker
+# makes it (row by row)
+SIZE = 3 * sheetxml.BATCH_BYTES + 11
+CUTS = {
+    "one chunk": [],
+    "rows": [len(XML)] * (SIZE // len(XML)),
+    "inflated pieces": [2_800_000],
+    "just under and over a piece": [sheetxml.BATCH_BYTES - 1, 2, sheetxml.BATCH_BYTES + 5],
+    "empty chunks between": [0, 12_345, 0, 0, 64 * 1024],
+}
+
+
+def _cut(data: bytes, sizes: list[int]) -> list[bytes]:
+    chunks, at = [], 0
+    for n in sizes:
+        chunks.append(data[at : at + n])
+        at += n
+    return [*chunks, data[at:]]
+
+
+@pytest.mark.parametrize("cut", CUTS)
+def test_the_pieces_are_the_same_however_the_chunks_came(cut):
+    data = (XML * (SIZE // len(XML) + 1))[:SIZE]
+    pieces = list(sheetxml.batched(iter(_cut(data, CUTS[cut]))))
+    # 3 whole pieces of BATCH_BYTES, then the 11 bytes left
+    assert [len(p) for p in pieces] == [sheetxml.BATCH_BYTES] * 3 + [11]
+    assert b"".join(pieces) == data
+
+
+@pytest.mark.parametrize("cut", CUTS)
+def test_the_compressed_member_is_the_same_however_the_chunks_came(cut):
+    """ISA-L's output depends on where its input is cut: the member is the same bytes only because
+    the pieces are."""
+    data = (XML * (SIZE // len(XML) + 1))[:SIZE]
+    expected = _zip(lambda z: sheetxml.stream(z, zipfile.ZipInfo("part.xml"), iter(_cut(data, [])), 1))
+    got = _zip(lambda z: sheetxml.stream(z, zipfile.ZipInfo("part.xml"), iter(_cut(data, CUTS[cut])), 1))
+    assert got == expected

@@ -74,16 +74,23 @@ BATCH_BYTES = 1 << 20  # the chunks of a streamed part handed to the compressor 
 
 
 def batched(chunks, size: int = BATCH_BYTES):
-    """The chunks of bytes joined into pieces of about `size` bytes (the same bytes in order): a
-    sheet streamed row by row would else be compressed, checksummed and escaped a row at a time."""
+    """The chunks of bytes cut into pieces of exactly `size` bytes, the last one shorter (the same
+    bytes in order): a sheet streamed row by row would else be compressed, checksummed and escaped a
+    row at a time. However the chunks came, the pieces are the same, and so is what Deflate makes
+    of them (its output depends on where its input is cut): a part made beside the worker
+    (`batch.workbook.beside`) compresses to the bytes the worker's own would."""
     held, length = [], 0
     for chunk in chunks:
-        if chunk:
-            held.append(chunk)
-            length += len(chunk)
+        if not chunk:
+            continue
+        held.append(chunk)
+        length += len(chunk)
         if length >= size:
-            yield b"".join(held)
-            held, length = [], 0
+            data = b"".join(held)
+            whole = length - length % size
+            for at in range(0, whole, size):
+                yield data[at : at + size]
+            held, length = ([data[whole:]], length - whole) if whole < length else ([], 0)
     if held:
         yield b"".join(held)
 
