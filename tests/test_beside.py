@@ -116,6 +116,34 @@ def test_a_process_that_does_not_end_is_given_up_on(tmp_path, monkeypatch):
         os.waitpid(pid, os.WNOHANG)
 
 
+def test_a_wait_cut_short_still_leaves_the_process_to_be_stopped(tmp_path):
+    """An exception while the writer waits for the process (here an interrupt) leaves it running,
+    not forgotten: closing the parts kills and reaps it."""
+
+    def slow():
+        time.sleep(60)
+        yield b"never"
+
+    made = beside.made_beside_all({"a": slow, "b": slow}, tmp_path)
+    pid = made["a"].pid
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(KeyboardInterrupt):
+            b"".join(made["a"]())
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    for m in made.values():
+        m.close()
+    with pytest.raises(ChildProcessError):  # killed and reaped
+        os.waitpid(pid, os.WNOHANG)
+
+
 def test_a_process_whose_worker_died_before_it_was_tied_to_it_ends():
     """A worker that dies between the fork and the child's prctl leaves the child to init: the child
     sees its parent is another process, and ends before making anything."""

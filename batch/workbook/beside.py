@@ -113,28 +113,32 @@ class _Child:
     def ended(self, stop: bool) -> int:
         """The child's exit status once it has ended (asked again, the same): killed first when
         `stop`, or when it has not ended within as long again as it has run (at least
-        WAIT_AT_LEAST seconds); -1 when it was killed so."""
+        WAIT_AT_LEAST seconds); -1 when it was killed so. Its status is kept only once it is
+        reaped: a wait cut short (an exception in it) leaves it to be killed by `close()`."""
         if self.status is not None:
             return self.status
-        pid, self.pid, self.status = self.pid, None, -1
-        try:
-            if not stop:
-                asked = time.monotonic()
-                deadline = asked + max(WAIT_AT_LEAST, asked - self.started)
-                while True:
-                    done, status = os.waitpid(pid, os.WNOHANG)
-                    if done:
-                        self.status = status
-                        return status
-                    if time.monotonic() >= deadline:
-                        break
-                    time.sleep(0.002)
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
+        if not stop:
+            asked = time.monotonic()
+            deadline = asked + max(WAIT_AT_LEAST, asked - self.started)
+            while time.monotonic() < deadline:
+                if self._reaped(os.WNOHANG):
+                    return self.status
+                time.sleep(0.002)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        self._reaped(0)
+        self.status = -1
         return -1
+
+    def _reaped(self, options: int) -> bool:
+        """Whether the child is reaped now (`os.waitpid` with `options`), its status then kept."""
+        try:
+            done, status = os.waitpid(self.pid, options)
+        except ChildProcessError:  # reaped before, by whoever: nothing to read of it
+            done, status = self.pid, -1
+        if done:
+            self.pid, self.status = None, status
+        return bool(done)
 
     def close_files(self) -> None:
         for held in self.files:
