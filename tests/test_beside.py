@@ -266,10 +266,10 @@ def test_a_workbook_whose_findings_were_made_beside_is_the_same(tmp_path, monkey
     monkeypatch.setattr(beside.MadeBeside, "__init__", spy)
     there = _parts(write(result, tmp_path / "beside" / sample))
     # one process of its own made them (or failed to, and the writer made them): the Findings sheet,
-    # and each new comments part and drawing of comment boxes
+    # and each new drawing of comment boxes
     source = _parts(SAMPLES / sample)
-    notes = [name for name in here if name not in source and re.match(r"xl/(comments\d*\.xml|drawings/vmlDrawing\d*\.vml)$", name)]
-    assert len(set(made)) == 1 and len(made) == 1 + len(notes), notes
+    boxes = [name for name in here if name not in source and re.match(r"xl/drawings/vmlDrawing\d*\.vml$", name)]
+    assert len(set(made)) == 1 and len(made) == 1 + len(boxes), boxes
     assert there.keys() == here.keys()
     different = [name for name in here if here[name] != there[name]]
     assert different == []

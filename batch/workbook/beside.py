@@ -1,7 +1,7 @@
 """Parts' bytes made by a process of their own while the writer does other work.
 
 The write of a large file is one Python thread making rows, with deflate on the second core. The
-Findings sheet, and the comments and comment boxes of a sheet that had none, depend on the file's
+Findings sheet, and the drawing of the comment boxes of a sheet that had none, depend on the file's
 result alone, not on the intake's rows written before them; so a forked copy of the worker makes
 them in turn while the worker rewrites the intake, each deflated (ISA-L, level 1) into an unnamed
 temporary file of its own in the outbox, and the worker inflates each from there when its turn
@@ -10,6 +10,12 @@ workbook. The bytes are those each `make()` yields in the worker itself. A proce
 be started, failed, did not finish, or has not ended once the worker has waited for it as long
 again as it worked beside it (at least `WAIT_AT_LEAST` seconds) leaves every part to the worker,
 which makes each again from its start: a part is always written whole, and the same.
+
+What the copy reads of the worker's Python objects it copies (a page the copy reads an object on
+is written, as its reference count moves): the findings' pages for the Findings sheet. The boxes'
+drawing reads two arrays of numbers, whose pages stay shared; the comments part, which reads the
+text of every note, is left to the worker (made beside, it copied about 370 MB more of a million
+Transfers rows, to save a tenth of a second of 100,000).
 """
 
 from __future__ import annotations

@@ -550,8 +550,8 @@ def _with_boxes_bytes(data: bytes, rows: np.ndarray, cols: np.ndarray, first: in
 
 def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: dict, streams: dict, blocks: set[int]) -> str | None:
     """Merge the tool's notes into the sheet's comments and their boxes into its drawing (a new
-    comments part or drawing is written as the package is, into `streams`, as `Made` from the
-    result alone, which a process of its own may make: `write_in_place`; `blocks` are the
+    comments part or drawing is written as the package is, into `streams`: a new drawing as `Made`
+    from the result alone, which a process of its own may make (`write_in_place`); `blocks` are the
     drawing's shape-id blocks taken in the package); returns the relationship id of the drawing
     made for the sheet when it had none (its `<legacyDrawing>` is added by `_drawing_element`).
     New parts and relationships are of the sheet's kind (Strict Open XML in a Strict sheet)."""
@@ -568,7 +568,7 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
         opc.add_relationship(parts, part, T_COMMENTS, comments)
     if old is None:  # written as the package is
         parts[comments] = b""
-        streams[comments] = Made(lambda: commentsxml.merged_chunks(None, notes, main or commentsxml.NS))  # of the result alone
+        streams[comments] = lambda: commentsxml.merged_chunks(None, notes, main or commentsxml.NS)  # made here (see beside.py)
     else:
         parts[comments] = commentsxml.merged(old, notes, name=comments)
     opc.declare(parts, comments, CT_COMMENTS)
@@ -988,7 +988,7 @@ def _source(result: Result):
         yield z
 
 
-# a result of at least this many findings has its Findings sheet and new notes made beside the intake (`made_beside_all`)
+# a result of at least this many findings has its Findings sheet and new comment boxes made beside the intake (`made_beside_all`)
 BESIDE_ROWS = 10_000
 
 
@@ -1032,8 +1032,8 @@ def write_in_place(result: Result, out_path: Path) -> Path:
                 return sheetxml.spliced(parts[findings], findings_rows(restyle), dimension)
 
             # the parts made from the result alone, never from the file (the Findings sheet, and a
-            # sheet's new comments and their boxes: `Made` by `_notes`): when there are many findings,
-            # made by a process of their own as the intake's rows are written
+            # sheet's new drawing of comment boxes: `Made` by `_notes`): when there are many
+            # findings, made by a process of their own as the intake's rows are written
             fresh = {findings: findings_part, **{name: made.make for name, made in streams.items() if isinstance(made, Made)}}
             if len(result.findings) >= BESIDE_ROWS:
                 beside = made_beside_all(fresh, tmp.parent, functools.partial(fault, "child-beside"))
