@@ -13,13 +13,13 @@ import numpy as np
 import pandas as pd
 
 from batch.pipeline import FLAGGED_ERRORS, SheetResult
+from batch.programs._kit.findings import SEVERITY_ORDER  # the worst of a cell's findings gives its fill
 from batch.reviews import CHOICES, decision_choices
 from batch.workbook import cells
 from batch.workbook.looks import COMPUTED_BG, MONEY, PERCENT, Formats, column_width
 from batch.workbook.reading import EXCEL_COLUMNS
 from validators.columns import REVIEW_COLUMNS, each_length
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}  # the worst of a cell's findings gives its fill
 _formatted = np.frompyfunc(format, 1, 1)  # each value as an f-string writes it (a missing one "None", "nan" or "<NA>")
 
 
