@@ -43,6 +43,11 @@ def _counted(chunks: list[bytes]):
     return make, calls
 
 
+def _one(make, folder, fault=None):
+    """One part made beside (`made_beside_all` of that part alone)."""
+    return beside.made_beside_all({"": make}, folder, fault)[""]
+
+
 def _abort():
     os.abort()
 
@@ -77,7 +82,7 @@ def test_the_bytes_are_the_same_whatever_becomes_of_the_process(tmp_path, monkey
     make, calls = _counted(CHUNKS)
     if no_fork:
         monkeypatch.setattr(beside, "_fork", _no_fork)
-    made = beside.made_beside(make, tmp_path / folder if folder else tmp_path, fault)
+    made = _one(make, tmp_path / folder if folder else tmp_path, fault)
     got = b"".join(made())
     made.close()
     assert got == b"".join(CHUNKS)
@@ -107,7 +112,7 @@ def test_a_process_that_does_not_end_is_given_up_on(tmp_path, monkeypatch):
     and the part made here."""
     monkeypatch.setattr(beside, "WAIT_AT_LEAST", 0.3)
     make, calls = _counted(CHUNKS)
-    made = beside.made_beside(make, tmp_path, lambda: time.sleep(60))
+    made = _one(make, tmp_path, lambda: time.sleep(60))
     pid, started = made.pid, time.monotonic()
     assert b"".join(made()) == b"".join(CHUNKS)
     assert 0.3 <= time.monotonic() - started < 5
@@ -158,7 +163,7 @@ def test_a_process_whose_worker_died_before_it_was_tied_to_it_ends():
 
 def test_the_temporary_file_holds_the_part_deflated(tmp_path):
     rows = [XML_ROW * 1000] * 50  # 3.6 MB of rows
-    made = beside.made_beside(lambda: iter(rows), tmp_path)
+    made = _one(lambda: iter(rows), tmp_path)
     size = made.made()
     assert size is not None and size < len(b"".join(rows)) / 20
     made.close()
@@ -167,7 +172,7 @@ def test_the_temporary_file_holds_the_part_deflated(tmp_path):
 def test_a_system_without_fork_makes_the_part_in_the_worker(tmp_path, monkeypatch):
     monkeypatch.delattr(os, "fork")
     make, calls = _counted(CHUNKS)
-    made = beside.made_beside(make, tmp_path)
+    made = _one(make, tmp_path)
     assert not isinstance(made, beside.MadeBeside)
     assert b"".join(made()) == b"".join(CHUNKS) and len(calls) == 1
 
@@ -177,7 +182,7 @@ def test_a_part_failing_in_the_child_and_here_raises_here(tmp_path):
         yield b"<row/>"
         raise ValueError("a cell that cannot be written")
 
-    made = beside.made_beside(make, tmp_path)
+    made = _one(make, tmp_path)
     with pytest.raises(ValueError, match="cannot be written"):
         b"".join(made())
 
@@ -187,7 +192,7 @@ def test_close_before_the_part_is_written_ends_the_process(tmp_path):
         time.sleep(60)
         yield b""
 
-    made = beside.made_beside(slow, tmp_path)
+    made = _one(slow, tmp_path)
     pid = made.pid
     started = time.monotonic()
     made.close()
@@ -208,7 +213,7 @@ def test_the_process_dies_with_the_worker(tmp_path):
             time.sleep(60)
             yield b""
 
-        made = beside.made_beside(slow, {str(tmp_path)!r})
+        made = beside.made_beside_all({{"": slow}}, {str(tmp_path)!r})[""]
         print(made.pid, flush=True)
         time.sleep(60)
         """

@@ -211,9 +211,3 @@ def made_beside_all(
     except OSError:
         return {name: Made(make) for name, make in makes.items()}
     return {name: MadeBeside(make, child, i) for i, (name, make) in enumerate(makes.items())}
-
-
-def made_beside(make: Callable[[], Iterable[bytes]], folder: Path, fault: Callable[[], None] | None = None) -> Made:
-    """`make()`'s chunks, made by a process of their own from now on when one can be had
-    (`MadeBeside`), else here when their turn comes (`Made`)."""
-    return made_beside_all({"": make}, folder, fault)[""]
