@@ -136,3 +136,22 @@ def test_of_and_from_fractions():
     assert fractions(Q.of(Fraction(2, 3), 2)) == [Fraction(2, 3)] * 2
     assert fractions(Q.of(5, 3)) == [5, 5, 5]
     assert fractions(Q.from_fractions([Fraction(1, 2), Fraction(1, 3), Fraction(1, 2)])) == [Fraction(1, 2), Fraction(1, 3), Fraction(1, 2)]
+
+
+THREE_QUARTERS = Fraction(3, 4)
+
+
+@pytest.mark.parametrize(
+    "values,expected",
+    [
+        ([THREE_QUARTERS, THREE_QUARTERS, THREE_QUARTERS], [Fraction(3, 4)] * 3),  # one object, taken apart once
+        ([THREE_QUARTERS, Fraction(3, 4), Fraction(6, 8)], [Fraction(3, 4)] * 3),  # equal values, three objects: equal numbers
+        ([Fraction(1, 2), None, np.nan, pd.NA, Fraction(1, 2)], [Fraction(1, 2), 0, 0, 0, Fraction(1, 2)]),  # missing reads as 0
+        ([Fraction(-5, 3), 0.75, 2], [Fraction(-5, 3), Fraction(3, 4), 2]),  # a float or an integer a rule gives, exactly
+        ([], []),
+    ],
+)
+def test_from_fractions_tells_values_apart_by_object_and_reads_missing_as_zero(values, expected):
+    q = Q.from_fractions(pd.Series(values, dtype=object))
+    assert fractions(q) == expected
+    assert all(d > 0 for d in q.den)

@@ -67,10 +67,17 @@ class Q:
 
     @classmethod
     def from_fractions(cls, values) -> Q:
-        """A column of Fraction objects (a few distinct values repeated) as a Q."""
-        codes, uniques = pd.factorize(pd.Series(values, dtype=object))
-        num = np.array([Fraction(u).numerator for u in uniques] + [0], dtype=object)
-        den = np.array([Fraction(u).denominator for u in uniques] + [1], dtype=object)
+        """A column of Fraction objects (a few distinct values repeated, as a rules lookup gives them:
+        the same object for every row of a case; missing values read as 0) as a Q. The values are told
+        apart by identity, not by hashing each Fraction (a Python call a row): each distinct object is
+        taken apart once, and objects of equal value give equal numbers."""
+        arr = np.asarray(values, dtype=object)
+        codes, objects = pd.factorize(np.fromiter(map(id, arr), dtype=np.int64, count=len(arr)))
+        first = np.empty(len(objects), dtype=np.int64)
+        first[codes[::-1]] = np.arange(len(arr) - 1, -1, -1)  # each object's first row (the last written wins)
+        each = [None if pd.isna(v) else Fraction(v) for v in arr[first]] if len(arr) else []
+        num = np.array([0 if f is None else f.numerator for f in each], dtype=object)
+        den = np.array([1 if f is None else f.denominator for f in each], dtype=object)
         return cls(num[codes], den[codes])
 
     def __len__(self) -> int:
