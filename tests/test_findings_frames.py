@@ -97,3 +97,39 @@ def test_each_rows_findings_column(found, n, expected):
     codes = np.array([c for _, c in found], dtype=object)
     got = _per_row(pos, codes, n, np.dtype(object))
     assert got.tolist() == expected and got.index.tolist() == list(range(n))
+
+
+# the money and plain fields of a message, each at its edges: 0, one cent, a negative amount, a
+# missing amount (blank), an amount with four groups of digits; a plain field of texts (passed as
+# they are), of texts and a missing value, of whole numbers given as floats, of a date
+BELOW = "is below the minimum transfer of"
+MESSAGES = [
+    # (program, credit in cents, minimum in cents, date) -> the message's opening, up to "; a transfer"
+    (("Grow NJ", 0, 2_500_000, pd.Timestamp("2026-01-05")), f"Grow NJ transfer of $0.00 on 2026-01-05 {BELOW} $25,000.00"),
+    (("Grow NJ", 1, 2_500_000, pd.Timestamp("2026-01-05")), f"Grow NJ transfer of $0.01 on 2026-01-05 {BELOW} $25,000.00"),
+    (("BEIP", -250_099, 2_500_000, pd.Timestamp("2026-12-31")), f"BEIP transfer of -$2,500.99 on 2026-12-31 {BELOW} $25,000.00"),
+    (("BEIP", None, 2_500_000, pd.Timestamp("2026-12-31")), f"BEIP transfer of  on 2026-12-31 {BELOW} $25,000.00"),
+    (("ERG", 123_456_789_012, 2_499_999, None), f"ERG transfer of $1,234,567,890.12 on  {BELOW} $24,999.99"),
+    ((None, 100, 2_500_000, pd.Timestamp("2026-01-05")), f" transfer of $1.00 on 2026-01-05 {BELOW} $25,000.00"),
+    ((7.0, 100, 2_500_000, pd.Timestamp("2026-01-05")), f"7 transfer of $1.00 on 2026-01-05 {BELOW} $25,000.00"),
+]
+
+
+@pytest.mark.parametrize(("fields", "opening"), MESSAGES)
+def test_a_message_is_its_template_filled_in_whatever_the_other_findings_of_its_code(fields, opening):
+    program, credit, minimum, date = fields
+    # the finding alone, then with findings of the same code around it (their fields all texts, or
+    # all present): the message is the same
+    alone = _frame(
+        [0], code="TRANSFER_BELOW_MINIMUM", program=[program], credit=[credit], minimum=[minimum], date=[date],
+        citation=["C.34:1B-248"],
+    )  # fmt: skip
+    others = _frame(
+        [1, 2], code="TRANSFER_BELOW_MINIMUM", program=["Grow NJ"] * 2, credit=[5, 6], minimum=[7, 8],
+        date=[pd.Timestamp("2026-02-01")] * 2, citation=["C.34:1B-248"] * 2,
+    )  # fmt: skip
+    for frames in ([alone], [others, alone], [alone, others]):
+        rendered = render(stack(frames), "Transfers", TRANSFERS)
+        message = rendered.loc[rendered["row"] == 0, "Message"].item()
+        assert message.startswith(opening + "; a transfer certificate"), message
+        assert message.endswith("(C.34:1B-248).")

@@ -15,6 +15,7 @@ import string
 import numpy as np
 import pandas as pd
 
+from batch.programs._kit.joined import concat, money_pieces
 from batch.programs._kit.rules_text import day
 
 # Ratios in messages are integers of hundredths of a percent: 0.7499 -> 7499 -> "74.99%".
@@ -89,15 +90,13 @@ def _each(values: np.ndarray, one) -> np.ndarray:
     return np.frompyfunc(one, 1, 1)(values).astype(object, copy=False)
 
 
-def _fmt_money(given: np.ndarray) -> np.ndarray:
-    """Integer cents (an object array) -> '$1,234.56' ('-$5.00' when negative; blank where missing)."""
-    out = np.full(len(given), "", dtype=object)
+def _fmt_money(given: np.ndarray) -> list[np.ndarray]:
+    """Integer cents (an object array) -> '$1,234.56' ('-$5.00' when negative; blank where missing),
+    as the pieces of that text (`money_pieces`), which `_fill` joins with the rest of the message."""
     present = pd.notna(given)
-    if present.any():
-        values = given[present].astype("int64")
-        text = money_text(abs(values))
-        out[present] = np.where(values < 0, "-$", "$") + text
-    return out
+    cents = np.where(present, given, 0).astype(np.int64)
+    pieces = [np.where(cents < 0, "-$", "$"), *money_pieces(np.abs(cents))]
+    return pieces if present.all() else [np.where(present, piece, "") for piece in pieces]
 
 
 def _fmt_bp(bp: np.ndarray) -> np.ndarray:
@@ -116,6 +115,8 @@ def _plain(v) -> str:
 
 
 def _fmt_plain(values: np.ndarray) -> np.ndarray:
+    if pd.api.types.infer_dtype(values, skipna=False) == "string":  # every value a text (most fields): as it is
+        return values
     return _each(values, _plain)
 
 
@@ -178,16 +179,16 @@ def _pieces(template: str) -> tuple[tuple[str, str | None], ...]:
 
 
 def _fill(template: str, fields, n: int, formats: dict[str, str]) -> np.ndarray:
-    """The template filled in for each of `n` findings, piece by piece over whole columns (as arrays
-    of text: a Series' index alignment costs more than the joining on a sheet of a few rows).
-    `fields` gives a field's values (an object array) by name; a name it does not know is blank."""
-    out = np.full(n, "", dtype=object)
+    """The template filled in for each of `n` findings: its literal texts and each field's column of
+    texts (or pieces of them) joined row by row in one pass (`concat`). `fields` gives a field's
+    values (an object array) by name; a name it does not know is blank."""
+    pieces: list = []
     for literal, name in _pieces(template):
         if literal:
-            out = out + literal
+            pieces.append(literal)
         if name is not None and name in fields:  # a field the finding does not give is blank
-            out = out + FORMATTERS.get(formats.get(name, ""), _fmt_plain)(fields[name])
-    return out
+            pieces.append(FORMATTERS.get(formats.get(name, ""), _fmt_plain)(fields[name]))
+    return concat(pieces, n) if pieces else np.full(n, "", dtype=object)
 
 
 class _Fields(dict):

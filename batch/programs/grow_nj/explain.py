@@ -7,15 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from batch.programs._kit.findings import short_cite
+from batch.programs._kit.joined import concat, flat, money_pieces
 from batch.programs._kit.steps import pick
 from batch.programs._kit.text import (
     cents_of,
-    concat,
     dollars,
     each,
-    flat,
     join,
-    money_pieces,
     pct,
     per_distinct,
     short_cites,

@@ -20,7 +20,7 @@ from conftest import typed_frame
 
 from batch import pipeline
 from batch.programs import BY_NAME, AcrossRows
-from batch.programs._kit import text as text_kit
+from batch.programs._kit import joined
 from batch.programs._kit.calculation import PRIOR_COLUMNS, RunContext
 from batch.programs._kit.findings import money_text, render
 from batch.programs._kit.rules import load
@@ -1598,14 +1598,14 @@ def test_money_pieces_read_as_money_text():
             rng.integers(0, 10**6, 2_000),
         ]
     )
-    text = text_kit.concat(text_kit.money_pieces(cents), len(cents))
+    text = joined.concat(joined.money_pieces(cents), len(cents))
     assert text.tolist() == money_text(cents).tolist()
-    assert text_kit.concat(text_kit.money_pieces([]), 0).tolist() == []
+    assert joined.concat(joined.money_pieces([]), 0).tolist() == []
 
 
 def test_concat_joins_pieces_that_hold_the_row_end_too():
     pieces = ["a", np.array(["x", "y\x00z"], dtype=object), ["-", np.array(["1", "2"], dtype=object)]]
-    assert text_kit.concat(pieces, 2).tolist() == ["ax-1", "ay\x00z-2"]
+    assert joined.concat(pieces, 2).tolist() == ["ax-1", "ay\x00z-2"]
 
 
 def test_calculation_of_a_row_does_not_depend_on_the_other_rows():
