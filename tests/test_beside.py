@@ -15,6 +15,7 @@ import textwrap
 import time
 import uuid
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,18 @@ def _counted(chunks: list[bytes]):
 def _one(make, folder, fault=None):
     """One part made beside (`made_beside_all` of that part alone)."""
     return beside.made_beside_all({"": make}, folder, fault)[""]
+
+
+def _bytes(made) -> bytes:
+    """The part's bytes as the writer takes them: its Deflate stream made beside, inflated here (its
+    CRC-32 and size checked against the bytes), or made here."""
+    deflated = made.deflated() if isinstance(made, beside.MadeBeside) else None
+    if deflated is None:
+        return b"".join(made())
+    pieces, crc, size = deflated
+    data = zlib.decompress(b"".join(pieces), wbits=-15)
+    assert (zlib.crc32(data), len(data)) == (crc, size)
+    return data
 
 
 def _abort():
@@ -81,9 +94,9 @@ def _no_fork(*_):
 def test_the_bytes_are_the_same_whatever_becomes_of_the_process(tmp_path, monkeypatch, case, fault, no_fork, folder, made_here):
     make, calls = _counted(CHUNKS)
     if no_fork:
-        monkeypatch.setattr(beside, "_fork", _no_fork)
+        monkeypatch.setattr(beside, "fork", _no_fork)
     made = _one(make, tmp_path / folder if folder else tmp_path, fault)
-    got = b"".join(made())
+    got = _bytes(made)
     made.close()
     assert got == b"".join(CHUNKS)
     assert len(calls) == made_here, case
@@ -99,7 +112,7 @@ def test_several_parts_are_made_in_turn_by_one_process(tmp_path, fault, made_her
     counted = {name: _counted(c) for name, c in chunks.items()}
     made = beside.made_beside_all({name: make for name, (make, _calls) in counted.items()}, tmp_path, fault)
     assert len({m.pid for m in made.values()}) == 1
-    got = {name: b"".join(m()) for name, m in made.items()}
+    got = {name: _bytes(m) for name, m in made.items()}
     for m in made.values():
         m.close()
     assert got == {name: b"".join(c) for name, c in chunks.items()}
@@ -114,7 +127,7 @@ def test_a_process_that_does_not_end_is_given_up_on(tmp_path, monkeypatch):
     make, calls = _counted(CHUNKS)
     made = _one(make, tmp_path, lambda: time.sleep(60))
     pid, started = made.pid, time.monotonic()
-    assert b"".join(made()) == b"".join(CHUNKS)
+    assert _bytes(made) == b"".join(CHUNKS)
     assert 0.3 <= time.monotonic() - started < 5
     assert len(calls) == 1
     with pytest.raises(ChildProcessError):  # killed and reaped
@@ -139,7 +152,7 @@ def test_a_wait_cut_short_still_leaves_the_process_to_be_stopped(tmp_path):
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.3)
         with pytest.raises(KeyboardInterrupt):
-            b"".join(made["a"]())
+            _bytes(made["a"])
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
@@ -155,7 +168,7 @@ def test_a_process_whose_worker_died_before_it_was_tied_to_it_ends():
     pid = os.fork()
     if pid == 0:
         try:
-            beside._die_with_parent(parent=-1)  # not its parent's pid: ends here, with 1
+            beside.die_with_parent(parent=-1)  # not its parent's pid: ends here, with 1
         finally:
             os._exit(0)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 1
@@ -164,8 +177,8 @@ def test_a_process_whose_worker_died_before_it_was_tied_to_it_ends():
 def test_the_temporary_file_holds_the_part_deflated(tmp_path):
     rows = [XML_ROW * 1000] * 50  # 3.6 MB of rows
     made = _one(lambda: iter(rows), tmp_path)
-    size = made.made()
-    assert size is not None and size < len(b"".join(rows)) / 20
+    end, crc, size = made.made()
+    assert end < len(b"".join(rows)) / 20 and (crc, size) == (zlib.crc32(b"".join(rows)), len(b"".join(rows)))
     made.close()
 
 
@@ -174,7 +187,7 @@ def test_a_system_without_fork_makes_the_part_in_the_worker(tmp_path, monkeypatc
     make, calls = _counted(CHUNKS)
     made = _one(make, tmp_path)
     assert not isinstance(made, beside.MadeBeside)
-    assert b"".join(made()) == b"".join(CHUNKS) and len(calls) == 1
+    assert _bytes(made) == b"".join(CHUNKS) and len(calls) == 1
 
 
 def test_a_part_failing_in_the_child_and_here_raises_here(tmp_path):
@@ -184,7 +197,7 @@ def test_a_part_failing_in_the_child_and_here_raises_here(tmp_path):
 
     made = _one(make, tmp_path)
     with pytest.raises(ValueError, match="cannot be written"):
-        b"".join(made())
+        _bytes(made)
 
 
 def test_close_before_the_part_is_written_ends_the_process(tmp_path):
@@ -239,7 +252,7 @@ def _alive(pid: int) -> bool:
 
 def _parts(path: Path) -> dict[str, bytes]:
     with zipfile.ZipFile(path) as z:
-        return {i.filename: z.read(i) for i in z.infolist()}
+        return {i.filename: z.read(i) for i in z.infolist()}  # each member's CRC-32 checked as it is read
 
 
 @pytest.fixture(scope="module")
@@ -278,6 +291,8 @@ def test_a_workbook_whose_findings_were_made_beside_is_the_same(tmp_path, monkey
     assert there.keys() == here.keys()
     different = [name for name in here if here[name] != there[name]]
     assert different == []
+    # and the file itself, byte for byte: the Deflate streams made beside are the writer's own
+    assert (tmp_path / "beside" / sample).read_bytes() == (tmp_path / "here" / sample).read_bytes()
     assert sorted(p.name for p in (tmp_path / "beside").iterdir()) == [sample]  # nothing else left in the outbox
 
 

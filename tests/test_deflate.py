@@ -144,3 +144,18 @@ def test_the_compressed_member_is_the_same_however_the_chunks_came(cut):
     expected = _zip(lambda z: sheetxml.stream(z, zipfile.ZipInfo("part.xml"), iter(_cut(data, [])), 1))
     got = _zip(lambda z: sheetxml.stream(z, zipfile.ZipInfo("part.xml"), iter(_cut(data, CUTS[cut])), 1))
     assert got == expected
+
+
+@pytest.mark.parametrize("case,data", CASES, ids=[c for c, _ in CASES])
+def test_a_member_copied_from_its_deflate_stream_is_the_one_streamed(case, data):
+    """A part made and compressed beside the worker (`batch.workbook.beside`) is copied into the
+    workbook as its Deflate stream (`stream_deflated`): the member's bytes are those `stream` writes
+    of the part itself, and zlib reads the part back, its CRC-32 checked."""
+    pieces = list(sheetxml.batched(iter(_cut(data, CUTS["just under and over a piece"]))))
+    deflater = deflate.compressor(1)
+    stream = [deflater.compress(p) for p in pieces] + [deflater.flush()]
+    expected = _zip(lambda z: sheetxml.stream(z, zipfile.ZipInfo("part.xml"), iter([data]), 1))
+    got = _zip(lambda z: sheetxml.stream_deflated(z, zipfile.ZipInfo("part.xml"), iter(stream), zlib.crc32(data), len(data)))
+    assert got == expected
+    with zipfile.ZipFile(io.BytesIO(got)) as z:
+        assert z.read("part.xml") == data and z.getinfo("part.xml").file_size == len(data)

@@ -22,12 +22,42 @@ from isal import isal_zlib
 WBITS = -15  # raw Deflate, as a zip member holds it
 
 
+def compressor(level: int):
+    """ISA-L's raw Deflate at `level` (over its highest, 3, that one): what every member written here
+    is compressed by, and a part made beside the worker too (`batch.workbook.beside`)."""
+    return isal_zlib.compressobj(min(level, isal_zlib.ISAL_BEST_COMPRESSION), zlib.DEFLATED, WBITS)
+
+
 def writing(zout: zipfile.ZipFile, info: zipfile.ZipInfo, level: int, **kwargs):
     """`zout.open(info, "w", **kwargs)`, a Deflate member compressed by ISA-L at `level` (0 to 3)."""
     member = zout.open(info, "w", **kwargs)
     if info.compress_type == zipfile.ZIP_DEFLATED:
-        member._compressor = isal_zlib.compressobj(min(level, isal_zlib.ISAL_BEST_COMPRESSION), zlib.DEFLATED, WBITS)  # noqa: SLF001
+        member._compressor = compressor(level)  # noqa: SLF001
     return member
+
+
+class _AsMade:
+    """A compressor that passes on what it is given: a Deflate stream made already."""
+
+    @staticmethod
+    def compress(data: bytes) -> bytes:
+        return data
+
+    @staticmethod
+    def flush() -> bytes:
+        return b""
+
+
+def write_deflated(member, pieces, crc: int, size: int) -> None:
+    """Into a Deflate member just opened (`writing`), the pieces of a Deflate stream made already (by
+    `compressor`, elsewhere) of `size` bytes whose CRC-32 is `crc`: the member zipfile closes is the
+    one it would have written from those bytes compressed the same way, with no byte inflated or
+    compressed again here. zipfile counts what passes as the bytes and their checksum; the part's
+    own are put in their place before it closes the member."""
+    member._compressor = _AsMade()  # noqa: SLF001
+    for piece in pieces:
+        member.write(piece)
+    member._crc, member._file_size = crc, size  # noqa: SLF001
 
 
 class _Inflater:

@@ -34,7 +34,7 @@ from lxml import etree
 from batch.pipeline import Result, SheetResult
 from batch.run.faults import fault
 from batch.workbook import cells, commentsxml, opc, package, sheetrows, sheetxml, stylesxml, xmlparts
-from batch.workbook.beside import Made, made_beside_all
+from batch.workbook.beside import Made, MadeBeside, made_beside_all
 from batch.workbook.looks import WRITER_OPTIONS, Formats
 from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, read_markers, sheets_kept_by_libreoffice
 from batch.workbook.refused import Refused
@@ -988,6 +988,13 @@ def _source(result: Result):
         yield z
 
 
+def _pieces(make, xml: bool):
+    """A part's bytes (`make()`'s chunks) as they are compressed: in pieces of exactly `BATCH_BYTES`
+    (`sheetxml.batched`), an XML part's with U+FFFE and U+FFFF escaped (`without_nonchars`)."""
+    made = sheetxml.batched(make())
+    return sheetxml.batched(without_nonchars(made)) if xml else made
+
+
 # a result of at least this many findings has its Findings sheet and new comment boxes made beside the intake (`made_beside_all`)
 BESIDE_ROWS = 10_000
 
@@ -1035,6 +1042,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             # sheet's new drawing of comment boxes: `Made` by `_notes`): when there are many
             # findings, made by a process of their own as the intake's rows are written
             fresh = {findings: findings_part, **{name: made.make for name, made in streams.items() if isinstance(made, Made)}}
+            fresh = {name: functools.partial(_pieces, make, is_xml_part(name)) for name, make in fresh.items()}
             if len(result.findings) >= BESIDE_ROWS:
                 beside = made_beside_all(fresh, tmp.parent, functools.partial(fault, "child-beside"))
             else:
@@ -1045,9 +1053,11 @@ def write_in_place(result: Result, out_path: Path) -> Path:
                 for name in order:
                     info = zipfile.ZipInfo(name, date_time=infos[name].date_time if name in infos else (1980, 1, 1, 0, 0, 0))
                     xml = is_xml_part(name)
-                    if name in streams:  # rows come a row at a time: escaped, compressed and written in pieces
-                        made = sheetxml.batched(streams[name]())
-                        sheetxml.stream(zout, info, without_nonchars(made) if xml else made, 1)
+                    deflated = streams[name].deflated() if isinstance(streams.get(name), MadeBeside) else None
+                    if deflated is not None:  # compressed beside: its Deflate stream copied as it is
+                        sheetxml.stream_deflated(zout, info, *deflated)
+                    elif name in streams:  # rows come a row at a time: escaped, compressed and written in pieces
+                        sheetxml.stream(zout, info, streams[name]() if name in beside else _pieces(streams[name], xml), 1)
                     elif name in infos and parts.unread(name) and xml:  # never looked at: copied as it is, but for U+FFFE/U+FFFF
                         sheetxml.stream(zout, info, without_nonchars(parts.chunks(name)), 1)
                     elif name in infos and parts.unread(name):  # never looked at: copied as it is

@@ -59,6 +59,23 @@ def stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: 
     """Write a part from chunks of bytes, never holding the whole part in memory. Its size, when
     known (a part copied as it is), decides whether it needs zip64 headers; a part of unknown size
     gets them, as it may pass 2 GiB."""
+    info = _member(item, compresslevel)
+    with deflate.writing(zout, info, compresslevel, force_zip64=size is None or size >= ZIP64_FROM) as out:
+        write_behind(out.write, batched(chunks))
+
+
+def stream_deflated(zout: zipfile.ZipFile, item: zipfile.ZipInfo, pieces, crc: int, size: int) -> None:
+    """Write a part of unknown size (`stream`) from its Deflate stream made elsewhere, at level 1
+    (`batch.workbook.beside`: pieces of it, the part's CRC-32 and its size): the member `stream`
+    writes of the same bytes, byte for byte, as both compress the same pieces (`batched`) with the
+    same compressor (`deflate.compressor`)."""
+    info = _member(item, 1)
+    with deflate.writing(zout, info, 1, force_zip64=True) as out:
+        deflate.write_deflated(out, pieces, crc, size)
+
+
+def _member(item: zipfile.ZipInfo, compresslevel: int) -> zipfile.ZipInfo:
+    """A member named and dated as `item`, to be deflated at `compresslevel` as it is streamed."""
     info = zipfile.ZipInfo(item.filename, date_time=item.date_time)
     info.compress_type = zipfile.ZIP_DEFLATED
     # the level zipfile uses for a streamed member: `compress_level` from Python 3.13, `_compresslevel` before
@@ -66,8 +83,7 @@ def stream(zout: zipfile.ZipFile, item: zipfile.ZipInfo, chunks, compresslevel: 
         info.compress_level = compresslevel
     else:
         info._compresslevel = compresslevel  # noqa: SLF001
-    with deflate.writing(zout, info, compresslevel, force_zip64=size is None or size >= ZIP64_FROM) as out:
-        write_behind(out.write, batched(chunks))
+    return info
 
 
 BATCH_BYTES = 1 << 20  # the chunks of a streamed part handed to the compressor at once
