@@ -157,6 +157,10 @@ class Result:
         frames = [r.decisions for r in self.intake if len(r.decisions)]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=DECISION_COLUMNS)
 
+    def record_count(self) -> int:
+        """How many records `records()` holds, without making them."""
+        return sum(int(r.counted.sum()) for r in self.intake)
+
     def records(self) -> pd.DataFrame:
         """One row per input row of every intake sheet: what the ledger keeps for month-over-month
         comparison and the run report (award in cents; area and year as text)."""

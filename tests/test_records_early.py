@@ -5,8 +5,11 @@ file's result."""
 
 from __future__ import annotations
 
+import datetime as dt
+import os
 import shutil
 import sqlite3
+import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,7 +18,7 @@ import pandas as pd
 import pytest
 from conftest import write_workbook
 from databases import ledger_of, ledger_query
-from test_faults import assert_settled, book, killed, run_cli
+from test_faults import assert_settled, book, killed, no_process_left, run_cli
 
 from batch.run import workers
 from batch.run.config import load
@@ -23,6 +26,7 @@ from batch.run.ledger import Ledger, read_versions
 from batch.run.runner import run_batch
 
 SAMPLES = Path(__file__).parents[1] / "sample_inputs"
+AS_OF = dt.date(2026, 11, 30)
 RECORDS = pd.DataFrame(
     {"sheet": ["Transfers", "Transfers"], "record_id": ["T-1", "T-2"], "status": ["OK", "Flagged"], "fields": ["{}", "{}"]}
 )
@@ -223,5 +227,69 @@ def test_a_worker_without_the_memory_to_send_its_records_early_sends_them_with_i
     shutil.copy(large_book, inbox / "a.xlsx")
     result = run_cli(inbox, outbox, "child-records:memory")
     assert result.returncode == 0, (result.stdout, result.stderr)
+    assert_settled(inbox, outbox, ["a.xlsx"])
+    assert kept(outbox / ".njcredits" / "ledger.sqlite") == [("a.xlsx", workers.EARLY_RECORDS)]
+
+
+@pytest.mark.parametrize(
+    "early,beside_up_to,by",
+    [
+        (50, 50, "copy"),  # 50 records, at most 50 beside: made and sent by a copy as the worker writes
+        (50, 49, "worker"),  # one over: made and sent by the worker before its write
+        (51, None, None),  # under the 51 sent early: with the result
+    ],
+)
+def test_the_records_sent_early_by_the_worker_or_by_a_copy_of_it_are_those_of_the_result(tmp_path, early, beside_up_to, by):
+    source = book(tmp_path / "a.xlsx", rows=50)
+    sent = tmp_path / "sent"
+
+    def send(records) -> bool:  # in the process that sends them: which one, and what
+        records.to_pickle(sent.with_suffix(f".{os.getpid()}"))
+        return True
+
+    found = workers.work(str(source), str(tmp_path / "a.partial.xlsx"), as_of=AS_OF, early=(early, send, beside_up_to or 0))
+    senders = {int(p.suffix[1:]): pd.read_pickle(p) for p in tmp_path.glob("sent.*")}
+    alone = workers.work(str(source), str(tmp_path / "b.partial.xlsx"), as_of=AS_OF)  # nothing sent early
+    if by is None:
+        assert senders == {} and found["records"] is not None
+        pd.testing.assert_frame_equal(found["records"], alone["records"])
+        return
+    ((pid, records),) = senders.items()
+    assert (pid != os.getpid()) == (by == "copy") and found["records"] is None
+    pd.testing.assert_frame_equal(records, alone["records"])
+    assert (tmp_path / "a.partial.xlsx").read_bytes()[:2] == b"PK"  # written meanwhile
+
+
+def test_a_copy_without_the_memory_to_send_the_records_leaves_them_to_the_result(tmp_path, monkeypatch):
+    source = book(tmp_path / "a.xlsx", rows=50)
+    monkeypatch.setenv("NJCREDITS_FAULT", "child-records:memory")  # met in the copy, as it sends them
+
+    def send(records) -> bool:  # as the worker's own: a MemoryError pickling them sends nothing
+        try:
+            workers.fault("child-records")
+        except MemoryError:
+            return False
+        return True
+
+    found = workers.work(str(source), str(tmp_path / "a.partial.xlsx"), as_of=AS_OF, early=(1, send, 50))
+    assert found["records"] is not None and len(found["records"]) == 50
+
+
+def test_a_copy_killed_as_it_sends_the_records_ends_its_worker_and_the_file_stays(tmp_path, large_book):
+    """The copy that sends the records beside the write killed (SIGKILL, as the machine's OOM killer
+    does) before it could say whether a byte of them was sent: the worker ends the same way, and
+    the file is left in the inbox for the next run, as a worker killed from outside leaves it."""
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    shutil.copy(large_book, inbox / "a.xlsx")
+    tag = uuid.uuid4().hex
+    result = run_cli(inbox, outbox, "child-records:worker", tag)
+    assert result.returncode != 0, (result.stdout, result.stderr)
+    assert "killed from outside (SIGKILL)" in result.stdout + result.stderr
+    assert no_process_left(tag)
+    assert (inbox / "a.xlsx").exists() and not list(outbox.glob("*.annotated.xlsx"))
+    assert kept(outbox / ".njcredits" / "ledger.sqlite") == []
+    again = run_cli(inbox, outbox)
+    assert again.returncode == 0, (again.stdout, again.stderr)
     assert_settled(inbox, outbox, ["a.xlsx"])
     assert kept(outbox / ".njcredits" / "ledger.sqlite") == [("a.xlsx", workers.EARLY_RECORDS)]

@@ -69,6 +69,11 @@ DIAGNOSIS_SECONDS = 120  # longest the interpreter that finds why a worker could
 # them in the ledger while the worker writes (about a second of 100,000 records); a smaller file's
 # take the ledger under a tenth of a second, not worth a message and a transaction of their own
 EARLY_RECORDS = 10_000
+# the records of a file of at most this many are made and sent by a forked copy of the worker while
+# the worker writes the file (`RecordsBeside`: about half a second of 100,000 Transfers rows off the
+# worker's path); a larger file's by the worker before its write, as the copy holds them, and the pages
+# of the result it copies as it reads them, beside the write (a full sheet's would be gigabytes)
+RECORDS_BESIDE_UP_TO = 250_000
 STOPPED_READING = "the run was stopped (a stop signal) before this file was done; it stays in the inbox."
 STOPPED_WAITING = "the run was stopped (a stop signal) before this file was read; it stays in the inbox."
 
@@ -283,6 +288,7 @@ class Job:
     same_run: object = None  # the run's other workbooks' records it reads (batch.run.samerun.SameRun)
     ask: bool = False  # before writing, ask the run whether the file will be processed again (`work`)
     early: int = 0  # the records of a file of at least this many are sent before its write, for the run to record them meanwhile (0: never)
+    beside_up_to: int = RECORDS_BESIDE_UP_TO  # those of a file of at most this many are made and sent beside the write (`RecordsBeside`)
     modules: tuple[str, ...] = WORKER_MODULES
     product: dict = field(default_factory=dict)
 
@@ -313,9 +319,11 @@ def work(
     copy of the records in the result would count against the worker's memory limit as it is sent.
 
     `early` (a run that records a file's records as it writes the file): (how many records at
-    least, a function sending them). The records are final before the write: those of a file that
-    is written and has at least that many are sent then (the function returns True when sent)
-    and dropped here; the result holds none (`records` None), and the run puts back those it was
+    least, a function sending them, how many at most are sent beside the write). The records are
+    final before the write: those of a file that is written and has at least that many are sent
+    then (the function returns True when sent), by a copy of this process as it writes
+    (`RecordsBeside`) when they are at most the third number, else here before the write, and
+    dropped here; the result holds none (`records` None), and the run puts back those it was
     sent. A file without the memory left to send them then sends them with its result."""
     from batch.pipeline import process
     from batch.run.samerun import group_keys, held_rows
@@ -335,22 +343,31 @@ def work(
             scratch=Path(partial),
             same_run=same_run,
         )
-    records, kept, written, sent = None, {}, True, False
+    records, kept, written, sent, beside = None, {}, True, False, None
     try:
         if ask is not None:
             records = result.records()
             groups, reads = group_keys(held_rows(records))
             kept = {"groups": groups}
             written = not (reads and ask(reads))
+        told = False  # the run told the write began
         if written and early is not None:
-            records = records if records is not None else result.records()
-            if len(records) >= early[0] and early[1](records):
-                records, sent = None, True
+            count = len(records) if records is not None else result.record_count()
+            if early[0] <= count <= early[2]:
+                stage("writing")  # told before the copy may be sending: the worker sends nothing more until it has ended
+                told, beside = True, RecordsBeside.start(result, records, early[1])
+            if beside is not None:
+                records = None
+            elif count >= early[0]:
+                records = records if records is not None else result.records()
+                if early[1](records):
+                    records, sent = None, True
         fault("child-partial", partial)
         try:
             if written:
                 fault("child-write", partial)
-                stage("writing")
+                if not told:
+                    stage("writing")
                 write(result, Path(partial))
         except Exception as err:  # everything the write meets is the environment's, never the file's
             oserr = os_error(err)
@@ -358,6 +375,7 @@ def work(
                 raise WriteFailed(oserr) from err
             raise
     finally:
+        sent = beside.sent() if beside is not None else sent  # waited for whatever ends the write: the run reads one message at a time
         result.discard()  # a decrypted copy, if any
     sev = result.findings["Severity"].value_counts()
     return {
@@ -377,6 +395,57 @@ def work(
         "written": written,
         **kept,
     }
+
+
+class RecordsBeside:
+    """A large file's records made and sent to the run by a forked copy of the worker while the worker
+    writes the file (`work`), on the pipe the worker sends its own messages on: the worker sends
+    nothing from the moment it starts the copy until it has waited for it (`sent`). The copy's exit
+    says what it did: `SENT`; `NOT_SENT`, nothing sent (not the memory to pickle them, or it failed
+    before it began to send), and the records then go with the result; anything else (killed as it
+    sent) may have left part of a message in the pipe, which no message after it could be read
+    past, so the worker ends as the copy did (the file's outcome is then a crashed worker's)."""
+
+    SENT, NOT_SENT = 0, 3
+
+    def __init__(self, pid: int):
+        self.pid = pid
+
+    @classmethod
+    def start(cls, result, records, send) -> RecordsBeside | None:
+        """The copy, sending `records` (None: `result.records()`, made there) with `send`; None when no
+        process could be had (the worker then makes and sends them itself)."""
+        from batch.workbook.beside import die_with_parent, fork
+
+        parent = os.getpid()
+        try:
+            pid = fork()
+        except OSError:  # no process to be had (memory, the process limit)
+            return None
+        if pid:
+            return cls(pid)
+        code = 1  # the child: whatever ends it before it has sent them, or as it sends them
+        try:
+            faulthandler.disable()  # a crash of the copy is the worker's to say (`sent`)
+            die_with_parent(parent)
+            try:
+                made = records if records is not None else result.records()
+            except BaseException:  # nothing sent: the worker makes them itself, and meets what this met
+                os._exit(cls.NOT_SENT)
+            code = cls.SENT if send(made) else cls.NOT_SENT
+        finally:
+            os._exit(code)
+
+    def sent(self) -> bool:
+        """Waits for the copy: whether it sent the records (False: nothing sent). A copy that ended
+        otherwise ends this process: killed from outside (SIGKILL: the machine's OOM killer, say) as
+        it was, else with exit 1."""
+        code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        if code in (self.SENT, self.NOT_SENT):
+            return code == self.SENT
+        if code == -signal.SIGKILL:
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(1)
 
 
 # -- the stage of the file in hand, told to the run -----------------------------------------------
@@ -544,7 +613,7 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
     path, partial = job.path, job.partial
     try:
         fault("child-read", partial, reused=again)
-        ask, early = _asker[0] if job.ask else None, (job.early, _sender[0]) if job.early else None
+        ask, early = _asker[0] if job.ask else None, (job.early, _sender[0], job.beside_up_to) if job.early else None
         return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id, job.team, job.same_run, ask, early), True
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
         if by_memory(err):
@@ -667,8 +736,8 @@ class Workers:
         on the workers' path."""
         s = self.settings
         job = Job(str(item.staged), str(partial), s.memory_limit_mb, s.limits, s.as_of, s.ledger, self.run_id,
-                  s.team, self.same_run.get(id(item)), self.ask is not None, EARLY_RECORDS if self.on_records else 0, modules=self.modules,
-                  product=self.product)  # fmt: skip
+                  s.team, self.same_run.get(id(item)), self.ask is not None, EARLY_RECORDS if self.on_records else 0,
+                  RECORDS_BESIDE_UP_TO, modules=self.modules, product=self.product)  # fmt: skip
         while self.idle and not fresh:
             w = self.idle.pop()
             try:
