@@ -783,3 +783,40 @@ def test_records_recorded_from_their_rows_made_before_are_the_rows_recorded_from
         ]
     assert written["rows"] == written["records"], case
     assert (len(written["rows"][0]), len(written["rows"][1])) == (len(records), keys)
+
+
+# The portfolio reads (`read_portfolio`, `read_entries`) made only when a run they read kept a record of
+# the sheet: run R1 (ended) kept Transfers T-1 of certificate C-1; run R2, started after it and not
+# ended, keeps Transfers T-2. (sheet, the run left out, whether the reads are made, the records found)
+PORTFOLIO_READS = [
+    ("Transfers", "R2", True, ["T-1"]),  # R1 ended before R2 started: read
+    ("GrowNJ", "R2", False, []),  # no run kept a GrowNJ record: not read
+    ("Transfers", "R1", False, []),  # no run ended before R1 started (R2's own records do not count): not read
+]
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize(("sheet", "left_out", "made", "found"), PORTFOLIO_READS)
+def test_the_portfolio_reads_are_made_only_when_a_run_they_read_kept_a_record_of_the_sheet(
+    tmp_path, monkeypatch, sheet, left_out, made, found
+):
+    import pandas as pd
+
+    from batch.run.ledger import read_entries, read_portfolio
+
+    book = Ledger(tmp_path / "ledger.sqlite")
+    for run_id, record in (("R1", "T-1"), ("R2", "T-2")):
+        book.start_run(run_id, None, "0", "/in", "/out")
+        records = pd.DataFrame(
+            {"sheet": ["Transfers"], "record_id": [record], "status": ["OK"], "fields": ['{"v": 1}'], "key:certificate": ["C-1"]}
+        )
+        book.add_file(run_id, {"name": f"{run_id}.xlsx", "status": "processed"}, records)
+        if run_id == "R1":
+            book.end_run(run_id, None, {"files": 1, "processed": 1}, None, {})
+    given, real = [], backends.Db.wanted
+    monkeypatch.setattr(backends.Db, "wanted", lambda self, *a: given.append(1) or real(self, *a))
+    where = ledger_of(tmp_path / "ledger.sqlite")
+    portfolio = read_portfolio(where, sheet, {"certificate": ["C-1"]}, exclude_run=left_out)
+    entries = read_entries(where, sheet, pd.DataFrame({"team": ["/in"] * 2, "record_id": ["T-1", "T-2"]}), exclude_run=left_out)
+    assert len(given) == (2 if made else 0)
+    assert sorted(portfolio["record_id"]) == found and sorted(entries["record_id"]) == found
