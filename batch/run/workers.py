@@ -397,6 +397,106 @@ def work(
     }
 
 
+# -- a large object sent in pieces: the records of a large file -----------------------------------
+
+PIECE_BYTES = 16 << 20  # the pickled records go to the run in pieces of about this many bytes
+PIECE, END, ABORTED = b"p", b"e", b"a"  # each piece's first byte: more of the pickle, its end, or given up
+
+
+class _Pieces:
+    """A file that pickle writes to, each `PIECE_BYTES` sent on `conn` as one message."""
+
+    def __init__(self, conn):
+        self.conn, self.held, self.size = conn, [], 0
+
+    def write(self, data) -> int:
+        data = memoryview(data)  # bytes, or a buffer of the object's own (`pickle.PickleBuffer`)
+        self.held.append(data.tobytes())
+        self.size += data.nbytes
+        if self.size >= PIECE_BYTES:
+            self.send()
+        return data.nbytes
+
+    def send(self) -> None:
+        if self.held:
+            self.conn.send_bytes(b"".join([PIECE, *self.held]))
+            self.held, self.size = [], 0
+
+
+def send_pickled(conn, obj) -> bool:
+    """Send `obj` on `conn` pickled in pieces as pickle makes it (`receive_pickled` reads it): the
+    pickle of a million records (about 1.6 GB) is never whole in memory, where pickled whole
+    (`Connection.send`) it needed as much again, and up to twice that as its buffer grew, under the
+    worker's address-space limit. A MemoryError as it is pickled ends the pieces as given up
+    (False: nothing sent stands); any other error too, and is raised."""
+    out = _Pieces(conn)
+    try:
+        pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+        out.send()
+    except BaseException as err:  # the pieces end as given up whatever stops them: no other message is read as one
+        out.held = []
+        conn.send_bytes(ABORTED)
+        if isinstance(err, MemoryError):
+            return False
+        raise
+    conn.send_bytes(END)
+    return True
+
+
+class Abandoned(Exception):
+    """The sender gave up the object it was sending (`send_pickled`): nothing of it stands."""
+
+
+class _Received:
+    """The pieces of `send_pickled` read from `conn` as a file that pickle reads."""
+
+    def __init__(self, conn):
+        self.conn, self.buf, self.at, self.ended = conn, b"", 0, False
+
+    def more(self) -> bool:
+        """Whether another piece was read (False at the end)."""
+        if self.ended:
+            return False
+        piece = self.conn.recv_bytes()
+        if piece[:1] == ABORTED:
+            raise Abandoned("the sender gave up the object it was sending")
+        if piece[:1] == END:
+            self.ended = True
+            return False
+        self.buf, self.at = self.buf[self.at :] + piece[1:], 0
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        while (n < 0 or len(self.buf) - self.at < n) and self.more():
+            pass
+        end = len(self.buf) if n < 0 else self.at + n
+        data, self.at = self.buf[self.at : end], min(end, len(self.buf))
+        return data
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def readline(self) -> bytes:
+        while b"\n" not in self.buf[self.at :] and self.more():
+            pass
+        end = self.buf.find(b"\n", self.at)
+        end = len(self.buf) if end < 0 else end + 1
+        data, self.at = self.buf[self.at : end], end
+        return data
+
+
+def receive_pickled(conn):
+    """What `send_pickled` sent on `conn`, read as its pieces come; `Abandoned` when the sender gave
+    it up, EOFError when the sender ended first."""
+    received = _Received(conn)
+    obj = pickle.Unpickler(received).load()
+    while received.more():  # up to its end
+        pass
+    return obj
+
+
 class RecordsBeside:
     """A large file's records made and sent to the run by a forked copy of the worker while the worker
     writes the file (`work`), on the pipe the worker sends its own messages on: the worker sends
@@ -575,10 +675,10 @@ def worker(conn, jobs, alive, job: Job) -> None:
     def send_records(records) -> bool:
         try:
             fault("child-records")
-            conn.send(("records", records, False))  # pickled whole before a byte is sent: a MemoryError sends nothing
-            return True
         except MemoryError:  # not the memory left to send them now: they go with the result
             return False
+        conn.send(("records", None, False))  # the records follow, pickled as they are sent (`send_pickled`)
+        return send_pickled(conn, records)
 
     _sender[0] = send_records
     done = 0
@@ -819,10 +919,18 @@ class Workers:
                     w.jobs.send(self.ask is not None and bool(self.ask(payload)))
                 continue
             if kind == "records":  # its file's records, final before the write: the run records them as it writes
-                w.records = payload
-                if self.on_records is not None:
-                    self.on_records(w.item, payload)
-                continue
+                try:
+                    w.records = receive_pickled(conn)  # they follow in pieces
+                except Abandoned:  # not the memory to pickle them: they come with the result
+                    w.records = None
+                    continue
+                except (EOFError, OSError):  # it (or its copy) ended as it sent them: its end is met as any other's
+                    w.records = None
+                    (kind, payload), more = self._ended(w), False
+                else:
+                    if self.on_records is not None:
+                        self.on_records(w.item, w.records)
+                    continue
             if kind == "ok" and payload["records"] is None:  # sent before the write: put back
                 payload["records"] = w.records
             w.records = None

@@ -1,0 +1,103 @@
+"""An object sent to the run in pieces as it is pickled (`batch.run.workers.send_pickled`,
+`receive_pickled`): a large file's records, never pickled whole in the worker. The same object
+comes back however many pieces it takes; one the sender gives up (a MemoryError as it pickles)
+stands as nothing; a sender that ends midway is an end of file, not a half object."""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from batch.run import workers
+
+
+class _Failing:
+    """Fails as it is pickled, with `error`: a MemoryError, as an object too large for the memory
+    left would, or another error."""
+
+    def __init__(self, error: type[BaseException]):
+        self.error = error
+
+    def __reduce__(self):
+        raise self.error
+
+
+def _records(n: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "record_id": [f"T-{i}" for i in range(n)],
+            "award_cents": pd.array(np.arange(n), dtype="Int64").to_numpy(dtype=object),
+            "inputs": [f'{{"Business Name": "Seller {i} LLC"}}' for i in range(n)],
+            "seq": np.arange(n, dtype=np.int64),  # pickled from the array's own buffer (protocol 5)
+        }
+    )
+
+
+def _sent(obj, piece_bytes: int, monkeypatch, close_after: int | None = None):
+    """(what `send_pickled` returned or raised, what `receive_pickled` got or raised) over one pipe;
+    then a message sent after it, read as itself."""
+    monkeypatch.setattr(workers, "PIECE_BYTES", piece_bytes)
+    recv, send = multiprocessing.Pipe(duplex=False)
+    returned = []
+
+    def sender():
+        if close_after is None:
+            try:
+                returned.append(workers.send_pickled(send, obj))
+            except ValueError as err:
+                returned.append(err)
+            send.send(("next", None, False))
+        else:  # the sender ends after a few pieces, as a killed process does
+            pieces = workers._Pieces(send)
+            data = pickle.dumps(obj)
+            for at in range(0, min(close_after, len(data)), 100):
+                pieces.write(data[at : at + 100])
+            pieces.send()
+        send.close()
+
+    thread = threading.Thread(target=sender)
+    thread.start()
+    try:
+        got = workers.receive_pickled(recv)
+    except (workers.Abandoned, EOFError) as err:
+        got = err
+    if close_after is None:
+        assert recv.recv() == ("next", None, False)  # the pieces ended where they end, whatever ended them
+    thread.join()
+    recv.close()
+    return (returned[0] if returned else None), got
+
+
+@pytest.mark.parametrize(
+    "rows,piece_bytes",
+    [
+        (0, workers.PIECE_BYTES),  # an empty frame: one piece
+        (10, workers.PIECE_BYTES),
+        (10_000, 1 << 10),  # about 600 KB pickled in pieces of 1 KB: hundreds of pieces
+        (10_000, 1),  # a piece for each write pickle makes
+    ],
+)
+def test_the_object_comes_back_whatever_the_pieces(monkeypatch, rows, piece_bytes):
+    records = _records(rows)
+    returned, got = _sent(records, piece_bytes, monkeypatch)
+    assert returned is True
+    pd.testing.assert_frame_equal(got, records)
+
+
+@pytest.mark.parametrize("error", [MemoryError, ValueError])
+def test_an_object_given_up_as_it_is_pickled_stands_as_nothing(monkeypatch, error):
+    # the pieces of the frame before it are sent; the error ends them as given up: a MemoryError is
+    # the sender's answer (False: they go with the result), another error is raised there
+    returned, got = _sent([_records(5_000), _Failing(error)], 1 << 10, monkeypatch)
+    assert (returned is False) if error is MemoryError else isinstance(returned, ValueError)
+    assert isinstance(got, workers.Abandoned)
+
+
+def test_a_sender_that_ends_midway_is_an_end_of_file(monkeypatch):
+    returned, got = _sent(_records(5_000), 1 << 10, monkeypatch, close_after=50_000)
+    assert isinstance(got, EOFError)
