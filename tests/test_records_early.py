@@ -151,6 +151,7 @@ def _run(tmp_path: Path, name: str, sources: list[Path], threshold: int, monkeyp
     monkeypatch.setattr(Ledger, "add_records", add_records)
     outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=1, as_of="2026-11-30"))
     assert {o.status for o in outcome.files} == {"processed"}, [(o.name, o.reason) for o in outcome.files]
+    assert outcome.report is not None and outcome.report.exists()  # written from what the run kept of the records
     columns = "file, sheet, record_id, status, award_cents, codes, area, year, business_name, record_date, fields, inputs, team"
     records = pd.DataFrame(
         ledger_query(outbox / ".njcredits" / "ledger.sqlite", f"SELECT {columns} FROM records ORDER BY file, rowid"),
@@ -293,3 +294,47 @@ def test_a_copy_killed_as_it_sends_the_records_ends_its_worker_and_the_file_stay
     assert again.returncode == 0, (again.stdout, again.stderr)
     assert_settled(inbox, outbox, ["a.xlsx"])
     assert kept(outbox / ".njcredits" / "ledger.sqlite") == [("a.xlsx", workers.EARLY_RECORDS)]
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize(
+    "fails,several,dropped",
+    [
+        (False, False, ["inputs", "fields"]),  # recorded, in a run of one file: neither is read again
+        (False, True, ["inputs"]),  # in a run of several, the run's other files may read the fields
+        (True, False, []),  # not recorded: the ledger takes them whole with the file
+    ],
+)
+def test_the_run_keeps_of_records_recorded_early_what_it_reads_again(tmp_path, monkeypatch, fails, several, dropped):
+    # recorded, the records' read values are the ledger's (nothing of the run reads them again); a
+    # ledger that could not take them then takes them with the file: the run keeps them whole
+    from batch.run.runner import Run
+
+    ledger = Ledger(ledger_of(tmp_path / "ledger.sqlite"))
+    ledger.start_run("R1", None, "0", "/in", "/out")
+    records = RECORDS.assign(inputs=['{"Credit": 1}', '{"Credit": 2}'])
+    if fails:
+
+        def locked(*_args, **_kwargs):
+            raise sqlite3.OperationalError("database is locked")
+
+        monkeypatch.setattr(Ledger, "add_records", locked)
+    run = SimpleNamespace(ledger=ledger, run_id="R1")
+    item = SimpleNamespace(name="a.xlsx", recorded=False, stale=False)
+    monkeypatch.setattr("batch.run.runner.held_rows", lambda records: records)
+    monkeypatch.setattr("batch.run.runner._reads_others", lambda held: False)  # a file none of whose records waits
+    kept = Run.record_early(run, item, records, several=several)
+    assert item.recorded == (not fails)
+    pd.testing.assert_frame_equal(kept, records.drop(columns=dropped))
+
+
+def test_the_freed_pages_are_given_back_where_the_c_library_can_and_nothing_happens_where_not(monkeypatch):
+    workers.give_back_freed()  # glibc here: its malloc_trim
+
+    def no_library(*_args):
+        raise OSError("no C library to load")
+
+    monkeypatch.setattr(workers.ctypes, "CDLL", no_library)
+    workers.give_back_freed()
+    monkeypatch.setattr(workers.ctypes, "CDLL", lambda *_args: SimpleNamespace())  # one without malloc_trim
+    workers.give_back_freed()

@@ -619,22 +619,29 @@ class Run:
                     remove_temporary(Path(partial))
             raise
 
-    def record_early(self, item: Item, records: pd.DataFrame, several: bool) -> None:
+    def record_early(self, item: Item, records: pd.DataFrame, several: bool) -> pd.DataFrame:
         """The records of a large file, sent by its worker before it writes the file (`work`), recorded
         in the ledger while it writes: the run then records the file itself (`archive`) without them,
         or removes them when the file is not processed. Not those of a file that waits for the run's
         decision (`process`): it may be processed again, and is recorded then; nor when the ledger
         cannot take them now (they are recorded with the file, where a ledger that cannot is met).
-        A file read again in a new worker (`isolated`: `again`) has its records replaced."""
+        A file read again in a new worker (`isolated`: `again`) has its records replaced.
+
+        Returns what the run keeps of them: once recorded, all but their read values (`inputs`,
+        about 1.4 KB of a GrowNJ record: 1.4 GB of a full sheet's, which the run would else hold
+        beside the worker's write), which nothing of the run reads but the ledger's insert, and, in
+        a run of one file, their portfolio fields (`fields`, read again only by the run's other
+        files, `batch.run.samerun`)."""
         if several and _reads_others(held_rows(records)):  # as `process` tells it, by the sheets of the records the run holds
-            return
+            return records
         try:
             self.ledger.add_records(self.run_id, shown(item.name), records, again=item.recorded or item.stale)
         except (OSError, *server_errors()):  # the ledger's: met again, and said, as the file is recorded
             item.recorded, item.stale = False, item.stale or item.recorded  # any recorded before are removed then
-            return
+            return records
         item.recorded, item.stale = True, False
         fault("recorded-early")
+        return records.drop(columns=["inputs"] if several else ["inputs", "fields"], errors="ignore")
 
     def settle(self, waiting: list, progress: bool, provided: list = ()) -> None:
         """Decide over the waiting files' records which are processed again, and with what of the
@@ -979,7 +986,7 @@ def _report_records(processed: list[tuple[pd.DataFrame, str]]) -> pd.DataFrame:
         return pd.DataFrame(columns=RECORD_COLUMNS)
     frames = [records for records, _name in processed]
     order = list(dict.fromkeys(c for records in frames for c in [*(c for c in records.columns if c != "fields"), "file"]))
-    out = pd.concat(frames, ignore_index=True).drop(columns=["fields"])
+    out = pd.concat(frames, ignore_index=True).drop(columns=["fields"], errors="ignore")  # a file recorded early: dropped already
     out["file"] = pd.array(np.repeat(np.array([name for _r, name in processed], dtype=object), [len(r) for r in frames]), dtype=str)
     return out[order]
 
