@@ -9,7 +9,10 @@ same bytes; only the compressed bytes of a returned workbook differ from zlib's.
 
 `zipfile` has no way to be given another compressor, so the one of a member opened here is
 replaced before a byte passes through it (`_ZipWriteFile._compressor`, `ZipExtFile._decompressor`,
-in every Python from 3.11 on; tests/test_deflate.py checks the fields are where they are read).
+in every Python from 3.11 on; tests/test_deflate.py checks the fields are where they are read). A
+member whose Deflate stream was made elsewhere (`write_deflated`) has its checksum and size put in
+`_ZipWriteFile._crc` and `_file_size` before it closes (the same tests read such a member back
+through zlib, its CRC-32 checked).
 """
 
 from __future__ import annotations
