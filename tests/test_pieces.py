@@ -101,3 +101,24 @@ def test_an_object_given_up_as_it_is_pickled_stands_as_nothing(monkeypatch, erro
 def test_a_sender_that_ends_midway_is_an_end_of_file(monkeypatch):
     returned, got = _sent(_records(5_000), 1 << 10, monkeypatch, close_after=50_000)
     assert isinstance(got, EOFError)
+
+
+def test_a_sender_that_stops_midway_leaves_the_waiting_to_the_receiver(monkeypatch):
+    """While no piece comes, the receiver is asked every `PIECE_WAIT` seconds whether to go on
+    waiting (the run: its timeout and a stop signal); what that raises ends the receiving."""
+    monkeypatch.setattr(workers, "PIECE_WAIT", 0.01)
+    recv, send = multiprocessing.Pipe(duplex=False)
+    data = pickle.dumps(_records(100))
+    send.send_bytes(workers.PIECE + data[:50])  # the first bytes, then nothing: a stopped sender
+    asked = []
+
+    def waiting():
+        asked.append(1)
+        if len(asked) == 5:
+            raise TimeoutError("past the run's timeout")
+
+    with pytest.raises(TimeoutError):
+        workers.receive_pickled(recv, waiting)
+    assert len(asked) == 5
+    send.close()
+    recv.close()

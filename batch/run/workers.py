@@ -37,6 +37,7 @@ import ctypes
 import datetime as dt
 import errno
 import faulthandler
+import functools
 import gc
 import importlib
 import multiprocessing
@@ -410,6 +411,7 @@ def give_back_freed() -> None:
 # -- a large object sent in pieces: the records of a large file -----------------------------------
 
 PIECE_BYTES = 16 << 20  # the pickled records go to the run in pieces of about this many bytes
+PIECE_WAIT = 0.2  # seconds the run waits for a piece before it looks at its timeout and stop signal again
 PIECE, END, ABORTED = b"p", b"e", b"a"  # each piece's first byte: more of the pickle, its end, or given up
 
 
@@ -458,15 +460,18 @@ class Abandoned(Exception):
 
 
 class _Received:
-    """The pieces of `send_pickled` read from `conn` as a file that pickle reads."""
+    """The pieces of `send_pickled` read from `conn` as a file that pickle reads; `waiting()` is
+    called every `PIECE_WAIT` seconds while no piece has come (it raises to stop waiting)."""
 
-    def __init__(self, conn):
-        self.conn, self.buf, self.at, self.ended = conn, b"", 0, False
+    def __init__(self, conn, waiting=None):
+        self.conn, self.waiting, self.buf, self.at, self.ended = conn, waiting, b"", 0, False
 
     def more(self) -> bool:
         """Whether another piece was read (False at the end)."""
         if self.ended:
             return False
+        while self.waiting is not None and not self.conn.poll(PIECE_WAIT):
+            self.waiting()
         piece = self.conn.recv_bytes()
         if piece[:1] == ABORTED:
             raise Abandoned("the sender gave up the object it was sending")
@@ -497,10 +502,10 @@ class _Received:
         return data
 
 
-def receive_pickled(conn):
+def receive_pickled(conn, waiting=None):
     """What `send_pickled` sent on `conn`, read as its pieces come; `Abandoned` when the sender gave
-    it up, EOFError when the sender ended first."""
-    received = _Received(conn)
+    it up, EOFError when the sender ended first; what `waiting()` raises while a piece is awaited."""
+    received = _Received(conn, waiting)
     obj = pickle.Unpickler(received).load()
     while received.more():  # up to its end
         pass
@@ -930,9 +935,14 @@ class Workers:
                 continue
             if kind == "records":  # its file's records, final before the write: the run records them as it writes
                 try:
-                    w.records = receive_pickled(conn)  # they follow in pieces
+                    w.records = receive_pickled(conn, functools.partial(self._waiting, w))  # they follow in pieces
                 except Abandoned:  # not the memory to pickle them: they come with the result
                     w.records = None
+                    continue
+                except _Stopped:  # every worker is stopped next (`stop_all`)
+                    continue
+                except _TimedOut:
+                    yield self._timed_out(conn, w)
                     continue
                 except (EOFError, OSError):  # it (or its copy) ended as it sent them: its end is met as any other's
                     w.records = None
@@ -989,17 +999,32 @@ class Workers:
     def time_out(self):
         """Workers past the timeout are ended; their files fail."""
         for conn, w in list(self.running.items()):
-            if time.monotonic() - w.began > self.settings.timeout_seconds:
-                del self.running[conn]
-                self._retire(w, kill=True)
-                remove_temporary(w.partial)
-                yield (
-                    w.item,
-                    w.partial,
-                    "error",
-                    f"{shown(w.item.name)} took longer than {self.settings.timeout_seconds:,.0f} seconds "
-                    f"(timeout_seconds) and was stopped; split it or raise the limit.",
-                )
+            if self._late(w):
+                yield self._timed_out(conn, w)
+
+    def _late(self, w: Running) -> bool:
+        return time.monotonic() - w.began > self.settings.timeout_seconds
+
+    def _timed_out(self, conn, w: Running) -> tuple:
+        """A worker past the timeout ended: its file's outcome."""
+        del self.running[conn]
+        self._retire(w, kill=True)
+        remove_temporary(w.partial)
+        return (
+            w.item,
+            w.partial,
+            "error",
+            f"{shown(w.item.name)} took longer than {self.settings.timeout_seconds:,.0f} seconds "
+            f"(timeout_seconds) and was stopped; split it or raise the limit.",
+        )
+
+    def _waiting(self, w: Running) -> None:
+        """While the run waits for the next piece of a worker's records: its timeout and a stop
+        signal stand as they do between messages."""
+        if self.stop.is_set():
+            raise _Stopped
+        if self._late(w):
+            raise _TimedOut
 
     def end(self) -> None:
         """However the run ends, no worker outlives it."""
@@ -1014,6 +1039,14 @@ class Workers:
 
 class _NotStarted(Exception):
     """A worker could not be started at all (Workers.broken says why)."""
+
+
+class _Stopped(Exception):
+    """A stop signal came while the run waited for a piece of a worker's records."""
+
+
+class _TimedOut(Exception):
+    """A worker passed the timeout while the run waited for a piece of its records."""
 
 
 def isolated(
