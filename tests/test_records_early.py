@@ -322,7 +322,7 @@ def test_the_run_keeps_of_records_recorded_early_what_it_reads_again(tmp_path, m
             raise sqlite3.OperationalError("database is locked")
 
         monkeypatch.setattr(Ledger, "add_records", locked)
-    run = SimpleNamespace(ledger=ledger, run_id="R1")
+    run = SimpleNamespace(ledger=ledger, run_id="R1", read_ahead=lambda processed: None)
     item = SimpleNamespace(name="a.xlsx", recorded=False, stale=False)
     monkeypatch.setattr("batch.run.runner.held_rows", lambda records: records)
     monkeypatch.setattr("batch.run.runner._reads_others", lambda held: False)  # a file none of whose records waits
@@ -341,3 +341,83 @@ def test_the_freed_pages_are_given_back_where_the_c_library_can_and_nothing_happ
     workers.give_back_freed()
     monkeypatch.setattr(workers.ctypes, "CDLL", lambda *_args: SimpleNamespace())  # one without malloc_trim
     workers.give_back_freed()
+
+
+def _reports(path: Path) -> dict[str, list[tuple]]:
+    """Every sheet's cell values of a run report, by sheet."""
+    wb = openpyxl.load_workbook(path)
+    return {ws.title: [tuple(r) for r in ws.iter_rows(values_only=True)] for ws in wb}
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.xlsx")))
+def test_the_reports_reads_made_as_the_file_is_written_are_those_made_at_the_reports_time(tmp_path, monkeypatch, sample):
+    # a run of one file whose records were recorded as its worker wrote it reads what the report
+    # needs of them then (`Run.read_ahead`: earlier records, portfolio tables, portfolio changes):
+    # the report written from those reads is, cell for cell, the one written from reads made as the
+    # report is written (the same run, the same moment); in a first run of the ledger and in a second
+    # run, whose Changes and Portfolio changes read the first's records
+    from batch.run import report
+
+    monkeypatch.setattr(workers, "EARLY_RECORDS", 1)
+    real, ahead_of = report.write_report, []
+
+    def both(path, *args):
+        ahead_of.append(args[-1] is not None)
+        if args[-1] is not None:
+            real(path.with_name(f"at-end-{path.name}"), *args[:-1], None)
+        return real(path, *args)
+
+    monkeypatch.setattr(report, "write_report", both)
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    shutil.copy(SAMPLES / sample, inbox / sample)
+    for _ in range(2):
+        outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=1, as_of="2026-11-30", keep_inputs=True, force=True))
+        assert [o.status for o in outcome.files] == ["processed"], [(o.name, o.reason) for o in outcome.files]
+        assert _reports(outcome.report) == _reports(outcome.report.with_name(f"at-end-{outcome.report.name}"))
+    assert ahead_of == [True, True]
+    # the second run's report compares with the first's records: read ahead, they are there
+    changes = _reports(outcome.report)["Changes"]
+    assert changes[0][0] == "Sheet" and len(changes) > 1
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_report_read_ahead_for_a_file_that_then_failed_is_not_the_runs(tmp_path, large_book):
+    # the records were recorded and read ahead, then the write failed (out of memory as the output
+    # is closed): the file is failed, its records removed, and the report, read at its end, holds none
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    shutil.copy(large_book, inbox / "a.xlsx")
+    result = run_cli(inbox, outbox, fault="child-write:memory")
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    (path,) = outbox.glob("run-*.summary.xlsx")
+    sheets = _reports(path)
+    assert [(row[0], row[2]) for row in sheets["Files"][2:]] == [("a.xlsx", "failed")]
+    assert sheets["Portfolio"] == [("No records in this run.",)]
+    assert kept(outbox / ".njcredits" / "ledger.sqlite") == []
+
+
+@pytest.mark.parametrize(
+    "held,now,same",
+    [
+        ("one", "one", True),  # the same frame of the same file
+        ("one", "copy", False),  # equal records, another frame: not the ones read
+        ("one", "renamed", False),
+        ("one", "none", False),  # the file was not placed
+        ("none", "none", True),
+        ("one", "two", False),
+    ],
+)
+def test_a_report_takes_what_was_read_ahead_only_for_the_same_records(held, now, same):
+    from batch.run.runner import _same_records
+
+    frame = RECORDS.copy()
+    lists = {
+        "one": [(frame, "a.xlsx")],
+        "copy": [(frame.copy(), "a.xlsx")],
+        "renamed": [(frame, "b.xlsx")],
+        "none": [],
+        "two": [(frame, "a.xlsx"), (frame, "b.xlsx")],
+    }
+    assert _same_records(lists[held], lists[now]) is same

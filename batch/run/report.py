@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -225,6 +226,31 @@ def _fit_columns(ws, tables: list[SummaryTable], low: float = 10, high: float = 
     return widths
 
 
+@dataclass(frozen=True)
+class Ahead:
+    """What the report reads of the ledger and makes of the run's records (`read_ahead`), made once
+    every record of the run is in the ledger, while the run's last worker still writes its file."""
+
+    records: pd.DataFrame  # the report's records they were made of (`write_report`)
+    previous: pd.DataFrame  # `Ledger.previous_records`
+    tables: list[SummaryTable]  # `portfolio`
+    found: pd.DataFrame | None  # `batch.run.changes.portfolio_changes`; None: it failed, and is tried again in the report
+
+
+def read_ahead(ledger: Ledger, run_id: str, team: str, records: pd.DataFrame) -> Ahead:
+    """The report's reads and tables that need only the run's records, made before the report (see
+    `Ahead`). A failure of the changes is met again in the report, which says it in its sheet."""
+    from batch.run.changes import portfolio_changes
+
+    previous = ledger.previous_records(run_id)
+    tables = portfolio(records)
+    try:
+        found = portfolio_changes(ledger.path, run_id, (team,) if team else (), records)
+    except Exception:  # noqa: BLE001 - met again in the report (`_portfolio_changes`), which says it
+        found = None
+    return Ahead(records, previous, tables, found)
+
+
 def write_report(
     path: Path,
     run_id: str,
@@ -235,13 +261,14 @@ def write_report(
     per_year: pd.DataFrame,
     rules_versions: dict,
     team: str = "",
+    ahead: Ahead | None = None,
 ) -> Path:
     """`records`: the run's per-record results (as the ledger keeps them), across every file;
     `per_year`: the records that count against limits across workbooks (`Program.records`), with
-    the sheet and file of each.
+    the sheet and file of each; `ahead`: what was read and made of those records before (`read_ahead`).
 
     A value that is not there is a blank cell, never `nan` or `None`."""
-    previous = ledger.previous_records(run_id)
+    previous = ahead.previous if ahead is not None else ledger.previous_records(run_id)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
     wb = xlsxwriter.Workbook(str(tmp), {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False})
     fmts = Formats(wb)
@@ -280,7 +307,7 @@ def write_report(
     print_setup(ws, 1)
 
     ws = wb.add_worksheet("Portfolio")
-    tables = portfolio(records)
+    tables = ahead.tables if ahead is not None else portfolio(records)
     widths = _fit_columns(ws, tables, high=40)
     r = 0
     for t in tables:
@@ -321,7 +348,7 @@ def write_report(
     if previous.empty and ledger.runs().shape[0] <= 1:
         # the first run of a ledger has nothing to compare with: every record would be "New record"
         ws.write_string(0, 0, "No earlier run in the ledger: every record of this run is new, and later runs are compared with it.")
-        _portfolio_changes(wb, fmts, ledger, run_id, team, records)
+        _portfolio_changes(wb, fmts, ledger, run_id, team, records, ahead.found if ahead is not None else None)
         return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions, team)
     ch = changes(records, previous)
     money = {c: "money" for c in CHANGE_COLUMNS if c.endswith("($)")}
@@ -345,19 +372,19 @@ def write_report(
         ws.write_string(1, 0, "No record changed since its latest earlier appearance in the ledger.")
     ws.freeze_panes(1, 2)
     ws.autofilter(0, 0, max(len(ch), 1), len(CHANGE_COLUMNS) - 1)
-    _portfolio_changes(wb, fmts, ledger, run_id, team, records)
+    _portfolio_changes(wb, fmts, ledger, run_id, team, records, ahead.found if ahead is not None else None)
     return _finish_report(wb, tmp, path, run_id, started, outcomes, rules_versions, team)
 
 
-def _portfolio_changes(wb, fmts, ledger: Ledger, run_id: str, team: str, records: pd.DataFrame) -> None:
+def _portfolio_changes(wb, fmts, ledger: Ledger, run_id: str, team: str, records: pd.DataFrame, found: pd.DataFrame | None = None) -> None:
     """The `Portfolio changes` sheet (`batch.run.changes`): each earlier record whose portfolio
-    findings this run changed, with its findings and Status then and now."""
+    findings this run changed, with its findings and Status then and now (`found`: as read ahead)."""
     from batch.run.changes import COLUMNS, portfolio_changes
 
     ws = wb.add_worksheet("Portfolio changes")
     print_setup(ws, 1)
     try:
-        found = portfolio_changes(ledger.path, run_id, (team,) if team else (), records)
+        found = portfolio_changes(ledger.path, run_id, (team,) if team else (), records) if found is None else found
     except Exception as err:  # noqa: BLE001 - the rest of the report stands; the sheet says what it could not do
         ws.write_string(0, 0, f"The earlier records this run's groups hold could not be judged again ({type(err).__name__}: {err}).")
         ws.set_column(0, 0, 100)

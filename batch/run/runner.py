@@ -422,6 +422,7 @@ class Run:
         self.outcomes: list[FileOutcome] = []
         self.items: list[Item] = []
         self.records, self.per_year, self.rules_versions = [], [], {}
+        self.ahead = None  # the report's reads of the run's records, made before it (`read_ahead`)
         self.by_item: dict[int, FileOutcome] = {}  # each file read, its outcome (for its copies)
         self.stopped = ""
         self.report_problem, self.report_environment = "", False
@@ -641,7 +642,22 @@ class Run:
             return records
         item.recorded, item.stale = True, False
         fault("recorded-early")
-        return records.drop(columns=["inputs"] if several else ["inputs", "fields"], errors="ignore")
+        kept = records.drop(columns=["inputs"] if several else ["inputs", "fields"], errors="ignore")
+        if not several:  # the run's records are all in the ledger now: the report's reads of them made as the file is written
+            self.ahead = self.read_ahead([(kept, shown(item.name))])
+        return kept
+
+    def read_ahead(self, processed: list[tuple[pd.DataFrame, str]]) -> tuple[list, object] | None:
+        """What the run report reads of the ledger and makes of the run's records (`batch.run.report.
+        read_ahead`), for the records of `processed` (as `done` will list them), made while the run's
+        last worker writes its file: off the run's path. `report` takes it when its records are those
+        (the file was placed); else it reads them itself."""
+        from batch.run.report import read_ahead
+
+        try:
+            return processed, read_ahead(self.ledger, self.run_id, self.settings.team, _report_records(processed))
+        except Exception:  # noqa: BLE001 - the report reads them again, and meets and says any failure there
+            return None
 
     def settle(self, waiting: list, progress: bool, provided: list = ()) -> None:
         """Decide over the waiting files' records which are processed again, and with what of the
@@ -748,16 +764,18 @@ class Run:
         settings = self.settings
         try:
             fault("report")
+            ahead = self.ahead[1] if self.ahead is not None and _same_records(self.ahead[0], self.records) else None
             return write_report(
                 settings.outbox / f"run-{self.run_id}.summary.xlsx",
                 self.run_id,
                 self.started,
                 self.outcomes,
                 self.ledger,
-                _report_records(self.records),
+                ahead.records if ahead is not None else _report_records(self.records),
                 pd.concat(self.per_year, ignore_index=True) if self.per_year else pd.DataFrame(),
                 self.rules_versions,
                 settings.team,
+                ahead,
             )
         except Exception as err:  # noqa: BLE001 - written last: its failure never changes a file's outcome
             if is_environment(err):
@@ -975,6 +993,11 @@ def _prepared(payload: dict) -> None:
     are made when it is recorded (made now, they would be held beside its records until then)."""
     if len(payload["records"]) <= PREPARED_RECORDS:
         payload["record_rows"] = record_rows(payload["records"])
+
+
+def _same_records(a: list[tuple[pd.DataFrame, str]], b: list[tuple[pd.DataFrame, str]]) -> bool:
+    """Whether two lists of processed files' records (`Run.records`) hold the same frames, of the same names."""
+    return len(a) == len(b) and all(x is y and m == n for (x, m), (y, n) in zip(a, b, strict=True))
 
 
 def _report_records(processed: list[tuple[pd.DataFrame, str]]) -> pd.DataFrame:
