@@ -7,6 +7,7 @@ import re
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import openpyxl
 import pytest
 from lxml import etree
@@ -346,3 +347,37 @@ def test_a_reviewers_reply_survives_the_round_trip_of_a_workbook(tmp_path, saved
     text = openpyxl.load_workbook(second)["Transfers"]["H3"].comment.text
     assert text.startswith(f"Check with Treasury\n{REPLY}\n{MARKER}\nTRANSFER_BELOW_MINIMUM (error)"), text
     assert text.count(MARKER) == text.count("TRANSFER_BELOW_MINIMUM") == 1 and text.endswith(END)
+
+
+@pytest.mark.parametrize(
+    "rows,cols,first_block,start",
+    [
+        ([1], [0], 1, 0),  # the first row: its box's top row is row 0 as well
+        ([2, 3, 10], [0, 1, 25], 1, 0),
+        ([1_048_576], [16_383], 3, 0),  # Excel's last cell
+        ([5, 5, 6], [2, 2, 0], 2, 5_000),  # a later chunk: numbers (and ids) go on from `start`
+        ([], [], 1, 0),
+    ],
+)
+def test_the_comment_boxes_are_the_template_filled_box_by_box(rows, cols, first_block, start):
+    # each box's fields as the one-box template is filled with Python's own numbers, box by box:
+    # e.g. row 10, column 25: left (25 + 1) * 48 + 11.25 = 1259.25 pt, top (10 - 1) * 15 + 7.5 =
+    # 142.5 pt, anchor "26, 15, 9, 10, 32, 15, 18, 15"
+    from batch.workbook import sheetxml
+
+    parts = sheetxml._template(sheetxml.NOTE_VML, first_block, 1)[1]
+    expected = []
+    for k, (r, c) in enumerate(zip(rows, cols, strict=True)):
+        top, n = max(r - 1, 0), start + k
+        fields = {
+            "ID": str(first_block * 1024 + 1 + n),
+            "LEFT": repr((c + 1) * 48 + 11.25),
+            "TOP": repr(top * 15 + 7.5),
+            "Z": str(n + 1),
+            "ANCHOR": f"{c + 1}, 15, {top}, 10, {c + 7}, 15, {top + 9}, 15",
+            "ROW": str(r),
+            "COL": str(c),
+        }
+        expected.append("".join(fields[p] if i % 2 else p for i, p in enumerate(parts)))
+    got = sheetxml._shapes(parts, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), first_block, start)
+    assert got == "".join(expected).encode("utf-8")

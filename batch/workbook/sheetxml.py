@@ -242,29 +242,36 @@ def vml_shapes(rows: np.ndarray, cols: np.ndarray, first_block: int, parts: list
 
 def _shapes(parts: list[str], rows: np.ndarray, cols: np.ndarray, first_block: int, start: int) -> bytes:
     """The VML shapes of the comments from number `start` on: the shape's text with its fields
-    filled, a column at a time."""
+    filled, a field at a time, and joined once (each shape's pieces in a row of a grid: no string
+    is made per shape). What depends on the column alone is written once per column."""
     top_row = np.maximum(rows - 1, 0)
     numbers = start + np.arange(len(rows))  # the comments' numbers in the sheet, from 0
     fields = {
-        "ID": (first_block * 1024 + 1 + numbers).astype(str).astype(object),
-        "LEFT": ((cols + 1) * 48 + 11.25).astype(str).astype(object),
-        "TOP": (top_row * 15 + 7.5).astype(str).astype(object),
-        "Z": (numbers + 1).astype(str).astype(object),
-        "ANCHOR": (
-            (cols + 1).astype(str).astype(object)
-            + ", 15, "
-            + top_row.astype(str).astype(object)
-            + ", 10, "
-            + (cols + 7).astype(str).astype(object)
-            + ", 15, "
-            + (top_row + 9).astype(str).astype(object)
-            + ", 15"
-        ),
-        "ROW": rows.astype(str).astype(object),
-        "COL": cols.astype(str).astype(object),
+        "ID": [_texts(first_block * 1024 + 1 + numbers)],
+        "LEFT": [_per_column(cols, lambda c: (c + 1) * 48 + 11.25)],
+        "TOP": [_texts(top_row * 15 + 7), ".5"],  # a whole number of points and a half, as the float is written
+        "Z": [_texts(numbers + 1)],
+        "ANCHOR": [
+            *(_per_column(cols, lambda c: c + 1), ", 15, ", _texts(top_row), ", 10, "),
+            *(_per_column(cols, lambda c: c + 7), ", 15, ", _texts(top_row + 9), ", 15"),
+        ],
+        "ROW": [_texts(rows)],
+        "COL": [_per_column(cols, lambda c: c)],
     }
-    pieces = [fields[piece] if i % 2 else np.full(len(rows), piece, dtype=object) for i, piece in enumerate(parts)]
-    return "".join(map("".join, zip(*[p.tolist() for p in pieces], strict=True))).encode("utf-8")
+    pieces = [piece for i, part in enumerate(parts) for piece in (fields[part] if i % 2 else [part])]
+    grid = np.empty((len(rows), len(pieces)), dtype=object)
+    for j, piece in enumerate(pieces):
+        grid[:, j] = piece
+    return "".join(grid.ravel().tolist()).encode("utf-8")
+
+
+def _texts(values: np.ndarray) -> np.ndarray:
+    return values.astype(str).astype(object)
+
+
+def _per_column(cols: np.ndarray, value) -> np.ndarray:
+    """The text of `value(column)` of each comment's column, each column's made once."""
+    return _texts(value(np.arange(int(cols.max()) + 1 if len(cols) else 0)))[cols]
 
 
 def rows_xml(numbers: np.ndarray, columns: list[np.ndarray], heights: np.ndarray | None = None) -> bytes:
