@@ -566,3 +566,39 @@ def test_the_control_character_search_finds_what_the_character_class_does(char, 
 def test_the_control_characters_searched_for_are_every_one_the_character_class_matches():
     every = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]  # every character but the surrogates
     assert [c for c in every if cells.CONTROL_ANY.match(c)] == list(cells.CONTROL_CHARS)
+
+
+@pytest.mark.parametrize(
+    "kind,args,expected",
+    [
+        # a text, one style for every cell; a leading space keeps its `xml:space="preserve"`; & escaped
+        (
+            "strings",
+            (["a & b", " x"], ["A2", "A3"], ' s="4"'),
+            [
+                '<c r="A2" s="4" t="inlineStr"><is><t>a &amp; b</t></is></c>',
+                '<c r="A3" s="4" t="inlineStr"><is><t xml:space="preserve"> x</t></is></c>',
+            ],
+        ),
+        ("strings", (["q"], ["B9"], [""]), ['<c r="B9" t="inlineStr"><is><t>q</t></is></c>']),  # a style per cell, none
+        ("numbers", (["12.5", "-3"], ["C2", "C3"], [' s="1"', ""]), ['<c r="C2" s="1"><v>12.5</v></c>', '<c r="C3"><v>-3</v></c>']),
+        ("blanks", (["D2", "D3"], [' s="7"', ""]), ['<c r="D2" s="7"/>', ""]),  # a blank without a style: no cell
+        ("strings", ([], [], ' s="4"'), []),
+    ],
+)
+def test_the_cells_texts(kind, args, expected):
+    values, *rest = args
+    made = getattr(cells, kind)(
+        *([pd.Series(values, dtype=object)] if kind == "strings" else [np.array(values, dtype=object)]),
+        *(np.array(a, dtype=object) if isinstance(a, list) else a for a in rest),
+    )
+    assert made.dtype == object and made.tolist() == expected
+
+
+def test_a_link_to_a_cell_is_a_formula_showing_its_address():
+    made = cells.links(pd.Series(["Transfers!H12", None, "'A \"q\"'!B2"]), np.array(["G2", "G3", "G4"], dtype=object), ' s="3"')
+    assert made.tolist() == [
+        '<c r="G2" s="3" t="str"><f>HYPERLINK("#Transfers!H12","Transfers!H12")</f><v>Transfers!H12</v></c>',
+        "",  # no address: blank
+        '<c r="G4" s="3" t="str"><f>HYPERLINK("#\'A ""q""\'!B2","\'A ""q""\'!B2")</f><v>\'A "q"\'!B2</v></c>',
+    ]

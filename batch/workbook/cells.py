@@ -130,19 +130,42 @@ def text(values) -> tuple[np.ndarray, np.ndarray]:
     return v, preserve
 
 
+# Each cell's text is made by one f-string over the columns' values (as lists): adding arrays of
+# text piece by piece would make every intermediate text of every cell (about twice the time).
+
+
+def _each(values, n: int) -> list:
+    """A column's values as a list; one text (a style for every cell) repeated."""
+    return [values] * n if isinstance(values, str) else np.asarray(values, dtype=object).tolist()
+
+
+def _cells(texts: list[str]) -> np.ndarray:
+    out = np.empty(len(texts), dtype=object)
+    out[:] = texts
+    return out
+
+
 def strings(values: pd.Series, refs: np.ndarray, style: np.ndarray) -> np.ndarray:
     body, preserve = text(values)
-    t = np.where(preserve, '<t xml:space="preserve">', "<t>")
-    return '<c r="' + refs + '"' + style + ' t="inlineStr"><is>' + t + body + "</t></is></c>"
+    n = len(body)
+    opening = ['<t xml:space="preserve">' if p else "<t>" for p in preserve.tolist()]
+    return _cells(
+        [
+            f'<c r="{r}"{s} t="inlineStr"><is>{t}{b}</t></is></c>'
+            for r, s, t, b in zip(_each(refs, n), _each(style, n), opening, body.tolist(), strict=True)
+        ]
+    )
 
 
 def numbers(digits: np.ndarray, refs: np.ndarray, style: np.ndarray) -> np.ndarray:
-    return '<c r="' + refs + '"' + style + "><v>" + digits + "</v></c>"
+    n = len(digits)
+    return _cells([f'<c r="{r}"{s}><v>{d}</v></c>' for r, s, d in zip(_each(refs, n), _each(style, n), _each(digits, n), strict=True)])
 
 
 def blanks(refs: np.ndarray, style: np.ndarray) -> np.ndarray:
     """Empty cells carrying a style (a finding's fill on a blank cell); nothing where no style."""
-    return np.where(style != "", '<c r="' + refs + '"' + style + "/>", "")
+    n = len(refs)
+    return _cells([f'<c r="{r}"{s}/>' if s != "" else "" for r, s in zip(_each(refs, n), _each(style, n), strict=True)])
 
 
 def number_text(values: np.ndarray) -> np.ndarray:
@@ -346,7 +369,13 @@ def links(addresses: pd.Series, refs: np.ndarray, style: str) -> np.ndarray:
     linkable = ((("#" + literal).str.len() <= FORMULA_TEXT_LIMIT) & ~a.str.contains(CONTROL_ANY)).to_numpy()
     formula = _escape_xml(('HYPERLINK("#' + literal + '","' + literal + '")').to_numpy(dtype=object))
     shown, _ = text(a)
-    cells = '<c r="' + refs[present] + '"' + style + ' t="str"><f>' + formula + "</f><v>" + shown + "</v></c>"
+    at = refs[present]
+    cells = _cells(
+        [
+            f'<c r="{r}"{s} t="str"><f>{f}</f><v>{v}</v></c>'
+            for r, s, f, v in zip(_each(at, len(at)), _each(style, len(at)), formula.tolist(), shown.tolist(), strict=True)
+        ]
+    )
     if not linkable.all():
         cells[~linkable] = strings(a[~linkable], refs[present][~linkable], np.full((~linkable).sum(), style, dtype=object))
     out[present] = cells
