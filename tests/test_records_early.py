@@ -382,6 +382,31 @@ def test_the_reports_reads_made_as_the_file_is_written_are_those_made_at_the_rep
     assert changes[0][0] == "Sheet" and len(changes) > 1
 
 
+@pytest.mark.parametrize("up_to,ahead", [(50, True), (49, False)])
+def test_a_reports_reads_are_made_ahead_for_a_file_of_at_most_so_many_records(tmp_path, monkeypatch, up_to, ahead):
+    # 50 records: read as the file is written up to 50 (`READ_AHEAD_UP_TO`), not up to 49 (a full
+    # sheet's would hold a copy of its records beside the worker's write); the report the same either way
+    from batch.run import report, runner
+
+    monkeypatch.setattr(workers, "EARLY_RECORDS", 1)
+    monkeypatch.setattr(runner, "READ_AHEAD_UP_TO", up_to)
+    real, ahead_of = report.write_report, []
+
+    def spy(path, *args):
+        ahead_of.append(args[-1] is not None)
+        return real(path, *args)
+
+    monkeypatch.setattr(report, "write_report", spy)
+    inbox, outbox = tmp_path / "inbox", tmp_path / "outbox"
+    inbox.mkdir()
+    book(inbox / "a.xlsx", rows=50)
+    outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=1, as_of="2026-11-30", keep_inputs=True))
+    assert [o.status for o in outcome.files] == ["processed"]
+    assert ahead_of == [ahead]
+    portfolio = _reports(outcome.report)["Portfolio"]
+    assert ("Transfers", 50) in [row[:2] for row in portfolio]  # Records by program and status: the 50, ahead or not
+
+
 @pytest.mark.usefixtures("backend")
 def test_a_report_read_ahead_for_a_file_that_then_failed_is_not_the_runs(tmp_path, large_book):
     # the records were recorded and read ahead, then the write failed (out of memory as the output

@@ -63,6 +63,10 @@ NAME_FILE = ".name"  # in a staging slot: the input's name as it was in the inbo
 # a file waiting for the run's decision with at most this many records has its ledger rows made as its
 # result arrives (`_prepared`); a larger one's are made when it is recorded
 PREPARED_RECORDS = 2_000
+# the run report's reads of a one-file run's records are made as its worker writes the file
+# (`Run.read_ahead`) for at most this many records: a full sheet's would hold a copy of its
+# records (and the report's tables of them) beside the worker's write, its peak
+READ_AHEAD_UP_TO = 250_000
 
 
 class RunLocked(Exception):
@@ -643,7 +647,7 @@ class Run:
         item.recorded, item.stale = True, False
         fault("recorded-early")
         kept = records.drop(columns=["inputs"] if several else ["inputs", "fields"], errors="ignore")
-        if not several:  # the run's records are all in the ledger now: the report's reads of them made as the file is written
+        if not several and len(kept) <= READ_AHEAD_UP_TO:  # the run's records are all in the ledger: the report's reads made now
             self.ahead = self.read_ahead([(kept, shown(item.name))])
         return kept
 
