@@ -820,3 +820,40 @@ def test_the_portfolio_reads_are_made_only_when_a_run_they_read_kept_a_record_of
     entries = read_entries(where, sheet, pd.DataFrame({"team": ["/in"] * 2, "record_id": ["T-1", "T-2"]}), exclude_run=left_out)
     assert len(given) == (2 if made else 0)
     assert sorted(portfolio["record_id"]) == found and sorted(entries["record_id"]) == found
+
+
+# Whether the portfolio holds a record of some groups (`portfolio_holds`), as `read_portfolio` would
+# find one: run R1 (ended) kept Transfers T-1 in certificate C-1; R2 (started next, not ended) keeps
+# T-2 in C-2; R3 (ended) keeps T-1 again, now in C-9. (sheet, keys, the run left out, holds)
+PORTFOLIO_HOLDS = [
+    ("Transfers", {"certificate": ["C-1"]}, None, True),
+    ("Transfers", {"certificate": ["C-9", "C-7"]}, None, True),  # T-1's later version
+    ("Transfers", {"certificate": ["C-2"]}, None, False),  # only a run not ended holds it
+    ("Transfers", {"certificate": ["C-7"]}, None, False),  # no such group
+    ("Transfers", {"other": ["C-1"]}, None, False),  # C-1 of another grouping
+    ("Transfers", {"certificate": []}, None, False),
+    ("GrowNJ", {"certificate": ["C-1"]}, None, False),
+    ("Transfers", {"certificate": ["C-1"]}, "R1", False),  # no run ended before R1 started
+    ("Transfers", {"certificate": ["C-1"]}, "R2", True),  # R1 ended before R2 started
+]
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize(("sheet", "keys", "left_out", "holds"), PORTFOLIO_HOLDS)
+def test_the_portfolio_holds_a_record_of_groups_where_it_reads_one(tmp_path, sheet, keys, left_out, holds):
+    import pandas as pd
+
+    from batch.run.ledger import portfolio_holds, read_portfolio
+
+    book = Ledger(tmp_path / "ledger.sqlite")
+    for run_id, record, key, ends in (("R1", "T-1", "C-1", True), ("R2", "T-2", "C-2", False), ("R3", "T-1", "C-9", True)):
+        book.start_run(run_id, None, "0", "/in", "/out")
+        records = pd.DataFrame(
+            {"sheet": ["Transfers"], "record_id": [record], "status": ["OK"], "fields": ['{"v": 1}'], "key:certificate": [key]}
+        )
+        book.add_file(run_id, {"name": f"{run_id}.xlsx", "status": "processed"}, records)
+        if ends:
+            book.end_run(run_id, None, {"files": 1, "processed": 1}, None, {})
+    where = ledger_of(tmp_path / "ledger.sqlite")
+    assert portfolio_holds(where, sheet, keys, exclude_run=left_out) is holds
+    assert (not read_portfolio(where, sheet, keys, exclude_run=left_out).empty) is holds

@@ -86,11 +86,11 @@ def _order(ledger: Path, sheet: str, found: pd.DataFrame, run_id: str) -> pd.Ser
 
 def _judged_again(program, ledger: Path, run_id: str, team: tuple[str, ...], mine: pd.DataFrame) -> pd.DataFrame:
     """The earlier records of `program`'s groups the run touched whose portfolio findings differ now."""
-    from batch.run.ledger import read_portfolio
+    from batch.run.ledger import portfolio_holds
 
     portfolio = program.portfolio
     keys = _touched(ledger, run_id, team, program.name, portfolio, mine)
-    if not keys or read_portfolio(ledger, program.name, keys).empty:  # no earlier record in the groups: nothing to judge again
+    if not keys or not portfolio_holds(ledger, program.name, keys):  # no earlier record in the groups: nothing to judge again
         return pd.DataFrame(columns=COLUMNS)
     found, fields = _groups(ledger, program, keys, run_id)
     if not (found["run_id"] != run_id).any():

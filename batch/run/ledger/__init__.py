@@ -25,8 +25,8 @@ _PARTS = {
     "book": ["Ledger", "LedgerEmpty", "RecordRows", "record_rows"],
     "network": ["NETWORK_FILESYSTEMS", "LedgerOnNetwork", "mounts", "network_filesystem", "refuse_network_ledger"],
     "reads": [
-        "ENDED_BEFORE", "LedgerUnreadable", "read_decisions", "read_earlier_names", "read_entries", "read_portfolio",
-        "read_prior_records", "read_returned", "read_standing", "read_versions",
+        "ENDED_BEFORE", "LedgerUnreadable", "portfolio_holds", "read_decisions", "read_earlier_names", "read_entries",
+        "read_portfolio", "read_prior_records", "read_returned", "read_standing", "read_versions",
     ],
     "schema": ["BASE_SCHEMA", "DECISION_FIELDS", "MIGRATIONS", "RECORD_FIELDS", "SCHEMA_VERSION", "migrate", "schema_version",
                "version_by_tables"],
