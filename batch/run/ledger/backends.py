@@ -182,7 +182,9 @@ class Db:
 
         cur = self.execute(sql, params)
         names = [d[0] for d in cur.description]
-        rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in cur.fetchall()]
+        rows = cur.fetchall()  # SQLite gives a blob as bytes; PostgreSQL's driver may give a memoryview
+        if self.kind == "postgresql":
+            rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in rows]
         return pd.DataFrame.from_records(rows, columns=names, coerce_float=True)
 
     def insert(self, table: str, columns: list[str], values) -> int:
