@@ -8,6 +8,7 @@ import numbers
 import re
 from pathlib import Path
 
+import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
@@ -109,6 +110,34 @@ def test_changes_of_many_records_at_once():
     assert ch["Record ID"].tolist() == ["T-1", "T-3", "T-9"]
     assert ch["Change"].tolist() == ["Award changed", "Status changed", "New record"]
     assert_no_missing_as_text(ch)
+
+
+# (codes then, codes now): what appeared and what cleared, row by row
+MOVED = [
+    ("A; B", "B; C", ["C"], ["A"]),
+    ("B; A", "A; B", [], []),  # the same codes in another order
+    (None, "A", ["A"], []),  # no earlier codes (NULL in the ledger)
+    ("A", float("nan"), [], ["A"]),
+    ("", "A (waived)", ["A (waived)"], []),  # a waived code is its own text
+    ("A; B", "B; C", ["C"], ["A"]),  # a pair seen before
+    ("C", "A; B", ["A", "B"], ["C"]),  # the pair above the other way round
+    (None, None, [], []),
+]
+
+
+def test_the_codes_that_appeared_and_cleared_are_each_rows_own():
+    from batch.run.report import _codes, _moved_codes
+
+    before = pd.Series([m[0] for m in MOVED], dtype=object)
+    now = pd.Series([m[1] for m in MOVED], dtype=object)
+    appeared, cleared = _moved_codes(before, now)
+    assert appeared == [m[2] for m in MOVED] and cleared == [m[3] for m in MOVED]
+    # the same as each row worked out on its own, over many rows in a shuffled order
+    order = np.random.default_rng(7).integers(0, len(MOVED), 500)
+    before, now = before.iloc[order].reset_index(drop=True), now.iloc[order].reset_index(drop=True)
+    appeared, cleared = _moved_codes(before, now)
+    assert appeared == [sorted(_codes(n) - _codes(o)) for o, n in zip(before, now, strict=True)]
+    assert cleared == [sorted(_codes(o) - _codes(n)) for o, n in zip(before, now, strict=True)]
 
 
 def test_rules_lines_one_per_sheet_by_name():

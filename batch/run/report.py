@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import xlsxwriter
 
@@ -67,6 +68,23 @@ def _cents(values) -> pd.Series:
     return pd.to_numeric(pd.Series(values), errors="coerce").round().astype("Int64")
 
 
+def _moved_codes(before: pd.Series, now: pd.Series) -> tuple[list[list[str]], list[list[str]]]:
+    """Per row, the codes of `now` not in `before` and those of `before` not in `now` (each sorted),
+    worked out once for each distinct pair of texts of codes (a missing one: no codes): the records
+    of a run repeat a few sets of codes many times."""
+    old_at, old_texts = pd.factorize(before)  # a missing text: -1, the last of its sets below
+    new_at, new_texts = pd.factorize(now)
+    old_sets, new_sets = [*map(_codes, old_texts), set()], [*map(_codes, new_texts)]
+    new_sets.append(set())
+    width = len(new_sets)
+    pairs, each = np.unique((old_at % len(old_sets)) * width + new_at % width, return_inverse=True)
+    moved = [
+        (sorted(new_sets[p % width] - old_sets[p // width]), sorted(old_sets[p // width] - new_sets[p % width])) for p in pairs.tolist()
+    ]
+    at = each.reshape(-1).tolist()
+    return [moved[i][0] for i in at], [moved[i][1] for i in at]
+
+
 def changes(current: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
     """New records, changed awards (old and new), status changes, findings that appeared or cleared.
 
@@ -82,10 +100,7 @@ def changes(current: pd.DataFrame, previous: pd.DataFrame) -> pd.DataFrame:
     )
     both = current.merge(previous, on=["sheet", "record_id"], how="left", indicator=True).reset_index(drop=True)
     new = (both["_merge"] == "left_only").to_numpy()
-    old_codes = both["codes_old"].map(_codes)
-    new_codes = both["codes"].map(_codes)
-    appeared = [sorted(n - o) for n, o in zip(new_codes, old_codes, strict=True)]
-    cleared = [sorted(o - n) for n, o in zip(new_codes, old_codes, strict=True)]
+    appeared, cleared = _moved_codes(both["codes_old"], both["codes"])
     award_old, award_new = _cents(both["award_cents_old"]), _cents(both["award_cents"])
     same_award = (award_old == award_new).fillna(False) | (award_old.isna() & award_new.isna())
     award_changed = ~new & ~same_award.to_numpy(dtype=bool)
