@@ -857,3 +857,30 @@ def test_the_portfolio_holds_a_record_of_groups_where_it_reads_one(tmp_path, she
     where = ledger_of(tmp_path / "ledger.sqlite")
     assert portfolio_holds(where, sheet, keys, exclude_run=left_out) is holds
     assert (not read_portfolio(where, sheet, keys, exclude_run=left_out).empty) is holds
+
+
+# The latest earlier appearance of each record of a run (`previous_records`): R1 ended with T-1;
+# R2 started next and has not ended, with T-1 and T-2; R3 started after R2 and ended, with T-1 and T-2.
+# (the run asked of, the earlier records found: (record, its run))
+PREVIOUS = [
+    ("R1", []),  # nothing ended before R1 started: the ledger's first run reads nothing
+    ("R2", [("T-1", "R1")]),  # T-2 has no earlier appearance (R3 started after R2)
+    ("R3", [("T-1", "R1")]),  # T-1 and T-2 are in R2 too, which has not ended: T-1's is R1's
+]
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize(("run_id", "found"), PREVIOUS)
+def test_a_runs_records_earlier_appearances_are_those_of_runs_ended_that_started_before_it(tmp_path, run_id, found):
+    import pandas as pd
+
+    book = Ledger(tmp_path / "ledger.sqlite")
+    for run, ids, ends in (("R1", ["T-1"], True), ("R2", ["T-1", "T-2"], False), ("R3", ["T-1", "T-2"], True)):
+        book.start_run(run, None, "0", "/in", "/out")
+        records = pd.DataFrame({"sheet": ["Transfers"] * len(ids), "record_id": ids, "status": ["OK"] * len(ids)})
+        book.add_file(run, {"name": f"{run}.xlsx", "status": "processed"}, records)
+        if ends:
+            book.end_run(run, None, {"files": 1, "processed": 1}, None, {})
+    earlier = book.previous_records(run_id)
+    assert sorted(zip(earlier["record_id"], earlier["run_id"], strict=True)) == found
+    assert "award_cents" in earlier.columns  # the records' columns, found or not

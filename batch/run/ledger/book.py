@@ -435,7 +435,10 @@ class Ledger:
         that has not ended (killed, or going on elsewhere) is not read: a file's records, recorded as
         its worker writes it, may yet be removed."""
         with self._connect() as db:
-            columns = ", ".join("r." + c for c in db.columns("records"))
+            names = db.columns("records")
+            if db.one(_ENDED_BEFORE_IT, (run_id,)) is None:  # no run ended that started before it (a ledger's first run): none read
+                return pd.DataFrame(columns=names)
+            columns = ", ".join("r." + c for c in names)
             query = f"""
                 WITH mine AS (SELECT DISTINCT team, sheet, record_id FROM records WHERE run_id = ?)
                 SELECT {columns} FROM mine c CROSS JOIN records r ON r.team = c.team AND r.sheet = c.sheet AND r.record_id = c.record_id
@@ -445,6 +448,10 @@ class Ledger:
             """  # from this run's records, by index: never a scan of the ledger's
             earlier = db.frame(query, (run_id, run_id))
         return earlier.drop_duplicates(["sheet", "record_id"], keep="first")
+
+
+# a run that ended and started before the run named: without one, no record has an earlier appearance
+_ENDED_BEFORE_IT = "SELECT 1 FROM runs WHERE ended IS NOT NULL AND started < (SELECT started FROM runs WHERE run_id = ?) LIMIT 1"
 
 
 def _what_to_do(where) -> str:
