@@ -824,8 +824,10 @@ def test_the_portfolio_reads_are_made_only_when_a_run_they_read_kept_a_record_of
 
 # Whether the portfolio holds a record of some groups (`portfolio_holds`), as `read_portfolio` would
 # find one: run R1 (ended) kept Transfers T-1 in certificate C-1; R2 (started next, not ended) keeps
-# T-2 in C-2; R3 (ended) keeps T-1 again, now in C-9. (sheet, keys, the run left out, holds)
+# T-2 in C-2; R3 (ended) keeps T-1 again, now in C-9, and recorded T-5 in C-5 as its file was written,
+# a file that then failed: its record removed, its key left. (sheet, keys, the run left out, holds)
 PORTFOLIO_HOLDS = [
+    ("Transfers", {"certificate": ["C-5"]}, None, False),  # the failed file's key: no record of it
     ("Transfers", {"certificate": ["C-1"]}, None, True),
     ("Transfers", {"certificate": ["C-9", "C-7"]}, None, True),  # T-1's later version
     ("Transfers", {"certificate": ["C-2"]}, None, False),  # only a run not ended holds it
@@ -852,9 +854,14 @@ def test_the_portfolio_holds_a_record_of_groups_where_it_reads_one(tmp_path, she
             {"sheet": ["Transfers"], "record_id": [record], "status": ["OK"], "fields": ['{"v": 1}'], "key:certificate": [key]}
         )
         book.add_file(run_id, {"name": f"{run_id}.xlsx", "status": "processed"}, records)
+        if run_id == "R3":
+            failed = records.assign(record_id="T-5", **{"key:certificate": "C-5"})
+            book.add_records(run_id, "failed.xlsx", failed)
+            book.add_file(run_id, {"name": "failed.xlsx", "status": "failed"}, failed, recorded=True)
         if ends:
-            book.end_run(run_id, None, {"files": 1, "processed": 1}, None, {})
+            book.end_run(run_id, None, {"files": 2 if run_id == "R3" else 1, "processed": 1}, None, {}, early=run_id == "R3")
     where = ledger_of(tmp_path / "ledger.sqlite")
+    assert ledger_query(tmp_path / "ledger.sqlite", "SELECT COUNT(*) FROM record_keys WHERE key = 'C-5'") == [(1,)]  # left
     assert portfolio_holds(where, sheet, keys, exclude_run=left_out) is holds
     assert (not read_portfolio(where, sheet, keys, exclude_run=left_out).empty) is holds
 

@@ -167,9 +167,11 @@ def read_portfolio(
 
 
 def portfolio_holds(path: Path, sheet: str, keys: dict[str, list[str]], exclude_run: str | None = None) -> bool:
-    """Whether `read_portfolio(path, sheet, keys, exclude_run)` finds a record, found by its first
-    group key of a run it reads, not by the records' versions (a run of 100,000 records touches as
-    many groups: reading the records to see whether there is one took about 2 s)."""
+    """Whether `read_portfolio(path, sheet, keys, exclude_run)` finds a record: the first group key
+    of a run it reads whose record it reads a version of, not every version of every record (a run
+    of 100,000 records touches as many groups: reading them to see whether there is one took about
+    2 s). A key stays when its file's records are removed (a file that failed after its records were
+    recorded: the keys name no file), so the record is looked for too."""
     pairs = [(g, k) for g, ks in keys.items() for k in dict.fromkeys(ks) if k is not None]
     if not pairs:
         return False
@@ -178,6 +180,10 @@ def portfolio_holds(path: Path, sheet: str, keys: dict[str, list[str]], exclude_
         SELECT 1 AS found FROM wanted w
         CROSS JOIN record_keys k ON k.sheet = ? AND k.grouping = w.grouping AND k.key = w.key
         JOIN before b ON b.run_id = k.run_id
+        WHERE EXISTS (
+            SELECT 1 FROM records r JOIN before v ON v.run_id = r.run_id
+            WHERE r.team = k.team AND r.sheet = k.sheet AND r.record_id = k.record_id
+        )
         LIMIT 1
     """
     given = (exclude_run, exclude_run)
