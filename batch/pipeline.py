@@ -7,8 +7,10 @@ Nothing here knows a program: every intake sheet goes through its program's decl
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -61,7 +63,9 @@ class SheetResult:
     summary: list[SummaryTable]
     decisions: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=DECISION_COLUMNS))  # the reviewer's, see batch.reviews
     withdrawn: np.ndarray | None = None  # per row: the reviewer withdrew its record (it counts in no limit); None: none was
-    inputs: np.ndarray | None = None  # per row: its values in the columns the program reads, JSON (batch.reviews.row_inputs)
+    # per row: its values in the columns the program reads, JSON (batch.reviews.row_inputs); or how to
+    # make them, when nothing reads them before the records are made (`_inputs`)
+    inputs: np.ndarray | Callable[[], np.ndarray] | None = None
     # the valid rows' portfolio fields as read before the calculation (`Portfolio.of(valid, None)`, for
     # their group keys), when the sheet read the portfolio and has at most FIELDS_KEPT_ROWS valid rows
     fields_before: pd.DataFrame | None = None
@@ -223,7 +227,11 @@ def _json_lines(frame: pd.DataFrame) -> np.ndarray:
 
 def _inputs(r: SheetResult) -> np.ndarray:
     """Per row: its values in the columns the program reads as returned (what a reviewer decision
-    written in the returned workbook covers, batch.reviews)."""
+    written in the returned workbook covers, batch.reviews); made here the first time when the sheet
+    had no reviewer's decision to judge (`process_sheet`): then only the records read them, and a
+    large file's records are made by a copy of the worker as it writes (`batch.run.workers`)."""
+    if callable(r.inputs):
+        r.inputs = r.inputs()
     return r.inputs if r.inputs is not None else np.full(len(r.typed), None, dtype=object)
 
 
@@ -689,8 +697,10 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         context = replace(context, portfolio=far, portfolio_order=order)
         fields_before = fields if len(valid) <= FIELDS_KEPT_ROWS else None
     before = result.decisions_before if result else None
-    # the columns the program reads, as read (a totals row's read as blank)
-    inputs = row_inputs(raw, typed, {c.header: c.kind for c in spec.columns})
+    # the columns the program reads, as read (a totals row's read as blank): now when a reviewer's
+    # decision is judged against them, else when the records are made (`_inputs`)
+    inputs = functools.partial(row_inputs, raw, typed, {c.header: c.kind for c in spec.columns})
+    inputs = inputs() if sheet.reviews is not None else inputs
     ids = spec.record_ids(typed).to_numpy(dtype=object)
     occurrence = occurrences(ids, ~totals)
     judged = judge(

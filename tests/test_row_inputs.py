@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -83,3 +84,26 @@ def test_a_block_of_rows_over_the_threshold_is_cut_as_its_lines_are():
     frame = pd.DataFrame({"a": [f'row {i} }},{{"a":{i}' for i in range(n)], "b": np.arange(n) / 3})
     options = {"force_ascii": False, "double_precision": 15}
     assert json_records(frame, **options).tolist() == json_lines(frame.to_json(orient="records", lines=True, **options)).tolist()
+
+
+SAMPLES = sorted((Path(__file__).parents[1] / "sample_inputs").glob("*.xlsx"))
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
+def test_the_read_values_made_when_the_records_are_are_those_read(tmp_path, sample):
+    # a sheet with no reviewer's decision to judge has its read values made when its records are
+    # (`pipeline._inputs`), after the write for a small file: they are those of the sheet as read
+    # (nothing between changes its read cells or typed values), and made once
+    from batch.pipeline import process
+    from batch.workbook.writing import write
+
+    result = process(sample, as_of=dt.date(2026, 11, 30))
+    sheets = result.intake
+    assert sheets and all(callable(r.inputs) for r in sheets)  # not made yet
+    read = [r.inputs() for r in sheets]  # as the sheet was read
+    write(result, tmp_path / "out.xlsx")
+    records = result.records()
+    assert records["inputs"].tolist() == [v for r, values in zip(sheets, read, strict=True) for v in values[r.counted]]
+    assert all(isinstance(r.inputs, np.ndarray) for r in sheets)
+    again = result.records()["inputs"].tolist()
+    assert all(a is b for a, b in zip(again, records["inputs"].tolist(), strict=True))  # the same texts: made once
