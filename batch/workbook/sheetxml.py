@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from batch.programs._kit.joined import whole
 from batch.workbook import cells, deflate, sheetrows
 
 CHUNK_ROWS = 5_000
@@ -242,8 +243,8 @@ def vml_shapes(rows: np.ndarray, cols: np.ndarray, first_block: int, parts: list
 
 def _shapes(parts: list[str], rows: np.ndarray, cols: np.ndarray, first_block: int, start: int) -> bytes:
     """The VML shapes of the comments from number `start` on: the shape's text with its fields
-    filled, a field at a time, and joined once (each shape's pieces in a row of a grid: no string
-    is made per shape). What depends on the column alone is written once per column."""
+    filled, a field at a time, and joined once (`whole`: no string is made per shape). What depends
+    on the column alone is written once per column."""
     top_row = np.maximum(rows - 1, 0)
     numbers = start + np.arange(len(rows))  # the comments' numbers in the sheet, from 0
     fields = {
@@ -258,11 +259,7 @@ def _shapes(parts: list[str], rows: np.ndarray, cols: np.ndarray, first_block: i
         "ROW": [_texts(rows)],
         "COL": [_per_column(cols, lambda c: c)],
     }
-    pieces = [piece for i, part in enumerate(parts) for piece in (fields[part] if i % 2 else [part])]
-    grid = np.empty((len(rows), len(pieces)), dtype=object)
-    for j, piece in enumerate(pieces):
-        grid[:, j] = piece
-    return "".join(grid.ravel().tolist()).encode("utf-8")
+    return whole([fields[part] if i % 2 else part for i, part in enumerate(parts)], len(rows)).encode("utf-8")
 
 
 def _texts(values: np.ndarray) -> np.ndarray:

@@ -23,14 +23,26 @@ def flat(pieces: list):
             yield piece
 
 
+def _grid(pieces: list, n: int, end: str | None = None) -> np.ndarray:
+    """The pieces of `n` rows as a grid, a row's pieces in a row of it (and `end` after them)."""
+    every = list(flat(pieces))
+    grid = np.empty((n, len(every) + (end is not None)), dtype=object)
+    for j, piece in enumerate(every):
+        grid[:, j] = piece
+    if end is not None:
+        grid[:, -1] = end
+    return grid
+
+
+def whole(pieces: list, n: int) -> str:
+    """The pieces of `n` rows joined as one text, row after row: no text is made per row."""
+    return "".join(_grid(pieces, n).ravel().tolist())
+
+
 def concat(pieces: list, n: int) -> np.ndarray:
     """Row by row, the pieces joined in order. The pieces of all rows are written as one text, each
     row ended by _ROW_END, and split at the ends: one pass, however many pieces."""
-    every = list(flat(pieces))
-    grid = np.empty((n, len(every) + 1), dtype=object)
-    for j, piece in enumerate(every):
-        grid[:, j] = piece
-    grid[:, -1] = _ROW_END
+    grid = _grid(pieces, n, _ROW_END)
     rows = "".join(grid.ravel().tolist()).split(_ROW_END)
     if len(rows) != n + 1:  # a piece holds _ROW_END itself: join column by column instead
         return grid[:, :-1].sum(axis=1)
