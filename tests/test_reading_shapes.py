@@ -349,12 +349,37 @@ def test_cells_spelled_inside_comments_or_cdata_are_not_cells(tmp_path, case):
 
 
 def test_sum_formulas_spelled_in_a_comment_do_not_make_a_totals_row(tmp_path):
-    from batch.workbook.reading import _sum_cells
-
     spelled = "<!-- was: <c r='B2'><f>SUM(B3:B9)</f></c> -->"
     real = "<c r='B3'><f>SUM(B1:B2)</f><v>5</v></c>"
     rows = HEAD_ROW + f"<row r='2'>{spelled}<c r='B2'><v>5</v></c></row><row r='3'>{real}</row>"
-    assert _sum_cells(package(tmp_path / "in.xlsx", shared=False, rows=rows), ["Transfers"]) == {"Transfers": {(2, 1)}}
+    assert safety.scan_cells(package(tmp_path / "in.xlsx", shared=False, rows=rows))["Transfers"].sums == {(2, 1)}
+
+
+# (cells of rows 2 to 4, the (row, col) 0-based of the cells that add up other rows)
+SUM_CELLS = {
+    "a SUM of the rows above": ("<c r='B4'><f>SUM(B2:B3)</f><v>9</v></c>", {(3, 1)}),
+    "a SUBTOTAL, any case, with _xlfn": ("<c r='C4'><f>_xlfn.subtotal(109,C2:C3)</f><v>9</v></c>", {(3, 2)}),
+    "a SUM of its own row's cells is a record's parts": ("<c r='D4'><f>SUM(B4:C4)</f><v>9</v></c>", set()),
+    "not a sum": ("<c r='B4'><f>AVERAGE(B2:B3)</f><v>4.5</v></c>", set()),
+    "a SUM without a cached value still counts": ("<c r='B4'><f>SUM(B2:B3)</f></c>", {(3, 1)}),
+    # filled right: the second cell holds only the shared formula's index; it adds up its own column
+    "a shared SUM filled right": (
+        "<c r='B4'><f t='shared' ref='B4:C4' si='0'>SUM(B2:B3)</f><v>9</v></c><c r='C4'><f t='shared' si='0'/><v>9</v></c>",
+        {(3, 1), (3, 2)},
+    ),
+    "a shared own-row SUM filled right": (
+        "<c r='D4'><f t='shared' ref='D4:E4' si='1'>SUM(B4:C4)</f><v>1</v></c><c r='E4'><f t='shared' si='1'/><v>1</v></c>",
+        set(),
+    ),
+    "a shared index no cell gave text to": ("<c r='B4'><f t='shared' si='7'/><v>9</v></c>", set()),
+}
+
+
+@pytest.mark.parametrize("case", list(SUM_CELLS))
+def test_the_cell_scan_finds_the_sums_of_other_rows(tmp_path, case):
+    cells, sums = SUM_CELLS[case]
+    rows = HEAD_ROW + f"<row r='2'><c r='B2'><v>4</v></c></row><row r='4'>{cells}</row>"
+    assert safety.scan_cells(package(tmp_path / "in.xlsx", shared=False, rows=rows))["Transfers"].sums == sums
 
 
 def _with_tail(path: Path, tail: str, p: str = "") -> Path:

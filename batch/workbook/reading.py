@@ -27,16 +27,10 @@ from batch.workbook.opc import read_only
 from batch.workbook.opened import Opened, opening
 from batch.workbook.package import Macro, macros
 from batch.workbook.safety import (
-    ATTR_R,
     Limits,
     Refused,
-    elements_only,
     inspect,
-    read_part,
     scan_cells,
-    sheet_parts,
-    sheet_patterns,
-    xml_text,
 )
 from batch.workbook.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError
@@ -82,10 +76,6 @@ ROUTING_SHARE = Fraction(1, 2)  # a sheet is routed by headers naming at least h
 # A totals row: its record-ID cell says one of these words (any case), or its filled money cells are
 # all SUM/SUBTOTAL formulas.
 TOTAL_WORDS = re.compile(r"\s*(?:total|totals|grand\s+total|sum)\s*:?\s*", re.IGNORECASE)
-SUM_FORMULA = re.compile(r"^\s*=?\s*(?:_xlfn\.)?(?:SUM|SUBTOTAL)\s*\(", re.IGNORECASE)
-# a cell or range reference (`G2`, `$G$2:$G$10`), not a function name such as LOG10(
-A1_REF = re.compile(r"(?<![A-Za-z0-9_.])\$?([A-Za-z]{1,3})\$?(\d+)(?::\$?([A-Za-z]{1,3})\$?(\d+))?(?![\w(])")
-SHARED_INDEX = re.compile(rb"""\bsi\s*=\s*["'](\d+)["']""")
 
 
 class UnreadableWorkbook(Refused):
@@ -674,54 +664,6 @@ def _cell_mask(cells: set[tuple[int, int]], excel_rows: np.ndarray, grid_cols: n
     return out
 
 
-def _sum_cells(source: Opened | Path, names: list[str]) -> dict[str, set[tuple[int, int]]]:
-    """Per sheet of `names`: the (row, col), 0-based, of every cell holding a SUM or SUBTOTAL formula
-    that adds up other rows (a column total; `=SUM(B2:D2)`, a record's own parts in its own row, is
-    no total). A shared formula's cells take the formula of the cell that holds its text (filled
-    right or down, its rows keep their relation to the cell). python-calamine gives values only; a
-    part without formulas costs one search."""
-    out: dict[str, set[tuple[int, int]]] = {}
-    with opening(source) as opened:
-        z = opened.zip
-        parts, members = sheet_parts(opened), set(z.namelist())
-        for name in names:
-            part = parts.get(name)
-            if part not in members:
-                continue
-            data = elements_only(read_part(z, part))
-            pat = sheet_patterns(data)
-            if pat.formula_open not in data:
-                continue
-            found, shared = set(), {}
-            for cell in pat.cell.finditer(data):
-                m = pat.formula.search(cell.group(3) or b"")
-                ref = ATTR_R.search(cell.group(1)) if m else None
-                if not ref:
-                    continue
-                row = int(ref.group(2))
-                si = SHARED_INDEX.search(m.group(0)[: m.group(0).find(b">") + 1])
-                if m.group(1) is not None:
-                    text = xml_text(m.group(1))
-                    total = bool(SUM_FORMULA.match(text)) and not _own_row_only(text, row)
-                    if si:
-                        shared[si.group(1)] = total
-                elif si:
-                    total = shared.get(si.group(1), False)
-                else:
-                    continue
-                if total:
-                    found.add((row - 1, _column_number(ref.group(1)) - 1))
-            if found:
-                out[name] = found
-    return out
-
-
-def _own_row_only(formula: str, row: int) -> bool:
-    """Every cell the formula refers to is in `row` (the formula's own row)."""
-    refs = A1_REF.findall(formula)
-    return bool(refs) and all(int(r1) == row and (not r2 or int(r2) == row) for _c1, r1, _c2, r2 in refs)
-
-
 def _column_number(letters: bytes) -> int:
     n = 0
     for ch in letters:
@@ -940,12 +882,8 @@ def _read(opened: Opened, specs: dict[str, SheetSpec], limits: Limits, scratch: 
             sheet.from_text = kind == "csv"
             if note:
                 sheet.uncalculated = dict(note.uncalculated)
+                sheet.sum_cells = set(note.sums)
             wb.sheets.append(sheet)
         else:
             wb.sheets.append(OtherSheet(name, grid, facts, _cut_grid(grid, range(len(grid)))))
-    intake = [s for s in wb.sheets if isinstance(s, IntakeSheet)]
-    if kind == "zip" and intake:
-        sums = _sum_cells(opened, [s.name for s in intake])
-        for s in intake:
-            s.sum_cells = sums.get(s.name, set())
     return wb

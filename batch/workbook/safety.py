@@ -27,7 +27,7 @@ import posixpath
 import re
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -442,6 +442,7 @@ class CellNotes:
     uncalculated: dict[tuple[int, int], str]  # (row, col) -> formula text
     columns: frozenset[int] = frozenset()  # 0-based columns holding any cell element (a formatted empty cell too)
     merged: tuple[tuple[int, int, int, int], ...] = ()  # the merged ranges, 0-based (first row, last row, first column, last column)
+    sums: set[tuple[int, int]] = field(default_factory=set)  # (row, col) of the cells that add up other rows (`_sum_total`)
 
 
 @dataclass(frozen=True)
@@ -527,8 +528,9 @@ def _merged(data: bytes, prefix: bytes) -> tuple[tuple[int, int, int, int], ...]
 
 
 def scan_cells(source: Opened | Path) -> dict[str, CellNotes]:
-    """Per sheet: the columns that hold a cell, Excel error values and formulas without a cached
-    value. Sheets without errors or formulas cost one substring search beyond the columns."""
+    """Per sheet: the columns that hold a cell, Excel error values, formulas without a cached value
+    and the cells whose SUM or SUBTOTAL formula adds up other rows (`_sum_total`: a column total).
+    Sheets without errors or formulas cost one substring search beyond the columns."""
     out: dict[str, CellNotes] = {}
     with opening(source) as opened:
         for sheet, part in sheet_parts(opened).items():
@@ -538,6 +540,7 @@ def scan_cells(source: Opened | Path) -> dict[str, CellNotes]:
             out[sheet] = notes = CellNotes({}, {}, columns, _merged(data, pat.prefix))
             if pat.formula_open not in data and b'"e"' not in data and b"'e'" not in data:  # no formula, no error value
                 continue
+            shared: dict[bytes, bool] = {}  # a shared formula's index: whether its text adds up other rows
             for m in pat.cell.finditer(data):
                 attrs, body = m.group(1), m.group(3) or b""
                 is_error = ERROR_TYPE.search(attrs) is not None
@@ -552,9 +555,41 @@ def scan_cells(source: Opened | Path) -> dict[str, CellNotes]:
                 if is_error and text:
                     notes.errors[pos] = xml_text(text)
                 formula = pat.formula.search(body)
-                if formula and (text is None or not text.strip()):
+                if formula is None:
+                    continue
+                if text is None or not text.strip():
                     notes.uncalculated[pos] = "=" + xml_text(formula.group(1) or b"")
+                if _sum_total(formula, pos[0] + 1, shared):
+                    notes.sums.add(pos)
     return out
+
+
+SUM_FORMULA = re.compile(r"^\s*=?\s*(?:_xlfn\.)?(?:SUM|SUBTOTAL)\s*\(", re.IGNORECASE)
+# a cell or range reference (`G2`, `$G$2:$G$10`), not a function name such as LOG10(
+A1_REF = re.compile(r"(?<![A-Za-z0-9_.])\$?([A-Za-z]{1,3})\$?(\d+)(?::\$?([A-Za-z]{1,3})\$?(\d+))?(?![\w(])")
+SHARED_INDEX = re.compile(rb"""\bsi\s*=\s*["'](\d+)["']""")
+
+
+def _sum_total(formula: re.Match, row: int, shared: dict[bytes, bool]) -> bool:
+    """Whether the cell of Excel row `row` whose formula element is `formula` holds a SUM or
+    SUBTOTAL formula that adds up other rows (a column total; `=SUM(B2:D2)`, a record's own parts
+    in its own row, is no total). A shared formula's cells take the formula of the cell that holds
+    its text (filled right or down, its rows keep their relation to the cell): `shared` keeps, in
+    the part's order, what each shared formula's text gave."""
+    si = SHARED_INDEX.search(formula.group(0)[: formula.group(0).find(b">") + 1])
+    if formula.group(1) is None:
+        return shared.get(si.group(1), False) if si else False
+    text = xml_text(formula.group(1))
+    total = bool(SUM_FORMULA.match(text)) and not _own_row_only(text, row)
+    if si:
+        shared[si.group(1)] = total
+    return total
+
+
+def _own_row_only(formula: str, row: int) -> bool:
+    """Every cell the formula refers to is in `row` (the formula's own row)."""
+    refs = A1_REF.findall(formula)
+    return bool(refs) and all(int(r1) == row and (not r2 or int(r2) == row) for _c1, r1, _c2, r2 in refs)
 
 
 CDATA = re.compile(rb"<!\[CDATA\[(.*?)\]\]>", re.S)
