@@ -264,8 +264,10 @@ def yesno(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -
 DATE_FORMATS = ("%Y-%m-%d %H:%M:%S", "%m/%d/%Y", "%Y/%m/%d", "%m-%d-%Y", "%B %d, %Y", "%b %d, %Y", "%d-%b-%Y", "%d %B %Y", "%Y%m%d")
 
 
-def _day(value) -> dt.date:
-    return value.date() if isinstance(value, dt.datetime) else value
+# the days from 0001-01-01 (day 1 of `date.toordinal`) to 1970-01-01 (day 0 of datetime64[D])
+_ORDINAL_1970 = dt.date(1970, 1, 1).toordinal()
+# the day of a date, a datetime or a Timestamp (a time of day dropped), as `date.toordinal` counts them
+_ORDINAL = np.frompyfunc(dt.date.toordinal, 1, 1)
 
 
 def date(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
@@ -276,7 +278,7 @@ def date(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) ->
     days = np.full(len(raw), np.datetime64("NaT"), dtype="datetime64[D]")
     is_dt = t.isin([dt.date, dt.datetime, pd.Timestamp]).to_numpy()
     if is_dt.any():
-        days[is_dt] = np.array([_day(v) for v in raw[is_dt]], dtype="datetime64[D]")
+        days[is_dt] = (_ORDINAL(raw.to_numpy(dtype=object)[is_dt]).astype(np.int64) - _ORDINAL_1970).astype("datetime64[D]")
     is_num = _number_types(t).to_numpy()
     if is_num.any():
         serial = raw[is_num].to_numpy(dtype="float64")

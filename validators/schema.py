@@ -175,19 +175,21 @@ def _coerce_column(col: Column, raw: pd.DataFrame) -> tuple[pd.Series, list[pd.D
     """The typed column and findings of one spec column, coerced on its own."""
     findings = []
     cells = _column_cells(raw, col)
-    errors = (cells.map(type) == coerce.ExcelError).to_numpy()
+    known = coerce.types_and_blanks(cells)  # what every coercer first reads of its cells: read once
+    errors = (known[0] == coerce.ExcelError).to_numpy()
     if errors.any():  # an Excel error value is reported as such and read as blank
         findings.append(_finding(raw.index[errors], col.header, "BAD_TYPE", cells[errors].astype(str).to_numpy(), col.expected()))
         cells = cells.where(~errors, "")
+        known = coerce.types_and_blanks(cells)
     scaled = None
     if col.kind == "code":
-        value, bad = coerce.code(cells, col.codes)
+        value, bad = coerce.code(cells, col.codes, known=known)
         if col.default is not None:
             value = value.where(value.notna(), col.default)
     elif col.kind == "percent":
         value, bad, scaled = coerce.percent(cells)
     else:
-        value, bad = getattr(coerce, col.kind)(cells)
+        value, bad = getattr(coerce, col.kind)(cells, known=known)
     if col.kind == "yesno" and col.blank_unknown:
         value = pd.array(value, dtype="boolean")
         value[coerce.blank_mask(cells).to_numpy()] = pd.NA
