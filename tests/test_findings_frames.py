@@ -44,6 +44,7 @@ def test_stack_is_pandas_concat_as_render_reads_it(case):
     got, want = stack(frames), pd.concat(frames, ignore_index=True)
     assert list(got.columns) == list(want.columns) and got.index.equals(want.index)
     assert got["row"].tolist() == want["row"].astype(int).tolist()
+    assert all(got[c].dtype == object for c in got.columns if c != "row")  # texts and dates as the objects given
     for column in want.columns:
         for mine, theirs in zip(got[column].to_numpy(dtype=object), want[column].to_numpy(dtype=object), strict=True):
             assert (pd.isna(mine) and pd.isna(theirs)) or mine == theirs, (column, mine, theirs)

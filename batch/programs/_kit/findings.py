@@ -40,18 +40,22 @@ def stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frame does not give the field), `row` as integers. pandas' concat of a sheet's twenty frames
     of a few findings (forty fields between them) takes milliseconds to align their columns and
     settle each column's kind, which `render` converts to objects anyway. pandas' concat where a
-    frame with findings has a `row` that is not whole numbers."""
+    frame with findings has a `row` that is not whole numbers. Each field but `row` is a column of
+    objects."""
     if not frames or not all("row" in f and (f.empty or pd.api.types.is_integer_dtype(f["row"].dtype)) for f in frames):
         return pd.concat(frames, ignore_index=True)
     names = list(dict.fromkeys(c for f in frames for c in f.columns))  # in the order the frames give them
     if _settled_otherwise(names, frames):
         return pd.concat(frames, ignore_index=True)
+    index = pd.RangeIndex(sum(len(f) for f in frames))
     columns = {}
     for name in names:
         parts = [f[name].to_numpy(dtype=object) if name in f else np.full(len(f), np.nan, dtype=object) for f in frames]
-        columns[name] = np.concatenate(parts)
+        # kept as the objects they are: a frame made of object arrays would read texts and dates
+        # into kinds of their own, which `render` reads back as objects (a tenth of a second a sheet)
+        columns[name] = pd.Series(np.concatenate(parts), index=index, dtype=object, copy=False)
     columns["row"] = np.concatenate([f["row"].to_numpy(dtype=np.int64) for f in frames])
-    return pd.DataFrame(columns, index=pd.RangeIndex(sum(len(f) for f in frames)), columns=names)
+    return pd.DataFrame(columns, index=index, columns=names)
 
 
 def _settled_otherwise(names: list[str], frames: list[pd.DataFrame]) -> bool:
