@@ -634,3 +634,66 @@ def test_random_rows_restyled_by_reference_are_the_rows_read_cell_by_cell(monkey
                 tail,
             )
     assert taken > 900  # about a third of the rows took the search (1,059), the rest were read cell by cell
+
+
+def _random_rows(rng) -> tuple[bytes, list[int]]:
+    """Rows 2 to about 40 of a sheet, in order, some missing, most spelled as every program writes
+    them (`<row r="7">`, the reference first) and some not: spans, the reference after another
+    attribute or in single quotes, a space before `>`, a space in the end tag, `<row/>`, a namespace
+    declared on the row, a comment, CDATA section or processing instruction inside a row or between
+    rows, text holding `!`, `?` and a row's end tag as escaped text; with the numbers of the rows."""
+    out, numbers = [], []
+    for n in range(2, rng.randint(3, 40)):
+        if rng.random() < 0.2:
+            continue
+        numbers.append(n)
+        ref = b"%d" % n
+        attrs = rng.choice(
+            [b' r="%s"' % ref] * 12
+            + [b' r="%s" spans="1:4"' % ref, b' spans="1:4" r="%s"' % ref, b" r='%s'" % ref, b' r="%s" ' % ref, b' r = "%s"' % ref]
+            + [b' r="%s" xmlns:q="urn:q"' % ref]
+        )
+        cells = []
+        for k in sorted(rng.sample(range(6), rng.randint(0, 4))):
+            at = column_letters(k).encode() + ref
+            cells.append(
+                rng.choice(
+                    [
+                        b'<c r="%s"><v>%d</v></c>' % (at, k),
+                        b'<c r="%s" s="2"/>' % at,
+                        b'<c r="%s" t="inlineStr"><is><t>Hi! Why? &lt;/row&gt; &lt;/rows&gt;</t></is></c>' % at,
+                    ]
+                )
+            )
+        inside = rng.choice([b""] * 12 + [b"<!-- </row> -->", b"<![CDATA[ </row> ]]>", b"<?pi </row>?>"])
+        close = rng.choice([b"</row>"] * 8 + [b"</row >"])
+        between = rng.choice([b""] * 10 + [b"\n", b"<!-- a note -->", b"<?pi?>"])
+        empty = rng.random() < 0.05
+        out.append(between + (b"<row%s/>" % attrs if empty else b"<row%s>%s%s%s" % (attrs, b"".join(cells), inside, close)))
+    return b"".join(out), numbers
+
+
+def test_random_rows_read_whole_are_the_rows_read_token_by_token(monkeypatch):
+    """A plain row is read by one expression (`_plain_row`); every row, plain or not, comes back as
+    the token-by-token reading gives it: the same bytes, in chunks of any size, under a prefix or none."""
+    import random
+
+    from batch.workbook import sheetrows
+
+    rng = random.Random(2026)
+    plain = 0
+    for _ in range(400):
+        rows, numbers = _random_rows(rng)
+        part = _part(rows) if rng.random() < 0.7 else _prefixed(_part(rows), b"x")
+        plain += len(sheetrows._plain_row(b"").findall(rows))
+        tails = {n: b'<c r="G%d"><v>1</v></c>' % n for n in numbers if rng.random() < 0.8}
+        tails.update({n: b'<c r="G%d"><v>2</v></c>' % n for n in rng.sample(range(2, 45), 3)})  # rows the sheet lacks too
+        styles = {n: {k: rng.choice([7, 8]) for k in rng.sample(range(6), rng.randint(1, 2))} for n in numbers if rng.random() < 0.5}
+        size = rng.choice([3, 17, 64, 1 << 20])
+        chunks = [part[i : i + size] for i in range(0, len(part), size)]
+        whole = b"".join(rewrite_stream(chunks, tails, styles, sheetrows.Changes(styles, tail_at=6)))
+        with monkeypatch.context() as m:
+            m.setattr(sheetrows, "_plain_row", lambda prefix: re.compile(rb"(?!)"))  # no row is plain
+            tokens = b"".join(rewrite_stream(chunks, tails, styles, sheetrows.Changes(styles, tail_at=6)))
+        assert whole == tokens, (size, part)
+    assert plain > 3_000  # most rows were plain

@@ -222,7 +222,10 @@ def _set(attrs: bytes, name: bytes, value: bytes) -> bytes:
 
 
 def _without(attrs: bytes, *names: bytes) -> bytes:
-    if not any(n in attrs for n in names):
+    for n in names:
+        if n in attrs:
+            break
+    else:
         return attrs
     return ATTR.sub(lambda m: b"" if m.group(2) in names else m.group(0), attrs)
 
@@ -643,29 +646,40 @@ def _restyled_in_place(number: int, attrs: bytes, body: bytes, styles: dict, cha
     end = cell.match(body, last) if last >= 0 else None
     if end is None or body[end.end() :].strip():  # no cell, or the row's content does not end with its last cell
         return None
-    edits = []  # (where, column, start of the bytes replaced, their end, the cell's own attributes or None for a blank cell)
+    # (where, column, start of the bytes replaced, their end, the cell's match or None for a blank cell)
+    edits = []
     for column in styles:
-        found = _of_column(prefix, column).search(body)
+        of = _of_column(prefix, column)
+        found = of.search(body)
         if found is None:  # a blank cell, before the first cell of a later column (after the last cell when none)
             later = _from_column(prefix, column + 1).search(body)
             at = later.start() if later is not None else end.end()
             edits.append((at, column, at, at, None))
             continue
-        if _of_column(prefix, column).search(body, found.end()) is not None:  # two cells of the column
+        if of.search(body, found.end()) is not None:  # two cells of the column
             return None
         m = cell.match(body, found.start())
         if m is None:
             return None
-        edits.append((m.start(), column, m.start(1), m.end(1), body[m.start(1) : m.end(1)]))
+        edits.append((m.start(), column, m.start(1), m.end(1), m))
+    if len(edits) > 1:
+        edits.sort(key=lambda e: e[:2])
     # the new styles asked for in the row's order, as `_row` asks for them cell by cell (a blank cell
     # before the cell it precedes): a new style is numbered as it is first asked for
     out, pos, row_style = [], 0, ...  # the row's own style: read at its first blank cell
-    for _where, column, a, b, own in sorted(edits, key=lambda e: e[:2]):
-        if own is None:
+    for _where, column, a, b, m in edits:
+        if m is None:
             row_style = _row_style(attrs) if row_style is ... else row_style
             new = _blank_cell(prefix, column, number, row_style, changes, styles[column])
+        elif m.group(3) is not None:  # its style right after its reference (`<c r="B12" s="3"`): its digits replaced
+            own = body[a:b]
+            at = m.start(3) - a
+            new = own[:at] + str(changes.new_style(int(m.group(3)), styles[column])).encode() + own[m.end(3) - a :]
         else:
-            new = _restyle(own, changes.new_style(_style_of(own), styles[column]))
+            own = body[a:b]
+            value = attribute(own, b"s")
+            style = str(changes.new_style(int(value) if value and value.strip().isdigit() else 0, styles[column])).encode()
+            new = own + b' s="' + style + b'"' if value is None else _set(own, b"s", style)  # `_restyle`, its style read once
         out += [body[pos:a], new]
         pos = b
     out.append(body[pos : end.end()])
@@ -798,6 +812,26 @@ class LazyTails:
         return self.current[i - start]
 
 
+_PLAIN_ROWS: dict[bytes, re.Pattern] = {}
+HELD_PIECES = 512  # pieces of a sheet's rows `_Rows.stream` holds before it lets them go, joined
+
+
+def _plain_row(prefix: bytes) -> re.Pattern:
+    """A row under `prefix` as every program writes one, read whole by one expression: its start
+    tag with its reference first (`<row r="12"`, no space before `>`; group 1 its attributes, 2
+    its number), its content (group 3) without a comment, CDATA section, processing instruction
+    or declaration (`<!`, `<?`), and its end tag, the first `</row>` after it (rows do not nest).
+    What it matches is the row `_Rows.stream` reads token by token: the same attributes, content
+    and end; a row it does not match is read so. A row with a namespace declaration is not
+    plain (its caller looks)."""
+    if prefix not in _PLAIN_ROWS:
+        name = re.escape(prefix + b"row")
+        attrs = rb"""(\s+r="([0-9]+)"(?:\s+[^\s<>/="']+\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)"""
+        content = rb"([^<]*(?:<(?![!?]|/" + name + rb"\s*>)[^<]*)*)"
+        _PLAIN_ROWS[prefix] = re.compile(rb"<" + name + attrs + rb">" + content + rb"</" + name + rb"\s*>")
+    return _PLAIN_ROWS[prefix]
+
+
 class _Rows:
     """The rows of a sheet rewritten in order, as they are read (see rewrite_rows)."""
 
@@ -808,6 +842,9 @@ class _Rows:
         self.w, self.number, self.seen = 0, 0, False
         self.scope = found.scope
         self.prefix = found.qname[: -len(b"sheetData")]  # the prefix of the rows the tool adds
+        # rows spelled under the rows element's own prefix, which names a row there, are read by one
+        # expression each (`_plain_row`); any other spelling token by token
+        self.plain = _plain_row(self.prefix) if _is_main(self.prefix + b"row", b"row", self.scope) else None
 
     def _tail(self, n: int, prefix: bytes) -> bytes:
         tail = self.tails.get(n, b"")
@@ -820,48 +857,61 @@ class _Rows:
 
     def stream(self, part: _Part) -> Iterator[bytes]:
         """The rows of `part.buf` (which starts inside the rows element) and of the chunks after
-        it, changed, up to the rows element's end tag: `part.buf` then starts at that tag."""
+        it, changed, up to the rows element's end tag: `part.buf` then starts at that tag. What
+        goes out is held and let go of a few hundred pieces at a time (`HELD_PIECES`), the same
+        bytes in order."""
         buf, pos, at = part.buf, 0, 0
-        wanted = self.wanted
+        wanted, plain, held = self.wanted, self.plain, []
         while True:
+            if len(held) >= HELD_PIECES:
+                yield b"".join(held)
+                held = []
             i = buf.find(b"<", pos)
-            tag, stop = None, -1
-            if i < 0:
-                i = len(buf)
-            elif len(buf) - i >= LONGEST_OPENER or part.eof:
-                end = _opaque_end(buf, i)
-                if end is not None:  # a comment, CDATA section or processing instruction between rows
-                    if end >= 0:
-                        pos = end
-                        continue
-                elif buf[i + 1 : i + 2] == b"/":
-                    if END_TAG.match(buf, i):  # the rows element's end: nothing else closes here in well-formed XML
-                        yield buf[at:i]
-                        part.buf = buf[i:]
-                        return
-                elif buf[i + 1 : i + 2] == b"!":
-                    raise _not_well_formed("a declaration among its rows")
-                else:
-                    tag = START_TAG.match(buf, i)
-                    if tag is not None:
-                        scope = _scope(tag.group(2), self.scope)
-                        is_row = _is_main(tag.group(1), b"row", scope)  # rows do not nest
-                        stop = tag.end() if tag.group(3) else _element_end(buf, tag.end(), tag.group(1), nested=not is_row)[0]
-                    elif len(buf) - i > MAX_TAG:
-                        raise _not_well_formed("a tag among its rows that does not end")
-            if stop < 0:  # the markup at `i` goes on in the next chunk: what was passed goes out first
-                if part.eof:
-                    raise _not_well_formed("its rows element does not end")
-                yield buf[at:i]
-                part.buf, pos, at = buf[i:], 0, 0
-                part.more()  # at the end of the part, what is left is read as it is
-                buf = part.buf
-                continue
-            pos = stop
-            if not is_row:  # not a row: copied as it is
-                continue
-            found = attribute(tag.group(2), b"r")
-            number = int(found) if found and found.strip().isdigit() else self.number + 1  # a row without `r` follows the one before
+            m = plain.match(buf, i) if plain is not None and i >= 0 else None
+            if m is not None and b"xmlns" not in m.group(1):  # a plain row, read whole: as read below, token by token
+                number, stop, attrs = int(m.group(2)), m.end(), m.group(1)
+                qname, scope = self.prefix + b"row", self.scope
+                pos = stop
+            else:
+                m, tag, stop = None, None, -1
+                if i < 0:
+                    i = len(buf)
+                elif len(buf) - i >= LONGEST_OPENER or part.eof:
+                    end = _opaque_end(buf, i)
+                    if end is not None:  # a comment, CDATA section or processing instruction between rows
+                        if end >= 0:
+                            pos = end
+                            continue
+                    elif buf[i + 1 : i + 2] == b"/":
+                        if END_TAG.match(buf, i):  # the rows element's end: nothing else closes here in well-formed XML
+                            held.append(buf[at:i])
+                            yield b"".join(held)
+                            part.buf = buf[i:]
+                            return
+                    elif buf[i + 1 : i + 2] == b"!":
+                        raise _not_well_formed("a declaration among its rows")
+                    else:
+                        tag = START_TAG.match(buf, i)
+                        if tag is not None:
+                            scope = _scope(tag.group(2), self.scope)
+                            is_row = _is_main(tag.group(1), b"row", scope)  # rows do not nest
+                            stop = tag.end() if tag.group(3) else _element_end(buf, tag.end(), tag.group(1), nested=not is_row)[0]
+                        elif len(buf) - i > MAX_TAG:
+                            raise _not_well_formed("a tag among its rows that does not end")
+                if stop < 0:  # the markup at `i` goes on in the next chunk: what was passed goes out first
+                    if part.eof:
+                        raise _not_well_formed("its rows element does not end")
+                    held.append(buf[at:i])
+                    part.buf, pos, at = buf[i:], 0, 0
+                    part.more()  # at the end of the part, what is left is read as it is
+                    buf = part.buf
+                    continue
+                pos = stop
+                if not is_row:  # not a row: copied as it is
+                    continue
+                qname, attrs = tag.group(1), tag.group(2)
+                found = attribute(attrs, b"r")
+                number = int(found) if found and found.strip().isdigit() else self.number + 1  # a row without `r` follows the one before
             if self.seen and number <= self.number:
                 raise RowsOutOfOrder(
                     f"A sheet of the workbook lists row {number} after row {self.number}; the file format keeps rows in order, "
@@ -869,29 +919,22 @@ class _Rows:
                 )
             self.number, self.seen = number, True
             while self.w < len(wanted) and wanted[self.w] < number:  # rows the sheet lacks, in order
-                yield buf[at:i]
+                held += [buf[at:i], self.made(wanted[self.w])]
                 at = i
-                yield self.made(wanted[self.w])
                 self.w += 1
             if self.w < len(wanted) and wanted[self.w] == number:
                 self.w += 1
             elif not self.every:
                 continue
-            qname = tag.group(1)
-            body = b"" if tag.group(3) else buf[tag.end() : buf.rindex(b"<", 0, stop)]
+            if m is not None:
+                body = m.group(3)
+            else:
+                body = b"" if tag.group(3) else buf[tag.end() : buf.rindex(b"<", 0, stop)]
             row = _row(
-                number,
-                qname,
-                tag.group(2),
-                body,
-                self.styles.get(number, {}),
-                self._tail(number, qname[: -len(b"row")]),
-                self.changes,
-                scope,
+                number, qname, attrs, body, self.styles.get(number, {}), self._tail(number, qname[: -len(b"row")]), self.changes, scope
             )
             if row is not None:
-                yield buf[at:i]
-                yield row
+                held += [buf[at:i], row]
                 at = stop
 
     def rest(self) -> Iterator[bytes]:
