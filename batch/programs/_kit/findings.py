@@ -51,11 +51,12 @@ def stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
     columns = {}
     for name in names:
         parts = [f[name].to_numpy(dtype=object) if name in f else np.full(len(f), np.nan, dtype=object) for f in frames]
-        # kept as the objects they are: a frame made of object arrays would read texts and dates
-        # into kinds of their own, which `render` reads back as objects (a tenth of a second a sheet)
-        columns[name] = pd.Series(np.concatenate(parts), index=index, dtype=object, copy=False)
-    columns["row"] = np.concatenate([f["row"].to_numpy(dtype=np.int64) for f in frames])
-    return pd.DataFrame(columns, index=index, columns=names)
+        columns[name] = np.concatenate(parts)
+    # kept as the objects they are (`dtype=object`): else pandas reads texts and dates into kinds of
+    # their own, which `render` reads back as objects (a tenth of a second a sheet of 100,000 rows)
+    stacked = pd.DataFrame(columns, index=index, columns=names, dtype=object)
+    stacked["row"] = np.concatenate([f["row"].to_numpy(dtype=np.int64) for f in frames])
+    return stacked
 
 
 def _settled_otherwise(names: list[str], frames: list[pd.DataFrame]) -> bool:
