@@ -46,7 +46,7 @@ _TYPE, _ISSPACE, _STRIP = np.frompyfunc(type, 1, 1), np.frompyfunc(str.isspace, 
 _FOLDED, _IS_YES, _IS_NO = np.frompyfunc(str.casefold, 1, 1), np.frompyfunc(_YES.__contains__, 1, 1), np.frompyfunc(_NO.__contains__, 1, 1)
 
 
-def _types(raw: pd.Series) -> pd.Series:
+def cell_types(raw: pd.Series) -> pd.Series:
     """The type of each cell: over the array of the cells as the reader gives them (Python objects);
     pandas' map for a column of another kind (or none)."""
     if raw.dtype != object or not len(raw):
@@ -69,7 +69,7 @@ def blank_mask(raw: pd.Series, types: pd.Series | None = None) -> pd.Series:
     what `_SPACES` matches is exactly what `str.isspace` calls space). `types` is the type of each
     cell (`raw.map(type)`) when the caller has it already."""
     if types is None:
-        types = _types(raw)
+        types = cell_types(raw)
     values = raw.to_numpy(dtype=object)
     blank = pd.isna(values)
     is_str = _str_cells(types)
@@ -83,7 +83,7 @@ def types_and_blanks(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
     """The type of each cell and `blank_mask`: what every coercer first reads of its cells. A
     caller that cuts the same cells among several coercers reads them once and hands each coercer
     its part of the pair as `known`."""
-    types = _types(raw)
+    types = cell_types(raw)
     return types, blank_mask(raw, types)
 
 
@@ -236,7 +236,7 @@ def number(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) 
 
 def percent(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
     """Fraction (Float64), bad mask, and the mask of numbers above 1 read as percents."""
-    t = _types(raw)
+    t = cell_types(raw)
     is_pct_text = _is_str(t) & raw.astype(str).str.strip().str.endswith("%")
     cleaned = raw.where(~is_pct_text, raw.astype(str).str.strip().str.rstrip("%"))
     num, bad, _ = _numbers(cleaned)

@@ -33,7 +33,7 @@ from batch.workbook.safety import (
     scan_cells,
 )
 from batch.workbook.xlsxwriter_private import utf16_len, utf16_truncate
-from validators.coerce import ExcelError
+from validators.coerce import ExcelError, cell_types
 from validators.coerce import text as coerce_text
 from validators.columns import REVIEW_COLUMNS, SheetSpec, normalize_header
 
@@ -76,6 +76,7 @@ ROUTING_SHARE = Fraction(1, 2)  # a sheet is routed by headers naming at least h
 # A totals row: its record-ID cell says one of these words (any case), or its filled money cells are
 # all SUM/SUBTOTAL formulas.
 TOTAL_WORDS = re.compile(r"\s*(?:total|totals|grand\s+total|sum)\s*:?\s*", re.IGNORECASE)
+_TOTAL_WORDS_MATCH = np.frompyfunc(TOTAL_WORDS.fullmatch, 1, 1)  # over an array of texts: each one's match or None
 
 
 class UnreadableWorkbook(Refused):
@@ -614,8 +615,10 @@ def totals_rows(sheet: IntakeSheet) -> tuple[np.ndarray, pd.DataFrame]:
         if header not in first:
             continue
         cells = sheet.cells[first[header]]
-        text = cells.where(cells.map(type).isin([str]), "").astype(str)
-        hit = text.str.fullmatch(TOTAL_WORDS).to_numpy(dtype=bool) & ~mask
+        text = cell_types(cells).to_numpy() == str  # noqa: E721 - each cell's type: text (not an error value, a str subclass)
+        hit = np.zeros(n, dtype=bool)
+        hit[text] = _TOTAL_WORDS_MATCH(cells.to_numpy(dtype=object)[text]).astype(bool)
+        hit &= ~mask
         mask |= hit
         column[hit], variant[hit] = header, "id"
     money = [i for i, f in enumerate(sheet.fields) if f is not None and spec.column(f).kind == "money"]
