@@ -16,7 +16,10 @@ instructions (a `<` never stands inside an attribute value of well-formed XML), 
   producer bound to it, on the root or on an inner element); a comment or CDATA section that
   holds `<sheetData>` text is skipped whole;
 - finds the end of each row with one search for its end tag (`</row>`, `</x:row>`), stopping
-  only to skip a comment, CDATA section or processing instruction, whose text is never markup;
+  only to skip a comment, CDATA section or processing instruction, whose text is never markup; a
+  row spelled as every program writes one (its reference first, nothing in it but elements and
+  text) is read whole by one regular expression instead (`_plain_row`), which gives what the
+  tokens give;
 - reads a row's cells token by token only when the tool must look inside it (a cell restyled or
   inserted, a returned workbook's cells taken out, a row holding its own extensions).
 Any well-formed spelling is read: attributes in single or double quotes, spaces around `=`, end
