@@ -283,8 +283,8 @@ class Blind:
 
 # Files lost to one overflow. The overflow is injected (`Blind`), so their number is not what brings
 # it about; each is a worker's reading of a file (about 0.12 CPU second), so it is kept to what still
-# gives both workers many files each (it was 300: three times the time, the suite's longest test).
-LOST = 100
+# gives both workers many files each (it was 300, then 100: still the suite's longest test).
+LOST = 40
 
 
 @inotify_only
