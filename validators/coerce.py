@@ -71,8 +71,10 @@ def blank_mask(raw: pd.Series, types: pd.Series | None = None) -> pd.Series:
     if types is None:
         types = cell_types(raw)
     values = raw.to_numpy(dtype=object)
-    blank = pd.isna(values)
     is_str = _str_cells(types)
+    if len(values) and is_str.all():  # a column of text (most are): no cell is missing, none taken out
+        return pd.Series((values == "") | _ISSPACE(values).astype(bool), index=raw.index)
+    blank = pd.isna(values)
     if is_str.any():
         text = values[is_str]
         blank[is_str] = (text == "") | _ISSPACE(text).astype(bool)
