@@ -351,5 +351,7 @@ def code(raw: pd.Series, codes: tuple[str, ...], *, known: tuple[pd.Series, pd.S
     """Canonical spelling of each code (case and spacing ignored); unknown codes left as given."""
     txt, bad = text(raw, known=known)
     canon = {code_key(c): c for c in codes}
-    mapped = code_keys(txt).map(canon)
-    return mapped.where(mapped.notna(), txt).astype(object), bad
+    at, distinct = pd.factorize(txt)  # each distinct text looked up once (a missing one: -1, NaN as pandas gave it)
+    given = distinct.to_numpy(dtype=object)
+    spelled = [canon.get(k, g) for k, g in zip(_CODE_KEY(given).tolist(), given.tolist(), strict=True)]
+    return pd.Series(np.array([*spelled, np.nan], dtype=object)[at], index=txt.index, dtype=object), bad
