@@ -507,6 +507,9 @@ TAIL_CELLS = b'<c r="E2" t="inlineStr"><is><t>tool</t></is></c>'
         ("a cell after the tool's columns", b'<c r="A2"><v>1</v></c><c r="AA2"><v>5</v></c>', {0: 7}, 4, False),
         ("an element after the last cell", b'<c r="A2"><v>1</v></c><y:z xmlns:y="urn:y"/>', {0: 7}, 4, False),
         ("an element of the root's namespaces after it", b'<c r="A2"><v>1</v></c><y:z/>', {0: 7}, 4, False),
+        # a style whose value holds a quote of the other kind and a `>`: a value of its own (the tag goes on)
+        ("a style value holding the other quote and >", b'<c r="A2"><v>1</v></c><c r="B2" s="3\'>"><v>1</v></c>', {1: 7}, 4, True),
+        ("a cell before it whose style holds the other quote and >", b'<c r="J2" s=\'3">\'/><c r="K2"><v>1</v></c>', {10: 7}, 40, True),
     ],
 )
 def test_a_restyled_rows_cells_found_by_reference_give_the_row_read_cell_by_cell(case, body, styles, tail_at, found, monkeypatch):
@@ -671,6 +674,26 @@ def _random_rows(rng) -> tuple[bytes, list[int]]:
         empty = rng.random() < 0.05
         out.append(between + (b"<row%s/>" % attrs if empty else b"<row%s>%s%s%s" % (attrs, b"".join(cells), inside, close)))
     return b"".join(out), numbers
+
+
+@pytest.mark.parametrize("inside", [b"</row x>", b"</row/>", b"</row />", b'</row a="b">', b"</row\n/>", b"</rowBreaks>", b"</row >"])
+def test_what_begins_like_a_rows_end_tag_inside_it_is_read_as_the_token_reader_reads_it(monkeypatch, inside):
+    """`</row x>` inside a row is no end tag: the part is refused, whether or not the row looks plain;
+    `</rowBreaks>` is another element's end, and `</row >` the row's own end tag."""
+    from batch.workbook import sheetrows
+
+    part = _part(R1 + b'<row r="2"><c r="A2"/>' + inside + b"</row>")
+    for tails in ({}, {2: E2}):
+        outcomes = []
+        for plain in (True, False):
+            with monkeypatch.context() as m:
+                if not plain:
+                    m.setattr(sheetrows, "_plain_row", lambda prefix: re.compile(rb"(?!)"))
+                try:
+                    outcomes.append(b"".join(rewrite_stream([part], tails, {}, sheetrows.Changes({}, tail_at=6))))
+                except Refused as err:
+                    outcomes.append(str(err))
+        assert outcomes[0] == outcomes[1], (inside, tails, outcomes)
 
 
 def test_random_rows_read_whole_are_the_rows_read_token_by_token(monkeypatch):

@@ -531,12 +531,16 @@ def _cells(body: bytes, scope: dict, prefix: bytes) -> tuple[list[tuple], int]:
 
 def _cell_pattern(prefix: bytes) -> re.Pattern:
     """A cell under `prefix` (`x:` or nothing), from its start tag to its end: group 1 its
-    attributes, 2 the letters of its `r` and 3 its `s` when they come first, as every program
-    writes them."""
+    attributes, `letters` the letters of its `r` and `style` its `s` when they come first, as every
+    program writes them, each value closed by the quote that opens it (`s="3'>"` is a value of its
+    own: its `>` does not end the tag)."""
     cell = _CELLS.get(prefix)
     if cell is None:
         name = re.escape(prefix + b"c")
-        first = rb"""(?:\s+r\s*=\s*["']([A-Za-z]+)[0-9]*["'])?(?:\s+s\s*=\s*["']([0-9]+)["'])?"""
+        first = (
+            rb"""(?:\s+r\s*=\s*(?P<rq>["'])(?P<letters>[A-Za-z]+)[0-9]*(?P=rq))?"""
+            rb"""(?:\s+s\s*=\s*(?P<sq>["'])(?P<style>[0-9]+)(?P=sq))?"""
+        )
         attrs = rb"""(""" + first + rb"""(?:\s+[^\s<>/="']+\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)"""
         cell = _CELLS[prefix] = re.compile(rb"<" + name + attrs + rb"\s*(?:/>|>.*?</" + name + rb"\s*>)", re.S)
     return cell
@@ -563,10 +567,10 @@ def _cells_of_plain_row(body: bytes, prefix: bytes):
             return None
     cells, column, columns = [], -1, _COLUMNS
     for m in found:
-        letters = m.group(2)
+        letters = m.group("letters")
         known = columns.get(letters, -1) if letters is not None else -1
         column = known if known >= 0 else _column(attribute(m.group(1), b"r"), column)
-        style = m.group(3)
+        style = m.group("style")
         cells.append((m.start(), m.start(1), m.end(1), m.end(), column, int(style) if style is not None else None))
     return cells, found[-1].end() if found else 0
 
@@ -674,10 +678,10 @@ def _restyled_in_place(number: int, attrs: bytes, body: bytes, styles: dict, cha
         if m is None:
             row_style = _row_style(attrs) if row_style is ... else row_style
             new = _blank_cell(prefix, column, number, row_style, changes, styles[column])
-        elif m.group(3) is not None:  # its style right after its reference (`<c r="B12" s="3"`): its digits replaced
+        elif m.group("style") is not None:  # its style right after its reference (`<c r="B12" s="3"`): its digits replaced
             own = body[a:b]
-            at = m.start(3) - a
-            new = own[:at] + str(changes.new_style(int(m.group(3)), styles[column])).encode() + own[m.end(3) - a :]
+            at = m.start("style") - a
+            new = own[:at] + str(changes.new_style(int(m.group("style")), styles[column])).encode() + own[m.end("style") - a :]
         else:
             own = body[a:b]
             value = attribute(own, b"s")
@@ -823,14 +827,15 @@ def _plain_row(prefix: bytes) -> re.Pattern:
     """A row under `prefix` as every program writes one, read whole by one expression: its start
     tag with its reference first (`<row r="12"`, no space before `>`; group 1 its attributes, 2
     its number), its content (group 3) without a comment, CDATA section, processing instruction
-    or declaration (`<!`, `<?`), and its end tag, the first `</row>` after it (rows do not nest).
+    or declaration (`<!`, `<?`) or anything that begins like its end tag (`</row x>` is no end
+    tag: the token reader refuses the part), and its end tag (rows do not nest).
     What it matches is the row `_Rows.stream` reads token by token: the same attributes, content
     and end; a row it does not match is read so. A row with a namespace declaration is not
     plain (its caller looks)."""
     if prefix not in _PLAIN_ROWS:
         name = re.escape(prefix + b"row")
         attrs = rb"""(\s+r="([0-9]+)"(?:\s+[^\s<>/="']+\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)"""
-        content = rb"([^<]*(?:<(?![!?]|/" + name + rb"\s*>)[^<]*)*)"
+        content = rb"([^<]*(?:<(?![!?]|/" + name + rb"[\s/>])[^<]*)*)"
         _PLAIN_ROWS[prefix] = re.compile(rb"<" + name + attrs + rb">" + content + rb"</" + name + rb"\s*>")
     return _PLAIN_ROWS[prefix]
 
