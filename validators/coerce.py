@@ -46,7 +46,7 @@ _TYPE, _ISSPACE, _STRIP = np.frompyfunc(type, 1, 1), np.frompyfunc(str.isspace, 
 _FOLDED, _IS_YES, _IS_NO = np.frompyfunc(str.casefold, 1, 1), np.frompyfunc(_YES.__contains__, 1, 1), np.frompyfunc(_NO.__contains__, 1, 1)
 
 
-def cell_types(raw: pd.Series) -> pd.Series:
+def _types(raw: pd.Series) -> pd.Series:
     """The type of each cell: over the array of the cells as the reader gives them (Python objects);
     pandas' map for a column of another kind (or none)."""
     if raw.dtype != object or not len(raw):
@@ -59,6 +59,11 @@ def _str_cells(types: pd.Series) -> np.ndarray:
     return types.to_numpy() == str  # noqa: E721 - numpy compares each cell's type
 
 
+def text_cells(raw: pd.Series) -> np.ndarray:
+    """The cells that are text (exactly str: not an Excel error value, a str subclass), as a boolean array."""
+    return _str_cells(_types(raw))
+
+
 def _is_str(types: pd.Series) -> pd.Series:
     """`_str_cells` as a Series of the cells' labels."""
     return pd.Series(_str_cells(types), index=types.index)
@@ -69,7 +74,7 @@ def blank_mask(raw: pd.Series, types: pd.Series | None = None) -> pd.Series:
     what `_SPACES` matches is exactly what `str.isspace` calls space). `types` is the type of each
     cell (`raw.map(type)`) when the caller has it already."""
     if types is None:
-        types = cell_types(raw)
+        types = _types(raw)
     values = raw.to_numpy(dtype=object)
     is_str = _str_cells(types)
     if len(values) and is_str.all():  # a column of text (most are): no cell is missing, none taken out
@@ -85,7 +90,7 @@ def types_and_blanks(raw: pd.Series) -> tuple[pd.Series, pd.Series]:
     """The type of each cell and `blank_mask`: what every coercer first reads of its cells. A
     caller that cuts the same cells among several coercers reads them once and hands each coercer
     its part of the pair as `known`."""
-    types = cell_types(raw)
+    types = _types(raw)
     return types, blank_mask(raw, types)
 
 
@@ -238,7 +243,7 @@ def number(raw: pd.Series, *, known: tuple[pd.Series, pd.Series] | None = None) 
 
 def percent(raw: pd.Series) -> tuple[pd.Series, pd.Series, pd.Series]:
     """Fraction (Float64), bad mask, and the mask of numbers above 1 read as percents."""
-    t = cell_types(raw)
+    t = _types(raw)
     is_pct_text = _is_str(t) & raw.astype(str).str.strip().str.endswith("%")
     cleaned = raw.where(~is_pct_text, raw.astype(str).str.strip().str.rstrip("%"))
     num, bad, _ = _numbers(cleaned)
@@ -341,17 +346,24 @@ def code_key(code: str) -> str:
 _CODE_KEY = np.frompyfunc(code_key, 1, 1)
 
 
+def _distinct_keys(txt: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each text's place among the distinct texts (-1: missing), the distinct texts, and the
+    `code_key` of each: each distinct text keyed once."""
+    at, distinct = pd.factorize(txt)
+    given = distinct.to_numpy(dtype=object)
+    return at, given, _CODE_KEY(given)
+
+
 def code_keys(txt: pd.Series) -> pd.Series:
     """`code_key` of each text of `text` (already trimmed; None stays None)."""
-    codes, distinct = pd.factorize(txt)  # each distinct text keyed once (a missing one: code -1, stays None)
-    return pd.Series(np.append(_CODE_KEY(distinct.to_numpy(dtype=object)), None)[codes], index=txt.index, dtype=object)
+    at, _given, keys = _distinct_keys(txt)
+    return pd.Series(np.append(keys, None)[at], index=txt.index, dtype=object)
 
 
 def code(raw: pd.Series, codes: tuple[str, ...], *, known: tuple[pd.Series, pd.Series] | None = None) -> tuple[pd.Series, pd.Series]:
     """Canonical spelling of each code (case and spacing ignored); unknown codes left as given."""
     txt, bad = text(raw, known=known)
     canon = {code_key(c): c for c in codes}
-    at, distinct = pd.factorize(txt)  # each distinct text looked up once (a missing one: -1, NaN as pandas gave it)
-    given = distinct.to_numpy(dtype=object)
-    spelled = [canon.get(k, g) for k, g in zip(_CODE_KEY(given).tolist(), given.tolist(), strict=True)]
+    at, given, keys = _distinct_keys(txt)  # each distinct text looked up once (a missing one: NaN, as pandas gave it)
+    spelled = [canon.get(k, g) for k, g in zip(keys.tolist(), given.tolist(), strict=True)]
     return pd.Series(np.array([*spelled, np.nan], dtype=object)[at], index=txt.index, dtype=object), bad

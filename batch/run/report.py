@@ -74,8 +74,7 @@ def _moved_codes(before: pd.Series, now: pd.Series) -> tuple[list[list[str]], li
     of a run repeat a few sets of codes many times."""
     old_at, old_texts = pd.factorize(before)  # a missing text: -1, the last of its sets below
     new_at, new_texts = pd.factorize(now)
-    old_sets, new_sets = [*map(_codes, old_texts), set()], [*map(_codes, new_texts)]
-    new_sets.append(set())
+    old_sets, new_sets = [*map(_codes, old_texts), set()], [*map(_codes, new_texts), set()]
     width = len(new_sets)
     pairs, each = np.unique((old_at % len(old_sets)) * width + new_at % width, return_inverse=True)
     moved = [

@@ -33,7 +33,7 @@ from batch.workbook.safety import (
     scan_cells,
 )
 from batch.workbook.xlsxwriter_private import utf16_len, utf16_truncate
-from validators.coerce import ExcelError, cell_types
+from validators.coerce import ExcelError, text_cells
 from validators.coerce import text as coerce_text
 from validators.columns import REVIEW_COLUMNS, SheetSpec, normalize_header
 
@@ -615,7 +615,7 @@ def totals_rows(sheet: IntakeSheet) -> tuple[np.ndarray, pd.DataFrame]:
         if header not in first:
             continue
         cells = sheet.cells[first[header]]
-        text = cell_types(cells).to_numpy() == str  # noqa: E721 - each cell's type: text (not an error value, a str subclass)
+        text = text_cells(cells)
         hit = np.zeros(n, dtype=bool)
         hit[text] = _TOTAL_WORDS_MATCH(cells.to_numpy(dtype=object)[text]).astype(bool)
         hit &= ~mask

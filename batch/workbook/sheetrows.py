@@ -234,7 +234,11 @@ def _without(attrs: bytes, *names: bytes) -> bytes:
 
 
 def _style_of(attrs: bytes) -> int:
-    value = attribute(attrs, b"s")
+    return _style_number(attribute(attrs, b"s"))
+
+
+def _style_number(value: bytes | None) -> int:
+    """The style index an `s` attribute's value gives (0: none, or not a number)."""
     return int(value) if value and value.strip().isdigit() else 0
 
 
@@ -685,7 +689,7 @@ def _restyled_in_place(number: int, attrs: bytes, body: bytes, styles: dict, cha
         else:
             own = body[a:b]
             value = attribute(own, b"s")
-            style = str(changes.new_style(int(value) if value and value.strip().isdigit() else 0, styles[column])).encode()
+            style = str(changes.new_style(_style_number(value), styles[column])).encode()
             new = own + b' s="' + style + b'"' if value is None else _set(own, b"s", style)  # `_restyle`, its style read once
         out += [body[pos:a], new]
         pos = b
