@@ -1,0 +1,136 @@
+"""A sheet read a block of rows at a time, each block by python-calamine: how long it takes, how much
+memory it holds, and whether it gives exactly the values of calamine's whole read.
+
+    python benchmarks/blocks.py                                        # 1,048,575 GrowNJ rows
+    python benchmarks/blocks.py --program transfers --rows 100000 --check
+
+python-calamine reads a sheet only whole (its Rust range of every cell, then a Python list per row).
+Here the sheet part is streamed from the package, cut after every `--block` rows, and each block is
+given to calamine as a package of its own: the workbook's other parts as they are (the shared
+strings, the styles that make a number a date, the 1904 flag), and a sheet part made of the part's
+own head, the block's rows as they are written, and its tail. The values are calamine's by
+construction; `--check` compares them, cell by cell and type by type, with calamine's whole read of
+the same sheet (which holds the whole sheet: check on sizes that fit).
+
+A measurement of a way to read, not the product's reader: the rows are cut at `</row>` and `<row .../>`
+(the spelling of the benchmark's workbooks; a prefixed or commented part needs the product's row
+reader, `batch.workbook.sheetrows`), and the first sheet part is read. The workbooks are
+benchmarks/run.py's (cached in benchmarks/.data/). Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import resource
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import python_calamine
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+SHEET_PART = "xl/worksheets/sheet1.xml"
+ROW_END = re.compile(rb"</row>|<row\b[^>]*/>")
+CHUNK = 8 << 20  # bytes of the inflated sheet part read at a time
+
+
+def _package(others: dict[str, bytes], head: bytes, rows: list[bytes], tail: bytes) -> tuple[tuple[int, int] | None, list[list]]:
+    """calamine's (first cell, rows) of a package holding `rows` as its first sheet's rows."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        for name, data in others.items():
+            z.writestr(name, data)
+        z.writestr(SHEET_PART, b"".join([head, *rows, tail]))
+    out.seek(0)
+    sheet = python_calamine.CalamineWorkbook.from_filelike(out).get_sheet_by_index(0)
+    return sheet.start, sheet.to_python(skip_empty_area=True)
+
+
+def blocks(path: Path, per_block: int):
+    """Each block's (first cell, rows) as calamine reads it, in the sheet's order."""
+    with zipfile.ZipFile(path) as z:
+        others = {i.filename: z.read(i.filename) for i in z.infolist() if i.filename != SHEET_PART}
+        with z.open(SHEET_PART) as part:
+            buf = b""
+            while not re.search(rb"<sheetData\b[^>]*>", buf):
+                more = part.read(CHUNK)
+                if not more:
+                    return
+                buf += more
+            opened = re.search(rb"<sheetData\b[^>]*>", buf)
+            if opened.group().endswith(b"/>"):
+                return
+            head, buf = buf[: opened.end()], buf[opened.end() :]
+            tail = b"</sheetData></worksheet>"
+            held, count = [], 0
+            while True:
+                more = part.read(CHUNK)
+                buf += more
+                at = 0
+                for m in ROW_END.finditer(buf):
+                    count += 1
+                    if count == per_block:
+                        held.append(buf[at : m.end()])
+                        at = m.end()
+                        yield _package(others, head, held, tail)
+                        held, count = [], 0
+                last = max((m.end() for m in ROW_END.finditer(buf, at)), default=at)
+                held.append(buf[at:last])
+                buf = buf[last:]
+                if not more:
+                    break
+            if count:
+                yield _package(others, head, held, tail)
+
+
+def check(path: Path, got: list) -> tuple[int, int]:
+    """(rows compared, rows that differ) between the blocks and calamine's whole read."""
+    whole = python_calamine.CalamineWorkbook.from_path(str(path)).get_sheet_by_index(0).to_python(skip_empty_area=False)
+    rebuilt: list[list] = []
+    for start, rows in got:
+        if start is None:
+            continue
+        first_row, first_col = start
+        rebuilt.extend([] for _ in range(first_row - len(rebuilt)))
+        rebuilt.extend([""] * first_col + list(row) for row in rows)
+    rebuilt.extend([] for _ in range(len(whole) - len(rebuilt)))
+    differ = 0
+    for a, b in zip(whole, rebuilt, strict=True):
+        b = b + [""] * (len(a) - len(b))
+        if a != b[: len(a)] or [type(x) for x in a] != [type(x) for x in b[: len(a)]] or any(x != "" for x in b[len(a) :]):
+            differ += 1
+    return len(whole), differ
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--program", choices=["grownj", "transfers"], default="grownj")
+    ap.add_argument("--rows", type=int, default=1_048_575)
+    ap.add_argument("--block", type=int, default=50_000, help="rows a block (default 50,000)")
+    ap.add_argument("--check", action="store_true", help="compare with calamine's whole read")
+    args = ap.parse_args()
+
+    import run as bench
+
+    path = bench.workbook(args.program, args.rows)
+    started, rows, got = time.perf_counter(), 0, []
+    for start, block in blocks(path, args.block):
+        rows += len(block)
+        if args.check:
+            got.append((start, block))
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+    print(f"{path.name}: {rows:,} rows in blocks of {args.block:,}: {seconds:.1f} s, highest resident {peak:,} MB")
+    if args.check:
+        started = time.perf_counter()
+        compared, differ = check(path, got)
+        print(f"calamine's whole read: {time.perf_counter() - started:.1f} s; {compared:,} rows compared, {differ:,} differ")
+
+
+if __name__ == "__main__":
+    main()
