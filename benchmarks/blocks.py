@@ -12,6 +12,13 @@ own head, the block's rows as they are written, and its tail. The values are cal
 construction; `--check` compares them, cell by cell and type by type, with calamine's whole read of
 the same sheet (which holds the whole sheet: check on sizes that fit).
 
+`--checks` also runs each block through the pipeline's checks as the product runs a sheet
+(`process_sheet`: validation, the calculator, the findings, the summary) and makes its records,
+the sheet's header row put above each block, then lets the block go: what checking a sheet by
+blocks would take in time and memory. Each block is checked alone, so a rule across rows (a
+duplicate ID, a prior incentive, a limit) sees only its block's rows: the time and the memory are
+what is measured, not the findings.
+
 A measurement of a way to read, not the product's reader: the rows are cut at `</row>` and `<row .../>`
 (the spelling of the benchmark's workbooks; a prefixed or commented part needs the product's row
 reader, `batch.workbook.sheetrows`), and the first sheet part is read. The workbooks are
@@ -21,6 +28,7 @@ benchmarks/run.py's (cached in benchmarks/.data/). Not part of the test suite.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import re
 import resource
@@ -88,6 +96,32 @@ def blocks(path: Path, per_block: int):
                 yield _package(others, head, held, tail)
 
 
+def _checker(program_name: str):
+    """A function checking one block (a grid whose first row is the header) as `process_sheet`
+    checks a sheet and making its records, then letting them go (collected, their pages given back)."""
+    import ctypes
+    import datetime as dt
+    import gc
+
+    import batch.run.preload  # noqa: F401 - what a worker imports before its first file
+    from batch.pipeline import Result, process_sheet
+    from batch.programs import PROGRAMS
+    from batch.workbook.reading import _intake_sheet
+
+    program = next(p for p in PROGRAMS if p.rules == {"grownj": "grow_nj", "transfers": "transfers"}[program_name])
+    gc.disable()  # as a worker runs
+
+    def checked(path: Path, grid: list[list]) -> None:
+        result = process_sheet(_intake_sheet(program.name, grid, program.schema), program)
+        Result(path, "", dt.datetime.now(), sheets=[result]).records()
+        del result
+        gc.collect()  # what a block leaves in cycles, collected before the next (as a worker does between files)
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).malloc_trim(0)
+
+    return checked
+
+
 def check(path: Path, got: list) -> tuple[int, int]:
     """(rows compared, rows that differ) between the blocks and calamine's whole read."""
     whole = python_calamine.CalamineWorkbook.from_path(str(path)).get_sheet_by_index(0).to_python(skip_empty_area=False)
@@ -113,19 +147,32 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_048_575)
     ap.add_argument("--block", type=int, default=50_000, help="rows a block (default 50,000)")
     ap.add_argument("--check", action="store_true", help="compare with calamine's whole read")
+    ap.add_argument("--checks", action="store_true", help="check each block and make its records, as the product does a sheet")
     args = ap.parse_args()
 
     import run as bench
 
     path = bench.workbook(args.program, args.rows)
-    started, rows, got = time.perf_counter(), 0, []
+    checked = _checker(args.program) if args.checks else None
+    started, rows, got, reading = time.perf_counter(), 0, [], 0.0
+    header = None
+    at = time.perf_counter()
     for start, block in blocks(path, args.block):
+        reading += time.perf_counter() - at
         rows += len(block)
         if args.check:
             got.append((start, block))
+        if checked is not None:
+            if header is None:
+                header, block = block[0], block[1:]
+            checked(path, [header, *block])
+        del block
+        at = time.perf_counter()
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
     print(f"{path.name}: {rows:,} rows in blocks of {args.block:,}: {seconds:.1f} s, highest resident {peak:,} MB")
+    if checked is not None:
+        print(f"  read {reading:.1f} s, checks and records {seconds - reading:.1f} s")
     if args.check:
         started = time.perf_counter()
         compared, differ = check(path, got)
