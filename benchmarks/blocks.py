@@ -28,7 +28,6 @@ benchmarks/run.py's (cached in benchmarks/.data/). Not part of the test suite.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import re
 import resource
@@ -43,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 SHEET_PART = "xl/worksheets/sheet1.xml"
+ROWS_START = re.compile(rb"<sheetData\b[^>]*>")
 ROW_END = re.compile(rb"</row>|<row\b[^>]*/>")
 CHUNK = 8 << 20  # bytes of the inflated sheet part read at a time
 
@@ -64,13 +64,13 @@ def blocks(path: Path, per_block: int):
     with zipfile.ZipFile(path) as z:
         others = {i.filename: z.read(i.filename) for i in z.infolist() if i.filename != SHEET_PART}
         with z.open(SHEET_PART) as part:
-            buf = b""
-            while not re.search(rb"<sheetData\b[^>]*>", buf):
+            buf, opened = b"", None
+            while opened is None:
                 more = part.read(CHUNK)
                 if not more:
                     return
                 buf += more
-            opened = re.search(rb"<sheetData\b[^>]*>", buf)
+                opened = ROWS_START.search(buf)
             if opened.group().endswith(b"/>"):
                 return
             head, buf = buf[: opened.end()], buf[opened.end() :]
@@ -79,15 +79,14 @@ def blocks(path: Path, per_block: int):
             while True:
                 more = part.read(CHUNK)
                 buf += more
-                at = 0
+                at = last = 0  # where the rows not yet held begin; the end of the chunk's last whole row
                 for m in ROW_END.finditer(buf):
-                    count += 1
+                    count, last = count + 1, m.end()
                     if count == per_block:
-                        held.append(buf[at : m.end()])
-                        at = m.end()
+                        held.append(buf[at:last])
+                        at = last
                         yield _package(others, head, held, tail)
                         held, count = [], 0
-                last = max((m.end() for m in ROW_END.finditer(buf, at)), default=at)
                 held.append(buf[at:last])
                 buf = buf[last:]
                 if not more:
@@ -99,16 +98,16 @@ def blocks(path: Path, per_block: int):
 def _checker(program_name: str):
     """A function checking one block (a grid whose first row is the header) as `process_sheet`
     checks a sheet and making its records, then letting them go (collected, their pages given back)."""
-    import ctypes
     import datetime as dt
     import gc
 
     import batch.run.preload  # noqa: F401 - what a worker imports before its first file
     from batch.pipeline import Result, process_sheet
-    from batch.programs import PROGRAMS
+    from batch.programs import BY_NAME
+    from batch.run.workers import give_back_freed
     from batch.workbook.reading import _intake_sheet
 
-    program = next(p for p in PROGRAMS if p.rules == {"grownj": "grow_nj", "transfers": "transfers"}[program_name])
+    program = BY_NAME[{"grownj": "GrowNJ", "transfers": "Transfers"}[program_name]]
     gc.disable()  # as a worker runs
 
     def checked(path: Path, grid: list[list]) -> None:
@@ -116,8 +115,7 @@ def _checker(program_name: str):
         Result(path, "", dt.datetime.now(), sheets=[result]).records()
         del result
         gc.collect()  # what a block leaves in cycles, collected before the next (as a worker does between files)
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).malloc_trim(0)
+        give_back_freed()
 
     return checked
 
