@@ -22,7 +22,7 @@ import pandas as pd
 import python_calamine
 from defusedxml import ElementTree
 
-from batch.workbook import cells, readcopy, reasons
+from batch.workbook import blocks, cells, readcopy, reasons
 from batch.workbook.opc import read_only
 from batch.workbook.opened import Opened, opening
 from batch.workbook.package import Macro, macros
@@ -31,6 +31,7 @@ from batch.workbook.safety import (
     Refused,
     inspect,
     scan_cells,
+    sheet_parts,
 )
 from batch.workbook.xlsxwriter_private import utf16_len, utf16_truncate
 from validators.coerce import ExcelError, text_cells
@@ -706,7 +707,7 @@ def _grids(opened: Opened, kind: str, name: str, reading: Path | None = None, sc
     book = _open(path, name, reading, opened)
     scan = Beside(scan_cells, opened) if kind == "zip" else None
     try:
-        yield from _sheet_grids(book, scan, opened, kind, name, path, scratch)
+        yield from _sheet_grids(book, scan, opened, kind, name, path, scratch, by_blocks=kind == "zip" and reading is None)
     finally:
         if scan is not None:
             scan.wait()
@@ -779,12 +780,40 @@ BESIDE_BYTES = 4 << 20  # a package of parts this large (uncompressed) has its c
 BESIDE_MAX_BYTES = 1 << 30
 
 
-def _sheet_grids(book, scan: Beside | None, opened: Opened, kind: str, name: str, path: Path, scratch: Path | None):
-    """`_grids` of the sheets of `book`, calamine's workbook; `scan` the cell scan (zip packages)."""
+# a sheet part of at least this many bytes (inflated) is read a block of rows at a time (batch.workbook.blocks):
+# about 200,000 GrowNJ rows; a smaller one is read whole, a little faster (a block's package is read again
+# with the workbook's other parts: about a tenth more time)
+BLOCKS_FROM_BYTES = 256 << 20
+
+
+def _block_grid(opened: Opened, sheet: str) -> list[list] | None:
+    """The sheet's grid read by blocks (`batch.workbook.blocks.sheet_grid`), when its part is large
+    enough (`BLOCKS_FROM_BYTES`); None when it is not, or when it cannot be read so (rows out of
+    order, a cell calamine refuses in a block): then it is read whole, as any other sheet is, and
+    whatever is wrong with it is met and said there."""
+    parts = sheet_parts(opened)
+    part = parts.get(sheet)
+    if part is None or opened.zip.getinfo(part).file_size < BLOCKS_FROM_BYTES:
+        return None
+    try:
+        return blocks.sheet_grid(opened, sheet, part, list(parts.values()))
+    except MemoryError:
+        raise
+    except Exception:  # noqa: BLE001 - the whole read meets it again, and says it
+        return None
+
+
+def _sheet_grids(
+    book, scan: Beside | None, opened: Opened, kind: str, name: str, path: Path, scratch: Path | None, by_blocks: bool = False
+):
+    """`_grids` of the sheets of `book`, calamine's workbook; `scan` the cell scan (zip packages);
+    `by_blocks`: a large sheet may be read by blocks (`_block_grid`: calamine reads the package as it is)."""
     notes, cells_fixed = None, False
     for sheet in book.sheet_names:
+        grid = _block_grid(opened, sheet) if by_blocks else None
         try:
-            grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
+            if grid is None:
+                grid = book.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
         except Exception as err:
             notes = scan.result() if scan is not None else {}  # the scan's refusal comes first, as it reads first
             if kind != "zip" or cells_fixed or not any(text in str(err) for text in CELLS_REFUSED):

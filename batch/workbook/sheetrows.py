@@ -1001,3 +1001,124 @@ def _rewritten(chunks, tails, styles: dict[int, dict], changes: Changes | None, 
     yield from rows.rest()
     closing = END_TAG.match(part.buf)
     yield part.buf[: closing.end()] + (part.buf[closing.end() :] + b"".join(part.chunks) if tail is None else tail)
+
+
+# -- a sheet's rows cut into blocks (a large sheet read a block at a time, batch.workbook.blocks) --
+
+
+class RowsNotInOrder(Exception):
+    """A sheet lists a row at or before one it listed already: its rows cannot be cut into blocks in order."""
+
+
+@dataclass
+class RowBlocks:
+    """A sheet part cut into blocks of rows, read in chunks: `head`, the part up to the rows
+    element's start tag, and `close`, the end tags of the rows element and of every element
+    around it, make a sheet part of each block (`head + block + close`); `blocks` yields
+    (the Excel row number of its first row, its rows as they are written), in the part's order."""
+
+    head: bytes
+    close: bytes
+    blocks: Iterator[tuple[int, bytes]]
+
+
+def row_blocks(chunks, rows: int, where: str | None = None) -> RowBlocks:
+    """The rows of a sheet part read in chunks, `rows` rows a block. Each row goes as it is
+    written, but a row without a number (`r`) is given the one it has in the part (the number of
+    the row before it, and one): first in its block, it would else be read as the block's first
+    row. What stands between rows (a comment, another element) goes with the row before it. Rows
+    listed out of order raise `RowsNotInOrder` as they are met; a part that is not well formed
+    raises as the writer's reader does (`rewrite_stream`), `where` naming the sheet."""
+    try:
+        part = _Part(chunks)
+        around: list[bytes] = []  # the elements open at the rows element, outermost first
+        for tag, scope, depth in _head_tags(part):  # the last is the rows element's
+            del around[depth:]
+            around.append(tag.group(1))
+            last = tag, scope
+        tag, scope = last
+        found = _RowsElement(tag.start(), tag.end(), bool(tag.group(3)), tag.group(1), tag.group(2), scope)
+    except Refused as err:
+        raise _named(err, where) from None
+    close = b"".join(b"</" + q + b">" for q in reversed(around))
+    head = part.buf[: found.start] + b"<" + found.qname + found.attrs + b">"
+    if found.empty:
+        return RowBlocks(head, close, iter(()))
+    part.buf = part.buf[found.end :]
+
+    def blocks() -> Iterator[tuple[int, bytes]]:
+        try:
+            yield from _cut(part, found, rows)
+        except Refused as err:
+            raise _named(err, where) from None
+
+    return RowBlocks(head, close, blocks())
+
+
+def _cut(part: _Part, found: _RowsElement, rows: int) -> Iterator[tuple[int, bytes]]:
+    """`row_blocks`' blocks: the rows of `part.buf` (which starts inside the rows element) and of
+    the chunks after it, up to the rows element's end tag, read as `_Rows.stream` reads them."""
+    prefix = found.qname[: -len(b"sheetData")]
+    plain = _plain_row(prefix) if _is_main(prefix + b"row", b"row", found.scope) else None
+    buf, pos, at = part.buf, 0, 0
+    held: list[bytes] = []  # the block's pieces
+    count, first, number, seen = 0, 0, 0, False
+    while True:
+        i = buf.find(b"<", pos)
+        m = plain.match(buf, i) if plain is not None and i >= 0 else None
+        numbered = True
+        if m is not None and b"xmlns" not in m.group(1):
+            row, stop = int(m.group(2)), m.end()
+        else:
+            tag, stop = None, -1
+            if i < 0:
+                i = len(buf)
+            elif len(buf) - i >= LONGEST_OPENER or part.eof:
+                end = _opaque_end(buf, i)
+                if end is not None:
+                    if end >= 0:
+                        pos = end
+                        continue
+                elif buf[i + 1 : i + 2] == b"/":
+                    if END_TAG.match(buf, i):  # the rows element's end
+                        held.append(buf[at:i])
+                        if count:
+                            yield first, b"".join(held)
+                        return
+                elif buf[i + 1 : i + 2] == b"!":
+                    raise _not_well_formed("a declaration among its rows")
+                else:
+                    tag = START_TAG.match(buf, i)
+                    if tag is not None:
+                        scope = _scope(tag.group(2), found.scope)
+                        is_row = _is_main(tag.group(1), b"row", scope)
+                        stop = tag.end() if tag.group(3) else _element_end(buf, tag.end(), tag.group(1), nested=not is_row)[0]
+                    elif len(buf) - i > MAX_TAG:
+                        raise _not_well_formed("a tag among its rows that does not end")
+            if stop < 0:  # the markup at `i` goes on in the next chunk
+                if part.eof:
+                    raise _not_well_formed("its rows element does not end")
+                held.append(buf[at:i])
+                part.buf, pos, at = buf[i:], 0, 0
+                part.more()
+                buf = part.buf
+                continue
+            if not is_row:  # not a row: goes with the rows around it
+                pos = stop
+                continue
+            given = attribute(tag.group(2), b"r")
+            numbered = bool(given and given.strip().isdigit())
+            row = int(given) if numbered else number + 1
+        if seen and row <= number:
+            raise RowsNotInOrder(f"row {row} after row {number}")
+        if count == rows:  # the block is full: this row begins the next
+            held.append(buf[at:i])
+            yield first, b"".join(held)
+            held, at, count = [], i, 0
+        if not count:
+            first = row
+        number, seen, count, pos = row, True, count + 1, stop
+        if not numbered:  # the row's number written into its start tag
+            attrs = _set(tag.group(2), b"r", str(row).encode())
+            held += [buf[at : tag.start(2)], attrs]
+            at = tag.end(2)

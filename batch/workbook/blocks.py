@@ -1,0 +1,96 @@
+"""A large sheet read a block of rows at a time, each block by python-calamine.
+
+python-calamine reads a sheet only whole: its range of every cell in Rust, then a Python list per
+row, beside the Python values it makes (a sheet of 1,048,575 GrowNJ rows: about 3.3 GB at the
+highest). Here the sheet part is streamed from the package and cut every `BLOCK_ROWS` rows by the
+writer's row reader (`batch.workbook.sheetrows.row_blocks`, which reads every spelling a part may
+have), and each block is given to calamine as a package of its own: the workbook's parts as they
+are (the shared strings, the styles that make a number a date, the workbook's 1904 flag), the
+other sheets' parts empty, and this sheet's part made of its own head, the block's rows as they
+are written, and the end tags that close them. The values are calamine's by construction; only
+where each block's rows stand in the sheet is worked out here, from where calamine says each
+block's first cell is (`CalamineSheet.start`).
+
+`sheet_grid` gives what `to_python(skip_empty_area=False)` of the whole sheet gives: a row for each
+row from the first to the last that holds a value, each as wide as the widest, '' where no cell
+holds a value. Rows listed out of order cannot be cut in order (`RowsNotInOrder`), and a part
+written in UTF-16, which calamine does not read, is not given it in UTF-8 (`NotByBlocks`); the
+reader (`batch.workbook.reading`) then reads the sheet whole, as it reads a smaller one, and so
+meets whatever calamine refuses in a block.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Iterator
+
+import python_calamine
+
+from batch.workbook import deflate, sheetrows
+from batch.workbook.opened import Opened
+from batch.workbook.safety import utf16
+from batch.workbook.sheetrows import RowsNotInOrder
+
+__all__ = ["BLOCK_ROWS", "NotByBlocks", "RowsNotInOrder", "sheet_blocks", "sheet_grid"]
+
+BLOCK_ROWS = 50_000  # rows calamine reads at a time (about 50 MB of a GrowNJ sheet's Python values)
+CHUNK_BYTES = 8 << 20  # bytes of the inflated sheet part read at a time
+EMPTY_SHEET = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData/></worksheet>'
+)
+
+
+class NotByBlocks(Exception):
+    """A sheet part that calamine would not read by blocks as it reads it whole."""
+
+
+def _chunks(z: zipfile.ZipFile, part: str) -> Iterator[bytes]:
+    with deflate.reading(z, part) as member:
+        while chunk := member.read(CHUNK_BYTES):
+            yield chunk
+
+
+Block = tuple[tuple[int, int], list[list]]  # (0-based row, column) of a block's first value, and its rows from there
+
+
+def sheet_blocks(opened: Opened, sheet: str, part: str, sheets: list[str], rows: int = BLOCK_ROWS) -> Iterator[Block]:
+    """Each block of the sheet named `sheet` (its part `part`; `sheets`, the parts of every sheet
+    of the workbook) that holds a value: ((0-based row, column) of its first value, calamine's
+    rows from there, `to_python(skip_empty_area=True)`), in the sheet's order."""
+    z = opened.zip
+    with deflate.reading(z, part) as member:
+        if utf16(member.read(2)):  # calamine reads no such part (the writer's reader does, in UTF-8)
+            raise NotByBlocks(f"the part {part} is written in UTF-16")
+    kept = [i for i in z.infolist() if i.filename != part and not i.is_dir()]
+    others = {i.filename: EMPTY_SHEET if i.filename in sheets else deflate.read(z, i) for i in kept}
+    cut = sheetrows.row_blocks(_chunks(z, part), rows, where=f"The sheet {sheet!r}")
+    for _first, block in cut.blocks:
+        package = io.BytesIO()
+        with zipfile.ZipFile(package, "w", zipfile.ZIP_STORED) as out:
+            for name, data in others.items():
+                out.writestr(name, data)
+            out.writestr(part, b"".join([cut.head, block, cut.close]))
+        del block
+        package.seek(0)
+        read = python_calamine.CalamineWorkbook.from_filelike(package).get_sheet_by_name(sheet)
+        if read.start is not None:
+            yield read.start, read.to_python(skip_empty_area=True)
+
+
+def sheet_grid(opened: Opened, sheet: str, part: str, sheets: list[str], rows: int = BLOCK_ROWS) -> list[list]:
+    """The sheet's values as calamine's whole read gives them (`to_python(skip_empty_area=False)`),
+    read a block of `rows` rows at a time (`sheet_blocks`)."""
+    grid: list[list] = []
+    width = 0
+    for (first_row, first_col), block in sheet_blocks(opened, sheet, part, sheets, rows):
+        if first_row < len(grid):  # calamine placed a value above the block's rows: not rows in order
+            raise RowsNotInOrder(f"a block's first value in row {first_row + 1}, after row {len(grid)}")
+        grid.extend([] for _ in range(first_row - len(grid)))  # rows without a value
+        grid.extend(block if not first_col else ([""] * first_col + row for row in block))
+        width = max(width, first_col + (len(block[0]) if block else 0))
+    for row in grid:
+        if len(row) < width:
+            row.extend([""] * (width - len(row)))
+    return grid

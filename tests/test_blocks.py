@@ -1,0 +1,236 @@
+"""A large sheet read by blocks of rows (batch.workbook.blocks): calamine's values, where calamine's
+whole read puts them, in every spelling a sheet part may have; and the same result from the reader.
+
+Each case is read whole by python-calamine and by blocks of 1, 2 and 3 rows (a block boundary
+after every row, and between every pair of rows somewhere); the two grids must be equal value for
+value and type for type (1 and 1.0, a date and its serial number, '' and an empty cell)."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import python_calamine
+from test_in_place import SHEET, SHEET_SPELLINGS, WRITER_SPELLINGS, _edited, _titled_book
+from test_tool_sheets import AS_OF
+
+from batch.pipeline import process
+from batch.workbook import reading
+from batch.workbook.blocks import NotByBlocks, RowsNotInOrder, sheet_grid
+from batch.workbook.opened import Opened
+from batch.workbook.safety import sheet_parts
+
+ROOT = Path(__file__).resolve().parents[1]
+MAIN = b"http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+SIZES = (1, 2, 3)
+
+
+def _typed(grid: list[list]) -> list[list]:
+    return [[(type(v).__name__, v) for v in row] for row in grid]
+
+
+def _both(path: Path, size: int) -> tuple[list[list], list[list]]:
+    """(calamine's whole read, the read by blocks of `size` rows) of the workbook's first sheet."""
+    with Opened(path) as opened:
+        parts = sheet_parts(opened)
+        name, part = next(iter(parts.items()))
+        blocks = sheet_grid(opened, name, part, list(parts.values()), size)
+    whole = python_calamine.CalamineWorkbook.from_path(str(path)).get_sheet_by_name(name).to_python(skip_empty_area=False)
+    return whole, blocks
+
+
+OFFICE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+PACKAGE = "http://schemas.openxmlformats.org/package/2006"
+TYPES = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+
+
+def _rels(*targets: tuple[str, str]) -> bytes:
+    listed = "".join(f'<Relationship Id="rId{i}" Type="{OFFICE}/{kind}" Target="{t}"/>' for i, (kind, t) in enumerate(targets, 1))
+    return f'<?xml version="1.0"?><Relationships xmlns="{PACKAGE}/relationships">{listed}</Relationships>'.encode()
+
+
+def _package(path: Path, rows: bytes, head: bytes = b"", shared: list[str] = ()) -> Path:
+    """A workbook of two sheets whose first sheet holds `rows` (its rows element's content, as
+    written) after `head` (elements before the rows element), with a date style (1) and the shared
+    strings `shared`; its merged range after the rows."""
+    main = MAIN.decode()
+    overrides = {"workbook": "sheet.main", "worksheets/sheet1": "worksheet", "worksheets/sheet2": "worksheet"}
+    overrides |= {"styles": "styles", "sharedStrings": "sharedStrings"}
+    types = "".join(f'<Override PartName="/xl/{p}.xml" ContentType="{TYPES}.{t}+xml"/>' for p, t in overrides.items())
+    sst = "".join(f"<si><t>{s}</t></si>" for s in shared)
+    files = {
+        "[Content_Types].xml": f'<?xml version="1.0"?><Types xmlns="{PACKAGE}/content-types">'
+        f'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        f'<Default Extension="xml" ContentType="application/xml"/>{types}</Types>'.encode(),
+        "_rels/.rels": _rels(("officeDocument", "xl/workbook.xml")),
+        "xl/workbook.xml": f'<?xml version="1.0"?><workbook xmlns="{main}" xmlns:r="{OFFICE}"><sheets>'
+        '<sheet name="Ledger" sheetId="1" r:id="rId1"/><sheet name="Other" sheetId="2" r:id="rId2"/></sheets></workbook>'.encode(),
+        "xl/_rels/workbook.xml.rels": _rels(
+            ("worksheet", "worksheets/sheet1.xml"),
+            ("worksheet", "worksheets/sheet2.xml"),
+            ("styles", "styles.xml"),
+            ("sharedStrings", "sharedStrings.xml"),
+        ),
+        "xl/styles.xml": f'<?xml version="1.0"?><styleSheet xmlns="{main}">'
+        '<cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/></cellXfs></styleSheet>'.encode(),
+        "xl/sharedStrings.xml": f'<?xml version="1.0"?><sst xmlns="{main}">{sst}</sst>'.encode(),
+        "xl/worksheets/sheet1.xml": f'<?xml version="1.0"?><worksheet xmlns="{main}">'.encode()
+        + head
+        + b"<sheetData>"
+        + rows
+        + b'</sheetData><mergeCells count="1"><mergeCell ref="A1:B1"/></mergeCells></worksheet>',
+        "xl/worksheets/sheet2.xml": f'<?xml version="1.0"?><worksheet xmlns="{main}"><sheetData>'
+        '<row r="1"><c r="A1"><v>9</v></c></row></sheetData></worksheet>'.encode(),
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return path
+
+
+def _n(ref: str, value: str, t: str = "", s: str = "") -> str:
+    """A cell with a value, of type `t`, in style `s`."""
+    return f'<c r="{ref}"' + (f' t="{t}"' if t else "") + (f' s="{s}"' if s else "") + f"><v>{value}</v></c>"
+
+
+def _s(ref: str, text: str) -> str:
+    return f'<c r="{ref}" t="inlineStr"><is><t>{text}</t></is></c>'
+
+
+# (case, the rows element's content, the shared strings)
+SHAPES = [
+    (
+        "values of every type",
+        f'<row r="1">{_s("A1", "ID")}{_n("B1", "0", t="s")}</row>'
+        f'<row r="2">{_n("A2", "1")}{_n("B2", "2.5")}{_n("C2", "46000", s="1")}{_n("D2", "1", t="b")}'
+        f'{_n("E2", "#N/A", t="e")}<c r="F2" t="str"><f>A2</f><v>1</v></c>{_s("G2", "")}</row>',
+        ["shared"],
+    ),
+    (
+        "rows without a number, and cells without a reference",
+        '<row><c t="inlineStr"><is><t>a</t></is></c><c><v>1</v></c></row><row><c><v>2</v></c></row>'
+        f'<row r="7">{_n("C7", "3")}</row><row><c r="B8"><v>4</v></c></row>',
+        [],
+    ),
+    (
+        "gaps, self-closing rows, empty rows at a block's start and a styled empty cell at the edge",
+        f'<row r="2"/><row r="3" s="1" customFormat="1"/><row r="5">{_n("D5", "1")}<c r="H5" s="1"/></row>'
+        f'<row r="6"/><row r="9">{_n("B9", "2")}</row><row r="10"/><row r="11"/><row r="12">{_n("F12", "3")}</row>',
+        [],
+    ),
+    (
+        "a leading empty column, rows narrower and wider than others",
+        f'<row r="1">{_n("C1", "1")}</row><row r="2">{_n("B2", "1")}{_n("E2", "2")}</row><row r="3">{_n("D3", "3")}</row>',
+        [],
+    ),
+    (
+        "comments, processing instructions and another element between rows",
+        f'<row r="1">{_n("A1", "1")}</row><!-- <row r="2"><c r="A2"><v>5</v></c></row> --><?pi x?>'
+        f'<row r="3">{_n("A3", "3")}</row><extLst><ext uri="x"><row r="4"/></ext></extLst><row r="5">{_n("A5", "5")}</row>',
+        [],
+    ),
+    (
+        "a row holding a namespace declaration and its own extensions",
+        f'<row r="1" xmlns:q="urn:q">{_n("A1", "1")}<extLst><ext uri="q"/></extLst></row><row r="2">{_n("B2", "2")}</row>',
+        [],
+    ),
+    ("no value at all", '<row r="1"><c r="A1" s="1"/></row><row r="2"/>', []),
+]
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("case,rows,shared", SHAPES, ids=[c[0] for c in SHAPES])
+def test_a_sheet_read_by_blocks_gives_calamines_values_where_its_whole_read_puts_them(tmp_path, case, rows, shared, size):
+    path = _package(tmp_path / "book.xlsx", rows.encode(), b'<dimension ref="A1:H12"/>', shared)
+    whole, blocks = _both(path, size)
+    assert _typed(blocks) == _typed(whole), case
+
+
+SPELLED = [(c[0], c[1]) for c in SHEET_SPELLINGS + WRITER_SPELLINGS]
+# calamine reads a part in UTF-16 as an empty sheet and refuses a row 0: such a sheet is read whole, as before
+READ_WHOLE = {"the sheet written in UTF-16 (comes back in UTF-8)": NotByBlocks, "a row 0 above the title": python_calamine.CalamineError}
+
+
+def _spelled(tmp_path: Path, edit) -> Path:
+    return _edited(_titled_book(tmp_path / "made" / "t.xlsx"), tmp_path / "in" / "t.xlsx", lambda n, d: edit(d) if n == SHEET else d)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("case,edit", [c for c in SPELLED if c[0] not in READ_WHOLE], ids=[c[0] for c in SPELLED if c[0] not in READ_WHOLE])
+def test_every_spelling_the_writer_reads_is_read_by_blocks_as_calamine_reads_it_whole(tmp_path, case, edit, size):
+    whole, blocks = _both(_spelled(tmp_path, edit), size)
+    assert len(whole) >= 4 and _typed(blocks) == _typed(whole), case
+
+
+@pytest.mark.parametrize("case,edit", [c for c in SPELLED if c[0] in READ_WHOLE], ids=[c[0] for c in SPELLED if c[0] in READ_WHOLE])
+def test_a_sheet_calamine_does_not_read_by_blocks_as_it_reads_it_whole_is_read_whole(tmp_path, monkeypatch, case, edit):
+    src = _spelled(tmp_path, edit)
+    with Opened(src) as opened:
+        with pytest.raises(READ_WHOLE[case]):
+            sheet_grid(opened, "Transfers", SHEET, [SHEET], 2)
+        monkeypatch.setattr(reading, "BLOCKS_FROM_BYTES", 0)
+        assert reading._block_grid(opened, "Transfers") is None, case
+
+
+def test_rows_out_of_order_cannot_be_cut_into_blocks(tmp_path, monkeypatch):
+    """Row 2 listed after row 3: the reader reads such a sheet whole (`reading._block_grid`)."""
+    path = _package(
+        tmp_path / "book.xlsx", f'<row r="1">{_n("A1", "1")}</row><row r="3">{_n("A3", "3")}</row><row r="2">{_n("A2", "2")}</row>'.encode()
+    )
+    with Opened(path) as opened, pytest.raises(RowsNotInOrder):
+        sheet_grid(opened, "Ledger", "xl/worksheets/sheet1.xml", ["xl/worksheets/sheet1.xml", "xl/worksheets/sheet2.xml"], 1)
+    monkeypatch.setattr(reading, "BLOCKS_FROM_BYTES", 0)
+    with Opened(path) as opened:
+        assert reading._block_grid(opened, "Ledger") is None
+        assert reading._block_grid(opened, "Other") == [[9.0]]  # its other sheet, in order: read by blocks
+
+
+def _results(path: Path) -> list:
+    """Per sheet of the workbook's result: its frames (intake) or grid (another sheet)."""
+    result = process(path, as_of=AS_OF)
+    try:
+        out = [result.findings.astype(str)]
+        for s in result.sheets:
+            if isinstance(s, reading.OtherSheet):
+                out.append(_typed(s.grid))
+            else:
+                out += [s.sheet.cells.astype(str), s.typed.astype(str), s.computed.astype(str), s.status, s.findings.astype(str)]
+        return out
+    finally:
+        result.discard()
+
+
+WORKBOOKS = sorted((ROOT / "sample_inputs").glob("*.xlsx")) + [ROOT / "tests" / "fixtures" / "kept.xlsx"]
+
+
+@pytest.mark.parametrize("path", WORKBOOKS, ids=[p.name for p in WORKBOOKS])
+def test_a_workbook_read_by_blocks_gives_the_same_result(monkeypatch, path):
+    """Every sheet read by blocks of 2 rows (as a sheet of at least `BLOCKS_FROM_BYTES` is) and read
+    whole give the same cells, inputs, computed columns, statuses and findings."""
+    whole = _results(path)
+    monkeypatch.setattr(reading, "BLOCKS_FROM_BYTES", 0)
+    read = []
+    real = reading.blocks.sheet_grid
+    monkeypatch.setattr(reading.blocks, "sheet_grid", lambda *a: read.append(a[1]) or real(*a, rows=2))
+    by_blocks = _results(path)
+    assert read, "no sheet was read by blocks"
+    assert len(by_blocks) == len(whole)
+    for a, b in zip(whole, by_blocks, strict=True):
+        if isinstance(a, pd.DataFrame):
+            pd.testing.assert_frame_equal(a, b)
+        elif isinstance(a, pd.Series):
+            pd.testing.assert_series_equal(a, b)
+        else:
+            assert a == b
+
+
+def test_the_sheet_part_is_streamed_not_read_whole(tmp_path, monkeypatch):
+    """The part reaches the row reader in chunks: a chunk of 64 bytes gives the same grid."""
+    path = _package(
+        tmp_path / "book.xlsx", "".join(f'<row r="{r}">{_n(f"A{r}", str(r))}{_s(f"B{r}", "x" * r)}</row>' for r in range(1, 40)).encode()
+    )
+    monkeypatch.setattr("batch.workbook.blocks.CHUNK_BYTES", 64)
+    whole, blocks = _both(path, 5)
+    assert len(whole) == 39 and _typed(blocks) == _typed(whole)
