@@ -4,13 +4,10 @@ memory it holds, and whether it gives exactly the values of calamine's whole rea
     python benchmarks/blocks.py                                        # 1,048,575 GrowNJ rows
     python benchmarks/blocks.py --program transfers --rows 100000 --check
 
-python-calamine reads a sheet only whole (its Rust range of every cell, then a Python list per row).
-Here the sheet part is streamed from the package, cut after every `--block` rows, and each block is
-given to calamine as a package of its own: the workbook's other parts as they are (the shared
-strings, the styles that make a number a date, the 1904 flag), and a sheet part made of the part's
-own head, the block's rows as they are written, and its tail. The values are calamine's by
-construction; `--check` compares them, cell by cell and type by type, with calamine's whole read of
-the same sheet (which holds the whole sheet: check on sizes that fit).
+The product's reader of a large sheet (`batch.workbook.blocks.sheet_blocks`): the sheet part streamed
+from the package, cut after every `--block` rows by the writer's row reader, and each block given
+to calamine as a package of its own. `--check` compares the blocks, cell by cell and type by type,
+with calamine's whole read of the same sheet (which holds the whole sheet: check on sizes that fit).
 
 `--checks` also runs each block through the pipeline's checks as the product runs a sheet
 (`process_sheet`: validation, the calculator, the findings, the summary) and makes its records,
@@ -19,80 +16,34 @@ blocks would take in time and memory. Each block is checked alone, so a rule acr
 duplicate ID, a prior incentive, a limit) sees only its block's rows: the time and the memory are
 what is measured, not the findings.
 
-A measurement of a way to read, not the product's reader: the rows are cut at `</row>` and `<row .../>`
-(the spelling of the benchmark's workbooks; a prefixed or commented part needs the product's row
-reader, `batch.workbook.sheetrows`), and the first sheet part is read. The workbooks are
-benchmarks/run.py's (cached in benchmarks/.data/). Not part of the test suite.
+The workbooks are benchmarks/run.py's (cached in benchmarks/.data/). Not part of the test suite.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
-import re
 import resource
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 import python_calamine
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-
-SHEET_PART = "xl/worksheets/sheet1.xml"
-ROWS_START = re.compile(rb"<sheetData\b[^>]*>")
-ROW_END = re.compile(rb"</row>|<row\b[^>]*/>")
-CHUNK = 8 << 20  # bytes of the inflated sheet part read at a time
-
-
-def _package(others: dict[str, bytes], head: bytes, rows: list[bytes], tail: bytes) -> tuple[tuple[int, int] | None, list[list]]:
-    """calamine's (first cell, rows) of a package holding `rows` as its first sheet's rows."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
-        for name, data in others.items():
-            z.writestr(name, data)
-        z.writestr(SHEET_PART, b"".join([head, *rows, tail]))
-    out.seek(0)
-    sheet = python_calamine.CalamineWorkbook.from_filelike(out).get_sheet_by_index(0)
-    return sheet.start, sheet.to_python(skip_empty_area=True)
+sys.path.insert(0, str(HERE.parent))
 
 
 def blocks(path: Path, per_block: int):
-    """Each block's (first cell, rows) as calamine reads it, in the sheet's order."""
-    with zipfile.ZipFile(path) as z:
-        others = {i.filename: z.read(i.filename) for i in z.infolist() if i.filename != SHEET_PART}
-        with z.open(SHEET_PART) as part:
-            buf, opened = b"", None
-            while opened is None:
-                more = part.read(CHUNK)
-                if not more:
-                    return
-                buf += more
-                opened = ROWS_START.search(buf)
-            if opened.group().endswith(b"/>"):
-                return
-            head, buf = buf[: opened.end()], buf[opened.end() :]
-            tail = b"</sheetData></worksheet>"
-            held, count = [], 0
-            while True:
-                more = part.read(CHUNK)
-                buf += more
-                at = last = 0  # where the rows not yet held begin; the end of the chunk's last whole row
-                for m in ROW_END.finditer(buf):
-                    count, last = count + 1, m.end()
-                    if count == per_block:
-                        held.append(buf[at:last])
-                        at = last
-                        yield _package(others, head, held, tail)
-                        held, count = [], 0
-                held.append(buf[at:last])
-                buf = buf[last:]
-                if not more:
-                    break
-            if count:
-                yield _package(others, head, held, tail)
+    """Each block's (first value, rows) as the product's reader gives it, in the sheet's order."""
+    from batch.workbook.blocks import sheet_blocks
+    from batch.workbook.opened import Opened
+    from batch.workbook.safety import sheet_parts
+
+    with Opened(path) as opened:
+        parts = sheet_parts(opened)
+        name, part = next(iter(parts.items()))
+        yield from sheet_blocks(opened, name, part, list(parts.values()), per_block)
 
 
 def _checker(program_name: str):

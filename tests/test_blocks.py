@@ -109,9 +109,10 @@ SHAPES = [
         ["shared"],
     ),
     (
-        "rows without a number, and cells without a reference",
-        '<row><c t="inlineStr"><is><t>a</t></is></c><c><v>1</v></c></row><row><c><v>2</v></c></row>'
-        f'<row r="7">{_n("C7", "3")}</row><row><c r="B8"><v>4</v></c></row>',
+        "cells without a reference",
+        f'<row r="1"><c t="inlineStr"><is><t>a</t></is></c><c><v>1</v></c></row><row r="2"><c><v>2</v></c></row>'
+        f'<row r="3">{_n("C3", "3")}</row><row r="7">{_n("C7", "3")}</row><row r="9"><c r="B9"><v>4</v></c></row>'
+        f'<row r="10">{_n("A10", "5")}</row><row r="11"><c r="B11"><v>6</v></c></row>',
         [],
     ),
     (
@@ -174,17 +175,38 @@ def test_a_sheet_calamine_does_not_read_by_blocks_as_it_reads_it_whole_is_read_w
         assert reading._block_grid(opened, "Transfers") is None, case
 
 
-def test_rows_out_of_order_cannot_be_cut_into_blocks(tmp_path, monkeypatch):
-    """Row 2 listed after row 3: the reader reads such a sheet whole (`reading._block_grid`)."""
-    path = _package(
-        tmp_path / "book.xlsx", f'<row r="1">{_n("A1", "1")}</row><row r="3">{_n("A3", "3")}</row><row r="2">{_n("A2", "2")}</row>'.encode()
-    )
-    with Opened(path) as opened, pytest.raises(RowsNotInOrder):
-        sheet_grid(opened, "Ledger", "xl/worksheets/sheet1.xml", ["xl/worksheets/sheet1.xml", "xl/worksheets/sheet2.xml"], 1)
+NUMBERLESS = f'<row r="1">{_n("A1", "1")}</row><row>{_n("A2", "2")}</row><row><c><v>3</v></c></row><row r="7">{_n("C7", "7")}</row>'
+
+
+def test_a_row_without_its_number_is_read_by_blocks_unless_it_would_begin_one(tmp_path, monkeypatch):
+    """Rows 2 and 3 have no number: calamine numbers each by the row before it. In blocks of 3
+    (rows 1 to 3, then row 7) that row is in the block; in blocks of 2 row 3 would begin one, and
+    the reader reads the sheet whole."""
+    path = _package(tmp_path / "book.xlsx", NUMBERLESS.encode())
+    whole, blocks = _both(path, 3)
+    assert _typed(blocks) == _typed(whole) and len(whole) == 7
+    with Opened(path) as opened, pytest.raises(NotByBlocks):
+        sheet_grid(opened, "Ledger", "xl/worksheets/sheet1.xml", ["xl/worksheets/sheet1.xml"], 2)
+    monkeypatch.setattr(reading.blocks, "sheet_grid", lambda *a: sheet_grid(*a, rows=2))
     monkeypatch.setattr(reading, "BLOCKS_FROM_BYTES", 0)
     with Opened(path) as opened:
         assert reading._block_grid(opened, "Ledger") is None
-        assert reading._block_grid(opened, "Other") == [[9.0]]  # its other sheet, in order: read by blocks
+
+
+def test_rows_out_of_order_across_blocks_are_read_whole(tmp_path, monkeypatch):
+    """Row 2 listed after row 3: within one block calamine puts it in its place, as its whole read
+    does; in blocks of 1 the block of row 2 comes after row 3's, and the reader reads the sheet whole."""
+    rows = f'<row r="1">{_n("A1", "1")}</row><row r="3">{_n("A3", "3")}</row><row r="2">{_n("A2", "2")}</row>'
+    path = _package(tmp_path / "book.xlsx", rows.encode())
+    whole, blocks = _both(path, 3)
+    assert _typed(blocks) == _typed(whole) == _typed([[1.0], [2.0], [3.0]])
+    with Opened(path) as opened, pytest.raises(RowsNotInOrder):
+        sheet_grid(opened, "Ledger", "xl/worksheets/sheet1.xml", ["xl/worksheets/sheet1.xml", "xl/worksheets/sheet2.xml"], 1)
+    monkeypatch.setattr(reading.blocks, "sheet_grid", lambda *a: sheet_grid(*a, rows=1))
+    monkeypatch.setattr(reading, "BLOCKS_FROM_BYTES", 0)
+    with Opened(path) as opened:
+        assert reading._block_grid(opened, "Ledger") is None
+        assert reading._block_grid(opened, "Other") == [[9.0]]  # its other sheet: read by blocks
 
 
 def _results(path: Path) -> list:
@@ -234,3 +256,42 @@ def test_the_sheet_part_is_streamed_not_read_whole(tmp_path, monkeypatch):
     monkeypatch.setattr("batch.workbook.blocks.CHUNK_BYTES", 64)
     whole, blocks = _both(path, 5)
     assert len(whole) == 39 and _typed(blocks) == _typed(whole)
+
+
+# -- the cell scan by blocks of rows (batch.workbook.safety.scan_cells) ----------------------------
+
+SCANNED = (
+    f'<row r="1">{_s("A1", "ID")}{_s("B1", "Amount")}</row>'
+    f'<row r="2">{_n("B2", "10")}<c r="C2"><f>B2*2</f></c><c r="D2" t="e"><v>#DIV/0!</v></c></row>'
+    '<!-- <row r="3"><c r="E3"><f>SUM(B1:B2)</f></c></row> -->'
+    f'<row r="3">{_n("B3", "5")}<c r="C3"><f t="shared" ref="C3:C5" si="0">SUM(B$2:B2)</f><v>10</v></c></row>'
+    '<row r="4"><c r="B4"><v>1</v><extLst><ext uri="x"><c r="Z4"><f>A1</f></c></ext></extLst></c>'
+    '<c r="C4"><f t="shared" si="0"/><v>15</v></c></row>'
+    '<row r="5"><c r="C5"><f t="shared" si="0"/><v>16</v></c>'
+    '<c r="D5" t="inlineStr"><is><t><![CDATA[<c r="F5"><f>X</f></c>]]></t></is></c></row>'
+    '<row r="6"><c r="C6" t="e"><f>NA()</f><v>#N/A</v></c><c r="G6"><f>SUM(C2:C5)</f></c></row>'
+    f'<?exporter <c r="E7"><f>SUM(B1:B2)</f></c> ?><row r="7">{_n("A7", "7")}</row>'
+)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_cell_scan_by_blocks_notes_what_the_scan_of_the_whole_part_notes(tmp_path, monkeypatch, size):
+    """Errors, formulas without a value, column totals (a shared SUM whose text is in an earlier
+    block), cells in comments, processing instructions, CDATA sections and extensions (not cells),
+    and the merged ranges after the rows: in blocks of 1, 2 and 3 rows as in the whole part."""
+    from batch.workbook import safety
+
+    path = _package(tmp_path / "book.xlsx", SCANNED.encode())
+    monkeypatch.setattr(safety, "SCAN_BLOCK_ROWS", size)
+    by_blocks = safety.scan_cells(path)["Ledger"]
+
+    def refuse(*_a):
+        raise NotByBlocks("read whole")
+
+    monkeypatch.setattr(safety, "_scan_by_blocks", refuse)
+    whole = safety.scan_cells(path)["Ledger"]
+    assert by_blocks == whole
+    assert whole.errors == {(1, 3): "#DIV/0!", (5, 2): "#N/A"}
+    assert whole.uncalculated == {(1, 2): "=B2*2", (5, 6): "=SUM(C2:C5)"}
+    assert whole.sums == {(2, 2), (3, 2), (4, 2), (5, 6)}  # C3:C5, the shared total, and G6
+    assert whole.merged == ((0, 0, 0, 1),) and whole.columns == frozenset(range(7)) - {4, 5}

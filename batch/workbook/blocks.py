@@ -13,8 +13,10 @@ block's first cell is (`CalamineSheet.start`).
 
 `sheet_grid` gives what `to_python(skip_empty_area=False)` of the whole sheet gives: a row for each
 row from the first to the last that holds a value, each as wide as the widest, '' where no cell
-holds a value. Rows listed out of order cannot be cut in order (`RowsNotInOrder`), and a part
-written in UTF-16, which calamine does not read, is not given it in UTF-8 (`NotByBlocks`); the
+holds a value. Rows listed out of order across blocks cannot be put together in order
+(`RowsNotInOrder`: a block's first value above a value of a block before it), a row
+without its number cannot begin a block, and a part written in UTF-16, which calamine does not
+read, is not given it in UTF-8 (`NotByBlocks`); the
 reader (`batch.workbook.reading`) then reads the sheet whole, as it reads a smaller one, and so
 meets whatever calamine refuses in a block.
 """
@@ -30,7 +32,7 @@ import python_calamine
 from batch.workbook import deflate, sheetrows
 from batch.workbook.opened import Opened
 from batch.workbook.safety import utf16
-from batch.workbook.sheetrows import RowsNotInOrder
+from batch.workbook.sheetrows import NotByBlocks
 
 __all__ = ["BLOCK_ROWS", "NotByBlocks", "RowsNotInOrder", "sheet_blocks", "sheet_grid"]
 
@@ -42,8 +44,8 @@ EMPTY_SHEET = (
 )
 
 
-class NotByBlocks(Exception):
-    """A sheet part that calamine would not read by blocks as it reads it whole."""
+class RowsNotInOrder(NotByBlocks):
+    """A block holds a value in a row above one of a block before it: the sheet lists its rows out of order."""
 
 
 def _chunks(z: zipfile.ZipFile, part: str) -> Iterator[bytes]:
@@ -64,14 +66,16 @@ def sheet_blocks(opened: Opened, sheet: str, part: str, sheets: list[str], rows:
         if utf16(member.read(2)):  # calamine reads no such part (the writer's reader does, in UTF-8)
             raise NotByBlocks(f"the part {part} is written in UTF-16")
     kept = [i for i in z.infolist() if i.filename != part and not i.is_dir()]
-    others = {i.filename: EMPTY_SHEET if i.filename in sheets else deflate.read(z, i) for i in kept}
+    others = io.BytesIO()  # the package but for the sheet's part, made once
+    with zipfile.ZipFile(others, "w", zipfile.ZIP_STORED) as out:
+        for i in kept:
+            out.writestr(i.filename, EMPTY_SHEET if i.filename in sheets else deflate.read(z, i))
     cut = sheetrows.row_blocks(_chunks(z, part), rows, where=f"The sheet {sheet!r}")
-    for _first, block in cut.blocks:
-        package = io.BytesIO()
-        with zipfile.ZipFile(package, "w", zipfile.ZIP_STORED) as out:
-            for name, data in others.items():
-                out.writestr(name, data)
-            out.writestr(part, b"".join([cut.head, block, cut.close]))
+    for block in cut.blocks:
+        package = io.BytesIO(others.getvalue())
+        with zipfile.ZipFile(package, "a", zipfile.ZIP_STORED) as out, out.open(part, "w", force_zip64=True) as sheet_part:
+            for piece in (cut.head, *block, cut.close):
+                sheet_part.write(piece)
         del block
         package.seek(0)
         read = python_calamine.CalamineWorkbook.from_filelike(package).get_sheet_by_name(sheet)

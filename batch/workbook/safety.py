@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from batch.workbook import deflate, xmlparts
+from batch.workbook import deflate, sheetrows, xmlparts
 from batch.workbook.opened import Opened, opening
 from batch.workbook.refused import Refused
 
@@ -487,17 +487,18 @@ def _escaped(text: bytes) -> bytes:
     return text.replace(b"&", b"&amp;").replace(b"<", b"&lt;").replace(b">", b"&gt;")
 
 
-def elements_only(data: bytes) -> bytes:
+def elements_only(data: bytes, rows: bool = False) -> bytes:
     """A sheet part as its elements only, for patterns over its bytes: its comments and processing
     instructions left out and its CDATA sections written as the same text escaped, so that a cell
     spelled inside a comment or a CDATA section (`<!-- <c r="H3"><f>SUM(H1:H2)</f></c> -->`) is not
     taken for a cell; and the extension lists of its rows and cells (`<extLst>`, which the schema
     lets hold elements of any namespace, a `<c>` of another vocabulary included) left out, since
-    no cell of the sheet stands in one. A part without them (as every program writes) is returned
+    no cell of the sheet stands in one. `rows`: `data` is rows of the part (a block of them, see
+    `scan_cells`), not the whole part. A part without them (as every program writes) is returned
     as it is."""
-    if b"<!" in data or data.count(b"<?") > 1:
+    if b"<!" in data or data.count(b"<?") > (0 if rows else 1):  # beside the XML declaration of a whole part
         data = _OPAQUE.sub(lambda m: b"" if m.group(1) is None else _escaped(m.group(1)), data)
-    rows_end = data.rfind(b"sheetData>")
+    rows_end = len(data) if rows else data.rfind(b"sheetData>")
     if rows_end > 0 and data.find(b"extLst", 0, rows_end) >= 0:  # extensions among the rows
         data = _EXTENSIONS.sub(b"", data[:rows_end]) + data[rows_end:]
     return data
@@ -527,41 +528,78 @@ def _merged(data: bytes, prefix: bytes) -> tuple[tuple[int, int, int, int], ...]
     return tuple(out)
 
 
+SCAN_BLOCK_ROWS = 20_000  # rows of a sheet part the cell scan holds at a time
+
+
 def scan_cells(source: Opened | Path) -> dict[str, CellNotes]:
     """Per sheet: the columns that hold a cell, Excel error values, formulas without a cached value
     and the cells whose SUM or SUBTOTAL formula adds up other rows (`_sum_total`: a column total).
-    Sheets without errors or formulas cost one substring search beyond the columns."""
+    Sheets without errors or formulas cost one substring search beyond the columns. A sheet part
+    is read in chunks and scanned a block of rows at a time (`_scan_by_blocks`), so the scan of a
+    part of a gigabyte holds a few megabytes of it; one the row reader does not cut is scanned whole."""
     out: dict[str, CellNotes] = {}
     with opening(source) as opened:
         for sheet, part in sheet_parts(opened).items():
-            data = elements_only(read_part(opened.zip, part))
-            pat = sheet_patterns(data)
-            columns = frozenset(_col_number(c.decode()) - 1 for c in set(pat.column.findall(data)))
-            out[sheet] = notes = CellNotes({}, {}, columns, _merged(data, pat.prefix))
-            if pat.formula_open not in data and b'"e"' not in data and b"'e'" not in data:  # no formula, no error value
-                continue
-            shared: dict[bytes, bool] = {}  # a shared formula's index: whether its text adds up other rows
-            for m in pat.cell.finditer(data):
-                attrs, body = m.group(1), m.group(3) or b""
-                is_error = ERROR_TYPE.search(attrs) is not None
-                if pat.formula_open not in body and not is_error:
-                    continue
-                ref = ATTR_R.search(attrs)
-                if not ref:
-                    continue
-                pos = (int(ref.group(2)) - 1, _col_number(ref.group(1).decode()) - 1)
-                value = pat.value.search(body)
-                text = value.group(1) if value else None
-                if is_error and text:
-                    notes.errors[pos] = xml_text(text)
-                formula = pat.formula.search(body)
-                if formula is None:
-                    continue
-                if text is None or not text.strip():
-                    notes.uncalculated[pos] = "=" + xml_text(formula.group(1) or b"")
-                if _sum_total(formula, pos[0] + 1, shared):
-                    notes.sums.add(pos)
+            try:
+                out[sheet] = _scan_by_blocks(opened.zip, part)
+            except (Refused, sheetrows.NotByBlocks):  # not cut into rows: scanned whole, as it always was
+                data = elements_only(read_part(opened.zip, part))
+                pat = sheet_patterns(data)
+                out[sheet] = notes = CellNotes({}, {}, frozenset(), _merged(data, pat.prefix))
+                notes.columns = frozenset(_scan(data, pat, notes, {}))
     return out
+
+
+def _scan_by_blocks(z: zipfile.ZipFile, part: str) -> CellNotes:
+    """`scan_cells` of one sheet part, cut into blocks of `SCAN_BLOCK_ROWS` rows by the writer's row
+    reader (`batch.workbook.sheetrows.row_blocks`): a cell's reference says where it is, so each
+    block is scanned as the whole part would be, the shared formulas (`_sum_total`) in the part's order."""
+
+    def chunks():
+        with deflate.reading(z, part) as member:
+            while chunk := member.read(SCAN_CHUNK_BYTES):
+                yield chunk
+
+    cut = sheetrows.row_blocks(chunks(), SCAN_BLOCK_ROWS)
+    pat = sheet_patterns(cut.head)
+    notes, columns, shared = CellNotes({}, {}), set(), {}
+    for block in cut.blocks:
+        columns |= _scan(elements_only(b"".join(block), rows=True), pat, notes, shared)
+    notes.columns = frozenset(columns)
+    notes.merged = _merged(elements_only(cut.tail), pat.prefix)
+    return notes
+
+
+SCAN_CHUNK_BYTES = 8 << 20
+
+
+def _scan(data: bytes, pat: SheetPatterns, notes: CellNotes, shared: dict[bytes, bool]) -> set[int]:
+    """The columns holding a cell in `data` (a sheet part, or a block of its rows, `elements_only`),
+    its error values, formulas without a value and column totals noted in `notes`."""
+    columns = {_col_number(c.decode()) - 1 for c in set(pat.column.findall(data))}
+    if pat.formula_open not in data and b'"e"' not in data and b"'e'" not in data:  # no formula, no error value
+        return columns
+    for m in pat.cell.finditer(data):
+        attrs, body = m.group(1), m.group(3) or b""
+        is_error = ERROR_TYPE.search(attrs) is not None
+        if pat.formula_open not in body and not is_error:
+            continue
+        ref = ATTR_R.search(attrs)
+        if not ref:
+            continue
+        pos = (int(ref.group(2)) - 1, _col_number(ref.group(1).decode()) - 1)
+        value = pat.value.search(body)
+        text = value.group(1) if value else None
+        if is_error and text:
+            notes.errors[pos] = xml_text(text)
+        formula = pat.formula.search(body)
+        if formula is None:
+            continue
+        if text is None or not text.strip():
+            notes.uncalculated[pos] = "=" + xml_text(formula.group(1) or b"")
+        if _sum_total(formula, pos[0] + 1, shared):
+            notes.sums.add(pos)
+    return columns
 
 
 SUM_FORMULA = re.compile(r"^\s*=?\s*(?:_xlfn\.)?(?:SUM|SUBTOTAL)\s*\(", re.IGNORECASE)

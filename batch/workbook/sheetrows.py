@@ -1006,29 +1006,27 @@ def _rewritten(chunks, tails, styles: dict[int, dict], changes: Changes | None, 
 # -- a sheet's rows cut into blocks (a large sheet read a block at a time, batch.workbook.blocks) --
 
 
-class RowsNotInOrder(Exception):
-    """A sheet lists a row at or before one it listed already: its rows cannot be cut into blocks in order."""
-
-
 @dataclass
 class RowBlocks:
     """A sheet part cut into blocks of rows, read in chunks: `head`, the part up to the rows
     element's start tag, and `close`, the end tags of the rows element and of every element
-    around it, make a sheet part of each block (`head + block + close`); `blocks` yields
-    (the Excel row number of its first row, its rows as they are written), in the part's order."""
+    around it, make a sheet part of each block (`head`, the block's pieces, `close`); `blocks`
+    yields each block's rows as they are written, in pieces, in the part's order; `tail` is what
+    follows them (the merged ranges, ...)."""
 
     head: bytes
     close: bytes
-    blocks: Iterator[tuple[int, bytes]]
+    blocks: Iterator[list[bytes]]
+    tail: bytes = b""  # the part from the rows element's end tag on, once `blocks` has given every block
 
 
 def row_blocks(chunks, rows: int, where: str | None = None) -> RowBlocks:
-    """The rows of a sheet part read in chunks, `rows` rows a block. Each row goes as it is
-    written, but a row without a number (`r`) is given the one it has in the part (the number of
-    the row before it, and one): first in its block, it would else be read as the block's first
-    row. What stands between rows (a comment, another element) goes with the row before it. Rows
-    listed out of order raise `RowsNotInOrder` as they are met; a part that is not well formed
-    raises as the writer's reader does (`rewrite_stream`), `where` naming the sheet."""
+    """The rows of a sheet part read in chunks, `rows` rows a block, each as it is written; what
+    stands between rows (a comment, another element) goes with the rows around it. A row without
+    its number (`r`) is numbered by the row before it, so one that would begin a block raises
+    `NotByBlocks`. A part that is not well formed raises as the writer's reader does
+    (`rewrite_stream`), `where` naming the sheet. The order of the rows is not checked here (see
+    `batch.workbook.blocks`)."""
     try:
         part = _Part(chunks)
         around: list[bytes] = []  # the elements open at the rows element, outermost first
@@ -1043,82 +1041,134 @@ def row_blocks(chunks, rows: int, where: str | None = None) -> RowBlocks:
     close = b"".join(b"</" + q + b">" for q in reversed(around))
     head = part.buf[: found.start] + b"<" + found.qname + found.attrs + b">"
     if found.empty:
-        return RowBlocks(head, close, iter(()))
+        return RowBlocks(head, close, iter(()), part.buf[found.end :] + b"".join(part.chunks))
     part.buf = part.buf[found.end :]
 
-    def blocks() -> Iterator[tuple[int, bytes]]:
+    def blocks() -> Iterator[list[bytes]]:
         try:
             yield from _cut(part, found, rows)
         except Refused as err:
             raise _named(err, where) from None
+        cut.tail = part.buf + b"".join(part.chunks)
 
-    return RowBlocks(head, close, blocks())
+    cut = RowBlocks(head, close, blocks())
+    return cut
 
 
-def _cut(part: _Part, found: _RowsElement, rows: int) -> Iterator[tuple[int, bytes]]:
+_PLAIN_ENDS: dict[bytes, tuple[bytes, re.Pattern, re.Pattern]] = {}
+
+
+def _plain_ends(buf: bytes, pos: int, prefix: bytes) -> list[int] | None:
+    """The ends of the rows under `prefix` in `buf` from `pos` (where a row, or the rows element's
+    end, starts) up to the last `</row>` in it, when nothing in that run is markup but rows and
+    what they hold (no comment, CDATA section, processing instruction or extension list): rows do
+    not nest, and a `<` in a cell's text is written `&lt;`, so each end found is a row's end and
+    each row's end is found. None when the run holds other markup, or no row ends in `buf`: the
+    rows are then read token by token."""
+    if prefix not in _PLAIN_ENDS:
+        name = re.escape(prefix + b"row")
+        _PLAIN_ENDS[prefix] = (
+            b"<" + prefix + b"row",
+            re.compile(rb"</" + name + rb">"),
+            re.compile(rb"</" + name + rb"\s*>|<" + name + rb"\b[^<>]*/>"),
+        )
+    start, plain_end, any_end = _PLAIN_ENDS[prefix]
+    stop = buf.rfind(b"</" + prefix + b"row>", pos)
+    if stop < 0:
+        return None
+    stop += len(prefix) + 6
+    for rare, mark in ((b"!", b"<!"), (b"?", b"<?")):  # a character rare in cells first, then the markup
+        if buf.find(rare, pos, stop) >= 0 and buf.find(mark, pos, stop) >= 0:
+            return None
+    if buf.find(b"extLst", pos, stop) >= 0:
+        return None
+    rows = buf.count(start, pos, stop)
+    ends = [m.end() for m in plain_end.finditer(buf, pos, stop)]
+    if len(ends) != rows:  # an end tag with a space, a row written `<row .../>`: the full expression
+        ends = [m.end() for m in any_end.finditer(buf, pos, stop)]
+    return ends if len(ends) == rows else None
+
+
+def _numbered(buf: bytes, at: int) -> None:
+    """The row starting at the first tag from `at`, first in its block, has its number (`r`): a
+    row without one is numbered by the row before it, which its block does not hold."""
+    tag = START_TAG.match(buf, buf.find(b"<", at))
+    given = attribute(tag.group(2), b"r") if tag else None
+    if not (given and given.strip().isdigit()):
+        raise NotByBlocks("a row without its number (r) begins a block")
+
+
+class NotByBlocks(Exception):
+    """A sheet part that calamine would not read by blocks as it reads it whole."""
+
+
+def _cut(part: _Part, found: _RowsElement, rows: int) -> Iterator[list[bytes]]:
     """`row_blocks`' blocks: the rows of `part.buf` (which starts inside the rows element) and of
-    the chunks after it, up to the rows element's end tag, read as `_Rows.stream` reads them."""
+    the chunks after it, up to the rows element's end tag. Runs of rows and their cells are cut
+    where their rows end (`_plain_ends`); any other markup is read token by token, as
+    `_Rows.stream` reads it. A block's first row must have its number (`_numbered`)."""
     prefix = found.qname[: -len(b"sheetData")]
-    plain = _plain_row(prefix) if _is_main(prefix + b"row", b"row", found.scope) else None
+    plain = _is_main(prefix + b"row", b"row", found.scope)
     buf, pos, at = part.buf, 0, 0
     held: list[bytes] = []  # the block's pieces
-    count, first, number, seen = 0, 0, 0, False
+    count = 0
     while True:
+        ends = _plain_ends(buf, pos, prefix) if plain else None
+        if ends is not None:
+            if not count:
+                _numbered(buf, pos)
+            while count + len(ends) >= rows:  # the block fills in this run (count < rows): cut after its last row
+                cut = ends[rows - count - 1]
+                held.append(buf[at:cut])
+                yield held
+                held, at, count, ends = [], cut, 0, ends[rows - count :]
+                if ends:
+                    _numbered(buf, cut)
+            count += len(ends)
+            pos = ends[-1] if ends else at
+            continue
         i = buf.find(b"<", pos)
-        m = plain.match(buf, i) if plain is not None and i >= 0 else None
-        numbered = True
-        if m is not None and b"xmlns" not in m.group(1):
-            row, stop = int(m.group(2)), m.end()
-        else:
-            tag, stop = None, -1
-            if i < 0:
-                i = len(buf)
-            elif len(buf) - i >= LONGEST_OPENER or part.eof:
-                end = _opaque_end(buf, i)
-                if end is not None:
-                    if end >= 0:
-                        pos = end
-                        continue
-                elif buf[i + 1 : i + 2] == b"/":
-                    if END_TAG.match(buf, i):  # the rows element's end
-                        held.append(buf[at:i])
-                        if count:
-                            yield first, b"".join(held)
-                        return
-                elif buf[i + 1 : i + 2] == b"!":
-                    raise _not_well_formed("a declaration among its rows")
-                else:
-                    tag = START_TAG.match(buf, i)
-                    if tag is not None:
-                        scope = _scope(tag.group(2), found.scope)
-                        is_row = _is_main(tag.group(1), b"row", scope)
-                        stop = tag.end() if tag.group(3) else _element_end(buf, tag.end(), tag.group(1), nested=not is_row)[0]
-                    elif len(buf) - i > MAX_TAG:
-                        raise _not_well_formed("a tag among its rows that does not end")
-            if stop < 0:  # the markup at `i` goes on in the next chunk
-                if part.eof:
-                    raise _not_well_formed("its rows element does not end")
-                held.append(buf[at:i])
-                part.buf, pos, at = buf[i:], 0, 0
-                part.more()
-                buf = part.buf
-                continue
-            if not is_row:  # not a row: goes with the rows around it
-                pos = stop
-                continue
-            given = attribute(tag.group(2), b"r")
-            numbered = bool(given and given.strip().isdigit())
-            row = int(given) if numbered else number + 1
-        if seen and row <= number:
-            raise RowsNotInOrder(f"row {row} after row {number}")
-        if count == rows:  # the block is full: this row begins the next
+        tag, stop = None, -1
+        if i < 0:
+            i = len(buf)
+        elif len(buf) - i >= LONGEST_OPENER or part.eof:
+            end = _opaque_end(buf, i)
+            if end is not None:
+                if end >= 0:
+                    pos = end
+                    continue
+            elif buf[i + 1 : i + 2] == b"/":
+                if END_TAG.match(buf, i):  # the rows element's end
+                    held.append(buf[at:i])
+                    if count:
+                        yield held
+                    part.buf = buf[i:]
+                    return
+            elif buf[i + 1 : i + 2] == b"!":
+                raise _not_well_formed("a declaration among its rows")
+            else:
+                tag = START_TAG.match(buf, i)
+                if tag is not None:
+                    scope = _scope(tag.group(2), found.scope)
+                    is_row = _is_main(tag.group(1), b"row", scope)
+                    stop = tag.end() if tag.group(3) else _element_end(buf, tag.end(), tag.group(1), nested=not is_row)[0]
+                elif len(buf) - i > MAX_TAG:
+                    raise _not_well_formed("a tag among its rows that does not end")
+        if stop < 0:  # the markup at `i` goes on in the next chunk
+            if part.eof:
+                raise _not_well_formed("its rows element does not end")
             held.append(buf[at:i])
-            yield first, b"".join(held)
-            held, at, count = [], i, 0
+            part.buf, pos, at = buf[i:], 0, 0
+            part.more()
+            buf = part.buf
+            continue
+        pos = stop
+        if not is_row:  # not a row: goes with the rows around it
+            continue
         if not count:
-            first = row
-        number, seen, count, pos = row, True, count + 1, stop
-        if not numbered:  # the row's number written into its start tag
-            attrs = _set(tag.group(2), b"r", str(row).encode())
-            held += [buf[at : tag.start(2)], attrs]
-            at = tag.end(2)
+            _numbered(buf, i)
+        count += 1
+        if count == rows:  # the block is full
+            held.append(buf[at:stop])
+            yield held
+            held, at, count = [], stop, 0
