@@ -818,7 +818,7 @@ def _grids_of(path: Path) -> list:
 
 @pytest.mark.parametrize("case", [*BESIDE, "transfers-2026-11.xlsx", "beip-brrap-erg-2026-11.xlsx"])
 def test_the_cells_scanned_beside_calamines_read_are_those_scanned_before_it(tmp_path, monkeypatch, case):
-    from batch.workbook import reading
+    from batch.workbook import inthread, reading
 
     if case in BESIDE:
         rows, prefix = BESIDE[case]
@@ -826,24 +826,21 @@ def test_the_cells_scanned_beside_calamines_read_are_those_scanned_before_it(tmp
     else:
         path = Path(__file__).resolve().parent.parent / "sample_inputs" / case
     started, scanned = [], []
-    start, scan = reading._thread.start_new_thread, reading.scan_cells
-    monkeypatch.setattr(reading._thread, "start_new_thread", lambda fn, args: started.append(fn) or start(fn, args))
+    start, scan = inthread._thread.start_new_thread, reading.scan_cells
+    monkeypatch.setattr(inthread._thread, "start_new_thread", lambda fn, args: started.append(fn) or start(fn, args))
     monkeypatch.setattr(reading, "scan_cells", lambda opened: scanned.append(1) or scan(opened))
     before = _grids_of(path)  # a small package: scanned before calamine reads
     assert started == [] and len(scanned) == 1
     monkeypatch.setattr(reading, "BESIDE_BYTES", 0)  # every package scanned beside
     assert _grids_of(path) == before
     assert len(started) == 1 and len(scanned) == 2
-    monkeypatch.setattr(reading, "BESIDE_MAX_BYTES", 0)  # ... but none is that small: scanned before
-    assert _grids_of(path) == before
-    assert len(started) == 1 and len(scanned) == 3
     assert any(note and (note.errors or note.uncalculated) for _, _, note in before) is (case in BESIDE)
 
 
 @pytest.mark.parametrize("how", ["never begins", "cannot start", "begins after the read asked"])
 def test_a_scan_whose_thread_does_not_begin_is_done_by_the_read_once(tmp_path, monkeypatch, how):
     # a thread that fails to begin (out of memory under a worker's limit) must not keep the read waiting
-    from batch.workbook import reading
+    from batch.workbook import inthread, reading
 
     path = package(tmp_path / "in.xlsx", shared=False, rows=BESIDE["an error value and a formula without its value"][0])
     want = _grids_of(path)
@@ -856,7 +853,7 @@ def test_a_scan_whose_thread_does_not_begin_is_done_by_the_read_once(tmp_path, m
         late.append(fn)  # never run, or run once the read has its notes
 
     monkeypatch.setattr(reading, "BESIDE_BYTES", 0)
-    monkeypatch.setattr(reading._thread, "start_new_thread", start)
+    monkeypatch.setattr(inthread._thread, "start_new_thread", start)
     monkeypatch.setattr(reading, "scan_cells", lambda opened: scanned.append(1) or scan(opened))
     assert _grids_of(path) == want
     if how == "begins after the read asked":

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 import python_calamine
 
 from batch.workbook import deflate, sheetrows
+from batch.workbook.inthread import Beside
 from batch.workbook.opened import Opened
 from batch.workbook.safety import utf16
 from batch.workbook.sheetrows import NotByBlocks
@@ -71,16 +72,36 @@ def sheet_blocks(opened: Opened, sheet: str, part: str, sheets: list[str], rows:
         for i in kept:
             out.writestr(i.filename, EMPTY_SHEET if i.filename in sheets else deflate.read(z, i))
     cut = sheetrows.row_blocks(_chunks(z, part), rows, where=f"The sheet {sheet!r}")
-    for block in cut.blocks:
-        package = io.BytesIO(others.getvalue())
-        with zipfile.ZipFile(package, "a", zipfile.ZIP_STORED) as out, out.open(part, "w", force_zip64=True) as sheet_part:
-            for piece in (cut.head, *block, cut.close):
-                sheet_part.write(piece)
-        del block
-        package.seek(0)
-        read = python_calamine.CalamineWorkbook.from_filelike(package).get_sheet_by_name(sheet)
-        if read.start is not None:
-            yield read.start, read.to_python(skip_empty_area=True)
+    # the last block cut is parsed by calamine in a thread (without the interpreter's lock) while this
+    # one makes the Python values of the block before it and cuts the next: the read takes two cores
+    parsing = None
+    try:
+        for block in cut.blocks:
+            package = io.BytesIO(others.getvalue())
+            with zipfile.ZipFile(package, "a", zipfile.ZIP_STORED) as out, out.open(part, "w", force_zip64=True) as sheet_part:
+                for piece in (cut.head, *block, cut.close):
+                    sheet_part.write(piece)
+            del block
+            before, parsing = parsing, Beside(_parsed, package, sheet)
+            if before is not None:  # its values made while this block parses
+                yield from _values(before.result())
+        if parsing is not None:
+            yield from _values(parsing.result())
+            parsing = None
+    finally:
+        if parsing is not None:  # given up early (an error, the caller stopped): its thread ends before the package goes
+            parsing.wait()
+
+
+def _parsed(package: io.BytesIO, sheet: str):
+    """calamine's sheet `sheet` of a block's package (parsed without the interpreter's lock)."""
+    package.seek(0)
+    return python_calamine.CalamineWorkbook.from_filelike(package).get_sheet_by_name(sheet)
+
+
+def _values(read) -> Iterator[Block]:
+    if read.start is not None:
+        yield read.start, read.to_python(skip_empty_area=True)
 
 
 def sheet_grid(opened: Opened, sheet: str, part: str, sheets: list[str], rows: int = BLOCK_ROWS) -> list[list]:

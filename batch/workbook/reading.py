@@ -7,7 +7,6 @@ original values; typing happens in `validators`.
 
 from __future__ import annotations
 
-import _thread
 import csv
 import hashlib
 import io
@@ -23,6 +22,7 @@ import python_calamine
 from defusedxml import ElementTree
 
 from batch.workbook import blocks, cells, readcopy, reasons
+from batch.workbook.inthread import Beside
 from batch.workbook.opc import read_only
 from batch.workbook.opened import Opened, opening
 from batch.workbook.package import Macro, macros
@@ -705,7 +705,8 @@ def _grids(opened: Opened, kind: str, name: str, reading: Path | None = None, sc
         return
     path = opened.path
     book = _open(path, name, reading, opened)
-    scan = Beside(scan_cells, opened) if kind == "zip" else None
+    size = sum(i.file_size for i in opened.zip.infolist()) if kind == "zip" else 0
+    scan = Beside(scan_cells, opened, now=size < BESIDE_BYTES) if kind == "zip" else None
     try:
         yield from _sheet_grids(book, scan, opened, kind, name, path, scratch, by_blocks=kind == "zip" and reading is None)
     finally:
@@ -713,71 +714,10 @@ def _grids(opened: Opened, kind: str, name: str, reading: Path | None = None, sc
             scan.wait()
 
 
-class Beside:
-    """`fn(opened)` run in a thread of its own beside what this one does next, when the package's
-    parts hold at least `BESIDE_BYTES` and at most `BESIDE_MAX_BYTES` (else now: a thread costs
-    more than a small workbook's scan, and a huge one's would raise the peak memory). The cell
-    scan runs so beside calamine, which parses a sheet without the interpreter's lock: the two
-    take the two cores. `result()` gives its value or raises its error; until then, nothing else
-    may read the package it reads (`opened`).
-
-    The thread is the interpreter's plainest (`_thread`): `threading.Thread.start` waits for the
-    new thread to say it began, and a thread that fails to begin (out of memory under a worker's
-    memory limit, before it says so) would keep it waiting for ever. Here whichever comes first
-    takes the work (`claim`): the thread, or `result()` when the thread has not begun, which then
-    does it itself. `result()` waits only for a thread that took it."""
-
-    def __init__(self, fn, opened: Opened):
-        self.fn, self.opened = fn, opened
-        self.value, self.error = None, None
-        # plain locks: releasing one allocates nothing, so a thread out of memory still says it is done
-        self.claim, self.running = _thread.allocate_lock(), _thread.allocate_lock()
-        self.running.acquire()
-        if not BESIDE_BYTES <= sum(i.file_size for i in opened.zip.infolist()) <= BESIDE_MAX_BYTES:
-            self.claim.acquire()
-            self.value = fn(opened)  # an error raised here, before calamine reads a sheet, as it always was
-            self.running.release()
-            return
-        try:
-            _thread.start_new_thread(self._run, ())
-        except RuntimeError:  # no thread can start: the work is done when asked for
-            pass
-
-    def _run(self) -> None:
-        if self.claim.acquire(False):
-            self._work()
-
-    def _work(self) -> None:
-        try:
-            self.value = self.fn(self.opened)
-        except BaseException as err:  # raised where the value is asked for
-            self.error = err
-        finally:
-            self.running.release()
-
-    def _done(self) -> None:
-        self.running.acquire()
-        self.running.release()
-
-    def wait(self) -> None:
-        """Wait for a thread that took the work; none will take it after."""
-        if self.claim.acquire(False):  # not begun: it never will
-            self.running.release()
-        self._done()
-
-    def result(self):
-        if self.claim.acquire(False):  # the thread has not begun: done here
-            self._work()
-        self._done()
-        if self.error is not None:
-            raise self.error
-        return self.value
-
-
-BESIDE_BYTES = 4 << 20  # a package of parts this large (uncompressed) has its cells scanned beside calamine's read
-# ... and no larger: the scan holds a sheet's text whole, which beside calamine's own peak would raise
-# the worker's (a full sheet of 1,048,575 GrowNJ rows is about 2 GB of text); such a sheet is scanned first
-BESIDE_MAX_BYTES = 1 << 30
+# a package of parts this large (uncompressed) has its cells scanned beside calamine's read, which parses
+# a sheet without the interpreter's lock: the two take the two cores (a smaller one's scan costs less
+# than a thread). The scan holds a block of rows of a sheet at a time (`scan_cells`), whatever its size.
+BESIDE_BYTES = 4 << 20
 
 
 # a sheet part of at least this many bytes (inflated) is read a block of rows at a time (batch.workbook.blocks):
