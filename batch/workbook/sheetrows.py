@@ -823,6 +823,33 @@ class LazyTails:
         return self.current[i - start]
 
 
+ROWS_END = -2  # `_markup_at`: the rows element's end tag
+
+
+def _markup_at(buf: bytes, i: int, scope: dict) -> tuple[int, re.Match | None, bool, dict]:
+    """The markup whose `<` is at `i` among a sheet's rows (`scope`: the namespaces in scope in the
+    rows element): where it ends (-1: it goes on past `buf`; `ROWS_END`: it is the rows element's
+    end tag, which nothing else closes there in well-formed XML), its start tag (None for a comment,
+    CDATA section or processing instruction), whether that is a row's, and the namespaces in scope
+    inside it. Rows do not nest; another element is read to its end, nested or not."""
+    end = _opaque_end(buf, i)
+    if end is not None:
+        return end, None, False, scope
+    if buf[i + 1 : i + 2] == b"/":
+        return (ROWS_END if END_TAG.match(buf, i) else -1), None, False, scope
+    if buf[i + 1 : i + 2] == b"!":
+        raise _not_well_formed("a declaration among its rows")
+    tag = START_TAG.match(buf, i)
+    if tag is None:
+        if len(buf) - i > MAX_TAG:
+            raise _not_well_formed("a tag among its rows that does not end")
+        return -1, None, False, scope
+    inner = _scope(tag.group(2), scope)
+    is_row = _is_main(tag.group(1), b"row", inner)
+    stop = tag.end() if tag.group(3) else _element_end(buf, tag.end(), tag.group(1), nested=not is_row)[0]
+    return stop, tag, is_row, inner
+
+
 _PLAIN_ROWS: dict[bytes, re.Pattern] = {}
 HELD_PIECES = 512  # pieces of a sheet's rows `_Rows.stream` holds before it lets them go, joined
 
@@ -889,27 +916,15 @@ class _Rows:
                 if i < 0:
                     i = len(buf)
                 elif len(buf) - i >= LONGEST_OPENER or part.eof:
-                    end = _opaque_end(buf, i)
-                    if end is not None:  # a comment, CDATA section or processing instruction between rows
-                        if end >= 0:
-                            pos = end
-                            continue
-                    elif buf[i + 1 : i + 2] == b"/":
-                        if END_TAG.match(buf, i):  # the rows element's end: nothing else closes here in well-formed XML
-                            held.append(buf[at:i])
-                            yield b"".join(held)
-                            part.buf = buf[i:]
-                            return
-                    elif buf[i + 1 : i + 2] == b"!":
-                        raise _not_well_formed("a declaration among its rows")
-                    else:
-                        tag = START_TAG.match(buf, i)
-                        if tag is not None:
-                            scope = _scope(tag.group(2), self.scope)
-                            is_row = _is_main(tag.group(1), b"row", scope)  # rows do not nest
-                            stop = tag.end() if tag.group(3) else _element_end(buf, tag.end(), tag.group(1), nested=not is_row)[0]
-                        elif len(buf) - i > MAX_TAG:
-                            raise _not_well_formed("a tag among its rows that does not end")
+                    stop, tag, is_row, scope = _markup_at(buf, i, self.scope)
+                    if stop == ROWS_END:
+                        held.append(buf[at:i])
+                        yield b"".join(held)
+                        part.buf = buf[i:]
+                        return
+                    if tag is None and stop >= 0:  # a comment, CDATA section or processing instruction between rows
+                        pos = stop
+                        continue
                 if stop < 0:  # the markup at `i` goes on in the next chunk: what was passed goes out first
                     if part.eof:
                         raise _not_well_formed("its rows element does not end")
@@ -1132,28 +1147,16 @@ def _cut(part: _Part, found: _RowsElement, rows: int) -> Iterator[list[bytes]]:
         if i < 0:
             i = len(buf)
         elif len(buf) - i >= LONGEST_OPENER or part.eof:
-            end = _opaque_end(buf, i)
-            if end is not None:
-                if end >= 0:
-                    pos = end
-                    continue
-            elif buf[i + 1 : i + 2] == b"/":
-                if END_TAG.match(buf, i):  # the rows element's end
-                    held.append(buf[at:i])
-                    if count:
-                        yield held
-                    part.buf = buf[i:]
-                    return
-            elif buf[i + 1 : i + 2] == b"!":
-                raise _not_well_formed("a declaration among its rows")
-            else:
-                tag = START_TAG.match(buf, i)
-                if tag is not None:
-                    scope = _scope(tag.group(2), found.scope)
-                    is_row = _is_main(tag.group(1), b"row", scope)
-                    stop = tag.end() if tag.group(3) else _element_end(buf, tag.end(), tag.group(1), nested=not is_row)[0]
-                elif len(buf) - i > MAX_TAG:
-                    raise _not_well_formed("a tag among its rows that does not end")
+            stop, tag, is_row, _scope_in = _markup_at(buf, i, found.scope)
+            if stop == ROWS_END:
+                held.append(buf[at:i])
+                if count:
+                    yield held
+                part.buf = buf[i:]
+                return
+            if tag is None and stop >= 0:  # a comment, CDATA section or processing instruction
+                pos = stop
+                continue
         if stop < 0:  # the markup at `i` goes on in the next chunk
             if part.eof:
                 raise _not_well_formed("its rows element does not end")
