@@ -51,10 +51,10 @@ def _rels(*targets: tuple[str, str]) -> bytes:
     return f'<?xml version="1.0"?><Relationships xmlns="{PACKAGE}/relationships">{listed}</Relationships>'.encode()
 
 
-def _package(path: Path, rows: bytes, head: bytes = b"", shared: list[str] = ()) -> Path:
+def _package(path: Path, rows: bytes, head: bytes = b"", shared: list[str] = (), tail: bytes = b"", prolog: bytes = b"") -> Path:
     """A workbook of two sheets whose first sheet holds `rows` (its rows element's content, as
     written) after `head` (elements before the rows element), with a date style (1) and the shared
-    strings `shared`; its merged range after the rows."""
+    strings `shared`; its merged range after the rows, then `tail`; `prolog` before its root."""
     main = MAIN.decode()
     overrides = {"workbook": "sheet.main", "worksheets/sheet1": "worksheet", "worksheets/sheet2": "worksheet"}
     overrides |= {"styles": "styles", "sharedStrings": "sharedStrings"}
@@ -76,11 +76,15 @@ def _package(path: Path, rows: bytes, head: bytes = b"", shared: list[str] = ())
         "xl/styles.xml": f'<?xml version="1.0"?><styleSheet xmlns="{main}">'
         '<cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/></cellXfs></styleSheet>'.encode(),
         "xl/sharedStrings.xml": f'<?xml version="1.0"?><sst xmlns="{main}">{sst}</sst>'.encode(),
-        "xl/worksheets/sheet1.xml": f'<?xml version="1.0"?><worksheet xmlns="{main}">'.encode()
+        "xl/worksheets/sheet1.xml": b'<?xml version="1.0"?>'
+        + prolog
+        + f'<worksheet xmlns="{main}">'.encode()
         + head
         + b"<sheetData>"
         + rows
-        + b'</sheetData><mergeCells count="1"><mergeCell ref="A1:B1"/></mergeCells></worksheet>',
+        + b'</sheetData><mergeCells count="1"><mergeCell ref="A1:B1"/></mergeCells>'
+        + tail
+        + b"</worksheet>",
         "xl/worksheets/sheet2.xml": f'<?xml version="1.0"?><worksheet xmlns="{main}"><sheetData>'
         '<row r="1"><c r="A1"><v>9</v></c></row></sheetData></worksheet>'.encode(),
     }
@@ -127,9 +131,9 @@ SHAPES = [
         [],
     ),
     (
-        "comments, processing instructions and another element between rows",
+        "comments and processing instructions between rows",
         f'<row r="1">{_n("A1", "1")}</row><!-- <row r="2"><c r="A2"><v>5</v></c></row> --><?pi x?>'
-        f'<row r="3">{_n("A3", "3")}</row><extLst><ext uri="x"><row r="4"/></ext></extLst><row r="5">{_n("A5", "5")}</row>',
+        f'<row r="3">{_n("A3", "3")}</row><?pi <row r="4"/> ?><row r="5">{_n("A5", "5")}</row>',
         [],
     ),
     (
@@ -138,6 +142,12 @@ SHAPES = [
         [],
     ),
     ("no value at all", '<row r="1"><c r="A1" s="1"/></row><row r="2"/>', []),
+    (
+        "a row's extension list holding a row of another vocabulary",
+        f'<row r="1">{_n("A1", "1")}<extLst><ext uri="u"><row></row></ext></extLst></row>'
+        f'<row r="2">{_n("A2", "2")}{_n("B2", "#N/A", t="e")}</row>',
+        [],
+    ),
 ]
 
 
@@ -209,6 +219,45 @@ def test_rows_out_of_order_across_blocks_are_read_whole(tmp_path, monkeypatch):
         assert reading._block_grid(opened, "Other") == [[9.0]]  # its other sheet: read by blocks
 
 
+# what calamine reads otherwise by blocks than whole: the sheet is read whole
+NOT_BY_BLOCKS = [
+    (
+        "an element named sheetData in a row's extension list (calamine stops reading there)",
+        f'<row r="1">{_n("A1", "1")}</row>'
+        f'<row r="2">{_n("A2", "2")}<extLst><ext uri="u"><o:sheetData xmlns:o="urn:o"/></ext></extLst></row>'
+        f'<row r="3">{_n("A3", "3")}</row>',
+    ),
+    ("a cell outside any row, after the last", f'<row r="1">{_n("A1", "1")}</row><c r="D9" t="e"><v>#N/A</v></c>'),
+    ("a cell without a reference outside any row", f'<row r="1"/><c><v>5</v></c><row r="3">{_n("A3", "3")}</row>'),
+    ("a row of another namespace among the rows", f'<row r="1"/><row xmlns="urn:o"><c><v>5</v></c></row><row r="3">{_n("A3", "3")}</row>'),
+    (
+        "an extension list among the rows",
+        f'<row r="1">{_n("A1", "1")}</row><extLst><ext uri="u"><row r="5">{_n("A5", "5")}</row></ext></extLst>',
+    ),
+]
+
+
+@pytest.mark.parametrize("case,rows", NOT_BY_BLOCKS, ids=[c[0] for c in NOT_BY_BLOCKS])
+def test_rows_calamine_would_read_otherwise_in_blocks_are_read_whole(tmp_path, monkeypatch, case, rows):
+    path = _package(tmp_path / "book.xlsx", rows.encode())
+    with Opened(path) as opened, pytest.raises(NotByBlocks):
+        sheet_grid(opened, "Ledger", "xl/worksheets/sheet1.xml", ["xl/worksheets/sheet1.xml"], 1)
+    monkeypatch.setattr(reading.blocks, "sheet_grid", lambda *a: sheet_grid(*a, rows=1))
+    monkeypatch.setattr(reading, "BLOCKS_FROM_BYTES", 0)
+    with Opened(path) as opened:
+        assert reading._block_grid(opened, "Ledger") is None, case
+
+
+def test_a_package_whose_part_names_are_not_written_plainly_is_read_whole(tmp_path):
+    """A part named `xl/worksheets/./sheet1.xml` beside `xl/worksheets/sheet1.xml`: a relationship's
+    target may lead the two readers to different parts."""
+    path = _package(tmp_path / "book.xlsx", f'<row r="1">{_n("A1", "1")}</row>'.encode())
+    with zipfile.ZipFile(path, "a") as z:
+        z.writestr("xl/worksheets/./sheet1.xml", b"<worksheet/>")
+    with Opened(path) as opened, pytest.raises(NotByBlocks):
+        sheet_grid(opened, "Ledger", "xl/worksheets/sheet1.xml", ["xl/worksheets/sheet1.xml"], 1)
+
+
 def _results(path: Path) -> list:
     """Per sheet of the workbook's result: its frames (intake) or grid (another sheet)."""
     result = process(path, as_of=AS_OF)
@@ -274,24 +323,43 @@ SCANNED = (
 )
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_the_cell_scan_by_blocks_notes_what_the_scan_of_the_whole_part_notes(tmp_path, monkeypatch, size):
-    """Errors, formulas without a value, column totals (a shared SUM whose text is in an earlier
-    block), cells in comments, processing instructions, CDATA sections and extensions (not cells),
-    and the merged ranges after the rows: in blocks of 1, 2 and 3 rows as in the whole part."""
+def _scans(monkeypatch, path: Path, size: int):
+    """(the scan by blocks of `size` rows, the scan of the whole part) of the workbook's first sheet."""
     from batch.workbook import safety
 
-    path = _package(tmp_path / "book.xlsx", SCANNED.encode())
     monkeypatch.setattr(safety, "SCAN_BLOCK_ROWS", size)
     by_blocks = safety.scan_cells(path)["Ledger"]
 
     def refuse(*_a):
         raise NotByBlocks("read whole")
 
-    monkeypatch.setattr(safety, "_scan_by_blocks", refuse)
-    whole = safety.scan_cells(path)["Ledger"]
+    with monkeypatch.context() as m:
+        m.setattr(safety, "_scan_by_blocks", refuse)
+        return by_blocks, safety.scan_cells(path)["Ledger"]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_cell_scan_by_blocks_notes_what_the_scan_of_the_whole_part_notes(tmp_path, monkeypatch, size):
+    """Errors, formulas without a value, column totals (a shared SUM whose text is in an earlier
+    block), cells in comments, processing instructions, CDATA sections and extensions (not cells),
+    and the merged ranges after the rows: in blocks of 1, 2 and 3 rows as in the whole part."""
+    by_blocks, whole = _scans(monkeypatch, _package(tmp_path / "book.xlsx", SCANNED.encode()), size)
     assert by_blocks == whole
     assert whole.errors == {(1, 3): "#DIV/0!", (5, 2): "#N/A"}
     assert whole.uncalculated == {(1, 2): "=B2*2", (5, 6): "=SUM(C2:C5)"}
     assert whole.sums == {(2, 2), (3, 2), (4, 2), (5, 6)}  # C3:C5, the shared total, and G6
     assert whole.merged == ((0, 0, 0, 1),) and whole.columns == frozenset(range(7)) - {4, 5}
+
+
+@pytest.mark.parametrize(
+    "case,prolog,tail",
+    [
+        ("a comment before the root naming a prefixed root", "<!-- <x:worksheet> -->", ""),
+        ("a processing instruction after the rows holding a merged range", "", '<?keep <mergeCell ref="C3:D4"/> ?>'),
+    ],
+)
+def test_what_stands_around_the_rows_is_scanned_as_in_the_whole_part(tmp_path, monkeypatch, case, prolog, tail):
+    rows = f'<row r="1">{_n("A1", "#N/A", t="e")}</row><row r="2"><c r="B2"><f>A1</f></c></row>'
+    path = _package(tmp_path / "book.xlsx", rows.encode(), tail=tail.encode(), prolog=prolog.encode())
+    by_blocks, whole = _scans(monkeypatch, path, 1)
+    assert by_blocks == whole and whole.errors == {(0, 0): "#N/A"} and whole.merged == ((0, 0, 0, 1),), case

@@ -720,3 +720,13 @@ def test_random_rows_read_whole_are_the_rows_read_token_by_token(monkeypatch):
             tokens = b"".join(rewrite_stream(chunks, tails, styles, sheetrows.Changes(styles, tail_at=6)))
         assert whole == tokens, (size, part)
     assert plain > 3_000  # most rows were plain
+
+
+def test_a_row_whose_extension_list_holds_a_row_of_another_vocabulary_ends_at_its_own_end_tag():
+    """Row 1's extension list holds `<row></row>`: the tool's cells of row 1 go after its last cell,
+    before its extension list (which the schema puts after the cells), and those of row 2 into row 2."""
+    row1 = b'<row r="1"><c r="A1"><v>1</v></c><extLst><ext uri="u"><row></row></ext></extLst></row>'
+    part = HEAD + b"<sheetData>" + row1 + b'<row r="2"><c r="A2"><v>2</v></c></row></sheetData>' + TAIL
+    out = rewrite(part, {1: b'<c r="D1"><v>7</v></c>', 2: b'<c r="D2"><v>8</v></c>'})
+    assert row1.replace(b"</v></c><extLst>", b'</v></c><c r="D1"><v>7</v></c><extLst>') in out
+    assert b'<row r="2"><c r="A2"><v>2</v></c><c r="D2"><v>8</v></c></row></sheetData>' in out

@@ -63,6 +63,8 @@ def sheet_blocks(opened: Opened, sheet: str, part: str, sheets: list[str], rows:
     of the workbook) that holds a value: ((0-based row, column) of its first value, calamine's
     rows from there, `to_python(skip_empty_area=True)`), in the sheet's order."""
     z = opened.zip
+    if any(_unusual(name) for name in z.namelist()):  # calamine might find another part than `part`
+        raise NotByBlocks("a part name that is not written plainly")
     with deflate.reading(z, part) as member:
         if utf16(member.read(2)):  # calamine reads no such part (the writer's reader does, in UTF-8)
             raise NotByBlocks(f"the part {part} is written in UTF-16")
@@ -91,6 +93,13 @@ def sheet_blocks(opened: Opened, sheet: str, part: str, sheets: list[str], rows:
     finally:
         if parsing is not None:  # given up early (an error, the caller stopped): its thread ends before the package goes
             parsing.wait()
+
+
+def _unusual(name: str) -> bool:
+    """A part name with a segment `.` or `..`, an empty segment or an escape (`%`): a relationship's
+    target may name such a part in ways the two readers resolve each their own way."""
+    segments = name[:-1].split("/") if name.endswith("/") else name.split("/")  # a folder's entry ends with /
+    return "%" in name or "\\" in name or any(seg in ("", ".", "..") for seg in segments)
 
 
 def _parsed(package: io.BytesIO, sheet: str):

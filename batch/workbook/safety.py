@@ -487,16 +487,17 @@ def _escaped(text: bytes) -> bytes:
     return text.replace(b"&", b"&amp;").replace(b"<", b"&lt;").replace(b">", b"&gt;")
 
 
-def elements_only(data: bytes, rows: bool = False) -> bytes:
+def elements_only(data: bytes, rows: bool = False, declared: bool = True) -> bytes:
     """A sheet part as its elements only, for patterns over its bytes: its comments and processing
     instructions left out and its CDATA sections written as the same text escaped, so that a cell
     spelled inside a comment or a CDATA section (`<!-- <c r="H3"><f>SUM(H1:H2)</f></c> -->`) is not
     taken for a cell; and the extension lists of its rows and cells (`<extLst>`, which the schema
     lets hold elements of any namespace, a `<c>` of another vocabulary included) left out, since
     no cell of the sheet stands in one. `rows`: `data` is rows of the part (a block of them, see
-    `scan_cells`), not the whole part. A part without them (as every program writes) is returned
-    as it is."""
-    if b"<!" in data or data.count(b"<?") > (0 if rows else 1):  # beside the XML declaration of a whole part
+    `scan_cells`), not the whole part; `declared`: it begins with the part's XML declaration (a
+    processing instruction that is not one). A part without them (as every program writes) is
+    returned as it is."""
+    if b"<!" in data or data.count(b"<?") > (1 if declared and not rows else 0):
         data = _OPAQUE.sub(lambda m: b"" if m.group(1) is None else _escaped(m.group(1)), data)
     rows_end = len(data) if rows else data.rfind(b"sheetData>")
     if rows_end > 0 and data.find(b"extLst", 0, rows_end) >= 0:  # extensions among the rows
@@ -561,12 +562,12 @@ def _scan_by_blocks(z: zipfile.ZipFile, part: str) -> CellNotes:
                 yield chunk
 
     cut = sheetrows.row_blocks(chunks(), SCAN_BLOCK_ROWS)
-    pat = sheet_patterns(cut.head)
+    pat = sheet_patterns(elements_only(cut.head))
     notes, columns, shared = CellNotes({}, {}), set(), {}
     for block in cut.blocks:
         columns |= _scan(elements_only(b"".join(block), rows=True), pat, notes, shared)
     notes.columns = frozenset(columns)
-    notes.merged = _merged(elements_only(cut.tail), pat.prefix)
+    notes.merged = _merged(elements_only(cut.tail, declared=False), pat.prefix)
     return notes
 
 

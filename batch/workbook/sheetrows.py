@@ -831,7 +831,8 @@ def _markup_at(buf: bytes, i: int, scope: dict) -> tuple[int, re.Match | None, b
     rows element): where it ends (-1: it goes on past `buf`; `ROWS_END`: it is the rows element's
     end tag, which nothing else closes there in well-formed XML), its start tag (None for a comment,
     CDATA section or processing instruction), whether that is a row's, and the namespaces in scope
-    inside it. Rows do not nest; another element is read to its end, nested or not."""
+    inside it. An element is read to its end tag, counting the elements of its name inside it: rows
+    do not nest, but a row's extension list may hold elements of any vocabulary, a `<row>` too."""
     end = _opaque_end(buf, i)
     if end is not None:
         return end, None, False, scope
@@ -846,7 +847,7 @@ def _markup_at(buf: bytes, i: int, scope: dict) -> tuple[int, re.Match | None, b
         return -1, None, False, scope
     inner = _scope(tag.group(2), scope)
     is_row = _is_main(tag.group(1), b"row", inner)
-    stop = tag.end() if tag.group(3) else _element_end(buf, tag.end(), tag.group(1), nested=not is_row)[0]
+    stop = tag.end() if tag.group(3) else _element_end(buf, tag.end(), tag.group(1))[0]
     return stop, tag, is_row, inner
 
 
@@ -858,15 +859,17 @@ def _plain_row(prefix: bytes) -> re.Pattern:
     """A row under `prefix` as every program writes one, read whole by one expression: its start
     tag with its reference first (`<row r="12"`, no space before `>`; group 1 its attributes, 2
     its number), its content (group 3) without a comment, CDATA section, processing instruction
-    or declaration (`<!`, `<?`) or anything that begins like its end tag (`</row x>` is no end
-    tag: the token reader refuses the part), and its end tag (rows do not nest).
+    or declaration (`<!`, `<?`), anything that begins like its end tag (`</row x>` is no end
+    tag: the token reader refuses the part) or like a row's start tag (rows do not nest, but an
+    extension list in a row may hold a `<row>` of another vocabulary: read token by token), and
+    its end tag.
     What it matches is the row `_Rows.stream` reads token by token: the same attributes, content
     and end; a row it does not match is read so. A row with a namespace declaration is not
     plain (its caller looks)."""
     if prefix not in _PLAIN_ROWS:
         name = re.escape(prefix + b"row")
         attrs = rb"""(\s+r="([0-9]+)"(?:\s+[^\s<>/="']+\s*=\s*(?:"[^"<]*"|'[^'<]*'))*)"""
-        content = rb"([^<]*(?:<(?![!?]|/" + name + rb"[\s/>])[^<]*)*)"
+        content = rb"([^<]*(?:<(?![!?]|/?" + name + rb"[\s/>])[^<]*)*)"
         _PLAIN_ROWS[prefix] = re.compile(rb"<" + name + attrs + rb">" + content + rb"</" + name + rb"\s*>")
     return _PLAIN_ROWS[prefix]
 
@@ -1036,12 +1039,12 @@ class RowBlocks:
 
 
 def row_blocks(chunks, rows: int, where: str | None = None) -> RowBlocks:
-    """The rows of a sheet part read in chunks, `rows` rows a block, each as it is written; what
-    stands between rows (a comment, another element) goes with the rows around it. A row without
-    its number (`r`) is numbered by the row before it, so one that would begin a block raises
-    `NotByBlocks`. A part that is not well formed raises as the writer's reader does
-    (`rewrite_stream`), `where` naming the sheet. The order of the rows is not checked here (see
-    `batch.workbook.blocks`)."""
+    """The rows of a sheet part read in chunks, `rows` rows a block, each as it is written; a
+    comment or processing instruction between rows goes with the rows around it, and any other
+    element there raises `NotByBlocks` (see `_cut`). A row without its number (`r`) is numbered by
+    the row before it, so one that would begin a block raises `NotByBlocks` too. A part that is not
+    well formed raises as the writer's reader does (`rewrite_stream`), `where` naming the sheet.
+    The order of the rows is not checked here (see `batch.workbook.blocks`)."""
     try:
         part = _Part(chunks)
         around: list[bytes] = []  # the elements open at the rows element, outermost first
@@ -1076,7 +1079,8 @@ _PLAIN_ENDS: dict[bytes, tuple[bytes, re.Pattern, re.Pattern]] = {}
 def _plain_ends(buf: bytes, pos: int, prefix: bytes) -> list[int] | None:
     """The ends of the rows under `prefix` in `buf` from `pos` (where a row, or the rows element's
     end, starts) up to the last `</row>` in it, when nothing in that run is markup but rows and
-    what they hold (no comment, CDATA section, processing instruction or extension list): rows do
+    what they hold (no comment, CDATA section, processing instruction, extension list or anything
+    named `sheetData`): rows do
     not nest, and a `<` in a cell's text is written `&lt;`, so each end found is a row's end and
     each row's end is found. None when the run holds other markup, or no row ends in `buf`: the
     rows are then read token by token."""
@@ -1095,8 +1099,9 @@ def _plain_ends(buf: bytes, pos: int, prefix: bytes) -> list[int] | None:
     for rare, mark in ((b"!", b"<!"), (b"?", b"<?")):  # a character rare in cells first, then the markup
         if buf.find(rare, pos, stop) >= 0 and buf.find(mark, pos, stop) >= 0:
             return None
-    if buf.find(b"extLst", pos, stop) >= 0:
-        return None
+    for mark in (b"extLst", b"sheetData"):
+        if buf.find(mark, pos, stop) >= 0:
+            return None
     rows = buf.count(start, pos, stop)
     ends = [m.end() for m in plain_end.finditer(buf, pos, stop)]
     if len(ends) != rows:  # an end tag with a space, a row written `<row .../>`: the full expression
@@ -1105,12 +1110,13 @@ def _plain_ends(buf: bytes, pos: int, prefix: bytes) -> list[int] | None:
 
 
 def _numbered(buf: bytes, at: int) -> None:
-    """The row starting at the first tag from `at`, first in its block, has its number (`r`): a
-    row without one is numbered by the row before it, which its block does not hold."""
+    """The first tag from `at`, first in its block, is a row's with its number (`r`): a row without
+    one is numbered by the row before it, which its block does not hold (and so is a cell without
+    a reference outside any row)."""
     tag = START_TAG.match(buf, buf.find(b"<", at))
-    given = attribute(tag.group(2), b"r") if tag else None
+    given = attribute(tag.group(2), b"r") if tag and tag.group(1).rpartition(b":")[2] == b"row" else None
     if not (given and given.strip().isdigit()):
-        raise NotByBlocks("a row without its number (r) begins a block")
+        raise NotByBlocks("a block would begin with something other than a numbered row")
 
 
 class NotByBlocks(Exception):
@@ -1121,7 +1127,11 @@ def _cut(part: _Part, found: _RowsElement, rows: int) -> Iterator[list[bytes]]:
     """`row_blocks`' blocks: the rows of `part.buf` (which starts inside the rows element) and of
     the chunks after it, up to the rows element's end tag. Runs of rows and their cells are cut
     where their rows end (`_plain_ends`); any other markup is read token by token, as
-    `_Rows.stream` reads it. A block's first row must have its number (`_numbered`)."""
+    `_Rows.stream` reads it. A block's first row must have its number (`_numbered`). Between the
+    rows, comments and processing instructions go with the rows around them; any other element
+    (which the file format does not allow there, and in whose cells calamine would count rows on
+    from the row before), or an element named `sheetData` within a row (at whose end tag calamine
+    stops reading the rows), raises `NotByBlocks`."""
     prefix = found.qname[: -len(b"sheetData")]
     plain = _is_main(prefix + b"row", b"row", found.scope)
     buf, pos, at = part.buf, 0, 0
@@ -1165,9 +1175,11 @@ def _cut(part: _Part, found: _RowsElement, rows: int) -> Iterator[list[bytes]]:
             part.more()
             buf = part.buf
             continue
+        if not is_row:  # the rows element holds rows only: calamine would read this one's cells by its own count
+            raise NotByBlocks(f"an element other than a row among the rows ({tag.group(1).decode(errors='replace')})")
+        if buf.find(b"sheetData", i, stop) >= 0:  # calamine's read of the rows ends at any end tag of that name
+            raise NotByBlocks("a row holds an element named sheetData")
         pos = stop
-        if not is_row:  # not a row: goes with the rows around it
-            continue
         if not count:
             _numbered(buf, i)
         count += 1

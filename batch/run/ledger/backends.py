@@ -515,9 +515,16 @@ class ServerLock:
         return f"a session from {host}, connected {row[2]:%Y-%m-%d %H:%M} UTC" if row[2] else f"a session from {host}"
 
     def release(self) -> None:
+        """Release the lock, then end its session. Ending the session alone releases it too, but the
+        server does so as the session's process ends, after the client has gone on: a run started
+        right after could still find it held."""
         if self.raw is not None:
             try:
-                self.raw.close()  # the session ends, and its lock with it
+                try:
+                    self.raw.execute("SELECT pg_advisory_unlock(%s)", (self.key,))
+                except Exception:  # noqa: BLE001, S110 - a session that cannot answer: its end releases the lock
+                    pass
+                self.raw.close()
             finally:
                 self.raw = None
 
