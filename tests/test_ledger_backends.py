@@ -296,9 +296,10 @@ def test_a_released_inbox_lock_is_held_by_no_session_at_once(postgres_ledger):
     as the server ends the session, a moment later, and a run started at once could find it held."""
     from batch.run.ledger.backends import ServerLock, lock_key
 
-    key = lock_key("team east")
+    key = lock_key(f"a lock of this test alone {postgres_ledger.url}")  # other tests take their teams' locks meanwhile
     held = (
         "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+        " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
         " AND classid::bigint = ? AND objid::bigint = ? AND objsubid = 1"
     )
     parts = ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF)
