@@ -13,12 +13,13 @@ block's first cell is (`CalamineSheet.start`).
 
 `sheet_grid` gives what `to_python(skip_empty_area=False)` of the whole sheet gives: a row for each
 row from the first to the last that holds a value, each as wide as the widest, '' where no cell
-holds a value. Rows listed out of order across blocks cannot be put together in order
-(`RowsNotInOrder`: a block's first value above a value of a block before it), a row
-without its number cannot begin a block, and a part written in UTF-16, which calamine does not
-read, is not given it in UTF-8 (`NotByBlocks`); the
-reader (`batch.workbook.reading`) then reads the sheet whole, as it reads a smaller one, and so
-meets whatever calamine refuses in a block.
+holds a value. Where calamine would read a block otherwise than it reads the sheet whole, the read
+raises `NotByBlocks` and the reader (`batch.workbook.reading`) reads the sheet whole, as it reads a
+smaller one, meeting there whatever calamine refuses: rows out of order across blocks
+(`RowsNotInOrder`: a block's first value above a value of a block before it); what the cutter
+refuses (`sheetrows.row_blocks`: a block that would begin with a row without its number, an
+element other than a row among the rows); a part written in UTF-16, which calamine does not read
+and the cutter would give it in UTF-8; a package whose part names are not written plainly.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ def sheet_blocks(opened: Opened, sheet: str, part: str, sheets: list[str], rows:
     with deflate.reading(z, part) as member:
         if utf16(member.read(2)):  # calamine reads no such part (the writer's reader does, in UTF-8)
             raise NotByBlocks(f"the part {part} is written in UTF-16")
-    kept = [i for i in z.infolist() if i.filename != part and not i.is_dir()]
-    others = io.BytesIO()  # the package but for the sheet's part, made once
+    # the package's XML parts but the sheet's, made once (its pictures and binaries calamine does not read)
+    kept = [i for i in z.infolist() if i.filename != part and i.filename.lower().endswith((".xml", ".rels"))]
+    others = io.BytesIO()
     with zipfile.ZipFile(others, "w", zipfile.ZIP_STORED) as out:
         for i in kept:
             out.writestr(i.filename, EMPTY_SHEET if i.filename in sheets else deflate.read(z, i))
