@@ -6,8 +6,9 @@ memory it holds, and whether it gives exactly the values of calamine's whole rea
 
 The product's reader of a large sheet (`batch.workbook.blocks.sheet_blocks`): the sheet part streamed
 from the package, cut after every `--block` rows by the writer's row reader, and each block given
-to calamine as a package of its own. `--check` compares the blocks, cell by cell and type by type,
-with calamine's whole read of the same sheet (which holds the whole sheet: check on sizes that fit).
+to calamine as a package of its own. `--check` then reads the sheet again into the product's grid
+(`sheet_grid`) and compares it, cell by cell and type by type, with calamine's whole read of the
+same sheet (which holds the whole sheet: check on sizes that fit).
 
 `--checks` also runs each block through the pipeline's checks as the product runs a sheet
 (`process_sheet`: validation, the calculator, the findings, the summary) and makes its records,
@@ -34,16 +35,24 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 
-def blocks(path: Path, per_block: int):
-    """Each block's (first value, rows) as the product's reader gives it, in the sheet's order."""
-    from batch.workbook.blocks import sheet_blocks
+def _sheet(path: Path):
+    """The workbook opened, its first sheet's name and part, and every sheet's part."""
     from batch.workbook.opened import Opened
     from batch.workbook.safety import sheet_parts
 
-    with Opened(path) as opened:
-        parts = sheet_parts(opened)
-        name, part = next(iter(parts.items()))
-        yield from sheet_blocks(opened, name, part, list(parts.values()), per_block)
+    opened = Opened(path)
+    parts = sheet_parts(opened)
+    name, part = next(iter(parts.items()))
+    return opened, name, part, list(parts.values())
+
+
+def blocks(path: Path, per_block: int):
+    """Each block's (first value, rows) as the product's reader gives it, in the sheet's order."""
+    from batch.workbook.blocks import sheet_blocks
+
+    opened, name, part, sheets = _sheet(path)
+    with opened:
+        yield from sheet_blocks(opened, name, part, sheets, per_block)
 
 
 def _checker(program_name: str):
@@ -71,22 +80,17 @@ def _checker(program_name: str):
     return checked
 
 
-def check(path: Path, got: list) -> tuple[int, int]:
-    """(rows compared, rows that differ) between the blocks and calamine's whole read."""
+def check(path: Path, per_block: int) -> tuple[int, int]:
+    """(rows compared, rows that differ, by value or type) between the product's grid read by blocks
+    (`sheet_grid`) and calamine's whole read."""
+    from batch.workbook.blocks import sheet_grid
+
+    opened, name, part, sheets = _sheet(path)
+    with opened:
+        rebuilt = sheet_grid(opened, name, part, sheets, per_block)
     whole = python_calamine.CalamineWorkbook.from_path(str(path)).get_sheet_by_index(0).to_python(skip_empty_area=False)
-    rebuilt: list[list] = []
-    for start, rows in got:
-        if start is None:
-            continue
-        first_row, first_col = start
-        rebuilt.extend([] for _ in range(first_row - len(rebuilt)))
-        rebuilt.extend([""] * first_col + list(row) for row in rows)
-    rebuilt.extend([] for _ in range(len(whole) - len(rebuilt)))
-    differ = 0
-    for a, b in zip(whole, rebuilt, strict=True):
-        b = b + [""] * (len(a) - len(b))
-        if a != b[: len(a)] or [type(x) for x in a] != [type(x) for x in b[: len(a)]] or any(x != "" for x in b[len(a) :]):
-            differ += 1
+    differ = abs(len(whole) - len(rebuilt))
+    differ += sum(a != b or [type(x) for x in a] != [type(x) for x in b] for a, b in zip(whole, rebuilt, strict=False))
     return len(whole), differ
 
 
@@ -103,14 +107,12 @@ def main() -> None:
 
     path = bench.workbook(args.program, args.rows)
     checked = _checker(args.program) if args.checks else None
-    started, rows, got, reading = time.perf_counter(), 0, [], 0.0
+    started, rows, reading = time.perf_counter(), 0, 0.0
     header = None
     at = time.perf_counter()
-    for start, block in blocks(path, args.block):
+    for _start, block in blocks(path, args.block):
         reading += time.perf_counter() - at
         rows += len(block)
-        if args.check:
-            got.append((start, block))
         if checked is not None:
             if header is None:
                 header, block = block[0], block[1:]
@@ -124,8 +126,8 @@ def main() -> None:
         print(f"  read {reading:.1f} s, checks and records {seconds - reading:.1f} s")
     if args.check:
         started = time.perf_counter()
-        compared, differ = check(path, got)
-        print(f"calamine's whole read: {time.perf_counter() - started:.1f} s; {compared:,} rows compared, {differ:,} differ")
+        compared, differ = check(path, args.block)
+        print(f"read again by blocks and whole: {time.perf_counter() - started:.1f} s; {compared:,} rows compared, {differ:,} differ")
 
 
 if __name__ == "__main__":

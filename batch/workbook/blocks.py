@@ -50,12 +50,6 @@ class RowsNotInOrder(NotByBlocks):
     """A block holds a value in a row above one of a block before it: the sheet lists its rows out of order."""
 
 
-def _chunks(z: zipfile.ZipFile, part: str) -> Iterator[bytes]:
-    with deflate.reading(z, part) as member:
-        while chunk := member.read(CHUNK_BYTES):
-            yield chunk
-
-
 Block = tuple[tuple[int, int], list[list]]  # (0-based row, column) of a block's first value, and its rows from there
 
 
@@ -75,7 +69,7 @@ def sheet_blocks(opened: Opened, sheet: str, part: str, sheets: list[str], rows:
     with zipfile.ZipFile(others, "w", zipfile.ZIP_STORED) as out:
         for i in kept:
             out.writestr(i.filename, EMPTY_SHEET if i.filename in sheets else deflate.read(z, i))
-    cut = sheetrows.row_blocks(_chunks(z, part), rows, where=f"The sheet {sheet!r}")
+    cut = sheetrows.row_blocks(deflate.chunks(z, part, CHUNK_BYTES), rows, where=f"The sheet {sheet!r}")
     # the last block cut is parsed by calamine in a thread (without the interpreter's lock) while this
     # one makes the Python values of the block before it and cuts the next: the read takes two cores
     parsing = None

@@ -105,6 +105,13 @@ def reading(z: zipfile.ZipFile, name: str | zipfile.ZipInfo):
     return member
 
 
+def chunks(z: zipfile.ZipFile, name: str | zipfile.ZipInfo, size: int = 1 << 22):
+    """The member `name` inflated (`reading`) in chunks of `size` bytes: never whole in memory."""
+    with reading(z, name) as member:
+        while chunk := member.read(size):
+            yield chunk
+
+
 def read(z: zipfile.ZipFile, name: str | zipfile.ZipInfo) -> bytes:
     """`z.read(name)`, inflated by ISA-L (its CRC checked by zipfile as it ends)."""
     with reading(z, name) as member:

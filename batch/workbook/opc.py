@@ -72,9 +72,7 @@ class Package(dict):
 
     def chunks(self, name: str, size: int = 1 << 22):
         """The source's part `name` in chunks of bytes, as stored (never whole in memory)."""
-        with deflate.reading(self.source, name) as member:
-            while chunk := member.read(size):
-                yield chunk
+        return deflate.chunks(self.source, name, size)
 
 
 def check_names(names) -> None:

@@ -530,6 +530,7 @@ def _merged(data: bytes, prefix: bytes) -> tuple[tuple[int, int, int, int], ...]
 
 
 SCAN_BLOCK_ROWS = 20_000  # rows of a sheet part the cell scan holds at a time
+SCAN_CHUNK_BYTES = 8 << 20  # bytes of a sheet part the scan reads at a time
 
 
 def scan_cells(source: Opened | Path) -> dict[str, CellNotes]:
@@ -555,13 +556,7 @@ def _scan_by_blocks(z: zipfile.ZipFile, part: str) -> CellNotes:
     """`scan_cells` of one sheet part, cut into blocks of `SCAN_BLOCK_ROWS` rows by the writer's row
     reader (`batch.workbook.sheetrows.row_blocks`): a cell's reference says where it is, so each
     block is scanned as the whole part would be, the shared formulas (`_sum_total`) in the part's order."""
-
-    def chunks():
-        with deflate.reading(z, part) as member:
-            while chunk := member.read(SCAN_CHUNK_BYTES):
-                yield chunk
-
-    cut = sheetrows.row_blocks(chunks(), SCAN_BLOCK_ROWS)
+    cut = sheetrows.row_blocks(deflate.chunks(z, part, SCAN_CHUNK_BYTES), SCAN_BLOCK_ROWS)
     pat = sheet_patterns(elements_only(cut.head))
     notes, columns, shared = CellNotes({}, {}), set(), {}
     for block in cut.blocks:
@@ -569,9 +564,6 @@ def _scan_by_blocks(z: zipfile.ZipFile, part: str) -> CellNotes:
     notes.columns = frozenset(columns)
     notes.merged = _merged(elements_only(cut.tail, declared=False), pat.prefix)
     return notes
-
-
-SCAN_CHUNK_BYTES = 8 << 20
 
 
 def _scan(data: bytes, pat: SheetPatterns, notes: CellNotes, shared: dict[bytes, bool]) -> set[int]:

@@ -826,6 +826,18 @@ class LazyTails:
 ROWS_END = -2  # `_markup_at`: the rows element's end tag
 
 
+def _read_on(part: _Part, held: list, buf: bytes, at: int, i: int) -> tuple[bytes, int, int]:
+    """The markup at `i` goes on past `buf`: what was passed (from `at`) goes to `held`, the part's
+    next chunk is read onto the rest; the new `buf`, and where to go on in it (0, 0). At the part's
+    end the rows element has not ended: not well formed."""
+    if part.eof:
+        raise _not_well_formed("its rows element does not end")
+    held.append(buf[at:i])
+    part.buf = buf[i:]
+    part.more()  # at the end of the part, what is left is read as it is
+    return part.buf, 0, 0
+
+
 def _markup_at(buf: bytes, i: int, scope: dict) -> tuple[int, re.Match | None, bool, dict]:
     """The markup whose `<` is at `i` among a sheet's rows (`scope`: the namespaces in scope in the
     rows element): where it ends (-1: it goes on past `buf`; `ROWS_END`: it is the rows element's
@@ -929,12 +941,7 @@ class _Rows:
                         pos = stop
                         continue
                 if stop < 0:  # the markup at `i` goes on in the next chunk: what was passed goes out first
-                    if part.eof:
-                        raise _not_well_formed("its rows element does not end")
-                    held.append(buf[at:i])
-                    part.buf, pos, at = buf[i:], 0, 0
-                    part.more()  # at the end of the part, what is left is read as it is
-                    buf = part.buf
+                    buf, pos, at = _read_on(part, held, buf, at, i)
                     continue
                 pos = stop
                 if not is_row:  # not a row: copied as it is
@@ -1073,7 +1080,7 @@ def row_blocks(chunks, rows: int, where: str | None = None) -> RowBlocks:
     return cut
 
 
-_PLAIN_ENDS: dict[bytes, tuple[bytes, re.Pattern, re.Pattern]] = {}
+_PLAIN_ENDS: dict[bytes, tuple[bytes, bytes, re.Pattern, re.Pattern]] = {}
 
 
 def _plain_ends(buf: bytes, pos: int, prefix: bytes) -> list[int] | None:
@@ -1088,14 +1095,15 @@ def _plain_ends(buf: bytes, pos: int, prefix: bytes) -> list[int] | None:
         name = re.escape(prefix + b"row")
         _PLAIN_ENDS[prefix] = (
             b"<" + prefix + b"row",
+            b"</" + prefix + b"row>",
             re.compile(rb"</" + name + rb">"),
             re.compile(rb"</" + name + rb"\s*>|<" + name + rb"\b[^<>]*/>"),
         )
-    start, plain_end, any_end = _PLAIN_ENDS[prefix]
-    stop = buf.rfind(b"</" + prefix + b"row>", pos)
+    start, end_tag, plain_end, any_end = _PLAIN_ENDS[prefix]
+    stop = buf.rfind(end_tag, pos)
     if stop < 0:
         return None
-    stop += len(prefix) + 6
+    stop += len(end_tag)
     for rare, mark in ((b"!", b"<!"), (b"?", b"<?")):  # a character rare in cells first, then the markup
         if buf.find(rare, pos, stop) >= 0 and buf.find(mark, pos, stop) >= 0:
             return None
@@ -1168,12 +1176,7 @@ def _cut(part: _Part, found: _RowsElement, rows: int) -> Iterator[list[bytes]]:
                 pos = stop
                 continue
         if stop < 0:  # the markup at `i` goes on in the next chunk
-            if part.eof:
-                raise _not_well_formed("its rows element does not end")
-            held.append(buf[at:i])
-            part.buf, pos, at = buf[i:], 0, 0
-            part.more()
-            buf = part.buf
+            buf, pos, at = _read_on(part, held, buf, at, i)
             continue
         if not is_row:  # the rows element holds rows only: calamine would read this one's cells by its own count
             raise NotByBlocks(f"an element other than a row among the rows ({tag.group(1).decode(errors='replace')})")
