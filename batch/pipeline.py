@@ -7,10 +7,9 @@ Nothing here knows a program: every intake sheet goes through its program's decl
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,7 +22,17 @@ from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunConte
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
 from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
-from batch.reviews import DECISION_COLUMNS, json_records, judge, occurrences, review, row_inputs, withdrawn, withdrawn_codes, written_back
+from batch.reviews import (
+    DECISION_COLUMNS,
+    json_records,
+    judge,
+    occurrences,
+    review,
+    row_inputs,
+    withdrawn,
+    withdrawn_codes,
+    written_back,
+)
 from batch.reviews import digest as legacy_digest
 from batch.run.ledger.backends import there
 from batch.workbook import cells
@@ -46,6 +55,24 @@ from batch.workbook.reading import (
 from batch.workbook.safety import Limits, decrypt_default, encrypted
 from validators.columns import REVIEW_COLUMNS, normalize_header
 from validators.schema import VALIDATION_CODES, validate
+
+SENT = object()  # a sheet's `inputs` once its records are sent (`Result.drop_inputs`)
+
+
+@dataclass(frozen=True, eq=False)
+class ReadValues:
+    """How a sheet's rows' read values are made (`batch.reviews.row_inputs`), for every row or for a
+    block of rows (`rows`)."""
+
+    raw: pd.DataFrame
+    typed: pd.DataFrame
+    kinds: dict
+
+    def __call__(self, rows: slice | None = None) -> np.ndarray:
+        if rows is None:
+            return row_inputs(self.raw, self.typed, self.kinds)
+        return row_inputs(self.raw.iloc[rows], self.typed.iloc[rows], self.kinds)
+
 
 STATUSES = ("OK", "Flagged", "Ineligible", "Invalid")
 FLAGGED_ERRORS, FLAGGED_WARNINGS = "Flagged with errors", "Flagged with warnings only"  # Flagged in two (counts)
@@ -168,37 +195,29 @@ class Result:
     def records(self) -> pd.DataFrame:
         """One row per input row of every intake sheet: what the ledger keeps for month-over-month
         comparison and the run report (award in cents; area and year as text)."""
-        parts = []
+        return joined_records(list(self.record_blocks()))
+
+    def record_blocks(self, rows: int | None = None) -> Iterator[pd.DataFrame]:
+        """`records()` a block of at most `rows` rows of a sheet at a time (None: a sheet at a time),
+        in order: `joined_records` of the blocks is `records()`. A block's read values (`inputs`, the
+        most of a record) are made for its rows alone, so a full sheet's records are never whole."""
         for r in self.intake:
-            m, spec = r.program, r.program.schema
-            both = _Columns(r.typed, r.computed)
-            award = both[m.award_column] if m.award_column in both else pd.Series(pd.NA, index=r.typed.index)
-            year = both[m.year_column]
-            year = year.dt.year if str(year.dtype).startswith("datetime") else year
-            parts.append(
-                pd.DataFrame(
-                    {
-                        "sheet": spec.name,
-                        "record_id": spec.record_ids(r.typed).to_numpy(dtype=object),
-                        "status": r.status.to_numpy(dtype=object),
-                        "award_cents": pd.array(award, dtype="Int64").to_numpy(dtype=object, na_value=None),
-                        "codes": r.row_findings.to_numpy(dtype=object),
-                        "area": (
-                            both[m.area_column].astype(object).to_numpy() if m.area_column else np.full(len(r.typed), None, dtype=object)
-                        ),
-                        "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
-                        "open_errors": r.open_errors,  # for the run report's two Flagged counts (not kept in the ledger)
-                    }
-                ).assign(**_prior_fields(r), **_portfolio_fields(r), inputs=_inputs(r))
-            )
-            if not r.counted.all():  # a totals row is no record (taking every row would copy each column)
-                parts[-1] = parts[-1].loc[r.counted]
-        cols = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields"]
-        cols += ["inputs", "open_errors"]
-        if not parts:
-            return pd.DataFrame(columns=cols)
-        found = pd.concat(parts, ignore_index=True)
-        return found[[*cols, *(c for c in found.columns if c.startswith("key:"))]]  # the group keys of the sheets that have them
+            columns, counted, n = _record_columns(r), r.counted, len(r.typed)
+            step = rows or n or 1
+            for start in range(0, n or 1, step):
+                at = slice(start, start + step) if rows else slice(None)
+                part = pd.DataFrame({k: v if isinstance(v, str) else v[at] for k, v in columns.items()})
+                part = part.assign(inputs=_inputs(r, at if rows else None))
+                if not counted[at].all():  # a totals row is no record (taking every row would copy each column)
+                    part = part.loc[counted[at]]
+                yield _ordered(part)
+
+    def drop_inputs(self) -> None:
+        """Let go of every row's read values once the records that hold them are sent to the run (a
+        full GrowNJ sheet's are about 1.5 GB of text, else held through the write, which never reads
+        them); records made again afterwards would have none, so making them is refused then."""
+        for r in self.intake:
+            r.inputs = SENT
 
     def rules_versions(self) -> dict[str, str]:
         return {r.program.name: rules_mod.load(r.program.rules).label for r in self.intake}
@@ -218,6 +237,43 @@ class _Columns:
         return self.typed[name] if name in self.typed.columns else self.computed[name]
 
 
+RECORD_COLUMNS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "business_name", "record_date", "fields"]
+RECORD_COLUMNS += ["inputs", "open_errors"]  # and a column `key:<grouping>` each for the group keys of the sheets that have them
+
+
+def _ordered(found: pd.DataFrame) -> pd.DataFrame:
+    """Records in the order of their columns (`RECORD_COLUMNS`, then the group keys)."""
+    return found[[*RECORD_COLUMNS, *(c for c in found.columns if c.startswith("key:"))]]
+
+
+def joined_records(blocks: list[pd.DataFrame]) -> pd.DataFrame:
+    """The records of `Result.record_blocks`, in one frame (`Result.records()`)."""
+    if not blocks:
+        return pd.DataFrame(columns=RECORD_COLUMNS)
+    return _ordered(pd.concat(blocks, ignore_index=True))
+
+
+def _record_columns(r: SheetResult) -> dict:
+    """A sheet's records but their read values, a column each over every row (its name, once)."""
+    m, spec = r.program, r.program.schema
+    both = _Columns(r.typed, r.computed)
+    award = both[m.award_column] if m.award_column in both else pd.Series(pd.NA, index=r.typed.index)
+    year = both[m.year_column]
+    year = year.dt.year if str(year.dtype).startswith("datetime") else year
+    return {
+        "sheet": spec.name,
+        "record_id": spec.record_ids(r.typed).to_numpy(dtype=object),
+        "status": r.status.to_numpy(dtype=object),
+        "award_cents": pd.array(award, dtype="Int64").to_numpy(dtype=object, na_value=None),
+        "codes": r.row_findings.to_numpy(dtype=object),
+        "area": both[m.area_column].astype(object).to_numpy() if m.area_column else np.full(len(r.typed), None, dtype=object),
+        "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
+        "open_errors": r.open_errors,  # for the run report's two Flagged counts (not kept in the ledger)
+        **_prior_fields(r),
+        **_portfolio_fields(r),
+    }
+
+
 def _json_lines(frame: pd.DataFrame) -> np.ndarray:
     """Each row of `frame` as one JSON object (text), by pandas' writer over the whole frame."""
     if frame.empty:
@@ -225,14 +281,19 @@ def _json_lines(frame: pd.DataFrame) -> np.ndarray:
     return json_records(frame, force_ascii=False, date_format="iso")
 
 
-def _inputs(r: SheetResult) -> np.ndarray:
+def _inputs(r: SheetResult, rows: slice | None = None) -> np.ndarray:
     """Per row: its values in the columns the program reads as returned (what a reviewer decision
     written in the returned workbook covers, batch.reviews); made here the first time when the sheet
     had no reviewer's decision to judge (`process_sheet`): then only the records read them, and a
     large file's records are made by a copy of the worker as it writes (`batch.run.workers`)."""
+    if r.inputs is SENT:
+        raise RuntimeError(f"{r.sheet.name}: the rows' read values were let go once its records were sent")
+    if callable(r.inputs) and rows is not None:  # a block's: not kept
+        return r.inputs(rows)
     if callable(r.inputs):
         r.inputs = r.inputs()
-    return r.inputs if r.inputs is not None else np.full(len(r.typed), None, dtype=object)
+    found = r.inputs if r.inputs is not None else np.full(len(r.typed), None, dtype=object)
+    return found if rows is None else found[rows]
 
 
 def _portfolio_fields(r: SheetResult) -> dict:
@@ -699,7 +760,7 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     before = result.decisions_before if result else None
     # the columns the program reads, as read (a totals row's read as blank): now when a reviewer's
     # decision is judged against them, else when the records are made (`_inputs`)
-    inputs = functools.partial(row_inputs, raw, typed, {c.header: c.kind for c in spec.columns})
+    inputs = ReadValues(raw, typed, {c.header: c.kind for c in spec.columns})
     inputs = inputs() if sheet.reviews is not None else inputs
     ids = spec.record_ids(typed).to_numpy(dtype=object)
     occurrence = occurrences(ids, ~totals)

@@ -122,3 +122,87 @@ def test_a_sender_that_stops_midway_leaves_the_waiting_to_the_receiver(monkeypat
     assert len(asked) == 5
     send.close()
     recv.close()
+
+
+def _sent_each(objs, piece_bytes: int, monkeypatch, close_after: int | None = None):
+    """`_sent` of objects sent one after another (`send_pickled(..., each=True)`), read as they
+    come (`receive_each`): (what the sender returned or raised, the objects read, then what ended
+    the reading: None, or what it raised)."""
+    monkeypatch.setattr(workers, "PIECE_BYTES", piece_bytes)
+    recv, send = multiprocessing.Pipe(duplex=False)
+    returned = []
+
+    def sender():
+        if close_after is None:
+            try:
+                returned.append(workers.send_pickled(send, objs, each=True))
+            except ValueError as err:
+                returned.append(err)
+            send.send(("next", None, False))
+        else:  # the first object sent whole, then part of the second: the sender is killed
+            pieces = workers._Pieces(send)
+            first, second = (pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL) for o in objs[:2])
+            pieces.write(first)
+            pieces.send()
+            pieces.write(second[:close_after])
+            pieces.send()
+        send.close()
+
+    thread = threading.Thread(target=sender)
+    thread.start()
+    got, ended = [], None
+    try:
+        for obj in workers.receive_each(recv):
+            got.append(obj)
+    except (workers.Abandoned, workers.SenderGone) as err:
+        ended = err
+    if close_after is None:
+        assert recv.recv() == ("next", None, False)  # the pieces ended where they end, whatever ended them
+    thread.join()
+    recv.close()
+    return (returned[0] if returned else None), got, ended
+
+
+@pytest.mark.parametrize(
+    "sizes,piece_bytes",
+    [
+        ([], workers.PIECE_BYTES),  # none: the end alone
+        ([0], workers.PIECE_BYTES),  # one empty frame
+        ([10, 0, 7], workers.PIECE_BYTES),  # each in a piece of its own (each is sent to its end before the next)
+        ([3_000, 3_000, 1], 1 << 10),  # each in hundreds of pieces
+        ([40, 40], 1),  # a piece for each write pickle makes
+    ],
+)
+def test_objects_sent_one_after_another_come_back_each_as_sent(monkeypatch, sizes, piece_bytes):
+    frames = [_records(n) for n in sizes]
+    returned, got, ended = _sent_each(iter(frames), piece_bytes, monkeypatch)  # made as they are sent
+    assert returned is True and ended is None
+    assert len(got) == len(frames)
+    for g, f in zip(got, frames, strict=True):
+        pd.testing.assert_frame_equal(g, f)
+
+
+def _made_then_failing(error: type[BaseException], before: int):
+    """Frames made one at a time, the next failing with `error` after `before` of them, as a block
+    of records made in the memory left may."""
+    for n in range(before):
+        yield _records(100 + n)
+    raise error
+
+
+@pytest.mark.parametrize("error", [MemoryError, ValueError])
+def test_objects_given_up_midway_are_read_up_to_the_end_the_sender_gave(monkeypatch, error):
+    # two frames sent whole, then the third fails as it is made: the reader has the two, then the
+    # sender's giving up (Abandoned: nothing sent stands, the run lets go of what it did with them)
+    returned, got, ended = _sent_each(_made_then_failing(error, 2), 1 << 10, monkeypatch)
+    assert (returned is False) if error is MemoryError else isinstance(returned, ValueError)
+    assert [len(g) for g in got] == [100, 101]
+    assert isinstance(ended, workers.Abandoned)
+
+
+def test_a_sender_of_objects_that_ends_midway_is_gone_not_a_half_object(monkeypatch):
+    # the first frame whole, then 500 bytes of the second and the pipe closed: SenderGone, which
+    # the run tells apart from whatever its own use of each object raises (the ledger's errors)
+    returned, got, ended = _sent_each([_records(50), _records(5_000)], 1 << 10, monkeypatch, close_after=500)
+    assert [len(g) for g in got] == [50]
+    assert isinstance(ended, workers.SenderGone) and not isinstance(ended, OSError)

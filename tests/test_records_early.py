@@ -20,6 +20,7 @@ from conftest import write_workbook
 from databases import ledger_of, ledger_query
 from test_faults import assert_settled, book, killed, no_process_left, run_cli
 
+from batch.pipeline import joined_records
 from batch.run import workers
 from batch.run.config import load
 from batch.run.ledger import Ledger, read_versions
@@ -131,33 +132,63 @@ def test_records_of_a_run_that_has_not_ended_are_read_by_no_other_run(tmp_path):
     assert len(read_versions(ledger_of(path), ("/in",), ids, exclude_run="R3")) == 2
 
 
-def _run(tmp_path: Path, name: str, sources: list[Path], threshold: int, monkeypatch, fails: bool = False) -> SimpleNamespace:
+def _run(
+    tmp_path: Path,
+    name: str,
+    sources: list[Path],
+    threshold: int,
+    monkeypatch,
+    fails: bool = False,
+    beside: int | None = None,
+    block: int | None = None,
+    fail_after: int | None = None,
+) -> SimpleNamespace:
     """A run of copies of `sources` with records sent early from `threshold` records on: the files
-    whose records were recorded early and how many (`early`), and the ledger's records
-    (`records`). `fails`: the ledger refuses each early recording (after the spy notes it)."""
+    whose records were recorded early and how many (`early`: a list of each block's records for
+    those sent a block at a time), and the ledger's records (`records`) and group keys (`keys`).
+    `fails`: the ledger refuses each early recording (after the spy notes it). `beside`: sent by the
+    worker's copy up to this many (`RECORDS_BESIDE_UP_TO`), a block of `block` at a time above it
+    (`RECORD_BLOCK`); `fail_after`: the ledger fails as it takes the block after this many. Every
+    file is processed unless the ledger fails (`outcome`: the run's)."""
     inbox, outbox = tmp_path / name / "inbox", tmp_path / name / "outbox"
     inbox.mkdir(parents=True)
     for src in sources:
         shutil.copy(src, inbox / src.name)
     monkeypatch.setattr(workers, "EARLY_RECORDS", threshold)
-    early, real = [], Ledger.add_records
+    if beside is not None:
+        monkeypatch.setattr(workers, "RECORDS_BESIDE_UP_TO", beside)
+    if block is not None:
+        monkeypatch.setattr(workers, "RECORD_BLOCK", block)
+    early, real = [], getattr(Ledger.add_records, "real", Ledger.add_records)  # not the spy of an earlier run of the test
+
+    def counted(blocks, sizes: list[int]):
+        for block in blocks:
+            if len(sizes) == fail_after:
+                raise sqlite3.OperationalError("database is locked")
+            sizes.append(len(block))
+            yield block
 
     def add_records(self, run_id, file, records, **kwargs):
-        early.append((file, len(records)))
+        if not isinstance(records, pd.DataFrame):  # a block at a time, as the worker sends them
+            early.append((file, sizes := []))
+            records = counted(records, sizes)
+        else:
+            early.append((file, len(records)))
         if fails:
             raise sqlite3.OperationalError("database is locked")
         return real(self, run_id, file, records, **kwargs)
 
+    add_records.real = real
     monkeypatch.setattr(Ledger, "add_records", add_records)
     outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=1, as_of="2026-11-30"))
-    assert {o.status for o in outcome.files} == {"processed"}, [(o.name, o.reason) for o in outcome.files]
-    assert outcome.report is not None and outcome.report.exists()  # written from what the run kept of the records
+    if fail_after is None:
+        assert {o.status for o in outcome.files} == {"processed"}, [(o.name, o.reason) for o in outcome.files]
+        assert outcome.report is not None and outcome.report.exists()  # written from what the run kept of the records
+    ledger = outbox / ".njcredits" / "ledger.sqlite"
     columns = "file, sheet, record_id, status, award_cents, codes, area, year, business_name, record_date, fields, inputs, team"
-    records = pd.DataFrame(
-        ledger_query(outbox / ".njcredits" / "ledger.sqlite", f"SELECT {columns} FROM records ORDER BY file, rowid"),
-        columns=columns.split(", "),
-    )
-    return SimpleNamespace(early=early, records=records)
+    records = pd.DataFrame(ledger_query(ledger, f"SELECT {columns} FROM records ORDER BY file, rowid"), columns=columns.split(", "))
+    keys = sorted(ledger_query(ledger, "SELECT sheet, record_id, grouping, key FROM record_keys"))
+    return SimpleNamespace(early=early, records=records, keys=keys, outcome=outcome, inbox=inbox, outbox=outbox)
 
 
 @pytest.mark.usefixtures("backend")
@@ -173,6 +204,44 @@ def test_a_large_files_records_recorded_as_it_is_written_are_those_it_would_have
     failed = _run(tmp_path, "failed", [source], 50, monkeypatch, fails=True)
     assert failed.early == [("a.xlsx", 50)]
     pd.testing.assert_frame_equal(failed.records.drop(columns="team"), above.records.drop(columns="team"))
+
+
+@pytest.mark.usefixtures("backend")
+def test_a_large_files_records_sent_a_block_at_a_time_are_those_it_would_have_sent_whole(tmp_path, monkeypatch):
+    # 50 Transfers rows (each record in a group of its certificate's): above 49 made and sent by the
+    # worker a block of 7 at a time (7 x 7 + 1), each inserted as it comes; up to 50 by the copy,
+    # whole; the ledger's records and group keys the same as those sent with the result
+    source = book(tmp_path / "a.xlsx", rows=50)
+    blocks = _run(tmp_path, "blocks", [source], 1, monkeypatch, beside=49, block=7)
+    whole = _run(tmp_path, "whole", [source], 1, monkeypatch, beside=50, block=7)
+    above = _run(tmp_path, "above", [source], 51, monkeypatch)
+    assert blocks.early == [("a.xlsx", [7] * 7 + [1])] and whole.early == [("a.xlsx", 50)] and above.early == []
+    assert len(above.records) == 50 and len(above.keys) >= 50
+    for run in (blocks, whole):
+        pd.testing.assert_frame_equal(run.records.drop(columns="team"), above.records.drop(columns="team"))
+        assert run.keys == above.keys
+
+
+@pytest.mark.usefixtures("backend")
+@pytest.mark.parametrize("fail_after", [0, 3])
+def test_a_file_whose_records_the_ledger_fails_to_take_block_by_block_goes_back_to_the_inbox(tmp_path, monkeypatch, fail_after):
+    # the ledger fails as it takes the first block, or the fourth: the blocks before it were let go
+    # as they were inserted, so the file cannot be recorded with its records; it goes back to the
+    # inbox, its output not placed, none of its records left; the next run processes it
+    source = book(tmp_path / "a.xlsx", rows=50)
+    failed = _run(tmp_path, "failed", [source], 1, monkeypatch, beside=49, block=7, fail_after=fail_after)
+    assert failed.early == [("a.xlsx", [7] * fail_after)]
+    (outcome,) = failed.outcome.files
+    assert outcome.status == "returned"
+    assert outcome.reason.startswith("the ledger cannot be written (database is locked)"), outcome.reason
+    assert outcome.reason.endswith("the file stays in the inbox for the next run."), outcome.reason
+    assert (failed.inbox / "a.xlsx").read_bytes() == source.read_bytes()
+    assert not list(failed.outbox.glob("a*")) and failed.records.empty and failed.keys == []
+    monkeypatch.setattr(Ledger, "add_records", Ledger.add_records.real)  # the ledger well again; still a block at a time
+    again = run_batch(load(cwd=tmp_path, inbox=failed.inbox, outbox=failed.outbox, workers=1, as_of="2026-11-30"))
+    assert [o.status for o in again.files] == ["processed"]
+    ledger = failed.outbox / ".njcredits" / "ledger.sqlite"
+    assert ledger_query(ledger, "SELECT file, COUNT(*) FROM records GROUP BY file") == [("a.xlsx", 50)]
 
 
 def _one_sheet(src: Path, sheet: str, path: Path) -> Path:
@@ -244,7 +313,7 @@ def fifty(tmp_path_factory) -> tuple[Path, dict]:
     "early,beside_up_to,by",
     [
         (50, 50, "copy"),  # 50 records, at most 50 beside: made and sent by a copy as the worker writes
-        (50, 49, "worker"),  # one over: made and sent by the worker before its write
+        (50, 49, "worker"),  # one over: made and sent by the worker before its write, a block of 20 at a time (20 + 20 + 10)
         (51, None, None),  # under the 51 sent early: with the result
     ],
 )
@@ -252,11 +321,16 @@ def test_the_records_sent_early_by_the_worker_or_by_a_copy_of_it_are_those_of_th
     source, alone = fifty
     sent = tmp_path / "sent"
 
-    def send(records) -> bool:  # in the process that sends them: which one, and what
+    def send(records, each: bool = False) -> bool:  # in the process that sends them: which one, and what
+        assert each == (by == "worker")  # the copy sends them whole
+        if each:
+            blocks = list(records)
+            assert [len(b) for b in blocks] == [20, 20, 10]
+            records = joined_records(blocks)
         records.to_pickle(sent.with_suffix(f".{os.getpid()}"))
         return True
 
-    found = workers.work(str(source), str(tmp_path / "a.partial.xlsx"), as_of=AS_OF, early=(early, send, beside_up_to or 0))
+    found = workers.work(str(source), str(tmp_path / "a.partial.xlsx"), as_of=AS_OF, early=(early, send, beside_up_to or 0, 20))
     senders = {int(p.suffix[1:]): pd.read_pickle(p) for p in tmp_path.glob("sent.*")}
     if by is None:
         assert senders == {} and found["records"] is not None
@@ -279,7 +353,7 @@ def test_a_copy_without_the_memory_to_send_the_records_leaves_them_to_the_result
             return False
         return True
 
-    found = workers.work(str(source), str(tmp_path / "a.partial.xlsx"), as_of=AS_OF, early=(1, send, 50))
+    found = workers.work(str(source), str(tmp_path / "a.partial.xlsx"), as_of=AS_OF, early=(1, send, 50, 20))
     assert found["records"] is not None and len(found["records"]) == 50
 
 

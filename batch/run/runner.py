@@ -69,6 +69,15 @@ PREPARED_RECORDS = 2_000
 READ_AHEAD_UP_TO = 250_000
 
 
+@dataclass
+class LostRecords:
+    """The records of a file sent a block at a time, which the ledger failed to take as they came
+    (`Run.record_early`): the blocks it had were let go, so the file goes back to the inbox
+    (`reason`), processed again by the next run."""
+
+    reason: str
+
+
 class RunLocked(Exception):
     """Another run holds the inbox."""
 
@@ -624,7 +633,7 @@ class Run:
                     remove_temporary(Path(partial))
             raise
 
-    def record_early(self, item: Item, records: pd.DataFrame, several: bool) -> pd.DataFrame:
+    def record_early(self, item: Item, records, several: bool) -> pd.DataFrame | LostRecords:
         """The records of a large file, sent by its worker before it writes the file (`work`), recorded
         in the ledger while it writes: the run then records the file itself (`archive`) without them,
         or removes them when the file is not processed. Not those of a file that waits for the run's
@@ -636,7 +645,20 @@ class Run:
         about 1.4 KB of a GrowNJ record: 1.4 GB of a full sheet's, which the run would else hold
         beside the worker's write), which nothing of the run reads but the ledger's insert, and, in
         a run of one file, their portfolio fields (`fields`, read again only by the run's other
-        files, `batch.run.samerun`)."""
+        files, `batch.run.samerun`).
+
+        `records` may be an iterator of blocks of them, read off the worker's pipe as it makes them
+        (`batch.run.workers.receive_each`): in a run of one file each is inserted as it comes, in
+        the one transaction (`Ledger.add_records`), and only what is kept of it is held, so a full
+        sheet's records are never whole here. The blocks before a ledger failure are let go by
+        then: the file cannot be recorded with its records, and goes back to the inbox
+        (`LostRecords`, `done`). In a run of several files they are joined first, as sent whole."""
+        if not isinstance(records, pd.DataFrame):
+            if not several:
+                return self._record_blocks(item, records)
+            from batch.pipeline import joined_records
+
+            records = joined_records(list(records))
         if several and _reads_others(held_rows(records)):  # as `process` tells it, by the sheets of the records the run holds
             return records
         try:
@@ -648,6 +670,30 @@ class Run:
         fault("recorded-early")
         kept = records.drop(columns=["inputs"] if several else ["inputs", "fields"], errors="ignore")
         if not several and len(kept) <= READ_AHEAD_UP_TO:  # the run's records are all in the ledger: the report's reads made now
+            self.ahead = self.read_ahead([(kept, shown(item.name))])
+        return kept
+
+    def _record_blocks(self, item: Item, blocks) -> pd.DataFrame | LostRecords:
+        """`record_early` of a run of one file whose records come a block at a time."""
+        kept = []
+
+        def keeping():
+            for block in blocks:
+                yield block
+                kept.append(block.drop(columns=["inputs", "fields"]))
+
+        try:
+            self.ledger.add_records(self.run_id, shown(item.name), keeping(), again=item.recorded or item.stale)
+        except (OSError, *server_errors()) as err:  # the ledger's: the blocks before are gone, the rest read off the pipe
+            kept.clear()
+            for _block in blocks:
+                pass
+            item.recorded, item.stale = False, item.stale or item.recorded  # any recorded before are removed then
+            return LostRecords(environment_message(err, f"the ledger {shown(str(self.settings.ledger))}"))
+        item.recorded, item.stale = True, False
+        fault("recorded-early")
+        kept = pd.concat(kept, ignore_index=True) if kept else pd.DataFrame()
+        if len(kept) <= READ_AHEAD_UP_TO:  # the run's records are all in the ledger: the report's reads made now
             self.ahead = self.read_ahead([(kept, shown(item.name))])
         return kept
 
@@ -826,6 +872,11 @@ class Run:
         if kind == "error":
             self.finish_file(item, FileOutcome(item.name, "failed", payload))
             return self.outcomes[-1]
+        if isinstance(payload["records"], LostRecords):
+            remove_temporary(partial)
+            outcome = self.give_back(item, payload["records"].reason)
+            self.say(outcome)
+            return outcome
         result, info = payload, item.info
         final = self.place(item, partial)
         if isinstance(final, FileOutcome):

@@ -50,6 +50,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,10 @@ EARLY_RECORDS = 10_000
 # worker's path); a larger file's by the worker before its write, as the copy holds them, and the pages
 # of the result it copies as it reads them, beside the write (a full sheet's would be gigabytes)
 RECORDS_BESIDE_UP_TO = 250_000
+# a larger file's are made and sent this many at a time (`Result.record_blocks`), and recorded by the
+# run as they come: a full sheet's are never whole in either process. A whole number of the blocks in
+# which the read values are made (`batch.reviews.INPUTS_BLOCK`), so each block's are made as whole
+RECORD_BLOCK = 100_000
 STOPPED_READING = "the run was stopped (a stop signal) before this file was done; it stays in the inbox."
 STOPPED_WAITING = "the run was stopped (a stop signal) before this file was read; it stays in the inbox."
 
@@ -291,6 +296,7 @@ class Job:
     ask: bool = False  # before writing, ask the run whether the file will be processed again (`work`)
     early: int = 0  # the records of a file of at least this many are sent before its write, for the run to record them meanwhile (0: never)
     beside_up_to: int = RECORDS_BESIDE_UP_TO  # those of a file of at most this many are made and sent beside the write (`RecordsBeside`)
+    block: int = RECORD_BLOCK  # a larger file's are made and sent this many at a time
     modules: tuple[str, ...] = WORKER_MODULES
     product: dict = field(default_factory=dict)
 
@@ -321,12 +327,14 @@ def work(
     copy of the records in the result would count against the worker's memory limit as it is sent.
 
     `early` (a run that records a file's records as it writes the file): (how many records at
-    least, a function sending them, how many at most are sent beside the write). The records are
-    final before the write: those of a file that is written and has at least that many are sent
-    then (the function returns True when sent), by a copy of this process as it writes
-    (`RecordsBeside`) when they are at most the third number, else here before the write, and
-    dropped here; the result holds none (`records` None), and the run puts back those it was
-    sent. A file without the memory left to send them then sends them with its result."""
+    least, a function sending them, how many at most are sent beside the write, how many are made
+    and sent at a time otherwise). The records are final before the write: those of a file that is
+    written and has at least that many are sent then (the function returns True when sent), by a
+    copy of this process as it writes (`RecordsBeside`) when they are at most the third number,
+    else here before the write, a block at a time (unless they were made whole to be asked about),
+    and dropped here; the result holds none (`records` None), and the run puts back what it keeps
+    of those it was sent. A file without the memory left to send them then sends them with its
+    result."""
     from batch.pipeline import process
     from batch.run.samerun import group_keys, held_rows
     from batch.workbook.safety import Limits
@@ -361,9 +369,11 @@ def work(
             if beside is not None:
                 records = None
             elif count >= early[0]:
-                records = records if records is not None else result.records()
-                if early[1](records):
+                # a block at a time when the copy would not make them: made as they are sent
+                records = records if records is not None or count > early[2] else result.records()
+                if early[1](records) if records is not None else early[1](result.record_blocks(early[3]), each=True):
                     records, sent = None, True
+                    result.drop_inputs()  # nothing reads them again: the records are made once
                     give_back_freed()  # their pages, before the write (and its copy) begins
         fault("child-partial", partial)
         try:
@@ -435,16 +445,19 @@ class _Pieces:
             self.held, self.size = [], 0
 
 
-def send_pickled(conn, obj) -> bool:
+def send_pickled(conn, obj, each: bool = False) -> bool:
     """Send `obj` on `conn` pickled in pieces as pickle makes it (`receive_pickled` reads it): the
     pickle of a million records (about 1.6 GB) is never whole in memory, where pickled whole
     (`Connection.send`) it needed as much again, and up to twice that as its buffer grew, under the
-    worker's address-space limit. A MemoryError as it is pickled ends the pieces as given up
-    (False: nothing sent stands); any other error too, and is raised."""
+    worker's address-space limit. `each`: `obj` is an iterable, each of whose objects is pickled and
+    sent to its end before the next is made (`receive_each` reads them as they come). A MemoryError
+    as they are made or pickled ends the pieces as given up (False: nothing sent stands); any other
+    error too, and is raised."""
     out = _Pieces(conn)
     try:
-        pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-        out.send()
+        for one in obj if each else (obj,):
+            pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(one)
+            out.send()
     except BaseException as err:  # the pieces end as given up whatever stops them: no other message is read as one
         out.held = []
         conn.send_bytes(ABORTED)
@@ -510,6 +523,23 @@ def receive_pickled(conn, waiting=None):
     while received.more():  # up to its end
         pass
     return obj
+
+
+class SenderGone(Exception):
+    """The sender ended, or its pipe failed, before the objects it was sending were all read
+    (`receive_each`): told apart from what their reader meets as it takes each of them."""
+
+
+def receive_each(conn, waiting=None) -> Iterator:
+    """The objects `send_pickled(..., each=True)` sent on `conn`, each as soon as it is read:
+    `Abandoned` when the sender gave them up, `SenderGone` when it ended first; what `waiting()`
+    raises while a piece is awaited."""
+    received = _Received(conn, waiting)
+    try:
+        while received.at < len(received.buf) or received.more():
+            yield pickle.Unpickler(received).load()
+    except (EOFError, OSError) as err:
+        raise SenderGone(str(err)) from err
 
 
 class RecordsBeside:
@@ -687,13 +717,13 @@ def worker(conn, jobs, alive, job: Job) -> None:
 
     _asker[0] = ask
 
-    def send_records(records) -> bool:
+    def send_records(records, each: bool = False) -> bool:
         try:
             fault("child-records")
         except MemoryError:  # not the memory left to send them now: they go with the result
             return False
-        conn.send(("records", None, False))  # the records follow, pickled as they are sent (`send_pickled`)
-        return send_pickled(conn, records)
+        conn.send(("records", "each" if each else None, False))  # they follow, pickled as they are sent (`send_pickled`)
+        return send_pickled(conn, records, each)
 
     _sender[0] = send_records
     done = 0
@@ -728,7 +758,7 @@ def read_one(job: Job, again: bool) -> tuple[str, object, bool]:
     path, partial = job.path, job.partial
     try:
         fault("child-read", partial, reused=again)
-        ask, early = _asker[0] if job.ask else None, (job.early, _sender[0], job.beside_up_to) if job.early else None
+        ask, early = _asker[0] if job.ask else None, (job.early, _sender[0], job.beside_up_to, job.block) if job.early else None
         return "ok", work(path, partial, job.limits, job.as_of, job.ledger, job.run_id, job.team, job.same_run, ask, early), True
     except BaseException as err:  # noqa: BLE001 - every failure becomes the file's reason, unless the environment's
         if by_memory(err):
@@ -852,7 +882,7 @@ class Workers:
         s = self.settings
         job = Job(str(item.staged), str(partial), s.memory_limit_mb, s.limits, s.as_of, s.ledger, self.run_id,
                   s.team, self.same_run.get(id(item)), self.ask is not None, EARLY_RECORDS if self.on_records else 0,
-                  RECORDS_BESIDE_UP_TO, modules=self.modules, product=self.product)  # fmt: skip
+                  RECORDS_BESIDE_UP_TO, RECORD_BLOCK, modules=self.modules, product=self.product)  # fmt: skip
         while self.idle and not fresh:
             w = self.idle.pop()
             try:
@@ -934,8 +964,13 @@ class Workers:
                     w.jobs.send(self.ask is not None and bool(self.ask(payload)))
                 continue
             if kind == "records":  # its file's records, final before the write: the run records them as it writes
+                each = payload == "each"  # a block at a time (`receive_each`), recorded as they come
+                gone = (SenderGone,) if each else (EOFError, OSError)  # the pipe's end or failure
                 try:
-                    w.records = receive_pickled(conn, functools.partial(self._waiting, w))  # they follow in pieces
+                    if each:  # sent only to a run that records them early (`on_records`)
+                        w.records = self.on_records(w.item, receive_each(conn, functools.partial(self._waiting, w)))
+                    else:
+                        w.records = receive_pickled(conn, functools.partial(self._waiting, w))  # they follow in pieces
                 except Abandoned:  # not the memory to pickle them: they come with the result
                     w.records = None
                     continue
@@ -944,12 +979,13 @@ class Workers:
                 except _TimedOut:
                     yield self._timed_out(conn, w)
                     continue
-                except (EOFError, OSError):  # it (or its copy) ended as it sent them: its end is met as any other's
+                except gone:  # it (or its copy) ended as it sent them: its end is met as any other's
                     w.records = None
                     (kind, payload), more = self._ended(w), False
                 else:
-                    if self.on_records is not None:  # what the run keeps of them
-                        w.records = self.on_records(w.item, w.records)
+                    if self.on_records is not None:
+                        if not each:  # what the run keeps of them
+                            w.records = self.on_records(w.item, w.records)
                         give_back_freed()  # the pages of what it did not keep
                     continue
             if kind == "ok" and payload["records"] is None:  # sent before the write: put back

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterable
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import repeat
@@ -345,17 +346,20 @@ class Ledger:
                 self._add_decisions(db, run_id, info, decisions)
         return rowid
 
-    def add_records(self, run_id: str, name: str, records: pd.DataFrame, again: bool = False) -> None:
+    def add_records(self, run_id: str, name: str, records: pd.DataFrame | Iterable[pd.DataFrame], again: bool = False) -> None:
         """The records of the file `name`, before the file itself (`add_file` with `recorded`), in a
         transaction of their own: a run records a large file's records while its worker writes the
         file. As the records recorded with a file, they count in other runs' portfolios once this
         run ends (`end_run`); they are removed when the file is not processed (`add_file`) or the
         run is killed first (`close_interrupted`). `again`: the file is read again (its worker
-        stopped after sending them): these replace those recorded before."""
+        stopped after sending them): these replace those recorded before. `records` may be blocks of
+        them, each inserted as it is taken (a full sheet's, as its worker sends them), all in the one
+        transaction: none stands unless all do."""
         with self._connect() as db, db.writing():
             if again:
                 _remove_records(db, run_id, name)
-            self._insert_records(db, run_id, name, records)
+            for block in [records] if isinstance(records, pd.DataFrame) else records:
+                self._insert_records(db, run_id, name, block)
 
     @staticmethod
     def _insert_records(db: Db, run_id: str, name: str, records: pd.DataFrame | RecordRows) -> None:
