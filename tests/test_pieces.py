@@ -5,6 +5,9 @@ stands as nothing; a sender that ends midway is an end of file, not a half objec
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import io
 import multiprocessing
 import pickle
 import threading
@@ -124,10 +127,10 @@ def test_a_sender_that_stops_midway_leaves_the_waiting_to_the_receiver(monkeypat
     recv.close()
 
 
-def _sent_each(objs, piece_bytes: int, monkeypatch, close_after: int | None = None):
+def _sent_each(objs, piece_bytes: int, monkeypatch, close_after: int | None = None, spool=None):
     """`_sent` of objects sent one after another (`send_pickled(..., each=True)`), read as they
-    come (`receive_each`): (what the sender returned or raised, the objects read, then what ended
-    the reading: None, or what it raised)."""
+    come (`receive_each`, through `spool` when given): (what the sender returned or raised, the
+    objects read, then what ended the reading: None, or what it raised)."""
     monkeypatch.setattr(workers, "PIECE_BYTES", piece_bytes)
     recv, send = multiprocessing.Pipe(duplex=False)
     returned = []
@@ -152,9 +155,9 @@ def _sent_each(objs, piece_bytes: int, monkeypatch, close_after: int | None = No
     thread.start()
     got, ended = [], None
     try:
-        for obj in workers.receive_each(recv):
+        for obj in workers.receive_each(recv, spool=spool):
             got.append(obj)
-    except (workers.Abandoned, workers.SenderGone) as err:
+    except (workers.Abandoned, workers.SenderGone, workers.SpoolFailed) as err:
         ended = err
     if close_after is None:
         assert recv.recv() == ("next", None, False)  # the pieces ended where they end, whatever ended them
@@ -173,9 +176,11 @@ def _sent_each(objs, piece_bytes: int, monkeypatch, close_after: int | None = No
         ([40, 40], 1),  # a piece for each write pickle makes
     ],
 )
-def test_objects_sent_one_after_another_come_back_each_as_sent(monkeypatch, sizes, piece_bytes):
+@pytest.mark.parametrize("spooled", [False, True])
+def test_objects_sent_one_after_another_come_back_each_as_sent(monkeypatch, tmp_path, sizes, piece_bytes, spooled):
     frames = [_records(n) for n in sizes]
-    returned, got, ended = _sent_each(iter(frames), piece_bytes, monkeypatch)  # made as they are sent
+    with open(tmp_path / "spool", "w+b") if spooled else contextlib.nullcontext() as spool:
+        returned, got, ended = _sent_each(iter(frames), piece_bytes, monkeypatch, spool=spool)  # made as they are sent
     assert returned is True and ended is None
     assert len(got) == len(frames)
     for g, f in zip(got, frames, strict=True):
@@ -190,19 +195,45 @@ def _made_then_failing(error: type[BaseException], before: int):
     raise error
 
 
+@pytest.mark.parametrize("spooled", [False, True])
 @pytest.mark.parametrize("error", [MemoryError, ValueError])
-def test_objects_given_up_midway_are_read_up_to_the_end_the_sender_gave(monkeypatch, error):
+def test_objects_given_up_midway_are_read_up_to_the_end_the_sender_gave(monkeypatch, tmp_path, error, spooled):
     # two frames sent whole, then the third fails as it is made: the reader has the two, then the
-    # sender's giving up (Abandoned: nothing sent stands, the run lets go of what it did with them)
-    returned, got, ended = _sent_each(_made_then_failing(error, 2), 1 << 10, monkeypatch)
+    # sender's giving up (Abandoned: nothing sent stands, the run lets go of what it did with them);
+    # spooled, it has none: nothing is read back before the end
+    with open(tmp_path / "spool", "w+b") if spooled else contextlib.nullcontext() as spool:
+        returned, got, ended = _sent_each(_made_then_failing(error, 2), 1 << 10, monkeypatch, spool=spool)
     assert (returned is False) if error is MemoryError else isinstance(returned, ValueError)
-    assert [len(g) for g in got] == [100, 101]
+    assert [len(g) for g in got] == ([] if spooled else [100, 101])
     assert isinstance(ended, workers.Abandoned)
 
 
-def test_a_sender_of_objects_that_ends_midway_is_gone_not_a_half_object(monkeypatch):
+@pytest.mark.parametrize("spooled", [False, True])
+def test_a_sender_of_objects_that_ends_midway_is_gone_not_a_half_object(monkeypatch, tmp_path, spooled):
     # the first frame whole, then 500 bytes of the second and the pipe closed: SenderGone, which
     # the run tells apart from whatever its own use of each object raises (the ledger's errors)
-    returned, got, ended = _sent_each([_records(50), _records(5_000)], 1 << 10, monkeypatch, close_after=500)
-    assert [len(g) for g in got] == [50]
+    with open(tmp_path / "spool", "w+b") if spooled else contextlib.nullcontext() as spool:
+        returned, got, ended = _sent_each([_records(50), _records(5_000)], 1 << 10, monkeypatch, close_after=500, spool=spool)
+    assert [len(g) for g in got] == ([] if spooled else [50])
     assert isinstance(ended, workers.SenderGone) and not isinstance(ended, OSError)
+
+
+class _FullDisk(io.BytesIO):
+    """A spool whose disk fills after `room` bytes."""
+
+    def __init__(self, room: int):
+        super().__init__()
+        self.room = room
+
+    def write(self, data) -> int:
+        if self.tell() + len(data) > self.room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return super().write(data)
+
+
+def test_a_spool_that_fails_reads_every_piece_off_the_pipe_and_says_the_disks_error(monkeypatch):
+    # the disk fills after 5,000 bytes of about 300 KB of three frames: nothing is read back, every
+    # piece is read off the pipe (the next message is read as itself), and the disk's error is raised
+    returned, got, ended = _sent_each([_records(2_000)] * 3, 1 << 10, monkeypatch, spool=_FullDisk(5_000))
+    assert returned is True and got == []
+    assert isinstance(ended, workers.SpoolFailed) and ended.error.errno == errno.ENOSPC

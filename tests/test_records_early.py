@@ -5,7 +5,10 @@ file's result."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import errno
+import io
 import os
 import shutil
 import sqlite3
@@ -142,14 +145,15 @@ def _run(
     beside: int | None = None,
     block: int | None = None,
     fail_after: int | None = None,
+    processed: bool = True,
 ) -> SimpleNamespace:
     """A run of copies of `sources` with records sent early from `threshold` records on: the files
     whose records were recorded early and how many (`early`: a list of each block's records for
     those sent a block at a time), and the ledger's records (`records`) and group keys (`keys`).
     `fails`: the ledger refuses each early recording (after the spy notes it). `beside`: sent by the
     worker's copy up to this many (`RECORDS_BESIDE_UP_TO`), a block of `block` at a time above it
-    (`RECORD_BLOCK`); `fail_after`: the ledger fails as it takes the block after this many. Every
-    file is processed unless the ledger fails (`outcome`: the run's)."""
+    (`RECORD_BLOCK`); `fail_after`: the ledger fails as it takes the block after this many.
+    `processed`: every file must be processed (`outcome`: the run's)."""
     inbox, outbox = tmp_path / name / "inbox", tmp_path / name / "outbox"
     inbox.mkdir(parents=True)
     for src in sources:
@@ -181,7 +185,7 @@ def _run(
     add_records.real = real
     monkeypatch.setattr(Ledger, "add_records", add_records)
     outcome = run_batch(load(cwd=tmp_path, inbox=inbox, outbox=outbox, workers=1, as_of="2026-11-30"))
-    if fail_after is None:
+    if processed:
         assert {o.status for o in outcome.files} == {"processed"}, [(o.name, o.reason) for o in outcome.files]
         assert outcome.report is not None and outcome.report.exists()  # written from what the run kept of the records
     ledger = outbox / ".njcredits" / "ledger.sqlite"
@@ -229,7 +233,7 @@ def test_a_file_whose_records_the_ledger_fails_to_take_block_by_block_goes_back_
     # as they were inserted, so the file cannot be recorded with its records; it goes back to the
     # inbox, its output not placed, none of its records left; the next run processes it
     source = book(tmp_path / "a.xlsx", rows=50)
-    failed = _run(tmp_path, "failed", [source], 1, monkeypatch, beside=49, block=7, fail_after=fail_after)
+    failed = _run(tmp_path, "failed", [source], 1, monkeypatch, beside=49, block=7, fail_after=fail_after, processed=False)
     assert failed.early == [("a.xlsx", [7] * fail_after)]
     (outcome,) = failed.outcome.files
     assert outcome.status == "returned"
@@ -242,6 +246,37 @@ def test_a_file_whose_records_the_ledger_fails_to_take_block_by_block_goes_back_
     assert [o.status for o in again.files] == ["processed"]
     ledger = failed.outbox / ".njcredits" / "ledger.sqlite"
     assert ledger_query(ledger, "SELECT file, COUNT(*) FROM records GROUP BY file") == [("a.xlsx", 50)]
+
+
+class _FullDisk(io.BytesIO):
+    """A spool on a disk that fills after 1,000 bytes."""
+
+    def write(self, data) -> int:
+        if self.tell() + len(data) > 1_000:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return super().write(data)
+
+
+@pytest.mark.parametrize("spool", ["full", "none"])
+def test_records_a_block_at_a_time_without_their_spool(tmp_path, monkeypatch, spool):
+    # the run writes the blocks' pieces to an unnamed file in the outbox as they come, then inserts
+    # each from there. A disk that fills as they are written sends the file back, saying so; where
+    # no such file can be made, they are inserted as they come off the pipe, the same records
+    source = book(tmp_path / "a.xlsx", rows=50)
+
+    @contextlib.contextmanager
+    def spooled(folder):
+        yield _FullDisk() if spool == "full" else None
+
+    monkeypatch.setattr(workers, "_spool", spooled)
+    run = _run(tmp_path, spool, [source], 1, monkeypatch, beside=49, block=7, processed=False)
+    (outcome,) = run.outcome.files
+    if spool == "full":
+        assert run.early == [("a.xlsx", [])] and outcome.status == "returned" and run.records.empty
+        assert outcome.reason.startswith("no space left on the disk of the outbox "), outcome.reason
+        assert (run.inbox / "a.xlsx").exists() and not list(run.outbox.glob("a*"))
+    else:
+        assert run.early == [("a.xlsx", [7] * 7 + [1])] and outcome.status == "processed" and len(run.records) == 50
 
 
 def _one_sheet(src: Path, sheet: str, path: Path) -> Path:

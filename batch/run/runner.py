@@ -53,7 +53,7 @@ from batch.run.ledger.reads import read_outputs_since
 from batch.run.names import fit, output_name, printable, shown, temporary
 from batch.run.samerun import SameRun, decide, earlier_keys, held, held_rows, places, reads_nothing
 from batch.run.teams import team_for
-from batch.run.workers import file_reason, isolated, remove_temporary
+from batch.run.workers import SpoolFailed, file_reason, isolated, remove_temporary
 
 INTAKE_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".csv")
 RECORD_COLUMNS = ["sheet", "record_id", "status", "award_cents", "codes", "area", "year", "file"]
@@ -684,11 +684,13 @@ class Run:
 
         try:
             self.ledger.add_records(self.run_id, shown(item.name), keeping(), again=item.recorded or item.stale)
-        except (OSError, *server_errors()) as err:  # the ledger's: the blocks before are gone, the rest read off the pipe
+        except (OSError, SpoolFailed, *server_errors()) as err:  # the blocks before are gone; the rest read off the pipe
             kept.clear()
             for _block in blocks:
                 pass
             item.recorded, item.stale = False, item.stale or item.recorded  # any recorded before are removed then
+            if isinstance(err, SpoolFailed):  # the disk of the outbox, where they were held as they came
+                return LostRecords(environment_message(err.error, f"the outbox {shown(str(self.settings.outbox))}"))
             return LostRecords(environment_message(err, f"the ledger {shown(str(self.settings.ledger))}"))
         item.recorded, item.stale = True, False
         fault("recorded-early")

@@ -48,6 +48,7 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -483,15 +484,11 @@ class _Received:
         """Whether another piece was read (False at the end)."""
         if self.ended:
             return False
-        while self.waiting is not None and not self.conn.poll(PIECE_WAIT):
-            self.waiting()
-        piece = self.conn.recv_bytes()
-        if piece[:1] == ABORTED:
-            raise Abandoned("the sender gave up the object it was sending")
-        if piece[:1] == END:
+        piece = _next_piece(self.conn, self.waiting)
+        if piece is None:
             self.ended = True
             return False
-        self.buf, self.at = self.buf[self.at :] + piece[1:], 0
+        self.buf, self.at = self.buf[self.at :] + piece, 0
         return True
 
     def read(self, n: int = -1) -> bytes:
@@ -515,6 +512,17 @@ class _Received:
         return data
 
 
+def _next_piece(conn, waiting=None) -> bytes | None:
+    """The next piece of what `send_pickled` sends on `conn` (None at its end), `waiting()` called
+    every `PIECE_WAIT` seconds until it comes; `Abandoned` when the sender gave it up."""
+    while waiting is not None and not conn.poll(PIECE_WAIT):
+        waiting()
+    piece = conn.recv_bytes()
+    if piece[:1] == ABORTED:
+        raise Abandoned("the sender gave up the object it was sending")
+    return None if piece[:1] == END else piece[1:]
+
+
 def receive_pickled(conn, waiting=None):
     """What `send_pickled` sent on `conn`, read as its pieces come; `Abandoned` when the sender gave
     it up, EOFError when the sender ended first; what `waiting()` raises while a piece is awaited."""
@@ -530,16 +538,67 @@ class SenderGone(Exception):
     (`receive_each`): told apart from what their reader meets as it takes each of them."""
 
 
-def receive_each(conn, waiting=None) -> Iterator:
+def receive_each(conn, waiting=None, spool=None) -> Iterator:
     """The objects `send_pickled(..., each=True)` sent on `conn`, each as soon as it is read:
     `Abandoned` when the sender gave them up, `SenderGone` when it ended first; what `waiting()`
-    raises while a piece is awaited."""
+    raises while a piece is awaited.
+
+    `spool` (a binary file): every piece is written there as it comes, before the first object is
+    read back from it, one at a time. The sender is then never held up by what is done with each
+    (the run inserts a million records into the ledger in about half a minute, where the worker
+    makes and sends them in less, and then writes its file), and only one object is in memory."""
+    if spool is not None:
+        failed = None
+        while (piece := _piece_or_gone(conn, waiting)) is not None:
+            if failed is None:
+                try:
+                    spool.write(piece)
+                except OSError as err:  # the disk's: the rest is read off the pipe all the same
+                    failed = err
+        if failed is not None:
+            raise SpoolFailed(failed)
+        end = spool.tell()
+        spool.seek(0)
+        while spool.tell() < end:
+            yield pickle.load(spool)
+        return
     received = _Received(conn, waiting)
     try:
         while received.at < len(received.buf) or received.more():
             yield pickle.Unpickler(received).load()
     except (EOFError, OSError) as err:
         raise SenderGone(str(err)) from err
+
+
+def _piece_or_gone(conn, waiting) -> bytes | None:
+    """`_next_piece`, the pipe's end or failure raised as `SenderGone`."""
+    try:
+        return _next_piece(conn, waiting)
+    except (EOFError, OSError) as err:
+        raise SenderGone(str(err)) from err
+
+
+@contextmanager
+def _spool(folder: Path):
+    """An unnamed file in `folder` (the outbox, where the worker writes) for the pieces of a file's
+    records (`receive_each`), gone when closed; None when none can be made there (they are then
+    read as they come, the worker held up by the run's insert)."""
+    try:
+        spool = tempfile.TemporaryFile(dir=folder)
+    except OSError:
+        yield None
+        return
+    with spool:
+        yield spool
+
+
+class SpoolFailed(Exception):
+    """The file the pieces of `receive_each` were written to failed (`error`: the disk's); every
+    piece was read off the pipe all the same."""
+
+    def __init__(self, error: OSError):
+        super().__init__(str(error))
+        self.error = error
 
 
 class RecordsBeside:
@@ -968,7 +1027,8 @@ class Workers:
                 gone = (SenderGone,) if each else (EOFError, OSError)  # the pipe's end or failure
                 try:
                     if each:  # sent only to a run that records them early (`on_records`)
-                        w.records = self.on_records(w.item, receive_each(conn, functools.partial(self._waiting, w)))
+                        with _spool(Path(w.partial).parent) as spool:
+                            w.records = self.on_records(w.item, receive_each(conn, functools.partial(self._waiting, w), spool))
                     else:
                         w.records = receive_pickled(conn, functools.partial(self._waiting, w))  # they follow in pieces
                 except Abandoned:  # not the memory to pickle them: they come with the result
