@@ -348,6 +348,29 @@ def test_a_run_killed_while_the_findings_are_made_beside_leaves_no_process(tmp_p
     assert_settled(inbox, outbox, ["a.xlsx"])
 
 
+@pytest.mark.parametrize(("up_to", "copies"), [(None, 1), ("rows", 1), ("rows - 1", 0)])
+def test_only_a_result_of_at_most_beside_up_to_findings_has_them_made_beside(tmp_path, monkeypatch, flagged_book, up_to, copies):
+    # BESIDE_ROWS findings or more and at most BESIDE_UP_TO: one copy makes the parts; one finding
+    # more than BESIDE_UP_TO and the worker makes them itself, the same bytes
+    result = process(flagged_book, as_of=dt.date(2026, 11, 30))
+    rows = len(result.findings)
+    assert rows >= inplace.BESIDE_ROWS
+    if up_to is not None:
+        monkeypatch.setattr(inplace, "BESIDE_UP_TO", rows if up_to == "rows" else rows - 1)
+    made = []
+    real = beside.MadeBeside.__init__
+
+    def spy(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self.pid)
+
+    monkeypatch.setattr(beside.MadeBeside, "__init__", spy)
+    written = write(result, tmp_path / "a.xlsx").read_bytes()
+    assert len(set(made)) == copies
+    monkeypatch.setattr(inplace, "BESIDE_UP_TO", 0)  # the worker makes them
+    assert write(result, tmp_path / "worker" / "a.xlsx").read_bytes() == written
+
+
 def test_the_returned_file_is_the_same_bytes_whoever_made_its_parts(tmp_path, monkeypatch, flagged_book):
     """Not only the parts: the file. Deflate's output depends on where its input is cut, and the
     parts made beside come back in other chunks than the worker makes them (`sheetxml.batched`

@@ -997,6 +997,10 @@ def _pieces(make, xml: bool):
 
 # a result of at least this many findings has its Findings sheet and new comment boxes made beside the intake (`made_beside_all`)
 BESIDE_ROWS = 10_000
+# and of at most this many: a larger result's are made by the worker, after the intake's rows. The
+# copy's pages grow as it reads the findings (a full GrowNJ sheet's 1.1 million: about 1.5 GB beside
+# the worker, its run's highest), more than the quarter-minute it saves such a sheet is worth
+BESIDE_UP_TO = 250_000
 
 
 def write_in_place(result: Result, out_path: Path) -> Path:
@@ -1043,7 +1047,7 @@ def write_in_place(result: Result, out_path: Path) -> Path:
             # findings, made by a process of their own as the intake's rows are written
             fresh = {findings: findings_part, **{name: made.make for name, made in streams.items() if isinstance(made, Made)}}
             fresh = {name: functools.partial(_pieces, make, is_xml_part(name)) for name, make in fresh.items()}
-            if len(result.findings) >= BESIDE_ROWS:
+            if BESIDE_ROWS <= len(result.findings) <= BESIDE_UP_TO:
                 beside = made_beside_all(fresh, tmp.parent, functools.partial(fault, "child-beside"))
             else:
                 beside = {name: Made(make) for name, make in fresh.items()}
