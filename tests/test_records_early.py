@@ -260,8 +260,9 @@ class _FullDisk(io.BytesIO):
 @pytest.mark.parametrize("spool", ["full", "none"])
 def test_records_a_block_at_a_time_without_their_spool(tmp_path, monkeypatch, spool):
     # the run writes the blocks' pieces to an unnamed file in the outbox as they come, then inserts
-    # each from there. A disk that fills as they are written sends the file back, saying so; where
-    # no such file can be made, they are inserted as they come off the pipe, the same records
+    # each from there (the ledger's transaction begun once they are all in it). A disk that fills as
+    # they are written sends the file back, saying so, before the ledger is asked anything; where no
+    # such file can be made, they are inserted as they come off the pipe, the same records
     source = book(tmp_path / "a.xlsx", rows=50)
 
     @contextlib.contextmanager
@@ -272,7 +273,7 @@ def test_records_a_block_at_a_time_without_their_spool(tmp_path, monkeypatch, sp
     run = _run(tmp_path, spool, [source], 1, monkeypatch, beside=49, block=7, processed=False)
     (outcome,) = run.outcome.files
     if spool == "full":
-        assert run.early == [("a.xlsx", [])] and outcome.status == "returned" and run.records.empty
+        assert run.early == [] and outcome.status == "returned" and run.records.empty  # the ledger never asked
         assert outcome.reason.startswith("no space left on the disk of the outbox "), outcome.reason
         assert (run.inbox / "a.xlsx").exists() and not list(run.outbox.glob("a*"))
     else:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import fcntl
+import itertools
 import os
 import secrets
 import shutil
@@ -677,13 +678,16 @@ class Run:
         """`record_early` of a run of one file whose records come a block at a time."""
         kept = []
 
-        def keeping():
-            for block in blocks:
+        def keeping(first):
+            for block in itertools.chain(first, blocks):
                 yield block
                 kept.append(block.drop(columns=["inputs", "fields"]))
 
         try:
-            self.ledger.add_records(self.run_id, shown(item.name), keeping(), again=item.recorded or item.stale)
+            # the first block taken before the ledger's transaction begins: with the run's unnamed file
+            # (`receive_each`), every piece is read into it first, and the ledger is held for the insert alone
+            first = [block] if (block := next(blocks, None)) is not None else []
+            self.ledger.add_records(self.run_id, shown(item.name), keeping(first), again=item.recorded or item.stale)
         except (OSError, SpoolFailed, *server_errors()) as err:  # the blocks before are gone; the rest read off the pipe
             kept.clear()
             for _block in blocks:
