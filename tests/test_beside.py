@@ -255,6 +255,20 @@ def _parts(path: Path) -> dict[str, bytes]:
         return {i.filename: z.read(i) for i in z.infolist()}  # each member's CRC-32 checked as it is read
 
 
+def _copies_seen(monkeypatch) -> list[int]:
+    """The process id of each part made beside from now on (`MadeBeside`), in a list filled as they
+    are made."""
+    made = []
+    real = beside.MadeBeside.__init__
+
+    def spy(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self.pid)
+
+    monkeypatch.setattr(beside.MadeBeside, "__init__", spy)
+    return made
+
+
 @pytest.fixture(scope="module")
 def results():
     """Each sample's result (processed once for the module)."""
@@ -274,14 +288,7 @@ def test_a_workbook_whose_findings_were_made_beside_is_the_same(tmp_path, monkey
     monkeypatch.setattr(inplace, "BESIDE_ROWS", 0)  # every Findings sheet made beside
     if fault:
         monkeypatch.setenv("NJCREDITS_FAULT", fault)
-    made = []
-    real = beside.MadeBeside.__init__
-
-    def spy(self, *args, **kwargs):
-        real(self, *args, **kwargs)
-        made.append(self.pid)
-
-    monkeypatch.setattr(beside.MadeBeside, "__init__", spy)
+    made = _copies_seen(monkeypatch)
     there = _parts(write(result, tmp_path / "beside" / sample))
     # one process of its own made them (or failed to, and the writer made them): the Findings sheet,
     # and each new drawing of comment boxes
@@ -357,14 +364,7 @@ def test_only_a_result_of_at_most_beside_up_to_findings_has_them_made_beside(tmp
     assert rows >= inplace.BESIDE_ROWS
     if up_to is not None:
         monkeypatch.setattr(inplace, "BESIDE_UP_TO", rows if up_to == "rows" else rows - 1)
-    made = []
-    real = beside.MadeBeside.__init__
-
-    def spy(self, *args, **kwargs):
-        real(self, *args, **kwargs)
-        made.append(self.pid)
-
-    monkeypatch.setattr(beside.MadeBeside, "__init__", spy)
+    made = _copies_seen(monkeypatch)
     written = write(result, tmp_path / "a.xlsx").read_bytes()
     assert len(set(made)) == copies
     monkeypatch.setattr(inplace, "BESIDE_UP_TO", 0)  # the worker makes them

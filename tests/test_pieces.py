@@ -41,39 +41,56 @@ def _records(n: int) -> pd.DataFrame:
     )
 
 
-def _sent(obj, piece_bytes: int, monkeypatch, close_after: int | None = None):
-    """(what `send_pickled` returned or raised, what `receive_pickled` got or raised) over one pipe;
-    then a message sent after it, read as itself."""
+def _over_pipe(monkeypatch, piece_bytes: int, send, read, killed=None):
+    """Over one pipe, in pieces of `piece_bytes`: (what `send(conn)` returned or raised, what
+    `read(conn)` returned); then a message sent after it, read as itself. `killed(pieces)` in place
+    of `send`: the sender writes part of what it sends and ends, as a killed process does."""
     monkeypatch.setattr(workers, "PIECE_BYTES", piece_bytes)
-    recv, send = multiprocessing.Pipe(duplex=False)
+    recv, conn = multiprocessing.Pipe(duplex=False)
     returned = []
 
     def sender():
-        if close_after is None:
+        if killed is None:
             try:
-                returned.append(workers.send_pickled(send, obj))
+                returned.append(send(conn))
             except ValueError as err:
                 returned.append(err)
-            send.send(("next", None, False))
-        else:  # the sender ends after a few pieces, as a killed process does
-            pieces = workers._Pieces(send)
-            data = pickle.dumps(obj)
-            for at in range(0, min(close_after, len(data)), 100):
-                pieces.write(data[at : at + 100])
+            conn.send(("next", None, False))
+        else:
+            pieces = workers._Pieces(conn)
+            killed(pieces)
             pieces.send()
-        send.close()
+        conn.close()
 
     thread = threading.Thread(target=sender)
     thread.start()
-    try:
-        got = workers.receive_pickled(recv)
-    except (workers.Abandoned, EOFError) as err:
-        got = err
-    if close_after is None:
+    got = read(recv)
+    if killed is None:
         assert recv.recv() == ("next", None, False)  # the pieces ended where they end, whatever ended them
     thread.join()
     recv.close()
     return (returned[0] if returned else None), got
+
+
+def _sent(obj, piece_bytes: int, monkeypatch, close_after: int | None = None):
+    """(what `send_pickled` returned or raised, what `receive_pickled` got or raised) over one pipe;
+    then a message sent after it, read as itself."""
+
+    def killed(pieces):  # the sender ends after a few pieces
+        data = pickle.dumps(obj)
+        for at in range(0, min(close_after, len(data)), 100):
+            pieces.write(data[at : at + 100])
+
+    def read(recv):
+        try:
+            return workers.receive_pickled(recv)
+        except (workers.Abandoned, EOFError) as err:
+            return err
+
+    def send(conn):
+        return workers.send_pickled(conn, obj)
+
+    return _over_pipe(monkeypatch, piece_bytes, send, read, killed if close_after is not None else None)
 
 
 @pytest.mark.parametrize(
@@ -131,39 +148,27 @@ def _sent_each(objs, piece_bytes: int, monkeypatch, close_after: int | None = No
     """`_sent` of objects sent one after another (`send_pickled(..., each=True)`), read as they
     come (`receive_each`, through `spool` when given): (what the sender returned or raised, the
     objects read, then what ended the reading: None, or what it raised)."""
-    monkeypatch.setattr(workers, "PIECE_BYTES", piece_bytes)
-    recv, send = multiprocessing.Pipe(duplex=False)
-    returned = []
 
-    def sender():
-        if close_after is None:
-            try:
-                returned.append(workers.send_pickled(send, objs, each=True))
-            except ValueError as err:
-                returned.append(err)
-            send.send(("next", None, False))
-        else:  # the first object sent whole, then part of the second: the sender is killed
-            pieces = workers._Pieces(send)
-            first, second = (pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL) for o in objs[:2])
-            pieces.write(first)
-            pieces.send()
-            pieces.write(second[:close_after])
-            pieces.send()
-        send.close()
+    def killed(pieces):  # the first object sent whole, then part of the second
+        first, second = (pickle.dumps(o, protocol=pickle.HIGHEST_PROTOCOL) for o in objs[:2])
+        pieces.write(first)
+        pieces.send()
+        pieces.write(second[:close_after])
 
-    thread = threading.Thread(target=sender)
-    thread.start()
-    got, ended = [], None
-    try:
-        for obj in workers.receive_each(recv, spool=spool):
-            got.append(obj)
-    except (workers.Abandoned, workers.SenderGone, workers.SpoolFailed) as err:
-        ended = err
-    if close_after is None:
-        assert recv.recv() == ("next", None, False)  # the pieces ended where they end, whatever ended them
-    thread.join()
-    recv.close()
-    return (returned[0] if returned else None), got, ended
+    def read(recv):
+        got = []
+        try:
+            for obj in workers.receive_each(recv, spool=spool):
+                got.append(obj)
+        except (workers.Abandoned, workers.SenderGone, workers.SpoolFailed) as err:
+            return got, err
+        return got, None
+
+    def send(conn):
+        return workers.send_pickled(conn, objs, each=True)
+
+    returned, (got, ended) = _over_pipe(monkeypatch, piece_bytes, send, read, killed if close_after is not None else None)
+    return returned, got, ended
 
 
 @pytest.mark.parametrize(
