@@ -272,7 +272,8 @@ def test_comment_boxes_go_into_any_drawing_and_come_out_again(drawing, well_form
     notes = {"B2": f"{FINDING}", "C5": "MISSING_VALUE (error): x [c]", "D7": "MISSING_VALUE (error): y [c]"}
     blocks = _blocks(parts)
     assert blocks == {1}
-    element = _notes(parts, sheet, notes, {"B2": (1, 1), "C5": (4, 2), "D7": (6, 3)}, {}, blocks)
+    at = (np.array([1, 4, 6]), np.array([1, 2, 3]))  # each note's cell (0-based row, column), in the notes' order
+    element = _notes(parts, sheet, notes, at, {}, blocks)
     assert element is None and blocks == {1, 2}  # the sheet had its drawing; the tool's boxes took block 2
     data = parts[vml]
     if well_formed:

@@ -15,7 +15,17 @@ from lxml import etree
 
 from batch.workbook.cells import column_letters
 from batch.workbook.safety import Refused
-from batch.workbook.sheetrows import _COLUMNS, LazyTails, RowsOutOfOrder, column_number, rewrite_rows, rewrite_stream, skeleton, split_part
+from batch.workbook.sheetrows import (
+    _COLUMNS,
+    LazyFlags,
+    LazyTails,
+    RowsOutOfOrder,
+    column_number,
+    rewrite_rows,
+    rewrite_stream,
+    skeleton,
+    split_part,
+)
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 HEAD = b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
@@ -730,3 +740,30 @@ def test_a_row_whose_extension_list_holds_a_row_of_another_vocabulary_ends_at_it
     out = rewrite(part, {1: b'<c r="D1"><v>7</v></c>', 2: b'<c r="D2"><v>8</v></c>'})
     assert row1.replace(b"</v></c><extLst>", b'</v></c><c r="D1"><v>7</v></c><extLst>') in out
     assert b'<row r="2"><c r="A2"><v>2</v></c><c r="D2"><v>8</v></c></row></sheetData>' in out
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 1_000])
+@pytest.mark.parametrize("asked", ["in order", "backwards", "shuffled"])
+def test_the_flagged_cells_made_a_block_of_rows_at_a_time_are_the_flagged_cells(block, asked):
+    # 40 flagged cells over rows 2 to 60 (some rows with several, in the order found, some with
+    # none): each row's {column: flag} is the dict made at once by `setdefault` in the order found,
+    # whatever order the rows are asked in and however many rows a block holds; a row without one
+    # gets the default; the rows listed are those flagged, in order
+    rng = np.random.default_rng(7)
+    rows = rng.integers(2, 61, size=40)
+    columns = rng.permutation(40) % 9  # a cell once: (row, column) pairs may repeat only across rows
+    pairs = list(dict.fromkeys(zip(rows.tolist(), columns.tolist(), strict=True)))
+    rows = np.array([r for r, _ in pairs], dtype=np.int64)
+    columns = np.array([c for _, c in pairs], dtype=np.int64)
+    flags = np.array([("error", "warning")[i % 2] for i in range(len(pairs))], dtype=object)
+    whole: dict[int, dict[int, str]] = {}
+    for r, c, f in zip(rows.tolist(), columns.tolist(), flags.tolist(), strict=True):
+        whole.setdefault(r, {})[c] = f
+    lazy = LazyFlags(rows, columns, flags, block)
+    numbers = list(range(1, 63))
+    order = {"in order": numbers, "backwards": numbers[::-1], "shuffled": rng.permutation(numbers).tolist()}[asked]
+    for n in order:
+        got = lazy.get(n, {})
+        assert got == whole.get(n, {}) and list(got.items()) == list(whole.get(n, {}).items()), n
+    assert list(lazy) == sorted(whole) and bool(lazy)
+    assert not LazyFlags(rows[:0], columns[:0], flags[:0], block)

@@ -548,8 +548,9 @@ def _with_boxes_bytes(data: bytes, rows: np.ndarray, cols: np.ndarray, first: in
     return data[:at] + b"".join(sheetxml.vml_shapes(rows, cols, first)) + data[at:]
 
 
-def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: dict, streams: dict, blocks: set[int]) -> str | None:
-    """Merge the tool's notes into the sheet's comments and their boxes into its drawing (a new
+def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], at: tuple, streams: dict, blocks: set[int]) -> str | None:
+    """Merge the tool's notes into the sheet's comments and their boxes into its drawing (`at`: the
+    0-based row and the column of each note's cell, in the notes' order, as arrays; a new
     comments part or drawing is written as the package is, into `streams`: a new drawing as `Made`
     from the result alone, which a process of its own may make (`write_in_place`); `blocks` are the
     drawing's shape-id blocks taken in the package); returns the relationship id of the drawing
@@ -572,11 +573,10 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
     else:
         parts[comments] = commentsxml.merged(old, notes, name=comments)
     opc.declare(parts, comments, CT_COMMENTS)
-    new = [cells_at[ref] for ref in notes if ref not in commented]
-    rows = np.array([r for r, _ in new], dtype=np.int64)
-    cols = np.array([c for _, c in new], dtype=np.int64)
+    new = np.fromiter((ref not in commented for ref in notes), dtype=bool, count=len(notes)) if commented else slice(None)
+    rows, cols = (np.asarray(a, dtype=np.int64)[new] for a in at)
     first = max(blocks, default=0) + 1
-    count = sheetxml.blocks_for(len(new))
+    count = sheetxml.blocks_for(len(rows))
     made = None
     if vml is None or vml not in parts:
         if vml is None:
@@ -585,9 +585,9 @@ def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], cells_at: 
         opc.declare_default(parts, "vml", CT_VML)
         parts[vml] = b""  # written as the package is
         streams[vml] = Made(lambda: sheetxml.vml_xml(sheetxml.NOTE_VML, rows, cols, first))  # of the result alone
-    elif new:
+    elif len(rows):
         parts[vml] = _with_boxes(parts[vml], vml, rows, cols, first, count)
-    if new:
+    if len(rows):
         blocks.update(range(first, first + count))
     return made
 
@@ -776,12 +776,10 @@ def _intake(
     texts = found["text"].to_numpy(dtype=object).copy()
     long = np.flatnonzero(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) > cells.MAX_TEXT)
     texts[long] = [t[: cells.MAX_TEXT] for t in texts[long]]
-    notes = dict(zip(refs, texts.tolist(), strict=True))
-    cells_at = dict(zip(refs, zip((at_rows - 1).tolist(), at_cols.tolist(), strict=True), strict=True))
-    flagged: dict[int, dict[int, str]] = {}
+    notes = dict(zip(refs, texts.tolist(), strict=True))  # one cell each: in the order of `at_rows`, `at_cols`
     filled = found["severity"].isin(FILLS).to_numpy()  # an info finding gets a note but no fill
-    for row, col, severity in zip(at_rows[filled].tolist(), at_cols[filled].tolist(), found["severity"][filled].tolist(), strict=True):
-        flagged.setdefault(row, {})[col] = severity
+    severity = found["severity"].to_numpy(dtype=object)
+    flagged = sheetrows.LazyFlags(at_rows[filled], at_cols[filled], severity[filled], sheetxml.CHUNK_ROWS)
     made_styles: dict[tuple[int, str], int] = {}
 
     def restyle(own: int, severity: str) -> int:
@@ -813,7 +811,8 @@ def _intake(
         letter = cells.column_letters(decision)
         changed = _prompt(root, f"{letter}{h + 2}:{letter}{max(last_row, h + 2)}", decision_prompt(res)) or changed
     if notes:
-        made = _notes(parts, part, notes, cells_at, streams, blocks)
+        cell = np.arange(len(refs)) if len(notes) == len(refs) else np.sort(np.unique(np.array(refs, dtype=object), return_index=True)[1])
+        made = _notes(parts, part, notes, (at_rows[cell] - 1, at_cols[cell]), streams, blocks)  # each cell once, as `notes`
         if made is not None:
             _drawing_element(root, made)
             changed = True

@@ -39,6 +39,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from batch.workbook import cells as encoder
@@ -821,6 +822,40 @@ class LazyTails:
             self.start, self.current = start, self.make(start, stop)
             self.at = dict(zip(self.rows[start:stop].tolist(), range(stop - start), strict=True))
         return self.current[i - start]
+
+
+class LazyFlags:
+    """Row -> {column: its flag} of the cells a finding fills (see `rewrite_rows`), made a block of
+    rows at a time as the rows are written, like `LazyTails`: a full sheet's million small dicts
+    (about 300 MB) are never all in memory. One cell each of `rows`, `columns`, `flags`, in the order
+    found: a row's cells keep that order. Rows without a flagged cell get `default`."""
+
+    def __init__(self, rows, columns, flags, block: int):
+        order = np.argsort(rows, kind="stable")
+        self.rows, self.columns, self.flags = rows[order], columns[order], flags[order]
+        self.numbers = np.unique(self.rows)  # each flagged row once, in ascending order
+        self.block, self.low, self.high, self.current = block, 0, -1, {}
+
+    def __bool__(self) -> bool:
+        return len(self.rows) > 0
+
+    def __iter__(self):
+        yield from self.numbers.tolist()
+
+    def get(self, n: int, default=None):
+        if self.low <= n <= self.high:  # within the block in hand: found without numpy
+            return self.current.get(n, default)
+        i = int(self.numbers.searchsorted(n))
+        if i >= len(self.numbers) or self.numbers[i] != n:
+            return default
+        start = i - i % self.block
+        stop = min(start + self.block, len(self.numbers))
+        self.low, self.high = int(self.numbers[start]), int(self.numbers[stop - 1])
+        a, b = self.rows.searchsorted(self.low), self.rows.searchsorted(self.high, side="right")
+        self.current = {}
+        for row, column, flag in zip(self.rows[a:b].tolist(), self.columns[a:b].tolist(), self.flags[a:b].tolist(), strict=True):
+            self.current.setdefault(row, {})[column] = flag
+        return self.current[n]
 
 
 ROWS_END = -2  # `_markup_at`: the rows element's end tag
