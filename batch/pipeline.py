@@ -205,7 +205,7 @@ class Result:
             columns, counted, n = _record_columns(r), r.counted, len(r.typed)
             step = rows or n or 1
             for start in range(0, n or 1, step):
-                at = slice(start, start + step) if rows else slice(None)
+                at = slice(start, start + step)
                 part = pd.DataFrame({k: v if isinstance(v, str) else v[at] for k, v in columns.items()})
                 part = part.assign(inputs=_inputs(r, at if rows else None))
                 if not counted[at].all():  # a totals row is no record (taking every row would copy each column)

@@ -776,10 +776,9 @@ def _intake(
     texts = found["text"].to_numpy(dtype=object).copy()
     long = np.flatnonzero(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) > cells.MAX_TEXT)
     texts[long] = [t[: cells.MAX_TEXT] for t in texts[long]]
-    notes = dict(zip(refs, texts.tolist(), strict=True))  # one cell each: in the order of `at_rows`, `at_cols`
+    notes = dict(zip(refs, texts.tolist(), strict=True))  # `annotation_frame` gives each cell once: in the order of `at_rows`
     filled = found["severity"].isin(FILLS).to_numpy()  # an info finding gets a note but no fill
-    severity = found["severity"].to_numpy(dtype=object)
-    flagged = sheetrows.LazyFlags(at_rows[filled], at_cols[filled], severity[filled], sheetxml.CHUNK_ROWS)
+    flagged = sheetrows.LazyFlags(at_rows[filled], at_cols[filled], found["severity"].to_numpy(dtype=object)[filled], sheetxml.CHUNK_ROWS)
     made_styles: dict[tuple[int, str], int] = {}
 
     def restyle(own: int, severity: str) -> int:
@@ -811,8 +810,7 @@ def _intake(
         letter = cells.column_letters(decision)
         changed = _prompt(root, f"{letter}{h + 2}:{letter}{max(last_row, h + 2)}", decision_prompt(res)) or changed
     if notes:
-        cell = np.arange(len(refs)) if len(notes) == len(refs) else np.sort(np.unique(np.array(refs, dtype=object), return_index=True)[1])
-        made = _notes(parts, part, notes, (at_rows[cell] - 1, at_cols[cell]), streams, blocks)  # each cell once, as `notes`
+        made = _notes(parts, part, notes, (at_rows - 1, at_cols), streams, blocks)
         if made is not None:
             _drawing_element(root, made)
             changed = True
