@@ -36,6 +36,11 @@ STACKS = {
     ],
     "one frame": [_frame([0, 1], code="CONSIDERATION_ABOVE_FACE", consideration=[3, 4], credit=[1, 2], ratio=[30000, 20000])],
 }
+# a sheet's findings stacked, then stacked again with its totals rows' findings, of which there are none
+STACKS["stacked again beside no finding"] = [
+    stack(STACKS["fields of their own"]),
+    _frame([], code=np.array([], dtype=object), column=np.array([], dtype=object), variant=np.array([], dtype=object)),
+]
 
 
 @pytest.mark.parametrize("case", STACKS)
@@ -52,6 +57,16 @@ def test_stack_is_pandas_concat_as_render_reads_it(case):
     # (pandas' `row` is Python objects where an empty frame's was: the pipeline reads it as integers)
     mine, theirs = render(got, "Transfers", TRANSFERS), render(want, "Transfers", TRANSFERS)
     pd.testing.assert_frame_equal(mine, theirs.astype({"row": np.int64}))
+
+
+def test_a_frame_stacked_beside_empty_frames_is_taken_as_it_is_not_copied():
+    first, _none = STACKS["stacked again beside no finding"]
+    again = stack([first, _none])
+    assert list(again.columns) == [*first.columns, "variant"] and len(again) == len(first) == 4
+    # a million findings' columns would be copied (about 0.5 GB): each is the first stack's own array
+    shared = [c for c in first.columns if np.shares_memory(again[c].to_numpy(dtype=object), first[c].to_numpy(dtype=object))]
+    assert shared == [c for c in first.columns if c != "row"]  # `row` is made again, as integers (4 of them)
+    assert again["variant"].isna().all()
 
 
 def test_a_row_that_is_no_whole_number_is_pandas_own():

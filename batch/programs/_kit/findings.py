@@ -48,13 +48,16 @@ def stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
     if _settled_otherwise(names, frames):
         return pd.concat(frames, ignore_index=True)
     index = pd.RangeIndex(sum(len(f) for f in frames))
+    given = [f for f in frames if len(f)]  # an empty frame gives no values (its fields are named above)
     columns = {}
     for name in names:
-        parts = [f[name].to_numpy(dtype=object) if name in f else np.full(len(f), np.nan, dtype=object) for f in frames]
-        columns[name] = np.concatenate(parts)
+        parts = [f[name].to_numpy(dtype=object) if name in f else np.full(len(f), np.nan, dtype=object) for f in given]
+        # one frame's column taken as it is, not copied: a sheet's findings stacked again with its
+        # totals rows' (none, mostly) would otherwise be copied whole (a million findings: 0.5 GB)
+        columns[name] = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.empty(0, dtype=object)
     # kept as the objects they are (`dtype=object`): else pandas reads texts and dates into kinds of
     # their own, which `render` reads back as objects (a tenth of a second a sheet of 100,000 rows)
-    stacked = pd.DataFrame(columns, index=index, columns=names, dtype=object)
+    stacked = pd.DataFrame(columns, index=index, columns=names, dtype=object, copy=False)
     stacked["row"] = np.concatenate([f["row"].to_numpy(dtype=np.int64) for f in frames])
     return stacked
 
