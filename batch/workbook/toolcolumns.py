@@ -127,11 +127,13 @@ def tool_columns(res: SheetResult) -> list[ToolColumn]:
     if sheet.no_room:
         return []
     out = []
-    values = {h: res.computed[h] for h in spec.computed} | {"Status": res.status, "Findings": res.row_findings}
-    for header, column in values.items():
-        kind = spec.computed.get(header)
+    values = {h: res.computed[h] for h in spec.computed if h not in res.packed} | {"Status": res.status, "Findings": res.row_findings}
+    for header in [*spec.computed, "Status", "Findings"]:
+        column, kind = values.get(header), spec.computed.get(header)
         fits = column_width(header, bold=True)
-        if kind == "money":
+        if header in res.packed:  # a long text column held packed: its longest text measured as it was packed
+            longest = res.packed[header].longest
+        elif kind == "money":
             top = column.dropna().abs().max() if column.notna().any() else 0
             longest = len(f"{int(top) // 100:,}") + 4  # digits, separators and cents
         elif kind == "percent":
@@ -192,7 +194,7 @@ def tool_cells(res: SheetResult, columns: list[ToolColumn], styles: dict, start:
             findings = res.row_findings.iloc[start:stop]
             out.append(cells.computed_cells(findings.where(findings != ""), refs, styles["columns"][j], False))
         else:
-            values = res.computed[col.header].iloc[start:stop]
+            values = res.column(col.header, start, stop)
             out.append(cells.computed_cells(values, refs, styles["columns"][j], cents=col.kind == "money"))
     return out
 
