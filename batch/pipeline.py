@@ -20,7 +20,7 @@ import pandas as pd
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program, prior_incentive_sheets
 from batch.programs._kit import rules as rules_mod
 from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
-from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, stack
+from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, render_each, stack, stacked_as_given
 from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
 from batch.reviews import (
@@ -134,6 +134,17 @@ class PackedText:
         return out
 
 
+def pack_text(computed: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, PackedText]]:
+    """The computed columns but the long text columns (PACKED_COLUMNS), and those held packed."""
+    packed = {}
+    for header in PACKED_COLUMNS:
+        if header in computed.columns:
+            held = PackedText.of(computed[header])
+            if held is not None:
+                packed[header] = held
+    return computed.drop(columns=list(packed)), packed
+
+
 STATUSES = ("OK", "Flagged", "Ineligible", "Invalid")
 FLAGGED_ERRORS, FLAGGED_WARNINGS = "Flagged with errors", "Flagged with warnings only"  # Flagged in two (counts)
 
@@ -166,15 +177,6 @@ class SheetResult:
             return self.computed[header].iloc[start:stop]
         held = self.packed[header]
         return pd.Series(held.values(start, stop), index=self.typed.index[start:stop], dtype=held.dtype, name=header)
-
-    def pack_text(self) -> None:
-        """Hold the long text columns (PACKED_COLUMNS) packed once nothing but the writer reads them."""
-        for header in PACKED_COLUMNS:
-            if header in self.computed.columns:
-                held = PackedText.of(self.computed[header])
-                if held is not None:
-                    self.packed[header] = held
-                    self.computed = self.computed.drop(columns=header)
 
     @property
     def counted(self) -> np.ndarray:
@@ -797,7 +799,13 @@ def _per_row(pos: np.ndarray, codes: np.ndarray, n: int, dtype) -> pd.Series:
     return pd.Series(out, index=pd.RangeIndex(n, name="pos"), name="Code", dtype=str)
 
 
-def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = None, context: RunContext | None = None) -> SheetResult:
+def process_sheet(
+    sheet: IntakeSheet, program: Program, result: Result | None = None, context: RunContext | None = None, pack: bool = False
+) -> SheetResult:
+    """The sheet's rows validated, calculated and annotated. `pack`: only the writer reads the long
+    text columns after the checks (the workbook is returned in place): a sheet of more than
+    PACKED_FROM_ROWS rows holds them packed from its calculation on (`pack_text`), and the findings
+    are made in the pages their texts held."""
     spec = sheet.spec
     rules = rules_mod.load(program.rules)
     clock = time.perf_counter()
@@ -858,19 +866,31 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
+    calculated = [f for f in calc.findings if len(f)]
+    del calc  # its columns are `computed`'s: the long texts packed below are then held nowhere else
+    packed = {}
+    if pack and n > PACKED_FROM_ROWS:
+        computed, packed = pack_text(computed)
 
     reader = [] if sheet.no_room else _reader_findings(sheet)
     record_ids = ids.copy()  # a totals row's ID text is set below
     twice = _in_two_workbooks(program, record_ids, result, totals)
-    raw_found = stack([*_routed(sheet), vfind, *reader, *twice, *[f for f in calc.findings if len(f)]])
-    if totals.any():  # a totals row says only that it was skipped
-        at = raw_found["row"].astype(int).to_numpy()
-        raw_found = raw_found[(at < 0) | ~totals[np.clip(at, 0, None)]]
-    raw_found = stack([raw_found, totals_found.drop(columns="record_id")])
+    parts = [*_routed(sheet), vfind, *reader, *twice, *calculated]
+
+    def not_on_totals(raw: pd.DataFrame) -> pd.DataFrame:  # a totals row says only that it was skipped
+        at = raw["row"].astype(int).to_numpy()
+        return raw[(at < 0) | ~totals[np.clip(at, 0, None)]] if totals.any() else raw
+
+    if stacked_as_given(parts):  # each frame rendered on its own: the union of their fields never made
+        rendered = render_each([*map(not_on_totals, parts), totals_found.drop(columns="record_id")], sheet.name, rules.findings)
+    else:
+        raw_found = stack([not_on_totals(stack(parts)), totals_found.drop(columns="record_id")])
+        rendered = render(raw_found, sheet.name, rules.findings)
+        del raw_found
+    del parts, calculated
     record_ids[totals_found["row"].to_numpy(dtype=int)] = totals_found["record_id"].to_numpy(dtype=object)
 
-    def as_findings(raw: pd.DataFrame) -> pd.DataFrame:
-        rendered = render(raw, sheet.name, rules.findings)
+    def as_findings(rendered: pd.DataFrame) -> pd.DataFrame:
         pos = rendered["row"].astype(int).to_numpy() if len(rendered) else np.array([], dtype=int)
         at = np.where(pos >= 0, pos, n)  # position n looks up the sheet-level blank
         out = pd.DataFrame(
@@ -885,11 +905,13 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         out.loc[pos < 0, "Row"] = pd.NA
         return out
 
-    findings = as_findings(raw_found)
+    findings = as_findings(rendered)
+    del rendered
     decisions, waived = pd.DataFrame(columns=DECISION_COLUMNS), {}
     if sheet.reviews is not None:  # a returned workbook's reviewer decisions
         found, waived, decisions = review(sheet.name, sheet.reviews, judged, findings, record_ids, occurrence)
-        findings = pd.concat([findings, as_findings(found)], ignore_index=True) if len(found) else findings
+        if len(found):
+            findings = pd.concat([findings, as_findings(render(found, sheet.name, rules.findings))], ignore_index=True)
         decision_col = sheet.review_cols.get(REVIEW_COLUMNS[0])
         for pos, text in written_back(sheet.reviews, judged).items():  # a stale decision goes back with " (stale)"
             sheet.reviews.at[pos, REVIEW_COLUMNS[0]] = text
@@ -920,7 +942,9 @@ def process_sheet(sheet: IntakeSheet, program: Program, result: Result | None = 
         summary = program.summarize(summary_frame, status, codes, rules)
     if result:
         result.timed("annotate", clock)
-    return SheetResult(sheet, program, typed, computed, status, row_findings, findings, summary, decisions, out, inputs, fields_before)
+    return SheetResult(
+        sheet, program, typed, computed, status, row_findings, findings, summary, decisions, out, inputs, fields_before, packed
+    )
 
 
 def _returned(sheet: IntakeSheet, record_ids: np.ndarray, occurrence: np.ndarray, result: Result | None) -> dict:
@@ -1087,6 +1111,8 @@ def _process(
     if not intake:  # nothing would be checked: the file is refused, never said to be OK
         raise UnreadableWorkbook(no_intake_reason(book.sheets, [m.name for m in by_key.values()], book.unreadable))
     # sheets that read prior incentive records (Grow NJ) are computed after those that give them
+    not_in_place = refusal(opened) if book.kind == "zip" else None
+    in_place = book.kind == "zip" and not_in_place is None  # the returned workbook copies the input's cells from the file
     done: dict[int, SheetResult] = {}
     prior_ready = False
     for i, sheet, program in sorted(intake, key=lambda t: PRIOR_INCENTIVES in t[2].needs):
@@ -1094,17 +1120,14 @@ def _process(
             result.sheets = [done[k] for k in sorted(done)]  # the prior incentive sheets, computed above
             context = replace(context, prior=prior_records(result, ledger, run_id, team))
             prior_ready = True
-        done[i] = process_sheet(sheet, program, result, context)
+        done[i] = process_sheet(sheet, program, result, context, pack=in_place)
     result.sheets = []
     extra = []
-    not_in_place = refusal(opened) if book.kind == "zip" else None
-    result.in_place = book.kind == "zip" and not_in_place is None
+    result.in_place = in_place
     for i, sheet in enumerate(book.sheets):
         if i in done:
-            if result.in_place:  # the returned workbook copies the input's cells from the file: free them
+            if in_place:  # the returned workbook copies the input's cells from the file: free them
                 done[i].sheet.cells = done[i].sheet.cells.iloc[:0]
-                if len(done[i].typed) > PACKED_FROM_ROWS:
-                    done[i].pack_text()
             result.sheets.append(done[i])
         else:
             result.sheets.append(sheet)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from batch.pipeline import _per_row
-from batch.programs._kit.findings import render, stack
+from batch.programs._kit.findings import render, render_each, stack, stacked_as_given
 from batch.programs._kit.rules import load
 
 TRANSFERS = load("transfers").findings
@@ -59,6 +59,13 @@ def test_stack_is_pandas_concat_as_render_reads_it(case):
     pd.testing.assert_frame_equal(mine, theirs.astype({"row": np.int64}))
 
 
+@pytest.mark.parametrize("case", STACKS)
+def test_frames_rendered_each_on_its_own_are_the_frames_rendered_stacked(case):
+    frames = STACKS[case]
+    assert stacked_as_given(frames)
+    pd.testing.assert_frame_equal(render_each(frames, "Transfers", TRANSFERS), render(stack(frames), "Transfers", TRANSFERS))
+
+
 def test_a_frame_stacked_beside_empty_frames_is_taken_as_it_is_not_copied():
     first, _none = STACKS["stacked again beside no finding"]
     again = stack([first, _none])
@@ -95,6 +102,7 @@ SETTLED_BY_PANDAS = {
 def test_fields_pandas_settles_otherwise_are_its_own(case):
     frames = SETTLED_BY_PANDAS[case]
     pd.testing.assert_frame_equal(stack(frames), pd.concat(frames, ignore_index=True))
+    assert not stacked_as_given(frames)  # so the pipeline renders them stacked, as pandas gives them
 
 
 # (case, the findings' rows and codes, rows in the sheet, each row's Findings): each code once a row,

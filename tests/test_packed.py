@@ -1,5 +1,5 @@
 """A large sheet's long text columns held packed from the end of its checks (`PackedText`,
-`SheetResult.pack_text`): each slice of rows gives the column's values as they were, and the returned
+`pack_text`): each slice of rows gives the column's values as they were, and the returned
 workbook is the same, byte for byte, as when the column is held as it was made."""
 
 from __future__ import annotations
@@ -48,9 +48,7 @@ def test_a_column_packed_and_read_back_through_the_sheet_is_the_same_series():
     column = _column(TEXTS)
     res = pipeline.SheetResult.__new__(pipeline.SheetResult)  # the two fields `column` reads, and the computed columns
     res.typed = pd.DataFrame(index=column.index)
-    res.computed = pd.DataFrame({"Eligible": "Y", "Calculation": column}, index=column.index)
-    res.packed = {}
-    res.pack_text()
+    res.computed, res.packed = pipeline.pack_text(pd.DataFrame({"Eligible": "Y", "Calculation": column}, index=column.index))
     assert list(res.computed.columns) == ["Eligible"] and list(res.packed) == ["Calculation"]
     for start, stop in [(0, None), (0, 4), (3, 7), (8, 9), (9, 20)]:
         pd.testing.assert_series_equal(res.column("Calculation", start, stop), column.iloc[start:stop])

@@ -81,7 +81,7 @@ RECORDS_BESIDE_UP_TO = 250_000
 # a larger file's are made and sent this many at a time (`Result.record_blocks`), and recorded by the
 # run as they come: a full sheet's are never whole in either process. A whole number of the blocks in
 # which the read values are made (`batch.reviews.INPUTS_BLOCK`), so each block's are made as whole
-RECORD_BLOCK = 100_000
+RECORD_BLOCK = 20_000
 STOPPED_READING = "the run was stopped (a stop signal) before this file was done; it stays in the inbox."
 STOPPED_WAITING = "the run was stopped (a stop signal) before this file was read; it stays in the inbox."
 
