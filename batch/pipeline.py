@@ -75,8 +75,8 @@ class ReadValues:
         return row_inputs(self.raw.iloc[rows], self.typed.iloc[rows], self.kinds)
 
 
-# a sheet of more rows, annotated in place, holds its long text columns packed (`PackedText`) from the
-# end of its checks: only the writer reads them again, a block of rows at a time
+# a sheet of more rows, annotated in place, holds its long text columns packed (`PackedText`) from its
+# calculation on (`process_sheet`): only the writer reads them again, a block of rows at a time
 PACKED_FROM_ROWS = 250_000
 PACKED_COLUMNS = ("Calculation",)  # the computed columns so held: a GrowNJ row's text is about 800 characters
 PACK_ROWS = 5_000  # rows of text packed together: as many as the writer makes the tool's cells of at once
