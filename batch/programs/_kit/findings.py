@@ -46,8 +46,10 @@ def render_each(frames: list[pd.DataFrame], sheet: str, table: dict[str, dict]) 
     """`render(stack(frames), sheet, table)` of frames `stacked_as_given`, rendered a frame at a time
     and put one after the other: a finding's message reads its own fields only, and a field its frame
     does not give is blank either way. The frames' fields together are never made: for a full GrowNJ
-    sheet's 1.1 million findings, about 0.5 GB of columns, most of each missing."""
-    done = [render(f, sheet, table) for f in frames if len(f)]
+    sheet's 1.1 million findings, about 0.5 GB of columns, most of each missing. Each frame is
+    rendered as `stack` gives it (its rows in the order given, whatever its labels; each field as
+    objects), which takes its columns of objects as they are."""
+    done = [render(stack([f]), sheet, table) for f in frames if len(f)]
     if not done:
         return render(stack(frames), sheet, table)
     out = pd.concat(done, ignore_index=True) if len(done) > 1 else done[0].reset_index(drop=True)
