@@ -54,7 +54,7 @@ from batch.workbook.reading import (
     totals_rows,
 )
 from batch.workbook.safety import Limits, decrypt_default, encrypted
-from validators.columns import REVIEW_COLUMNS, normalize_header
+from validators.columns import REVIEW_COLUMNS, each_length, normalize_header
 from validators.schema import VALIDATION_CODES, validate
 
 SENT = object()  # a sheet's `inputs` once its records are sent (`Result.drop_inputs`)
@@ -112,7 +112,7 @@ class PackedText:
             joined = _SEP.join(block.tolist())
             if joined.count(_SEP) != len(block) - 1:
                 return None
-            longest = max(longest, int(max(map(len, block.tolist()), default=0)))
+            longest = max(longest, int(each_length(block).max()))
             blocks.append(zlib.compress(joined.encode("utf-8", "surrogatepass"), 1))
         return cls(tuple(blocks), missing, rows, column.dtype, longest)
 
@@ -878,8 +878,10 @@ def process_sheet(
     parts = [*_routed(sheet), vfind, *reader, *twice, *calculated]
 
     def not_on_totals(raw: pd.DataFrame) -> pd.DataFrame:  # a totals row says only that it was skipped
+        if not totals.any():
+            return raw
         at = raw["row"].astype(int).to_numpy()
-        return raw[(at < 0) | ~totals[np.clip(at, 0, None)]] if totals.any() else raw
+        return raw[(at < 0) | ~totals[np.clip(at, 0, None)]]
 
     if stacked_as_given(parts):  # each frame rendered on its own: the union of their fields never made
         rendered = render_each([*map(not_on_totals, parts), totals_found.drop(columns="record_id")], sheet.name, rules.findings)
