@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batch.workbook.toolcolumns import annotation_frame, annotations
+from batch.workbook.toolcolumns import annotation_frame, annotations, note_cells
 
 FIELDS = ["Transfer ID", "Seller", "Buyer", None, "Seller"]  # column 3 an extra column; "Seller" kept twice: the first counts
 
@@ -102,3 +102,15 @@ def test_the_same_notes_in_the_same_order_as_the_loop_it_replaced(rows):
     got, want = annotations(res), _reference(res)
     assert got == want
     assert [(p, list(c.items())) for p, c in got.items()] == [(p, list(c.items())) for p, c in want.items()]  # the order too
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(FINDING, max_size=30), st.integers(0, 12), st.integers(0, 12))
+def test_notes_made_a_block_of_cells_at_a_time_are_those_made_at_once(rows, start, size):
+    """`NoteCells.texts(start, stop)`: the notes of those cells, whatever the block (within the cells,
+    across a cell of several findings, past the last cell)."""
+    found = note_cells(_res(rows))
+    whole = found.texts()
+    assert found.texts(start, start + size).tolist() == whole[start : start + size].tolist()
+    blocks = [found.texts(a, a + max(size, 1)) for a in range(0, len(found), max(size, 1))]
+    assert [t for b in blocks for t in b.tolist()] == whole.tolist()

@@ -12,7 +12,7 @@ import openpyxl
 import pytest
 from lxml import etree
 
-from batch.workbook.commentsxml import AUTHOR, BLOCK, END, MARKER, cut, merged, merged_chunks, note, stripped
+from batch.workbook.commentsxml import AUTHOR, BLOCK, END, MARKER, Notes, cut, merged, merged_chunks, note, stripped
 
 
 @pytest.fixture
@@ -382,3 +382,37 @@ def test_the_comment_boxes_are_the_template_filled_box_by_box(rows, cols, first_
         expected.append("".join(fields[p] if i % 2 else p for i, p in enumerate(parts)))
     got = sheetxml._shapes(parts, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), first_block, start)
     assert got == "".join(expected).encode("utf-8")
+
+
+def _lazy(refs: list[tuple[int, int]], texts: list[str]) -> Notes:
+    """`Notes` of cells (row, column), whose texts are made from `texts` a block at a time."""
+    rows, cols = (np.array([r[i] for r in refs], dtype=np.int64) for i in (0, 1))
+    return Notes(rows, cols, lambda a, b: np.array(texts[a:b], dtype=object))
+
+
+def test_notes_made_a_block_at_a_time_read_as_the_same_mapping():
+    # cells in the order the notes are written (not sorted): row 10 column C, row 2 column A, ...
+    cells_ = [(10, 2), (2, 0), (2, 16383), (1048576, 27), (3, 701), (3, 702)]
+    texts = [f"note {i}" for i in range(len(cells_))]
+    notes = _lazy(cells_, texts)
+    want = dict(zip(["C10", "A2", "XFD2", "AB1048576", "ZZ3", "AAA3"], texts, strict=True))
+    assert list(notes) == list(want) and len(notes) == len(want) and dict(notes.items()) == want
+    for ref, text in want.items():
+        assert notes[ref] == text and ref in notes
+    # references no cell of it has, or that `Notes` never writes (a dict of them would not hold them)
+    for ref in ["A1", "C11", "c10", "$C$10", "C010", "C0", "XFE2", "ZZZ1", "A1048577", "", "C10 ", None, 10]:
+        assert notes.get(ref) is None and ref not in notes
+    blocks = list(notes.blocks(4))
+    assert [len(r) for r, _ in blocks] == [4, 2] and [t for _, ts in blocks for t in ts] == texts
+
+
+def test_a_part_merged_from_notes_made_a_block_at_a_time_is_the_one_merged_from_a_dict():
+    """Notes on cells with and without the user's comment (B2 commented twice: the first takes the
+    note, as with a dict), more than a block of them: the same part byte for byte."""
+    user = _comment("<t>Check</t>") + _comment("<t>again</t>")
+    cells_ = [(2, 1), *((r, 0) for r in range(3, BLOCK + 40)), (1, 3)]
+    texts = [f"MISSING_VALUE (error): {i} [c]" for i in range(len(cells_))]
+    lazy = _lazy(cells_, texts)
+    eager = dict(zip(lazy, texts, strict=True))
+    assert b"".join(merged_chunks(_part(user), lazy)) == merged(_part(user), eager)
+    assert merged(None, lazy) == merged(None, eager)

@@ -32,6 +32,7 @@ new comments are made by `batch.workbook.inplace`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Mapping
 from xml.sax.saxutils import unescape
 
 import numpy as np
@@ -158,16 +159,78 @@ def _add_note(comment, ns: str, text: str) -> None:
     run.tail = None
 
 
-def merged_chunks(part: bytes | None, notes: dict[str, str], namespace: str = NS, name: str = NAME):
+class Notes(Mapping):
+    """Cell reference -> note text, for the cells at `rows` (Excel's, from 1) and `cols` (from 0), in
+    that order, whose texts `texts(start, stop)` makes for the cells `start:stop`: the part is
+    written a block of notes at a time (`merged_chunks`), and no text is held for every cell."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, texts: Callable[[int, int], np.ndarray]):
+        self.rows, self.cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+        self._texts = texts
+        self._letters = np.array([cells.column_letters(j) for j in range(int(self.cols.max(initial=-1)) + 1)], dtype=object)
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
+
+    def refs(self, start: int, stop: int) -> list[str]:
+        return (self._letters[self.cols[start:stop]] + self.rows[start:stop].astype(str).astype(object)).tolist()
+
+    def blocks(self, size: int = BLOCK) -> Iterator[tuple[list[str], list[str]]]:
+        """(references, texts) of `size` cells at a time, in order."""
+        for start in range(0, len(self), size):
+            yield self.refs(start, start + size), list(self._texts(start, start + size))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[str]:
+        for start in range(0, len(self), BLOCK):
+            yield from self.refs(start, start + BLOCK)
+
+    def __getitem__(self, ref: str) -> str:
+        found = REF.fullmatch(ref) if isinstance(ref, str) else None
+        if found is None:
+            raise KeyError(ref)
+        if self._sorted is None:
+            keys = self.rows * COLUMNS + self.cols
+            order = np.argsort(keys, kind="stable")
+            self._sorted = (keys[order], order)
+        keys, order = self._sorted
+        column = sum((ord(ch) - 64) * 26**i for i, ch in enumerate(reversed(found.group(1)))) - 1
+        if column >= COLUMNS:  # past XFD: no cell
+            raise KeyError(ref)
+        key = int(found.group(2)) * COLUMNS + column
+        at = int(np.searchsorted(keys, key))
+        if at == len(keys) or keys[at] != key:
+            raise KeyError(ref)
+        i = int(order[at])
+        return self._texts(i, i + 1)[0]
+
+
+REF = re.compile(r"([A-Z]{1,3})([1-9][0-9]{0,6})")  # a cell reference as `Notes` writes one
+COLUMNS = 1 << 14  # a row's columns, for a cell's key (row, column) as one number
+
+
+def _blocks(notes: Mapping[str, str]) -> Iterator[tuple[list[str], list[str]]]:
+    """(references, texts) of `BLOCK` notes at a time, in order."""
+    if isinstance(notes, Notes):
+        yield from notes.blocks(BLOCK)
+        return
+    refs_, texts = list(notes), list(notes.values())
+    for start in range(0, len(refs_), BLOCK):
+        yield refs_[start : start + BLOCK], texts[start : start + BLOCK]
+
+
+def merged_chunks(part: bytes | None, notes: Mapping[str, str], namespace: str = NS, name: str = NAME):
     """`merged`, in chunks of bytes (the comments of many cells are never whole in memory); a new
     part is written in `namespace` (Strict in a Strict package)."""
     source = part if part is not None else empty(namespace)
     tree, root, ns = _read(source, name)
     author = _author_id(root, ns)
-    pending = dict(notes)
+    taken = set()  # the cells whose own comment took their note
     for comment in root.iter(_tag(ns, "comment")):
-        text = pending.pop(comment.get("ref"), None)
+        ref = comment.get("ref")
+        text = notes.get(ref) if ref not in taken else None
         if text is not None:
+            taken.add(ref)
             _add_note(comment, ns, text)
     listed = root.find(_tag(ns, "commentList"))
     if listed is None:
@@ -180,13 +243,17 @@ def merged_chunks(part: bytes | None, notes: dict[str, str], namespace: str = NS
     mark = etree.tostring(place)
     at = data.index(mark)
     yield data[:at]
-    refs_, texts = list(pending), list(pending.values())
-    for start in range(0, len(refs_), BLOCK):  # the comments of cells without one, a block at a time
-        bodies = cells.text(np.array([note(t) for t in texts[start : start + BLOCK]], dtype=object))[0]
+    for refs_, texts in _blocks(notes):  # the comments of cells without one, a block at a time
+        if taken:
+            kept = [k for k, ref in enumerate(refs_) if ref not in taken]
+            refs_, texts = [refs_[k] for k in kept], [texts[k] for k in kept]
+        if not refs_:
+            continue
+        bodies = cells.text(np.array([note(t) for t in texts], dtype=object))[0]
         yield "".join(
             f'<{prefix}comment ref="{ref}" authorId="{author}"><{prefix}text><{prefix}r><{prefix}t xml:space="preserve">{body}'
             f"</{prefix}t></{prefix}r></{prefix}text></{prefix}comment>"
-            for ref, body in zip(refs_[start : start + BLOCK], bodies.tolist(), strict=True)
+            for ref, body in zip(refs_, bodies.tolist(), strict=True)
         ).encode("utf-8")
     yield data[at + len(mark) :]
 

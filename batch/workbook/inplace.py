@@ -24,6 +24,7 @@ import os
 import re
 import time
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -40,11 +41,12 @@ from batch.workbook.reading import EXCEL_COLUMNS, column_marker, is_tool_name, r
 from batch.workbook.refused import Refused
 from batch.workbook.stylesxml import FILLS, Styles
 from batch.workbook.toolcolumns import (
-    annotation_frame,
+    NoteCells,
     decision_column,
     decision_prompt,
     frozen_at,
     marked_columns,
+    note_cells,
     tool_cells,
     tool_columns,
     tool_styles,
@@ -548,7 +550,7 @@ def _with_boxes_bytes(data: bytes, rows: np.ndarray, cols: np.ndarray, first: in
     return data[:at] + b"".join(sheetxml.vml_shapes(rows, cols, first)) + data[at:]
 
 
-def _notes(parts: dict[str, bytes], part: str, notes: dict[str, str], at: tuple, streams: dict, blocks: set[int]) -> str | None:
+def _notes(parts: dict[str, bytes], part: str, notes: Mapping[str, str], at: tuple, streams: dict, blocks: set[int]) -> str | None:
     """Merge the tool's notes into the sheet's comments and their boxes into its drawing (`at`: the
     0-based row and the column of each note's cell, in the notes' order, as arrays; a new
     comments part or drawing is written as the package is, into `streams`: a new drawing as `Made`
@@ -731,6 +733,14 @@ def _column_styles(root) -> dict[int, int]:
     return out
 
 
+def _note_texts(found: NoteCells, start: int, stop: int) -> np.ndarray:
+    """The notes of cells `start:stop`, a text past Excel's limit cut to it."""
+    texts = found.texts(start, stop)
+    long = np.flatnonzero(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) > cells.MAX_TEXT)
+    texts[long] = [t[: cells.MAX_TEXT] for t in texts[long]]
+    return texts
+
+
 def _intake(
     parts: dict[str, bytes],
     part: str,
@@ -768,17 +778,12 @@ def _intake(
     rows = sheet.excel_rows.astype(np.int64) if columns else np.zeros(0, dtype=np.int64)
     tails = sheetrows.LazyTails(rows, make, fixed, sheetxml.CHUNK_ROWS)
     # the cells findings point at: a copy of the cell's style with the finding's fill, and a note
-    found = annotation_frame(res)
-    at_rows = np.asarray(sheet.excel_rows, dtype=np.int64)[found["pos"].to_numpy()]
-    at_cols = np.asarray(sheet.kept, dtype=np.int64)[found["col"].to_numpy()]
-    col_letters = np.array([cells.column_letters(j) for j in range(int(at_cols.max(initial=-1)) + 1)], dtype=object)
-    refs = (col_letters[at_cols] + at_rows.astype(str).astype(object)).tolist()
-    texts = found["text"].to_numpy(dtype=object).copy()
-    long = np.flatnonzero(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) > cells.MAX_TEXT)
-    texts[long] = [t[: cells.MAX_TEXT] for t in texts[long]]
-    notes = dict(zip(refs, texts.tolist(), strict=True))  # `annotation_frame` gives each cell once: in the order of `at_rows`
-    filled = found["severity"].isin(FILLS).to_numpy()  # an info finding gets a note but no fill
-    flagged = sheetrows.LazyFlags(at_rows[filled], at_cols[filled], found["severity"].to_numpy(dtype=object)[filled], sheetxml.CHUNK_ROWS)
+    found = note_cells(res)  # each cell once, in the order its note is written
+    at_rows = np.asarray(sheet.excel_rows, dtype=np.int64)[found.pos]
+    at_cols = np.asarray(sheet.kept, dtype=np.int64)[found.col]
+    notes = commentsxml.Notes(at_rows, at_cols, functools.partial(_note_texts, found))  # made as the comments part is written
+    filled = pd.Series(found.severity).isin(FILLS).to_numpy()  # an info finding gets a note but no fill
+    flagged = sheetrows.LazyFlags(at_rows[filled], at_cols[filled], found.severity[filled], sheetxml.CHUNK_ROWS)
     made_styles: dict[tuple[int, str], int] = {}
 
     def restyle(own: int, severity: str) -> int:

@@ -23,42 +23,82 @@ from validators.columns import REVIEW_COLUMNS, each_length
 _formatted = np.frompyfunc(format, 1, 1)  # each value as an f-string writes it (a missing one "None", "nan" or "<NA>")
 
 
-def annotation_frame(res: SheetResult) -> pd.DataFrame:
-    """One row per input cell a finding points at: `pos` (the row's position), `col` (the kept
-    column's index), `severity` (the worst of its findings) and `text` (each finding as "CODE
-    (severity): message [citation]", in the findings' order, a blank line between). The cells come
-    in the order of their row's first finding, a row's cells in the order of their first finding
-    (the order the notes are written in). Whole columns at a time: a sheet of 100,000 rows may
-    have as many findings."""
+@dataclass(frozen=True, eq=False)
+class NoteCells:
+    """The input cells findings point at, one each, in the order their notes are written (rows in
+    the order of their first finding, a row's cells in theirs): `pos` (the row's position), `col`
+    (the kept column's index), `severity` (the worst of the cell's findings); `texts` makes their
+    notes' texts, a block of cells at a time, from the findings themselves (a full sheet's notes are
+    about 500 MB of text: the in-place writer makes them as it writes the comments part)."""
+
+    pos: np.ndarray
+    col: np.ndarray
+    severity: np.ndarray
+    first: np.ndarray  # per cell: the position in `source` of its one finding (cells of several are `many`)
+    many: np.ndarray  # the cells of several findings (ascending)
+    joined: np.ndarray  # their findings' texts joined, in the findings' order
+    source: tuple[np.ndarray, ...]  # the findings' Code, Severity, Message and Citation
+
+    def __len__(self) -> int:
+        return len(self.pos)
+
+    def texts(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """The notes of cells `start:stop`: each finding as "CODE (severity): message [citation]",
+        a cell's findings in their order with a blank line between."""
+        stop = len(self) if stop is None else min(stop, len(self))
+        out = _finding_texts(self.source, self.first[start:stop])
+        lo, hi = np.searchsorted(self.many, [start, stop])
+        out[self.many[lo:hi] - start] = self.joined[lo:hi]
+        return out
+
+
+def _finding_texts(source: tuple[np.ndarray, ...], at: np.ndarray) -> np.ndarray:
+    """The findings at positions `at` of `source`, each as its note writes it."""
+    code, severity, message, citation = (_formatted(c[at]) for c in source)
+    return np.asarray(code + " (" + severity + "): " + message + " [" + citation + "]", dtype=object)
+
+
+def note_cells(res: SheetResult) -> NoteCells:
+    """The cells of the sheet the findings point at, and how their notes are made (`NoteCells`).
+    Whole columns at a time: a sheet of 100,000 rows may have as many findings."""
     col_index = {}
     for i, f in enumerate(res.sheet.fields):
         if f is not None and f not in col_index:
             col_index[f] = i
-    located = res.findings[(res.findings["pos"] >= 0) & res.findings["Column"].isin(col_index)]
-    if located.empty:
-        none = np.zeros(0, dtype=object)
-        return pd.DataFrame({"pos": np.zeros(0, np.int64), "col": np.zeros(0, np.int64), "severity": none, "text": none})
-    pos = located["pos"].to_numpy(dtype=np.int64)
-    col = located["Column"].map(col_index).to_numpy(dtype=np.int64)
-    severity = located["Severity"].to_numpy(dtype=object)
-    parts = [_formatted(located[c].to_numpy(dtype=object)) for c in ("Code", "Severity", "Message", "Citation")]
-    text = parts[0] + " (" + parts[1] + "): " + parts[2] + " [" + parts[3] + "]"
+    f = res.findings
+    located = np.flatnonzero(((f["pos"] >= 0) & f["Column"].isin(col_index)).to_numpy(dtype=bool))
+    source = tuple(f[c].to_numpy(dtype=object) for c in ("Code", "Severity", "Message", "Citation"))
+    if not len(located):
+        none, no = np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64)
+        return NoteCells(no, no, none, no, no, none, source)
+    pos = f["pos"].to_numpy(dtype=np.int64)[located]
+    col = f["Column"].iloc[located].map(col_index).to_numpy(dtype=np.int64)
     cell, _ = pd.factorize(pos * (len(res.sheet.fields) + 1) + col, sort=False)  # the cells, in order of their first finding
     n = int(cell.max()) + 1
     first = np.unique(cell, return_index=True)[1]  # each cell's first finding (the codes are 0..n-1)
-    rank = pd.Series(severity).map(SEVERITY_ORDER).to_numpy(dtype=np.int64)
+    rank = pd.Series(source[1][located]).map(SEVERITY_ORDER).to_numpy(dtype=np.int64)
     worst = np.full(n, len(SEVERITY_ORDER), dtype=np.int64)
     np.minimum.at(worst, cell, rank)
-    texts = text[first].copy()
-    many = np.flatnonzero(np.bincount(cell, minlength=n) > 1)
-    if len(many):  # a cell of several findings: their texts joined in the findings' order (few cells)
-        of_many = np.isin(cell, many)
-        joined = pd.Series(text[of_many]).groupby(cell[of_many], sort=False).agg("\n\n".join)
-        texts[joined.index.to_numpy()] = joined.to_numpy(dtype=object)
     row_first, _ = pd.factorize(pos[first], sort=False)  # each cell's row, numbered in order of the row's first finding
     order = np.lexsort((np.arange(n), row_first))  # rows in order of their first finding, a row's cells in theirs
+    written = np.empty(n, dtype=np.int64)
+    written[order] = np.arange(n)  # where each cell's note is written
+    many = np.flatnonzero(np.bincount(cell, minlength=n) > 1)
+    joined = np.zeros(0, dtype=object)
+    if len(many):  # a cell of several findings: their texts joined in the findings' order (few cells)
+        of_many = np.isin(cell, many)
+        texts = pd.Series(_finding_texts(source, located[of_many])).groupby(cell[of_many], sort=False).agg("\n\n".join)
+        at = written[texts.index.to_numpy()]
+        many, joined = np.sort(at), texts.to_numpy(dtype=object)[np.argsort(at)]
     names = np.array(list(SEVERITY_ORDER), dtype=object)
-    return pd.DataFrame({"pos": pos[first][order], "col": col[first][order], "severity": names[worst[order]], "text": texts[order]})
+    return NoteCells(pos[first][order], col[first][order], names[worst[order]], located[first][order], many, joined, source)
+
+
+def annotation_frame(res: SheetResult) -> pd.DataFrame:
+    """One row per input cell a finding points at (`note_cells`): `pos`, `col`, `severity` and
+    `text` (its note)."""
+    found = note_cells(res)
+    return pd.DataFrame({"pos": found.pos, "col": found.col, "severity": found.severity, "text": found.texts()})
 
 
 def annotations(res: SheetResult) -> dict[int, dict[int, tuple[str, str]]]:
