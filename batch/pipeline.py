@@ -36,7 +36,7 @@ from batch.reviews import (
 )
 from batch.reviews import digest as legacy_digest
 from batch.run.ledger.backends import there
-from batch.workbook import cells
+from batch.workbook import cells, readapart
 from batch.workbook.cells import column_letters
 from batch.workbook.opc import refusal
 from batch.workbook.opened import Opened
@@ -1092,8 +1092,13 @@ def _process(
     """`process` of the workbook `opened` (the file itself, or its decrypted copy)."""
     path = result.path
     by_key = _specs()
+    specs = {k: m.schema for k, m in by_key.items()}
     try:
-        book = read_workbook(opened, {k: m.schema for k, m in by_key.items()}, limits, scratch, path.name)
+        book = None
+        if opened.path.stat().st_size >= readapart.READ_APART_FROM:  # read by a copy of this process: its pages end with it
+            book = readapart.read_apart(lambda: read_workbook(opened, specs, limits, scratch, path.name), specs)
+        if book is None:
+            book = read_workbook(opened, specs, limits, scratch, path.name)
     except BaseException:
         result.discard()
         raise
