@@ -25,6 +25,7 @@ from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
 from batch.reviews import (
     DECISION_COLUMNS,
+    INPUTS_BLOCK,
     json_records,
     judge,
     occurrences,
@@ -101,20 +102,27 @@ class PackedText:
     def of(cls, column: pd.Series, rows: int = PACK_ROWS) -> PackedText | None:
         """`column` packed; None where a text holds `_SEP` (none can: a safeguard)."""
         values = column.to_numpy(dtype=object)
-        missing = pd.isna(values)
-        present = values[~missing]
-        if len(present) and pd.api.types.infer_dtype(present, skipna=False) != "string":
-            return None
-        texts = np.where(missing, "", values)
-        blocks, longest = [], 0
-        for start in range(0, len(texts), rows):
-            block = texts[start : start + rows]
+        return cls.of_blocks((values[start : start + rows] for start in range(0, len(values), rows)), rows, column.dtype)
+
+    @classmethod
+    def of_blocks(cls, pieces: Iterator[np.ndarray], rows: int, dtype=object) -> PackedText | None:
+        """The values of `pieces` (`rows` values each, the last fewer), one after the other, packed a
+        piece to a block, each piece let go as it is packed; None where they are not texts or a text
+        holds `_SEP`."""
+        blocks, missing, longest = [], [], 0
+        for values in pieces:
+            absent = pd.isna(values)
+            present = values[~absent]
+            if len(present) and pd.api.types.infer_dtype(present, skipna=False) != "string":
+                return None
+            block = np.where(absent, "", values)
             joined = _SEP.join(block.tolist())
             if joined.count(_SEP) != len(block) - 1:
                 return None
-            longest = max(longest, int(each_length(block).max()))
+            longest = max(longest, int(each_length(block).max())) if len(block) else longest
             blocks.append(zlib.compress(joined.encode("utf-8", "surrogatepass"), 1))
-        return cls(tuple(blocks), missing, rows, column.dtype, longest)
+            missing.append(absent)
+        return cls(tuple(blocks), np.concatenate(missing) if missing else np.zeros(0, dtype=bool), rows, dtype, longest)
 
     def __len__(self) -> int:
         return len(self.missing)
@@ -132,6 +140,24 @@ class PackedText:
         out = np.array(texts[at : at + stop - start], dtype=object)
         out[self.missing[start:stop]] = np.nan
         return out
+
+
+@dataclass(frozen=True, eq=False)
+class PackedValues:
+    """A sheet's rows' read values (`ReadValues`), made as it was validated and held packed: those of
+    every row, or of a block of rows (`rows`), as `ReadValues` gives them."""
+
+    held: PackedText
+
+    @classmethod
+    def of(cls, values: ReadValues, n: int) -> PackedValues | None:
+        made = (values(slice(start, start + INPUTS_BLOCK)) for start in range(0, n, INPUTS_BLOCK))
+        held = PackedText.of_blocks(made, INPUTS_BLOCK)
+        return cls(held) if held is not None else None
+
+    def __call__(self, rows: slice | None = None) -> np.ndarray:
+        start, stop, _ = (rows or slice(None)).indices(len(self.held))
+        return self.held.values(start, stop)
 
 
 def pack_text(computed: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, PackedText]]:
@@ -283,6 +309,8 @@ class Result:
         in order: `joined_records` of the blocks is `records()`. A block's read values (`inputs`, the
         most of a record) are made for its rows alone, so a full sheet's records are never whole."""
         for r in self.intake:
+            if r.inputs is SENT:  # its typed columns let go too
+                _inputs(r)
             columns, counted, n = _record_columns(r), r.counted, len(r.typed)
             step = rows or n or 1
             for start in range(0, n or 1, step):
@@ -296,9 +324,15 @@ class Result:
     def drop_inputs(self) -> None:
         """Let go of every row's read values once the records that hold them are sent to the run (a
         full GrowNJ sheet's are about 1.5 GB of text, else held through the write, which never reads
-        them); records made again afterwards would have none, so making them is refused then."""
+        them); records made again afterwards would have none, so making them is refused then. The
+        typed columns go too, but those a later stage reads: the award and the month the Summary
+        sheet counts by, and every column of a sheet whose limits hold across the run's workbooks
+        (`per_year`, made after the write)."""
         for r in self.intake:
             r.inputs = SENT
+            if not r.program.run_limits:
+                read = (r.program.award_column, r.program.month_column)
+                r.typed = r.typed[[c for c in r.typed.columns if c in read]]
 
     def rules_versions(self) -> dict[str, str]:
         return {r.program.name: rules_mod.load(r.program.rules).label for r in self.intake}
@@ -846,9 +880,16 @@ def process_sheet(
         fields_before = fields if len(valid) <= FIELDS_KEPT_ROWS else None
     before = result.decisions_before if result else None
     # the columns the program reads, as read (a totals row's read as blank): now when a reviewer's
-    # decision is judged against them, else when the records are made (`_inputs`)
+    # decision is judged against them, else when the records are made (`_inputs`); a large sheet
+    # returned in place makes them now, held packed, and lets its cells go before its calculation
     inputs = ReadValues(raw, typed, {c.header: c.kind for c in spec.columns})
-    inputs = inputs() if sheet.reviews is not None else inputs
+    if sheet.reviews is not None:
+        inputs = inputs()
+    elif pack and n > PACKED_FROM_ROWS:
+        inputs = PackedValues.of(inputs, n) or inputs
+        if isinstance(inputs, PackedValues):  # nothing reads the cells again: the writer copies them from the file
+            sheet.cells = sheet.cells.iloc[:0]
+    del raw
     ids = spec.record_ids(typed).to_numpy(dtype=object)
     occurrence = occurrences(ids, ~totals)
     judged = judge(

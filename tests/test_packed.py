@@ -88,3 +88,39 @@ def test_a_workbook_whose_text_columns_were_packed_is_the_same(tmp_path, monkeyp
     got = _parts(write(packed, tmp_path / "packed" / path.name))
     assert got.keys() == want.keys()
     assert [name for name in got if got[name] != want[name]] == []
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLES.glob("*.xlsx")), ids=lambda p: p.name)
+def test_read_values_made_as_the_sheet_is_validated_are_those_made_for_the_records(monkeypatch, path):
+    """A large sheet returned in place makes its rows' read values as it is validated, held packed
+    (`PackedValues`), and lets its cells go: each block of rows gives the values `ReadValues` gives."""
+    held = process(path, as_of=AS_OF)
+    monkeypatch.setattr(pipeline, "PACKED_FROM_ROWS", 0)
+    monkeypatch.setattr(pipeline, "INPUTS_BLOCK", 3)  # blocks of 3 rows: a sheet's rows in several
+    packed = process(path, as_of=AS_OF)
+    for mine, theirs in zip(packed.intake, held.intake, strict=True):
+        assert isinstance(mine.inputs, pipeline.PackedValues) and isinstance(theirs.inputs, pipeline.ReadValues)
+        assert len(mine.sheet.cells) == 0  # let go
+        want, n = theirs.inputs(), len(theirs.typed)
+        assert mine.inputs().tolist() == want.tolist()
+        for start in range(n + 1):
+            for stop in (start, start + 1, start + 4, n + 2):
+                assert mine.inputs(slice(start, stop)).tolist() == want[start:stop].tolist(), (start, stop)
+
+
+@pytest.mark.parametrize("path", [*sorted(SAMPLES.glob("*.xlsx")), KEPT], ids=lambda p: p.name)
+def test_a_workbook_written_once_its_records_are_sent_is_the_same(tmp_path, path):
+    """Once the records are sent (`Result.drop_inputs`), the read values and the typed columns the
+    write never reads are let go: the same workbook, and records made again are refused."""
+    kept = process(path, as_of=AS_OF)
+    want = _parts(write(kept, tmp_path / "kept" / path.name))
+    sent = process(path, as_of=AS_OF)
+    sent.started = kept.started
+    sent.drop_inputs()
+    for r, whole in zip(sent.intake, kept.intake, strict=True):  # a sheet whose limits hold across workbooks keeps them all (BRRAP)
+        read = list(whole.typed.columns) if r.program.run_limits else {r.program.award_column, r.program.month_column}
+        assert len(r.typed) == len(r.status) and [c for c in whole.typed.columns if c in read] == list(r.typed.columns)
+    got = _parts(write(sent, tmp_path / "sent" / path.name))
+    assert [name for name in got if got[name] != want.get(name)] == [] and got.keys() == want.keys()
+    with pytest.raises(RuntimeError, match="let go once its records were sent"):
+        sent.records()
