@@ -311,11 +311,11 @@ class Result:
         for r in self.intake:
             if r.inputs is SENT:  # its typed columns let go too
                 _inputs(r)
-            columns, counted, n = _record_columns(r), r.counted, len(r.typed)
+            fields, counted, n = _portfolio_fields(r), r.counted, len(r.typed)  # over the sheet: its portfolio rules may read several rows
             step = rows or n or 1
             for start in range(0, n or 1, step):
                 at = slice(start, start + step)
-                part = pd.DataFrame({k: v if isinstance(v, str) else v[at] for k, v in columns.items()})
+                part = pd.DataFrame({**_record_columns(r, at), **{k: v[at] for k, v in fields.items()}})
                 part = part.assign(inputs=_inputs(r, at if rows else None))
                 if not counted[at].all():  # a totals row is no record (taking every row would copy each column)
                     part = part.loc[counted[at]]
@@ -368,24 +368,26 @@ def joined_records(blocks: list[pd.DataFrame]) -> pd.DataFrame:
     return _ordered(pd.concat(blocks, ignore_index=True))
 
 
-def _record_columns(r: SheetResult) -> dict:
-    """A sheet's records but their read values, a column each over every row (its name, once)."""
+def _record_columns(r: SheetResult, at: slice) -> dict:
+    """A sheet's records of rows `at` but their read values and portfolio fields, a column each (its
+    name, once): made a block at a time, so the values of a full sheet's records (a Python object
+    each) are never made for every row at once."""
     m, spec = r.program, r.program.schema
-    both = _Columns(r.typed, r.computed)
-    award = both[m.award_column] if m.award_column in both else pd.Series(pd.NA, index=r.typed.index)
+    typed = r.typed.iloc[at]
+    both = _Columns(typed, r.computed.iloc[at])
+    award = both[m.award_column] if m.award_column in both else pd.Series(pd.NA, index=typed.index)
     year = both[m.year_column]
     year = year.dt.year if str(year.dtype).startswith("datetime") else year
     return {
         "sheet": spec.name,
-        "record_id": spec.record_ids(r.typed).to_numpy(dtype=object),
-        "status": r.status.to_numpy(dtype=object),
+        "record_id": spec.record_ids(typed).to_numpy(dtype=object),
+        "status": r.status.iloc[at].to_numpy(dtype=object),
         "award_cents": pd.array(award, dtype="Int64").to_numpy(dtype=object, na_value=None),
-        "codes": r.row_findings.to_numpy(dtype=object),
-        "area": both[m.area_column].astype(object).to_numpy() if m.area_column else np.full(len(r.typed), None, dtype=object),
+        "codes": r.row_findings.iloc[at].to_numpy(dtype=object),
+        "area": both[m.area_column].astype(object).to_numpy() if m.area_column else np.full(len(typed), None, dtype=object),
         "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
-        "open_errors": r.open_errors,  # for the run report's two Flagged counts (not kept in the ledger)
-        **_prior_fields(r),
-        **_portfolio_fields(r),
+        "open_errors": r.open_errors[at],  # for the run report's two Flagged counts (not kept in the ledger)
+        **_prior_fields(typed, r.program.prior_incentive),
     }
 
 
@@ -443,15 +445,15 @@ def _portfolio_fields(r: SheetResult) -> dict:
     return {"fields": fields, **keys}
 
 
-def _prior_fields(r: SheetResult) -> dict:
+def _prior_fields(typed: pd.DataFrame, prior) -> dict:
     """Business Name and the date an incentive was received, for sheets that are prior incentives
-    of another program (the program's prior_incentive: its name column and its date or year column)."""
-    prior = r.program.prior_incentive
-    n = len(r.typed)
+    of another program (`prior`, the program's prior_incentive: its name column and its date or year
+    column), of the rows `typed`."""
+    n = len(typed)
     if not prior:
         return {"business_name": np.full(n, None, dtype=object), "record_date": np.full(n, None, dtype=object)}
-    name = r.typed[prior.name].astype(object).where(r.typed[prior.name].notna(), None)
-    date = r.typed[prior.date].dt.strftime("%Y-%m-%d") if prior.date else pd.Series(None, index=r.typed.index, dtype=object)
+    name = typed[prior.name].astype(object).where(typed[prior.name].notna(), None)
+    date = typed[prior.date].dt.strftime("%Y-%m-%d") if prior.date else pd.Series(None, index=typed.index, dtype=object)
     return {"business_name": name.to_numpy(dtype=object), "record_date": date.astype(object).where(date.notna(), None).to_numpy()}
 
 

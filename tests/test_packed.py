@@ -124,3 +124,21 @@ def test_a_workbook_written_once_its_records_are_sent_is_the_same(tmp_path, path
     assert [name for name in got if got[name] != want.get(name)] == [] and got.keys() == want.keys()
     with pytest.raises(RuntimeError, match="let go once its records were sent"):
         sent.records()
+
+
+@pytest.mark.parametrize("path", [*sorted(SAMPLES.glob("*.xlsx")), KEPT], ids=lambda p: p.name)
+def test_records_made_a_block_of_rows_at_a_time_are_the_records(path):
+    """`Result.record_blocks(rows)`: every column of a block made for its rows alone (the portfolio
+    fields over the sheet, sliced), the blocks joined are `records()`, whatever the block's size."""
+
+    def values(records: pd.DataFrame) -> pd.DataFrame:
+        # the values, a blank as None: pandas takes a column of texts for text where a block's has no
+        # blank, and the sheet's column, blanks and all, is text or objects by what it holds (as the
+        # blocks and the whole always were: the ledger keeps a blank of either as NULL)
+        return records.astype(object).where(records.notna(), None)
+
+    want = values(process(path, as_of=AS_OF).records())
+    for rows in (1, 2, 5, 1_000):
+        blocks = list(process(path, as_of=AS_OF).record_blocks(rows))
+        assert all(len(b) <= rows for b in blocks)
+        pd.testing.assert_frame_equal(values(pipeline.joined_records(blocks)), want)
