@@ -373,21 +373,26 @@ def _record_columns(r: SheetResult, at: slice) -> dict:
     name, once): made a block at a time, so the values of a full sheet's records (a Python object
     each) are never made for every row at once."""
     m, spec = r.program, r.program.schema
-    typed = r.typed.iloc[at]
-    both = _Columns(typed, r.computed.iloc[at])
-    award = both[m.award_column] if m.award_column in both else pd.Series(pd.NA, index=typed.index)
-    year = both[m.year_column]
+    both = _Columns(r.typed, r.computed)
+    index = r.typed.index[at]
+
+    def column(name: str) -> pd.Series:  # the block's rows of one column: a view, never a copy of the frame
+        return both[name].iloc[at]
+
+    award = column(m.award_column) if m.award_column in both else pd.Series(pd.NA, index=index)
+    year = column(m.year_column)
     year = year.dt.year if str(year.dtype).startswith("datetime") else year
+    prior = m.prior_incentive
     return {
         "sheet": spec.name,
-        "record_id": spec.record_ids(typed).to_numpy(dtype=object),
+        "record_id": spec.record_ids(pd.DataFrame({h: column(h) for h in spec.key}, index=index)).to_numpy(dtype=object),
         "status": r.status.iloc[at].to_numpy(dtype=object),
         "award_cents": pd.array(award, dtype="Int64").to_numpy(dtype=object, na_value=None),
         "codes": r.row_findings.iloc[at].to_numpy(dtype=object),
-        "area": both[m.area_column].astype(object).to_numpy() if m.area_column else np.full(len(typed), None, dtype=object),
+        "area": column(m.area_column).astype(object).to_numpy() if m.area_column else np.full(len(index), None, dtype=object),
         "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
         "open_errors": r.open_errors[at],  # for the run report's two Flagged counts (not kept in the ledger)
-        **_prior_fields(typed, r.program.prior_incentive),
+        **_prior_fields({h: column(h) for h in (prior.name, prior.date) if h} if prior else {}, prior, len(index)),
     }
 
 
@@ -445,15 +450,14 @@ def _portfolio_fields(r: SheetResult) -> dict:
     return {"fields": fields, **keys}
 
 
-def _prior_fields(typed: pd.DataFrame, prior) -> dict:
+def _prior_fields(typed: dict[str, pd.Series], prior, n: int) -> dict:
     """Business Name and the date an incentive was received, for sheets that are prior incentives
     of another program (`prior`, the program's prior_incentive: its name column and its date or year
-    column), of the rows `typed`."""
-    n = len(typed)
+    column), of `n` rows (`typed`: those columns of theirs)."""
     if not prior:
         return {"business_name": np.full(n, None, dtype=object), "record_date": np.full(n, None, dtype=object)}
     name = typed[prior.name].astype(object).where(typed[prior.name].notna(), None)
-    date = typed[prior.date].dt.strftime("%Y-%m-%d") if prior.date else pd.Series(None, index=typed.index, dtype=object)
+    date = typed[prior.date].dt.strftime("%Y-%m-%d") if prior.date else pd.Series(None, index=name.index, dtype=object)
     return {"business_name": name.to_numpy(dtype=object), "record_date": date.astype(object).where(date.notna(), None).to_numpy()}
 
 
