@@ -59,7 +59,7 @@ from batch.workbook.toolcolumns import (
     tool_styles,
 )
 from batch.workbook.toolsheets import write_tool_sheets
-from batch.workbook.xlsxwriter_private import define_hidden_name, parts_in_memory
+from batch.workbook.xlsxwriter_private import define_hidden_name, parts_in_memory, remove_row_files
 
 MAX_WIDTH = 60
 
@@ -342,6 +342,7 @@ def write(result: Result, out_path: Path) -> Path:
         os.replace(tmp, out_path)
         result.timed("write", clock)
     finally:
+        remove_row_files(wb)
         if tmp.exists():
             tmp.unlink()
     return out_path

@@ -18,6 +18,8 @@ rather than writing workbooks by rules that may have changed.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import zipfile
 
@@ -80,8 +82,26 @@ def closed_parts(wb) -> dict[str, bytes]:
             wb.close()
         finally:
             xlsxwriter.workbook.ZIP_DEFLATED = zipfile.ZIP_DEFLATED
+            remove_row_files(wb)
     with zipfile.ZipFile(wb.filename) as z:
         return {n: z.read(n) for n in z.namelist()}
+
+
+def remove_row_files(wb) -> None:
+    """Remove the temporary file each worksheet of a constant-memory workbook held its rows in, where
+    xlsxwriter left it: it removes a sheet's file when it reads the rows back as the workbook closes,
+    but never reads that of a sheet given no cell (an intake sheet whose rows are spliced in, the
+    Rules sheet whose part was written before: `batch.workbook.rulebook`), which stayed in the
+    temporary folder, empty, one a returned workbook. Called once the workbook is closed (or failed
+    to close)."""
+    for ws in wb.worksheets():
+        fh, name = getattr(ws, "row_data_fh", None), getattr(ws, "row_data_filename", None)
+        if fh is not None:
+            with contextlib.suppress(OSError, ValueError):
+                fh.close()
+        if name:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
 
 
 def utf16_len(text: str) -> int:
