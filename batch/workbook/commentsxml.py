@@ -38,7 +38,7 @@ from xml.sax.saxutils import unescape
 import numpy as np
 from lxml import etree
 
-from batch.workbook import cells, xmlparts
+from batch.workbook import cells, sheetrows, xmlparts
 
 MARKER = "--- njcredits ---"  # the line above the tool's note in a comment
 END = "--- end njcredits ---"  # the line below it
@@ -194,7 +194,7 @@ class Notes(Mapping):
             order = np.argsort(keys, kind="stable")
             self._sorted = (keys[order], order)
         keys, order = self._sorted
-        column = sum((ord(ch) - 64) * 26**i for i, ch in enumerate(reversed(found.group(1)))) - 1
+        column = sheetrows.column_number(found.group(1).encode())
         if column >= COLUMNS:  # past XFD: no cell
             raise KeyError(ref)
         key = int(found.group(2)) * COLUMNS + column
