@@ -894,7 +894,7 @@ def process_sheet(
     elif pack and n > PACKED_FROM_ROWS:
         inputs = PackedValues.of(inputs, n) or inputs
         if isinstance(inputs, PackedValues):  # nothing reads the cells again: the writer copies them from the file
-            sheet.cells = sheet.cells.iloc[:0]
+            sheet.drop_cells()
     del raw
     ids = spec.record_ids(typed).to_numpy(dtype=object)
     occurrence = occurrences(ids, ~totals)
@@ -1181,7 +1181,7 @@ def _process(
     for i, sheet in enumerate(book.sheets):
         if i in done:
             if in_place:  # the returned workbook copies the input's cells from the file: free them
-                done[i].sheet.cells = done[i].sheet.cells.iloc[:0]
+                done[i].sheet.drop_cells()
             result.sheets.append(done[i])
         else:
             result.sheets.append(sheet)

@@ -138,6 +138,12 @@ class IntakeSheet:
         the sheet is refused with NO_ROOM_FOR_RESULTS."""
         return self.results_at + self.tool_columns > EXCEL_COLUMNS
 
+    def drop_cells(self) -> None:
+        """Let the cells go (nothing reads them again: the returned workbook copies them from the
+        file), keeping their columns. An empty slice of the frame would not: it is a view, which
+        holds every cell of the frame it was cut from."""
+        self.cells = pd.DataFrame({c: np.empty(0, dtype=object) for c in self.cells.columns})
+
     @property
     def raw(self) -> pd.DataFrame:
         """The cells of matched columns under their spec headers (first match wins)."""
