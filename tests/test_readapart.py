@@ -10,10 +10,12 @@ import os
 import re
 import signal
 import threading
+import weakref
 import zipfile
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hostile import csv_named_after_sheet, default_password, empty_zip, legacy_xls, macro_workbook
@@ -54,7 +56,8 @@ def apart(monkeypatch) -> list:
         return given[-1]
 
     monkeypatch.setattr(readapart, "READ_APART_FROM", 0)
-    monkeypatch.setattr(readapart, "COLUMNS_FROM", 0)  # every sheet's cells sent a column at a time
+    monkeypatch.setattr(readapart, "COLUMNS_FROM", 0)  # every sheet's cells sent apart,
+    monkeypatch.setattr(readapart, "ROWS_SENT", 3)  # 3 rows at a time (a sample's rows: several blocks and a last one short)
     monkeypatch.setattr(readapart, "read_apart", spy)
     return given
 
@@ -91,9 +94,10 @@ READ = {name: make for name, make in MADE.items() if name != "default-password"}
 
 @pytest.mark.parametrize("make", list(READ.values()), ids=list(READ))
 def test_the_workbook_the_copy_read_is_the_one_read_here(tmp_path, monkeypatch, make):
-    """Every field of every sheet as read here; the cells (sent a column at a time) the same values
+    """Every field of every sheet as read here; the cells (sent 3 rows at a time) the same values
     of the same kinds, in one block of objects as the reader makes them."""
     monkeypatch.setattr(readapart, "COLUMNS_FROM", 0)
+    monkeypatch.setattr(readapart, "ROWS_SENT", 3)
     path, specs = make(tmp_path), {k: m.schema for k, m in pipeline._specs().items()}
     here = read_workbook(path, specs)
     apart = read_apart(lambda: read_workbook(path, specs), specs)
@@ -176,3 +180,57 @@ def test_without_a_process_to_be_had_the_file_is_read_here(tmp_path, monkeypatch
     monkeypatch.setattr(readapart, "fork", no_fork)
     result = process(SAMPLES / "transfers-2026-11.xlsx", as_of=AS_OF)
     assert apart == [None] and [r.sheet.name for r in result.intake] == ["Transfers"]
+
+
+# -- the cells let go ------------------------------------------------------------------------------
+
+
+class _Cell:
+    """A cell value whose end can be seen (a weak reference to it dies with it)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Cell) and other.text == self.text
+
+    __hash__ = None
+
+
+def _frame(rows: int, cols: int) -> pd.DataFrame:
+    """A frame of one block of objects, as the reader makes cells: row r, column c holds `r,c`."""
+    grid = [[_Cell(f"{r},{c}") for c in range(cols)] for r in range(rows)]
+    frame = pd.DataFrame(grid, dtype=object)
+    assert frame._mgr.nblocks == 1
+    return frame
+
+
+# (rows, rows a block): one block short, blocks that fill, and a last block short (7 = 3 + 3 + 1)
+@pytest.mark.parametrize(("rows", "per"), [(2, 3), (6, 3), (7, 3), (1, 1)])
+def test_the_rows_sent_come_back_whole_and_the_copy_lets_them_go(monkeypatch, rows, per):
+    monkeypatch.setattr(readapart, "ROWS_SENT", per)
+    frame = _frame(rows, 4)
+    kept = frame.to_numpy(dtype=object).copy()  # what was read, to compare with what comes back
+    watch = [weakref.ref(x) for x in kept.ravel()]
+    sent = []
+    readapart._send_rows(frame, lambda block: sent.append(block.copy()))
+    assert [b.shape for b in sent] == [(4, min(per, rows - s)) for s in range(0, rows, per)]
+    assert (np.concatenate(sent, axis=1).T == kept).all()
+    assert frame.isna().all().all()  # every cell let go once its rows were sent
+    sent.clear()
+    del kept
+    assert all(w() is None for w in watch)
+
+
+def test_a_sheets_dropped_cells_are_let_go():
+    """`drop_cells` keeps the columns and nothing of the cells: an empty slice of the frame (a view)
+    held every cell of the frame it was cut from, through the checks and the write."""
+    path, specs = SAMPLES / "grow-nj-2026-11.xlsx", {k: m.schema for k, m in pipeline._specs().items()}
+    sheet = next(s for s in read_workbook(path, specs).sheets if hasattr(s, "cells"))
+    sheet.cells = _frame(5, len(sheet.cells.columns)).set_axis(sheet.cells.columns, axis=1)
+    watch = [weakref.ref(x) for x in sheet.cells.to_numpy(dtype=object).ravel()]
+    columns = list(sheet.cells.columns)
+    sheet.drop_cells()
+    assert list(sheet.cells.columns) == columns and len(sheet.cells) == 0
+    assert (sheet.cells.dtypes == np.dtype(object)).all()
+    assert all(w() is None for w in watch)

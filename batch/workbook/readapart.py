@@ -33,7 +33,8 @@ from batch.workbook.beside import die_with_parent, fork
 
 READ_APART_FROM = 32 << 20  # bytes on disk: 100,000 GrowNJ rows take about 13 MB, a full sheet 140 MB
 PIPE_BUFFER = 1 << 20
-COLUMNS_FROM = 10_000  # rows of a sheet's cells sent a column at a time (`_cells`)
+COLUMNS_FROM = 10_000  # rows of a sheet's cells sent apart from the workbook, a block of rows at a time (`_cells`)
+ROWS_SENT = 10_000  # rows of cells a pickle (`_send_rows`): its memo holds theirs only
 
 
 class _Pickler(pickle.Pickler):
@@ -83,9 +84,8 @@ def read_apart(read: Callable[[], Any], shared: dict[str, Any]) -> Any | None:
                 pickle.loads(pickle.dumps(payload))  # an error that cannot be sent whole: sent as nothing (exit 1)
             with os.fdopen(w, "wb", buffering=PIPE_BUFFER) as out:
                 _Pickler(out, names).dump(payload)
-                for frame in frames.values():  # a column at a time: the pickler's memo of one column's values only
-                    for j in range(frame.shape[1]):
-                        _Pickler(out, names).dump(frame.iloc[:, j].to_numpy())
+                for frame in frames.values():
+                    _send_rows(frame, lambda block: _Pickler(out, names).dump(block))
             code = 0
         finally:
             os._exit(code)
@@ -97,8 +97,8 @@ def read_apart(read: Callable[[], Any], shared: dict[str, Any]) -> Any | None:
                 payload = _Unpickler(source, shared).load()
                 for i, (index, columns) in payload[2].items():
                     values = np.empty((len(columns), len(index)), dtype=object)
-                    for j in range(len(columns)):
-                        values[j] = _Unpickler(source, shared).load()
+                    for start in range(0, len(index), ROWS_SENT):
+                        values[:, start : start + ROWS_SENT] = _Unpickler(source, shared).load()
                     payload[1].sheets[i].cells = pd.DataFrame(values.T, index=index, columns=columns, dtype=object, copy=False)
             except Exception:  # noqa: BLE001 - the copy ended before it sent it whole: read here
                 payload = None
@@ -112,10 +112,24 @@ def read_apart(read: Callable[[], Any], shared: dict[str, Any]) -> Any | None:
     return value
 
 
+def _send_rows(frame: pd.DataFrame, send: Callable[[np.ndarray], Any]) -> None:
+    """The frame's cells (its one block of objects, columns in order) sent `ROWS_SENT` rows at a
+    time, (columns, rows) each, and let go once sent: the reader made the cells a row at a time,
+    so the pages of the rows sent empty and are given back as the process that reads them fills."""
+    block = frame._mgr.blocks[0]
+    values = block.values
+    if not (block.mgr_locs.as_array == np.arange(frame.shape[1])).all():
+        values = values[block.mgr_locs.as_array.argsort()]
+    for start in range(0, values.shape[1], ROWS_SENT):
+        send(values[:, start : start + ROWS_SENT])
+        if values.flags.writeable:
+            values[:, start : start + ROWS_SENT] = None
+
+
 def _cells(book) -> dict[int, pd.DataFrame]:
-    """The sheets' cells (sheet's position -> its cells) sent a column at a time, each taken out of
-    its sheet (`cells` left empty until they come back): a frame of one block of objects, as the
-    reader makes them, of `COLUMNS_FROM` rows or more."""
+    """The sheets' cells (sheet's position -> its cells) sent a block of rows at a time, each taken
+    out of its sheet (`cells` left empty until they come back): a frame of one block of objects, as
+    the reader makes them, of `COLUMNS_FROM` rows or more."""
     out = {}
     for i, sheet in enumerate(getattr(book, "sheets", ())):
         cells = getattr(sheet, "cells", None)
