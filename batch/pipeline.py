@@ -37,6 +37,7 @@ from batch.reviews import (
 )
 from batch.reviews import digest as legacy_digest
 from batch.run.ledger.backends import there
+from batch.run.memory import give_back_freed
 from batch.workbook import cells, readapart
 from batch.workbook.cells import column_letters
 from batch.workbook.opc import refusal
@@ -918,6 +919,7 @@ def process_sheet(
     packed = {}
     if pack and n > PACKED_FROM_ROWS:
         computed, packed = pack_text(computed)
+        give_back_freed()  # the pages of the texts packed and of the calculation's own columns
 
     reader = [] if sheet.no_room else _reader_findings(sheet)
     record_ids = ids.copy()  # a totals row's ID text is set below

@@ -33,7 +33,6 @@ the worker could not even say it).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime as dt
 import errno
 import faulthandler
@@ -58,6 +57,7 @@ from pathlib import Path
 
 from batch.run.environment import WRITE_ERRNOS, WriteFailed, cannot_start, environment_message, is_environment, os_error
 from batch.run.faults import fault
+from batch.run.memory import give_back_freed
 from batch.run.names import shown
 
 # what a worker imports before it takes a file (the fork server imports it once, for every worker)
@@ -409,14 +409,6 @@ def work(
         "written": written,
         **kept,
     }
-
-
-def give_back_freed() -> None:
-    """Hand the pages of what this process freed back to the system (glibc's `malloc_trim`). The
-    allocator keeps the pages Python frees: a million records' read values dropped (about 1.4 GB of
-    text) left the process as large as it was. Nothing where the C library has no such call."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).malloc_trim(0)
 
 
 # -- a large object sent in pieces: the records of a large file -----------------------------------
