@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from batch.memory import give_back_freed
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program, prior_incentive_sheets
 from batch.programs._kit import rules as rules_mod
 from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
@@ -37,7 +38,6 @@ from batch.reviews import (
 )
 from batch.reviews import digest as legacy_digest
 from batch.run.ledger.backends import there
-from batch.run.memory import give_back_freed
 from batch.workbook import cells, readapart
 from batch.workbook.cells import column_letters
 from batch.workbook.opc import refusal

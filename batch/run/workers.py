@@ -55,9 +55,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from batch.memory import Trimmer, give_back_freed
 from batch.run.environment import WRITE_ERRNOS, WriteFailed, cannot_start, environment_message, is_environment, os_error
 from batch.run.faults import fault
-from batch.run.memory import give_back_freed
 from batch.run.names import shown
 
 # what a worker imports before it takes a file (the fork server imports it once, for every worker)
@@ -335,7 +335,24 @@ def work(
     else here before the write, a block at a time (unless they were made whole to be asked about),
     and dropped here; the result holds none (`records` None), and the run puts back what it keeps
     of those it was sent. A file without the memory left to send them then sends them with its
-    result."""
+    result.
+
+    A file of at least `TRIM_FROM` bytes is processed with a `batch.memory.Trimmer` running: the
+    pages its stages free are handed back as it goes."""
+    large = _size(path) >= TRIM_FROM
+    with Trimmer() if large else contextlib.nullcontext():
+        return _work(path, partial, limits, as_of, ledger, run_id, team, same_run, ask, early)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:  # the read says what is wrong with it
+        return 0
+
+
+def _work(path: str, partial: str, limits, as_of, ledger, run_id, team, same_run, ask, early) -> dict:
+    """`work`, its trimmer running or not."""
     from batch.pipeline import process
     from batch.run.samerun import group_keys, held_rows
     from batch.workbook.safety import Limits
@@ -413,6 +430,7 @@ def work(
 
 # -- a large object sent in pieces: the records of a large file -----------------------------------
 
+TRIM_FROM = 8 << 20  # bytes on disk of a file processed with a trimmer (`work`): 100,000 GrowNJ rows take 13 MB
 PIECE_BYTES = 16 << 20  # the pickled records go to the run in pieces of about this many bytes
 PIECE_WAIT = 0.2  # seconds the run waits for a piece before it looks at its timeout and stop signal again
 PIECE, END, ABORTED = b"p", b"e", b"a"  # each piece's first byte: more of the pickle, its end, or given up

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from batch.memory import Trimmer
 from batch.workbook.beside import die_with_parent, fork
 
 READ_APART_FROM = 32 << 20  # bytes on disk: 100,000 GrowNJ rows take about 13 MB, a full sheet 140 MB
@@ -76,7 +77,8 @@ def read_apart(read: Callable[[], Any], shared: dict[str, Any]) -> Any | None:
             names = {id(obj): name for name, obj in shared.items()}
             frames = {}
             try:
-                book = read()
+                with Trimmer():  # the read frees far more than it keeps (its rows, its blocks' packages)
+                    book = read()
                 frames = _cells(book)
                 payload = ("read", book, {i: (f.index, f.columns) for i, f in frames.items()})
             except Exception as error:  # noqa: BLE001 - raised again by the process
