@@ -7,6 +7,7 @@ import datetime as dt
 import time
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,6 +17,22 @@ from batch.run import workers
 
 SAMPLES = Path(__file__).parents[1] / "sample_inputs"
 AS_OF = dt.date(2026, 11, 30)
+
+
+def test_the_freed_pages_are_given_back_where_the_c_library_can_and_nothing_happens_where_not(monkeypatch):
+    memory.give_back_freed()  # glibc here: its malloc_trim
+
+    def no_library(*_args):
+        raise OSError("no C library to load")
+
+    monkeypatch.setattr(memory.ctypes, "CDLL", no_library)
+    memory.give_back_freed()
+    with Trimmer(growth=0, every=0.01) as trimmer:  # nothing to trim with: no thread
+        assert trimmer._thread is None
+    monkeypatch.setattr(memory.ctypes, "CDLL", lambda *_args: SimpleNamespace())  # one without malloc_trim
+    memory.give_back_freed()
+    with Trimmer(growth=0, every=0.01) as trimmer:
+        assert trimmer._thread is None
 
 
 def _grown_and_freed(mb: int) -> list[bytes]:

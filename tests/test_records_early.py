@@ -441,18 +441,6 @@ def test_the_run_keeps_of_records_recorded_early_what_it_reads_again(tmp_path, m
     pd.testing.assert_frame_equal(kept, records.drop(columns=dropped))
 
 
-def test_the_freed_pages_are_given_back_where_the_c_library_can_and_nothing_happens_where_not(monkeypatch):
-    workers.give_back_freed()  # glibc here: its malloc_trim
-
-    def no_library(*_args):
-        raise OSError("no C library to load")
-
-    monkeypatch.setattr(workers.ctypes, "CDLL", no_library)
-    workers.give_back_freed()
-    monkeypatch.setattr(workers.ctypes, "CDLL", lambda *_args: SimpleNamespace())  # one without malloc_trim
-    workers.give_back_freed()
-
-
 def _reports(path: Path) -> dict[str, list[tuple]]:
     """Every sheet's cell values of a run report, by sheet."""
     wb = openpyxl.load_workbook(path)
