@@ -20,7 +20,7 @@ import pandas as pd
 from batch.memory import give_back_freed
 from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program, prior_incentive_sheets
 from batch.programs._kit import rules as rules_mod
-from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable
+from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable, append_tails
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, render_each, stack, stacked_as_given
 from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
@@ -658,17 +658,96 @@ def calculate_in_chunks(program: Program, valid: pd.DataFrame, rules, context: R
     if not program.row_independent or len(valid) <= CALC_CHUNK_ROWS:
         return program.calculate(valid, rules, context)
     across = program.across_rows
-    calculate = across.rows if across else program.calculate
-    parts = [calculate(valid.iloc[i : i + CALC_CHUNK_ROWS], rules, context) for i in range(0, len(valid), CALC_CHUNK_ROWS)]
+    joined = _in_chunks(across.rows if across else program.calculate, valid, rules, context)
+    return across.sheet(valid, joined, rules, context) if across else joined
+
+
+def _in_chunks(calculate: Callable, valid: pd.DataFrame, rules, context: RunContext, each: Callable | None = None) -> Calculation:
+    """`calculate` of each chunk of CALC_CHUNK_ROWS rows (`each` given each chunk's result as it is
+    made), the chunks' results joined."""
+    parts = []
+    for start in range(0, len(valid), CALC_CHUNK_ROWS):
+        part = calculate(valid.iloc[start : start + CALC_CHUNK_ROWS], rules, context)
+        if each is not None:
+            each(part)
+        parts.append(part)
     carry = [p.carry for p in parts if p.carry is not None]
-    joined = Calculation(
+    return Calculation(
         pd.concat([p.computed for p in parts]),
         [f for p in parts for f in p.findings],
         pd.concat([p.ineligible for p in parts]),
         pd.concat(carry) if carry else None,
     )
-    del parts, carry  # the chunks' own frames: the steps across rows complete the joined texts in place
-    return across.sheet(valid, joined, rules, context) if across else joined
+
+
+@dataclass(frozen=True, eq=False)
+class _Texts:
+    """A chunk's texts as made, where `PackedText` cannot hold them, read as a packed chunk is."""
+
+    texts: np.ndarray
+
+    def values(self, start: int, stop: int) -> np.ndarray:
+        return self.texts[start:stop].copy()
+
+
+@dataclass(frozen=True, eq=False)
+class HeldTexts:
+    """A computed text column of a sheet's valid rows as its calculation made it, a chunk at a time
+    (`calculate_held`): each chunk's texts (CALC_CHUNK_ROWS rows) packed as it was made (`heads`),
+    and the pieces the steps across rows add to the end of each row's text (`tails`, over every valid
+    row, in order; `AcrossRows.parts`). A row's text is its head followed by its tails, joined as
+    the rows are read: the sheet's texts are never held whole."""
+
+    heads: list
+    tails: list[np.ndarray]
+    dtype: object
+    at: int  # the column's place among the computed columns, as a chunk made them
+
+    def values(self, start: int, stop: int) -> np.ndarray:
+        """The texts of valid rows `start:stop`, as objects."""
+        size = CALC_CHUNK_ROWS
+        pieces = [
+            self.heads[c].values(max(start - c * size, 0), min(stop - c * size, size)) for c in range(start // size, -(-stop // size))
+        ]
+        texts = np.concatenate(pieces) if pieces else np.empty(0, dtype=object)
+        return append_tails(texts, [piece[start:stop] for piece in self.tails])
+
+    def blocks(self, at: np.ndarray, n: int) -> Iterator[np.ndarray]:
+        """The column over the sheet's `n` rows, PACK_ROWS rows at a time: the valid rows' texts at
+        their positions `at` (ascending), missing elsewhere (an Invalid row's, a totals row's)."""
+        for start in range(0, n, PACK_ROWS):
+            stop = min(start + PACK_ROWS, n)
+            first, last = np.searchsorted(at, [start, stop])
+            block = np.full(stop - start, np.nan, dtype=object)
+            block[at[first:last] - start] = self.values(int(first), int(last))
+            yield block
+
+
+def calculate_held(program: Program, valid: pd.DataFrame, rules, context: RunContext) -> tuple[Calculation, dict[str, HeldTexts]] | None:
+    """`calculate_in_chunks` of a large sheet returned in place: its long text columns
+    (PACKED_COLUMNS) leave each chunk's result as it is made, packed, and come back apart
+    (`HeldTexts`), so that the sheet's texts are never held whole. None where the program is not
+    calculated by chunks, or where its steps across rows cannot give their texts apart."""
+    across = program.across_rows
+    if not program.row_independent or len(valid) <= CALC_CHUNK_ROWS or (across is not None and across.parts is None):
+        return None
+    heads: dict[str, list] = {}
+    kinds: dict[str, tuple] = {}
+
+    def hold(part: Calculation) -> None:
+        for header in PACKED_COLUMNS:
+            if header in part.computed.columns:
+                kinds.setdefault(header, (part.computed[header].dtype, part.computed.columns.get_loc(header)))
+                column = part.computed.pop(header)
+                heads.setdefault(header, []).append(PackedText.of(column) or _Texts(column.to_numpy(dtype=object)))
+
+    joined = _in_chunks(across.rows if across else program.calculate, valid, rules, context, hold)
+    tails: dict[str, list] = {}
+    if across is not None:
+        joined, tails = across.parts(valid, joined, rules, context)
+    n = len(valid)
+    as_rows = {h: [np.broadcast_to(np.asarray(piece, dtype=object), (n,)) for piece in pieces] for h, pieces in tails.items()}
+    return joined, {h: HeldTexts(chunks, as_rows.get(h, []), *kinds[h]) for h, chunks in heads.items()}
 
 
 def calculate_counted(program: Program, valid: pd.DataFrame, withdrawn: np.ndarray, rules, context: RunContext) -> Calculation:
@@ -910,7 +989,10 @@ def process_sheet(
         lambda pos: legacy_digest(sheet.cells.iloc[pos].tolist()),
     )
     out = withdrawn(sheet.reviews, judged, n)
-    calc = calculate_counted(program, valid, out[~invalid & ~totals], rules, context)
+    pulled = out[~invalid & ~totals]  # the valid rows whose records a reviewer withdrew
+    # a large sheet returned in place holds its long texts packed from each chunk of its calculation on
+    held = calculate_held(program, valid, rules, context) if pack and n > PACKED_FROM_ROWS and not pulled.any() else None
+    calc, texts = held if held is not None else (calculate_counted(program, valid, pulled, rules, context), {})
     clock = result.timed("calculate", clock) if result else clock
     computed = calc.computed.reindex(typed.index)
     ineligible = calc.ineligible.reindex(typed.index, fill_value=False).astype(bool).to_numpy()
@@ -919,6 +1001,15 @@ def process_sheet(
     packed = {}
     if pack and n > PACKED_FROM_ROWS:
         computed, packed = pack_text(computed)
+        at = typed.index.get_indexer(valid.index)  # where each valid row stands in the sheet
+        for header, held_texts in texts.items():
+            packed_texts = PackedText.of_blocks(held_texts.blocks(at, n), PACK_ROWS, held_texts.dtype)
+            if packed_texts is not None:
+                packed[header] = packed_texts
+            else:  # texts no block can hold (none a calculator writes): the column as made
+                column = pd.Series(np.concatenate([*held_texts.blocks(at, n), np.empty(0, dtype=object)]), index=typed.index)
+                computed.insert(min(held_texts.at, len(computed.columns)), header, column)
+        del texts
         give_back_freed()  # the pages of the texts packed and of the calculation's own columns
 
     reader = [] if sheet.no_room else _reader_findings(sheet)

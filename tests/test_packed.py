@@ -142,3 +142,60 @@ def test_records_made_a_block_of_rows_at_a_time_are_the_records(path):
         blocks = list(process(path, as_of=AS_OF).record_blocks(rows))
         assert all(len(b) <= rows for b in blocks)
         pd.testing.assert_frame_equal(values(pipeline.joined_records(blocks)), want)
+
+
+@pytest.mark.parametrize("path", [*sorted(SAMPLES.glob("*.xlsx")), KEPT], ids=lambda p: p.name)
+def test_a_workbook_whose_texts_were_packed_as_each_chunk_was_calculated_is_the_same(tmp_path, monkeypatch, path):
+    """A large sheet returned in place packs its long texts as each chunk of its calculation is made
+    (`calculate_held`), the steps across rows' parts of each text apart (`HeldTexts`): chunks of 2
+    rows and blocks of 3 cross each other, and the Invalid and totals rows of the samples fall
+    between them. The same workbook and records as when the whole column is made and then packed."""
+    monkeypatch.setattr(pipeline, "PACKED_FROM_ROWS", 0)
+    monkeypatch.setattr(pipeline, "PACK_ROWS", 3)
+    monkeypatch.setattr(pipeline, "CALC_CHUNK_ROWS", 2)
+    real = pipeline.calculate_held
+    monkeypatch.setattr(pipeline, "calculate_held", lambda *a: None)  # the column made whole, then packed
+    whole = process(path, as_of=AS_OF)
+    want = _parts(write(whole, tmp_path / "whole" / path.name))
+    held = []
+    monkeypatch.setattr(pipeline, "calculate_held", lambda *a: held.append(real(*a)) or held[-1])
+    chunked = process(path, as_of=AS_OF)
+    chunked.started = whole.started  # the run's time, shown in the Run sheet
+    # every row-independent sheet of more than 2 valid rows took the held way (Grow NJ with its steps across rows)
+    took = {r.sheet.name for r, h in zip(chunked.intake, held, strict=False) if h is not None}
+    assert ("GrowNJ" in took) == ("GrowNJ" in {r.sheet.name for r in chunked.intake})
+    assert [list(r.packed) for r in chunked.intake] == [list(r.packed) for r in whole.intake]
+    pd.testing.assert_frame_equal(chunked.records(), whole.records())
+    for mine, theirs in zip(chunked.intake, whole.intake, strict=True):
+        pd.testing.assert_frame_equal(mine.computed, theirs.computed)
+        for header in theirs.packed:
+            pd.testing.assert_series_equal(mine.column(header), theirs.column(header))
+    got = _parts(write(chunked, tmp_path / "chunked" / path.name))
+    assert got.keys() == want.keys()
+    assert [name for name in got if got[name] != want[name]] == []
+
+
+# (valid rows' places among 9 rows, chunk rows, block rows): rows missing first, between and last;
+# chunks and blocks of 1, and ones that cross each other
+@pytest.mark.parametrize(
+    ("at", "chunk", "block"),
+    [([0, 1, 2, 3, 4, 5, 6, 7, 8], 2, 3), ([1, 2, 4, 7], 2, 3), ([0, 8], 1, 1), ([3, 4, 5], 5, 2), ([], 2, 3), ([2, 3, 5, 6, 7], 3, 4)],
+)
+def test_texts_held_by_chunks_give_each_valid_rows_head_and_tails_in_its_place(monkeypatch, at, chunk, block):
+    monkeypatch.setattr(pipeline, "CALC_CHUNK_ROWS", chunk)
+    monkeypatch.setattr(pipeline, "PACK_ROWS", block)
+    heads = [f"h{i}" for i in range(len(at))]  # what each chunk wrote of its rows
+    tails = [np.array([f"+a{i}" for i in range(len(at))], dtype=object), "+b"]  # a piece a row, and one alike for all
+    chunks = [PackedText.of(pd.Series(heads[s : s + chunk], dtype="str"), block) for s in range(0, len(at), chunk)]
+    pieces = [np.broadcast_to(np.asarray(t, dtype=object), (len(at),)) for t in tails]
+    held = pipeline.HeldTexts(chunks, pieces, np.dtype(object), 0)
+    # h0 +a0 +b for the first valid row, and so on; a row that is not valid is missing
+    want = np.full(9, np.nan, dtype=object)
+    want[np.array(at, dtype=int)] = [f"h{i}+a{i}+b" for i in range(len(at))]
+    got = list(held.blocks(np.array(at, dtype=np.int64), 9))
+    assert [len(b) for b in got] == [min(block, 9 - s) for s in range(0, 9, block)]
+    joined = np.concatenate(got)
+    assert [None if pd.isna(x) else x for x in joined] == [None if pd.isna(x) else x for x in want]
+    for start in range(len(at) + 1):
+        for stop in range(start, len(at) + 1):
+            assert held.values(start, stop).tolist() == [f"h{i}+a{i}+b" for i in range(start, stop)]

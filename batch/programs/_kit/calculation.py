@@ -72,6 +72,14 @@ class Calculation:
     carry: pd.DataFrame | None = None  # what the steps across rows read of each row (batch.programs.AcrossRows), not written
 
 
+def append_tails(head: np.ndarray, tails: list[np.ndarray]) -> np.ndarray:
+    """`head` (texts, as objects) with each of `tails` (as many texts each) appended to each row's
+    text, piece by piece in place, so that no row's text is held twice (`AcrossRows.parts`)."""
+    for piece in tails:
+        np.add(head, piece, out=head)
+    return head
+
+
 @dataclass
 class SummaryTable:
     title: str

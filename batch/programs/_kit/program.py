@@ -38,10 +38,17 @@ class AcrossRows:
     `rows(frame, rules, context) -> Calculation` runs every other step on the rows given (a chunk of
     the sheet, for memory); `sheet(frame, calc, rules, context) -> Calculation` then runs these steps
     once on every valid row of the sheet, given the chunks' results joined (`calc`, whose `carry`
-    holds what they read of each row). The program's `calculate` is the two in turn."""
+    holds what they read of each row). The program's `calculate` is the two in turn.
+
+    `parts(frame, calc, rules, context) -> (Calculation, tails)`, where given, is `sheet` with the
+    computed text columns left as the chunks wrote them: what these steps add to the end of each
+    row's text comes apart (`tails`: column -> the pieces, each over every row given, in order; the
+    column's text is the chunks' followed by each piece). A large sheet's texts are then held
+    packed from each chunk on, and joined a block of rows at a time (`batch.pipeline.HeldTexts`)."""
 
     rows: Callable
     sheet: Callable
+    parts: Callable | None = None
 
 
 @dataclass(frozen=True)

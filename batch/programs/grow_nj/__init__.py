@@ -17,7 +17,7 @@ PROGRAM = Program(
     year_column="Application Date",
     month_column="Application Date",
     row_independent=True,
-    across_rows=AcrossRows(steps.calculate_rows, steps.across_rows),
+    across_rows=AcrossRows(steps.calculate_rows, steps.across_rows, steps.across_parts),
     needs=frozenset({PRIOR_INCENTIVES}),
     prior_incentive=PriorIncentive(
         name="Business Name", date="Application Date", conditions=("Prior Incentive Obligations Satisfied", "Separate From Prior Award")

@@ -273,14 +273,11 @@ EXPLAIN_ACROSS = (
 def explain(s: Project) -> np.ndarray:
     """The `Calculation` column up to the steps across rows: one line a reviewer can check by hand,
     each component with its citation, built from the step results, part by part in the statute's
-    order (`explain_across` writes the rest)."""
+    order (`explain_tails` writes the rest)."""
     return concat([s.version + " text", *(part(s) for part in EXPLAIN)], s.n)
 
 
-def explain_across(s: Sheet, head: np.ndarray) -> np.ndarray:
-    """The `Calculation` column whole: the parts of the steps across rows appended to `head` (what
-    `explain` wrote of each row), piece by piece in place, so that no row's text is held twice (the
-    sheet's texts are the size of the sheet, not of a chunk)."""
-    for piece in flat([part(s) for part in EXPLAIN_ACROSS]):
-        np.add(head, piece, out=head)
-    return head
+def explain_tails(s: Sheet) -> list[np.ndarray]:
+    """The parts of the `Calculation` column the steps across rows write, in order, each over every
+    row: a row's text is what `explain` wrote of it followed by each of these (`append_tails`)."""
+    return list(flat([part(s) for part in EXPLAIN_ACROSS]))

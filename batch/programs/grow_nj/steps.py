@@ -20,7 +20,7 @@ row of the sheet, both statute versions together (ACROSS_STEPS, `across_rows`, o
 `calculate` is the two in turn.
 
 The `Calculation` text is built afterwards from the step results, in `explain.py`: one explain
-function per step (`explain_mega_project_243`, ...) that `explain` and `explain_across` assemble;
+function per step (`explain_mega_project_243`, ...) that `explain` and `explain_tails` assemble;
 no step builds text, and every statute number in it is read from the rules. A step's findings take their fields
 on the rows that have the finding only (`emit`).
 """
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from batch.programs._kit import rules_text
-from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, totals_by
+from batch.programs._kit.calculation import Calculation, RunContext, SummaryTable, append_tails, totals_by
 from batch.programs._kit.driver import Steps, run
 from batch.programs._kit.exact import Q
 from batch.programs._kit.findings import emit
@@ -773,26 +773,38 @@ def across_rows(frame: pd.DataFrame, calc: Calculation, rules: Rules, context: R
     statute versions together, given what `calculate_rows` found of each row (`calc`, of the whole
     sheet or its chunks joined): a row the prior-incentive bar makes ineligible gets Eligible N and an
     award of 0, and every row the rest of its Calculation text."""
-    context = context or RunContext.today()
     if not len(frame):
         return calc
+    done, tails = across_parts(frame, calc, rules, context)
+    # the texts so far leave the frame, to be completed in place (their own array, not a view)
+    head = done.computed.pop("Calculation").to_numpy(dtype=object, copy=True)
+    done.computed["Calculation"] = append_tails(head, tails["Calculation"])
+    return done
+
+
+def across_parts(
+    frame: pd.DataFrame, calc: Calculation, rules: Rules, context: RunContext | None = None
+) -> tuple[Calculation, dict[str, list[np.ndarray]]]:
+    """`across_rows` with the Calculation text left as `calc` holds it (or without it): the parts
+    the steps across rows add to the end of each row's text come apart (`explain_tails`)."""
+    context = context or RunContext.today()
+    if not len(frame):
+        return calc, {"Calculation": []}
     computed = calc.computed if calc.computed.index.equals(frame.index) else calc.computed.reindex(frame.index)
-    from batch.programs.grow_nj.explain import explain_across  # the explanation reads these steps' results
+    from batch.programs.grow_nj.explain import explain_tails  # the explanation reads these steps' results
 
     s = run(Sheet(frame, rules.parameters, context, calc.carry.reindex(frame.index, fill_value=False)), ACROSS_STEPS)
     s.ineligible = s.own_ineligible | s.prior_bars
     barred = pd.Series(s.prior_bars, index=frame.index)
-    # the texts so far leave the frame, to be completed in place (their own array, not a view)
-    head = computed.pop("Calculation").to_numpy(dtype=object, copy=True)
     computed = computed.assign(
         **{
             "Eligible": computed["Eligible"].mask(barred, "N"),
             "Annual Credit ($)": computed["Annual Credit ($)"].mask(barred, 0),
             "Total Award ($)": computed["Total Award ($)"].mask(barred, 0),
-            "Calculation": explain_across(s, head),
         }
     )
-    return Calculation(computed, [*calc.findings, *s.findings], pd.Series(s.ineligible, index=frame.index))
+    found = Calculation(computed, [*calc.findings, *s.findings], pd.Series(s.ineligible, index=frame.index))
+    return found, {"Calculation": explain_tails(s)}
 
 
 def calculate(frame: pd.DataFrame, rules: Rules, context: RunContext | None = None) -> Calculation:
