@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from batch.pipeline import _per_row
+from batch.programs._kit import findings
 from batch.programs._kit.findings import _pieces, render, render_each, stack, stacked_as_given
 from batch.programs._kit.rules import load
 
@@ -226,3 +227,24 @@ def test_random_frames_rendered_each_on_its_own_are_the_frames_rendered_stacked(
         pd.testing.assert_frame_equal(render_each(frames, "S", table), want)
         compared += 1
     assert compared >= 10  # of 25 sets, 17 to 22 render (a date or a text in a money field does not) and are stacked as given
+
+
+# (values, how many distinct objects hold the texts after): texts that repeat, each held once; a missing
+# value (None, NaN) as it was; nothing but missing values; nothing
+@pytest.mark.parametrize(
+    ("values", "objects"),
+    [
+        (["C.54:10A-5.39 b.", "Column A", "C.54:10A-5.39 b.", "Column A", "Column A"], 2),
+        (["a", None, "a", np.nan, "b"], 2),
+        ([None, np.nan], 0),
+        ([], 0),
+    ],
+)
+def test_a_findings_repeated_texts_are_held_once_and_missing_values_stay(values, objects):
+    # each text made anew, as a template fills it for every row: equal, never the same object
+    made = np.array([("" + v + " ")[:-1] if isinstance(v, str) else v for v in values], dtype=object)
+    shared = findings._shared(made)
+    assert len(shared) == len(made)
+    for got, was in zip(shared, made, strict=True):
+        assert (got is was) if not isinstance(was, str) else got == was
+    assert len({id(v) for v in shared if isinstance(v, str)}) == objects
