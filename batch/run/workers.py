@@ -82,6 +82,7 @@ RECORDS_BESIDE_UP_TO = 250_000
 # run as they come: a full sheet's are never whole in either process. A whole number of the blocks in
 # which the read values are made (`batch.reviews.INPUTS_BLOCK`), so each block's are made as whole
 RECORD_BLOCK = 20_000
+TRIM_FROM = 8 << 20  # bytes on disk of a file processed with a trimmer (`work`): 100,000 GrowNJ rows take 13 MB
 STOPPED_READING = "the run was stopped (a stop signal) before this file was done; it stays in the inbox."
 STOPPED_WAITING = "the run was stopped (a stop signal) before this file was read; it stays in the inbox."
 
@@ -430,7 +431,6 @@ def _work(path: str, partial: str, limits, as_of, ledger, run_id, team, same_run
 
 # -- a large object sent in pieces: the records of a large file -----------------------------------
 
-TRIM_FROM = 8 << 20  # bytes on disk of a file processed with a trimmer (`work`): 100,000 GrowNJ rows take 13 MB
 PIECE_BYTES = 16 << 20  # the pickled records go to the run in pieces of about this many bytes
 PIECE_WAIT = 0.2  # seconds the run waits for a piece before it looks at its timeout and stop signal again
 PIECE, END, ABORTED = b"p", b"e", b"a"  # each piece's first byte: more of the pickle, its end, or given up
