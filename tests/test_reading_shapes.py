@@ -6,9 +6,11 @@ user's words (which part, which sheet, what to do), never a library's exception 
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import TRANSFER_HEADERS
 
@@ -874,3 +876,59 @@ def test_a_scan_that_fails_beside_calamine_fails_the_read_as_it_did_before_it(tm
         monkeypatch.setattr(reading, "BESIDE_BYTES", beside)
         with pytest.raises(MemoryError):
             _grids_of(path)
+
+
+# -- the cells' frame made without pandas' copy of it (reading.frame_of_rows) ----------------------
+
+_WHEN = dt.datetime(2026, 11, 30, 9, 30)
+# (case, rows): every kind of value a reader gives, in blocks of 2 rows (FRAME_BLOCK_ROWS below) with a
+# last block short; one row; rows of several widths and a cell NumPy would read as a sequence (no
+# reader gives either, a CSV's rows are padded: pandas makes them); no columns
+FRAMES = {
+    "every kind": [
+        [1.5, "a", None, _WHEN, "", True],
+        [float("nan"), "b", 0, _WHEN.date(), " ", ExcelError("#N/A")],
+        ["x", "", None, None, "z", 7],
+        [dt.time(9, 30), "=1+1", -0.0, "\u2028", "caf\u00e9", False],
+        [2, 3, 4, 5, 6, 7],
+    ],
+    "one row": [["only", 1]],
+    "widths": [["a", "b"], ["c"], ["d", "e", "f"]],
+    "no columns": [[], []],
+    "a sequence": [["a", ("t", "u")], ["b", "c"]],
+}
+
+
+@pytest.mark.parametrize("case", list(FRAMES))
+def test_the_cells_frame_is_pandas_own_and_holds_the_same_values(monkeypatch, case):
+    from batch.workbook import reading
+
+    monkeypatch.setattr(reading, "FRAME_BLOCK_ROWS", 2)
+    rows = FRAMES[case]
+    with warnings.catch_warnings():  # pandas says rows of several widths are deprecated (pandas 4 refuses them)
+        warnings.simplefilter("ignore")
+        got, want = reading.frame_of_rows([list(r) for r in rows]), pd.DataFrame(rows, dtype=object)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got._mgr.nblocks == want._mgr.nblocks
+    # the very values read, each in its place (a value is never made again)
+    assert all(a is b for a, b in zip(got.to_numpy().ravel(), want.to_numpy().ravel(), strict=True))
+    assert (reading._empty_cells(got) == reading._empty_cells(want)).all()
+
+
+SAMPLES = Path(__file__).parents[1] / "sample_inputs"
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLES.glob("*.xlsx")), ids=lambda p: p.name)
+def test_a_sample_read_in_blocks_of_two_rows_is_read_the_same(monkeypatch, path):
+    from batch.workbook import reading
+
+    specs = {k: m.schema for k, m in _specs().items()}
+    monkeypatch.setattr(reading, "frame_of_rows", lambda rows: pd.DataFrame(rows, dtype=object))  # pandas' own
+    want = read_workbook(path, specs)
+    monkeypatch.undo()
+    monkeypatch.setattr(reading, "FRAME_BLOCK_ROWS", 2)
+    got = read_workbook(path, specs)
+    for mine, theirs in zip(got.sheets, want.sheets, strict=True):
+        if hasattr(theirs, "cells"):
+            pd.testing.assert_frame_equal(mine.cells, theirs.cells, check_exact=True)
+            assert mine.cells._mgr.blocks[0].values.flags["C_CONTIGUOUS"]

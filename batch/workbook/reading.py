@@ -180,9 +180,30 @@ class Workbook:
     parts: dict[str, str] = field(default_factory=dict)  # sheet name -> the package part read for it (the writer's too)
 
 
+FRAME_BLOCK_ROWS = 50_000  # rows `frame_of_rows` turns into columns at a time
+
+
+def frame_of_rows(rows: list[list]) -> pd.DataFrame:
+    """`pd.DataFrame(rows, dtype=object)`, the same frame, made without pandas' copy of it: pandas
+    makes an array of the rows, then another of the columns (a full GrowNJ sheet's cells are 354 MB
+    of references, twice over). Rows all as wide are put into the columns' array a block of
+    `FRAME_BLOCK_ROWS` at a time; rows of several widths (a CSV's) are made by pandas."""
+    width = len(rows[0]) if rows else 0
+    if not width or any(len(row) != width for row in rows):
+        return pd.DataFrame(rows, dtype=object)
+    columns = np.empty((width, len(rows)), dtype=object)
+    for start in range(0, len(rows), FRAME_BLOCK_ROWS):
+        block = np.array(rows[start : start + FRAME_BLOCK_ROWS], dtype=object)
+        if block.shape != (min(FRAME_BLOCK_ROWS, len(rows) - start), width):  # a cell NumPy reads as a sequence
+            return pd.DataFrame(rows, dtype=object)
+        columns[:, start : start + FRAME_BLOCK_ROWS] = block.T
+    return pd.DataFrame(columns.T, dtype=object, copy=False)
+
+
 def _empty_cells(rows) -> np.ndarray:
-    """Rows x columns: True where the cell is empty (None, NaN or "")."""
-    frame = pd.DataFrame(rows, dtype=object)
+    """Rows x columns: True where the cell is empty (None, NaN or ""). `rows`: a frame (read as it
+    is, not copied) or what makes one."""
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, dtype=object)
     if frame.empty:
         return np.zeros(frame.shape, dtype=bool)
     cells = frame.to_numpy(dtype=object)
@@ -540,7 +561,7 @@ def _intake_sheet(
         headers.append(v)
         fields.append(field_of.get(key))
     body = grid[h + 1 :]
-    full = pd.DataFrame(body, dtype=object) if body else pd.DataFrame(dtype=object)
+    full = frame_of_rows(body) if body else pd.DataFrame(dtype=object)
     long_text += cut_long_text(full, h + 1)
     empty = _empty_cells(full)
     for r, c in formulas or ():
