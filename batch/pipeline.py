@@ -22,6 +22,7 @@ from batch.programs import PRIOR_INCENTIVES, PROGRAMS, Program, prior_incentive_
 from batch.programs._kit import rules as rules_mod
 from batch.programs._kit.calculation import PRIOR_COLUMNS, Calculation, RunContext, SummaryTable, append_tails
 from batch.programs._kit.findings import FINDINGS_COLUMNS, SEVERITY_ORDER, render, render_each, stack, stacked_as_given
+from batch.programs._kit.joined import held_once
 from batch.programs._kit.program import each_key
 from batch.programs._kit.steps import listing
 from batch.reviews import (
@@ -387,11 +388,11 @@ def _record_columns(r: SheetResult, at: slice) -> dict:
     return {
         "sheet": spec.name,
         "record_id": spec.record_ids(pd.DataFrame({h: column(h) for h in spec.key}, index=index)).to_numpy(dtype=object),
-        "status": r.status.iloc[at].to_numpy(dtype=object),
+        "status": held_once(r.status.iloc[at].to_numpy(dtype=object)),
         "award_cents": pd.array(award, dtype="Int64").to_numpy(dtype=object, na_value=None),
-        "codes": r.row_findings.iloc[at].to_numpy(dtype=object),
-        "area": column(m.area_column).astype(object).to_numpy() if m.area_column else np.full(len(index), None, dtype=object),
-        "year": pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None),
+        "codes": held_once(r.row_findings.iloc[at].to_numpy(dtype=object)),
+        "area": held_once(column(m.area_column).astype(object).to_numpy()) if m.area_column else np.full(len(index), None, dtype=object),
+        "year": held_once(pd.array(year, dtype="Int64").to_numpy(dtype=object, na_value=None)),
         "open_errors": r.open_errors[at],  # for the run report's two Flagged counts (not kept in the ledger)
         **_prior_fields({h: column(h) for h in (prior.name, prior.date) if h} if prior else {}, prior, len(index)),
     }
@@ -459,7 +460,8 @@ def _prior_fields(typed: dict[str, pd.Series], prior, n: int) -> dict:
         return {"business_name": np.full(n, None, dtype=object), "record_date": np.full(n, None, dtype=object)}
     name = typed[prior.name].astype(object).where(typed[prior.name].notna(), None)
     date = typed[prior.date].dt.strftime("%Y-%m-%d") if prior.date else pd.Series(None, index=name.index, dtype=object)
-    return {"business_name": name.to_numpy(dtype=object), "record_date": date.astype(object).where(date.notna(), None).to_numpy()}
+    dates = held_once(date.astype(object).where(date.notna(), None).to_numpy())  # a date a row, of a few hundred days
+    return {"business_name": name.to_numpy(dtype=object), "record_date": dates}
 
 
 def prior_records(result: Result, ledger, run_id: str | None, team: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -1073,7 +1075,7 @@ def process_sheet(
     status = np.select([totals, invalid, ineligible, flagged], ["", "Invalid", "Ineligible", "Flagged"], "OK")
     shown = findings["Code"].where(~is_waived, findings["Code"] + " (waived)")
     row_findings = _per_row(findings["pos"].to_numpy(dtype=np.int64)[at_row], shown.to_numpy(dtype=object)[at_row], n, shown.dtype)
-    status = pd.Series(status, index=typed.index)
+    status = pd.Series(held_once(status.astype(object)), index=typed.index)  # four texts, each held once
     summary_frame = pd.concat([typed, computed], axis=1)
     codes = findings.loc[at_row, ["pos", "Code"]].rename(columns={"pos": "row"})
     left_out = totals | out  # the summary's pivots count records that stand: not a totals row, not withdrawn

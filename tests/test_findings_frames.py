@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from batch.pipeline import _per_row
-from batch.programs._kit import findings
 from batch.programs._kit.findings import _pieces, render, render_each, stack, stacked_as_given
+from batch.programs._kit.joined import held_once
 from batch.programs._kit.rules import load
 
 TRANSFERS = load("transfers").findings
@@ -243,7 +243,7 @@ def test_random_frames_rendered_each_on_its_own_are_the_frames_rendered_stacked(
 def test_a_findings_repeated_texts_are_held_once_and_missing_values_stay(values, objects):
     # each text made anew, as a template fills it for every row: equal, never the same object
     made = np.array([("" + v + " ")[:-1] if isinstance(v, str) else v for v in values], dtype=object)
-    shared = findings._shared(made)
+    shared = held_once(made)
     assert len(shared) == len(made)
     for got, was in zip(shared, made, strict=True):
         assert (got is was) if not isinstance(was, str) else got == was

@@ -15,7 +15,7 @@ import string
 import numpy as np
 import pandas as pd
 
-from batch.programs._kit.joined import concat, money_pieces
+from batch.programs._kit.joined import concat, held_once, money_pieces
 from batch.programs._kit.rules_text import day
 
 # Ratios in messages are integers of hundredths of a percent: 0.7499 -> 7499 -> "74.99%".
@@ -241,18 +241,6 @@ def _blank_as(values: np.ndarray, default) -> np.ndarray:
     return np.where(pd.isna(values), fill, values).astype(object, copy=False)
 
 
-def _shared(values: np.ndarray) -> np.ndarray:
-    """`values` (objects) with each distinct value held once: equal texts become the same object. A
-    missing value (None, NaN) stays as it is."""
-    present = ~pd.isna(values)
-    if not present.any():
-        return values
-    codes, uniques = pd.factorize(values[present])
-    out = values.copy()
-    out[present] = np.asarray(uniques, dtype=object)[codes]
-    return out
-
-
 def render(raw: pd.DataFrame, sheet: str, table: dict[str, dict]) -> pd.DataFrame:
     """Message, citation, severity and column of every finding of one sheet.
 
@@ -283,7 +271,7 @@ def render(raw: pd.DataFrame, sheet: str, table: dict[str, dict]) -> pd.DataFram
         out["Citation"][at] = _fill(entry["citation"], group, len(at), formats)
     # a finding's column and citation repeat across its rows: each distinct text held once (a full sheet's
     # million findings made as many copies of a few dozen texts, about 0.1 KB a finding)
-    out["Column"], out["Citation"] = _shared(out["Column"]), _shared(out["Citation"])
+    out["Column"], out["Citation"] = held_once(out["Column"]), held_once(out["Citation"])
     # keep the order found (raw order), which the per-row Findings column relies on
     order = np.argsort(raw.index.to_numpy(), kind="stable") if not raw.index.is_monotonic_increasing else slice(None)
     return pd.DataFrame({"row": raw["row"].to_numpy()[order], **{c: v[order] for c, v in out.items()}}, index=raw.index[order])

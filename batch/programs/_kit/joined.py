@@ -1,11 +1,13 @@
 """Columns of text joined from pieces in one pass (`concat`): a piece is a text, a column of texts,
 or a list of those. Amounts in cents as such pieces (`money_pieces`), looked up in tables, not
-formatted a row at a time. The explanation columns (`batch.programs._kit.text`) and the findings'
-messages (`batch.programs._kit.findings`) are built so."""
+formatted a row at a time; a column's repeated values held once (`held_once`). The explanation
+columns (`batch.programs._kit.text`) and the findings' messages (`batch.programs._kit.findings`)
+are built so."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 # "0".."999" (the leading group), ",000"..",999" (a later group), then "" (no group there)
 _GROUPS = np.array([str(i) for i in range(1000)] + [f",{i:03d}" for i in range(1000)] + [""], dtype=object)
@@ -64,3 +66,16 @@ def money_pieces(cents) -> list[np.ndarray]:
         pieces.append(_GROUPS[np.where(dollars >= unit * 1000, 1000 + three, leading)])
     pieces.append(_CENTS[size % 100])
     return pieces
+
+
+def held_once(values: np.ndarray) -> np.ndarray:
+    """`values` (objects) with each distinct value held once: equal values become the same object
+    (a column of texts or numbers rendered for every row holds as many copies of a few values). A
+    missing value (None, NaN) stays as it is."""
+    present = ~pd.isna(values)
+    if not present.any():
+        return values
+    codes, uniques = pd.factorize(values[present])
+    out = values.copy()
+    out[present] = np.asarray(uniques, dtype=object)[codes]
+    return out
