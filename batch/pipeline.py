@@ -657,11 +657,16 @@ def calculate_in_chunks(program: Program, valid: pd.DataFrame, rules, context: R
     row at once (their limits hold across rows). A row-independent program with steps that read other
     rows (`across_rows`) runs its other steps on chunks, then those steps once on every row, so that
     no chunk hides a row from another."""
-    if not program.row_independent or len(valid) <= CALC_CHUNK_ROWS:
+    if not _by_chunks(program, valid):
         return program.calculate(valid, rules, context)
     across = program.across_rows
     joined = _in_chunks(across.rows if across else program.calculate, valid, rules, context)
     return across.sheet(valid, joined, rules, context) if across else joined
+
+
+def _by_chunks(program: Program, valid: pd.DataFrame) -> bool:
+    """The program's rows are calculated a chunk of CALC_CHUNK_ROWS at a time (`calculate_in_chunks`)."""
+    return program.row_independent and len(valid) > CALC_CHUNK_ROWS
 
 
 def _in_chunks(calculate: Callable, valid: pd.DataFrame, rules, context: RunContext, each: Callable | None = None) -> Calculation:
@@ -731,7 +736,7 @@ def calculate_held(program: Program, valid: pd.DataFrame, rules, context: RunCon
     (`HeldTexts`), so that the sheet's texts are never held whole. None where the program is not
     calculated by chunks, or where its steps across rows cannot give their texts apart."""
     across = program.across_rows
-    if not program.row_independent or len(valid) <= CALC_CHUNK_ROWS or (across is not None and across.parts is None):
+    if not _by_chunks(program, valid) or (across is not None and across.parts is None):
         return None
     heads: dict[str, list] = {}
     kinds: dict[str, tuple] = {}

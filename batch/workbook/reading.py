@@ -187,14 +187,15 @@ def frame_of_rows(rows: list[list]) -> pd.DataFrame:
     """`pd.DataFrame(rows, dtype=object)`, the same frame, made without pandas' copy of it: pandas
     makes an array of the rows, then another of the columns (a full GrowNJ sheet's cells are 354 MB
     of references, twice over). Rows all as wide are put into the columns' array a block of
-    `FRAME_BLOCK_ROWS` at a time; rows of several widths (a CSV's) are made by pandas."""
+    `FRAME_BLOCK_ROWS` at a time; rows of several widths are made by pandas (NumPy makes a block of
+    them an array of lists, not of their cells: its shape says so)."""
     width = len(rows[0]) if rows else 0
-    if not width or any(len(row) != width for row in rows):
+    if not width:
         return pd.DataFrame(rows, dtype=object)
     columns = np.empty((width, len(rows)), dtype=object)
     for start in range(0, len(rows), FRAME_BLOCK_ROWS):
         block = np.array(rows[start : start + FRAME_BLOCK_ROWS], dtype=object)
-        if block.shape != (min(FRAME_BLOCK_ROWS, len(rows) - start), width):  # a cell NumPy reads as a sequence
+        if block.shape != (min(FRAME_BLOCK_ROWS, len(rows) - start), width):  # rows of several widths, or a cell read as a sequence
             return pd.DataFrame(rows, dtype=object)
         columns[:, start : start + FRAME_BLOCK_ROWS] = block.T
     return pd.DataFrame(columns.T, dtype=object, copy=False)
