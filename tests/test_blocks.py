@@ -7,6 +7,7 @@ value and type for type (1 and 1.0, a date and its serial number, '' and an empt
 
 from __future__ import annotations
 
+import datetime as dt
 import zipfile
 from pathlib import Path
 
@@ -18,9 +19,10 @@ from test_tool_sheets import AS_OF
 
 from batch.pipeline import process
 from batch.workbook import reading
-from batch.workbook.blocks import NotByBlocks, RowsNotInOrder, sheet_grid
+from batch.workbook.blocks import NotByBlocks, RowsNotInOrder, one_object_each, sheet_grid
 from batch.workbook.opened import Opened
 from batch.workbook.safety import sheet_parts
+from validators.coerce import ExcelError
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = b"http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -363,3 +365,41 @@ def test_what_stands_around_the_rows_is_scanned_as_in_the_whole_part(tmp_path, m
     path = _package(tmp_path / "book.xlsx", rows.encode(), tail=tail.encode(), prolog=prolog.encode())
     by_blocks, whole = _scans(monkeypatch, path, 1)
     assert by_blocks == whole and whole.errors == {(0, 0): "#N/A"} and whole.merged == ((0, 0, 0, 1),), case
+
+
+# (case, what makes the first cell, what makes the second, whether the second becomes the first's
+# object); each maker makes a new object every call, as calamine does for every cell
+ONE_OBJECT = [
+    ("a text", lambda: "".join(["Cam", "den"]), lambda: "".join(["Cam", "den"]), True),
+    ("a number", lambda: float("55000.5"), lambda: float("55000.5"), True),
+    ("a date", lambda: dt.date(2020, 1, 31), lambda: dt.date(2020, 1, 31), True),
+    ("zero and minus zero: equal, not the same number", lambda: float("0"), lambda: float("-0"), False),
+    ("zero twice: each left as it is (zero is never looked up)", lambda: float("0"), lambda: float("0"), False),
+    ("a number and the bool equal to it", lambda: float("1"), lambda: True, False),
+    ("a number and the int equal to it", lambda: float("7"), lambda: int("7"), False),
+    ("a date and its midnight", lambda: dt.date(2020, 1, 31), lambda: dt.datetime(2020, 1, 31), False),
+    ("a text and the Excel error spelled as it", lambda: "".join(["#N/", "A"]), lambda: ExcelError("#N/A"), False),
+    ("not a number twice (never equal)", lambda: float("nan"), lambda: float("nan"), False),
+    ("a text and a number", lambda: "".join(["1", "0"]), lambda: float("10"), False),
+]
+
+
+@pytest.mark.parametrize("case,first,second,one", ONE_OBJECT, ids=[c[0] for c in ONE_OBJECT])
+def test_a_value_repeated_in_a_block_is_one_object_of_the_very_same_value(case, first, second, one):
+    a, b = first(), second()
+    rows = [[a, ""], ["", b], [b, a]]
+    out = one_object_each(rows)
+    # every cell the value it was, of its type, with its sign (repr tells -0.0 from 0.0)
+    assert [[(type(v), repr(v)) for v in row] for row in out] == [[(type(v), repr(v)) for v in row] for row in rows], case
+    assert out[0][0] is a and out[2][1] is a
+    assert (out[1][1] is a) is one and (out[2][0] is a) is one, case
+
+
+def test_a_sheet_read_by_blocks_holds_a_repeated_value_once_in_each_block(tmp_path):
+    rows = "".join(f'<row r="{r}"><c r="A{r}" t="inlineStr"><is><t>Camden</t></is></c>{_n(f"B{r}", "55000.5")}</row>' for r in range(1, 5))
+    path = _package(tmp_path / "book.xlsx", rows.encode())
+    whole, blocks = _both(path, 2)
+    assert _typed(blocks) == _typed(whole) == [[("str", "Camden"), ("float", 55000.5)]] * 4
+    assert blocks[0][0] is blocks[1][0] and blocks[2][0] is blocks[3][0]  # one text a block of 2 rows
+    assert blocks[0][1] is blocks[1][1] and blocks[2][1] is blocks[3][1]
+    assert whole[0][0] is not whole[1][0]  # calamine's own read: an object a cell
