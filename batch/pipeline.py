@@ -1066,19 +1066,23 @@ def process_sheet(
             sheet.reviews.at[pos, REVIEW_COLUMNS[0]] = text
             if decision_col is not None:
                 sheet.cut_text[(int(sheet.excel_rows[pos]) - 1, decision_col)] = text
-    key = list(zip(findings["pos"].tolist(), findings["Code"].tolist(), strict=True))
-    # a waiver covers the warnings of a code, never its errors
-    is_waived = np.array([k in waived for k in key], dtype=bool) if waived else np.zeros(len(findings), dtype=bool)
-    is_waived &= (findings["Severity"] == "warning").to_numpy(dtype=bool)
-    findings["Waived"] = [waived[k] if w else "" for k, w in zip(key, is_waived, strict=True)] if waived else ""
-    at_row = (findings["pos"] >= 0).to_numpy()
+    # a waiver covers the warnings of a code, never its errors (the (row, code) pairs made only where
+    # a reviewer waived one: a full sheet's million findings would make a million pairs for nothing)
+    is_waived = np.zeros(len(findings), dtype=bool)
+    if waived:
+        key = list(zip(findings["pos"].tolist(), findings["Code"].tolist(), strict=True))
+        is_waived = np.array([k in waived for k in key], dtype=bool) & (findings["Severity"] == "warning").to_numpy(dtype=bool)
+        findings["Waived"] = [waived[k] if w else "" for k, w in zip(key, is_waived, strict=True)]
+    else:
+        findings["Waived"] = ""
+    pos = findings["pos"].to_numpy()
+    at_row = pos >= 0
 
     # a waived warning no longer counts toward Status
-    serious = findings[at_row & findings["Severity"].isin(["error", "warning"]).to_numpy() & ~is_waived]
     flagged = np.zeros(n, dtype=bool)
-    flagged[serious["pos"].to_numpy()] = True
+    flagged[pos[at_row & findings["Severity"].isin(["error", "warning"]).to_numpy() & ~is_waived]] = True
     status = np.select([totals, invalid, ineligible, flagged], ["", "Invalid", "Ineligible", "Flagged"], "OK")
-    shown = findings["Code"].where(~is_waived, findings["Code"] + " (waived)")
+    shown = findings["Code"].where(~is_waived, findings["Code"] + " (waived)") if is_waived.any() else findings["Code"]
     row_findings = _per_row(findings["pos"].to_numpy(dtype=np.int64)[at_row], shown.to_numpy(dtype=object)[at_row], n, shown.dtype)
     status = pd.Series(held_once(status.astype(object)), index=typed.index)  # four texts, each held once
     summary_frame = pd.concat([typed, computed], axis=1)
