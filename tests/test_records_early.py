@@ -441,6 +441,49 @@ def test_the_run_keeps_of_records_recorded_early_what_it_reads_again(tmp_path, m
     pd.testing.assert_frame_equal(kept, records.drop(columns=dropped))
 
 
+@pytest.mark.usefixtures("backend")
+def test_the_run_keeps_of_records_recorded_a_block_at_a_time_all_but_their_read_values_and_fields(tmp_path):
+    from batch.run.runner import Run
+
+    ledger = Ledger(ledger_of(tmp_path / "ledger.sqlite"))
+    ledger.start_run("R1", None, "0", "/in", "/out")
+    records = pd.concat([RECORDS] * 3, ignore_index=True).assign(
+        record_id=[f"T-{i}" for i in range(6)],
+        inputs=[f'{{"Credit": {i}}}' for i in range(6)],
+        award_cents=pd.array([1, None, 3, 4, 5, 6], dtype="Int64"),
+    )
+    run = SimpleNamespace(ledger=ledger, run_id="R1", read_ahead=lambda processed: None, settings=None)
+    item = SimpleNamespace(name="a.xlsx", recorded=False, stale=False)
+    blocks = (records.iloc[at].reset_index(drop=True) for at in (slice(0, 2), slice(2, 3), slice(3, 6)))
+    kept = Run._record_blocks(run, item, blocks)
+    assert item.recorded
+    pd.testing.assert_frame_equal(kept, records.drop(columns=["inputs", "fields"]))
+    assert ledger_query(tmp_path / "ledger.sqlite", "SELECT count(*) FROM records")[0][0] == 6
+
+
+# each block's columns as the run keeps them; the join must be pandas' join of the frames, dtype for dtype
+JOINED = [
+    ("texts, numbers and a missing number", [{"id": ["a", "b"], "cents": [1, 2]}, {"id": ["c"], "cents": [None]}]),
+    ("integers that may be missing", [{"n": pd.array([1, None], dtype="Int64")}, {"n": pd.array([3], dtype="Int64")}]),
+    ("pandas' text and Python objects", [{"t": pd.Series(["x"], dtype="str")}, {"t": pd.Series([None], dtype=object)}]),
+    ("a block without rows", [{"id": ["a"], "f": [1.5]}, {"id": pd.Series([], dtype=object), "f": pd.Series([], dtype=float)}]),
+    ("blocks of different columns (joined by pandas)", [{"id": ["a"]}, {"id": ["b"], "extra": [1]}]),
+    ("no block", []),
+]
+
+
+@pytest.mark.parametrize("case,blocks", JOINED, ids=[c[0] for c in JOINED])
+def test_the_kept_records_are_joined_a_column_at_a_time_as_pandas_joins_their_frames(case, blocks):
+    from batch.run.runner import joined_columns
+
+    frames = [pd.DataFrame(b) for b in blocks]
+    want = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    held = [{c: f[c].copy() for c in f.columns} for f in frames]
+    pd.testing.assert_frame_equal(joined_columns(held), want)
+    if all(list(b) == list(held[0]) for b in held):  # each block's columns let go as they are joined
+        assert all(b == {} for b in held), case
+
+
 def _reports(path: Path) -> dict[str, list[tuple]]:
     """Every sheet's cell values of a run report, by sheet."""
     wb = openpyxl.load_workbook(path)
