@@ -115,7 +115,9 @@ def one_object_each(rows: list[list]) -> list[list]:
     but zero. calamine makes an object for each cell, and a sheet repeats many of its values (a
     county, a flag, a year): a full GrowNJ sheet's values take about 0.5 GB less so. Only equal
     values of the very same type are made one, so each cell holds what it held (not a float for a
-    bool that equals it, nor 0.0 for -0.0)."""
+    bool that equals it, nor 0.0 for -0.0). One pass over the block's cells, as calamine's own rows
+    are made: pandas' factorize of each column, with the look at every cell's type that keeps the
+    types apart, took three times as long (0.82 s a block of 50,000 GrowNJ rows, against 0.26 s)."""
     texts: dict = {}
     numbers: dict = {}
     dates: dict = {}
