@@ -1083,7 +1083,7 @@ def process_sheet(
     flagged[pos[at_row & findings["Severity"].isin(["error", "warning"]).to_numpy() & ~is_waived]] = True
     status = np.select([totals, invalid, ineligible, flagged], ["", "Invalid", "Ineligible", "Flagged"], "OK")
     shown = findings["Code"].where(~is_waived, findings["Code"] + " (waived)") if is_waived.any() else findings["Code"]
-    row_findings = _per_row(findings["pos"].to_numpy(dtype=np.int64)[at_row], shown.to_numpy(dtype=object)[at_row], n, shown.dtype)
+    row_findings = _per_row(pos[at_row].astype(np.int64, copy=False), shown.to_numpy(dtype=object)[at_row], n, shown.dtype)
     status = pd.Series(held_once(status.astype(object)), index=typed.index)  # four texts, each held once
     summary_frame = pd.concat([typed, computed], axis=1)
     codes = findings.loc[at_row, ["pos", "Code"]].rename(columns={"pos": "row"})
